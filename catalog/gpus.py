@@ -1,0 +1,58 @@
+"""GPU products: the label GPU Feature Discovery puts on nodes and the memory CUDA reports.
+
+`memory_gib` is `torch.cuda.mem_get_info()[1]` in GiB, the "total_gpu_memory" vLLM multiplies by
+gpu_memory_utilization. It is below the marketing size; where logs disagree we take the lowest seen so
+the preflight errs on the safe side. Sources (shared reference "vllm-kubernetes-facts.md" §F, §G):
+GFD `nvidia.com/gpu.product` = NVML name sanitised (NVIDIA/k8s-device-plugin internal/lm/resource.go);
+memory from vLLM start-up logs ("total_gpu_memory (79.15GiB)") and Unsloth banners ("Max memory").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class GpuProduct:
+    name: str  # the key users type in `gpu.product`
+    gfd_product: str  # nvidia.com/gpu.product label value
+    memory_gib: float  # total memory as CUDA/torch reports it
+    nvidia_smi_mib: int  # nvidia.com/gpu.memory label value (MiB)
+    native_fp8: bool  # FP8 tensor cores (Ada, Hopper and newer); A100 runs FP8 weight-only
+    bf16: bool
+    gpus_per_node: int  # the largest common node shape for this product
+    family: str  # nvidia.com/gpu.family
+
+    @property
+    def is_a100(self) -> bool:
+        return self.name.startswith("A100")
+
+
+def _gpu(*args: object) -> GpuProduct:
+    return GpuProduct(*args)  # type: ignore[arg-type]
+
+
+GPUS: dict[str, GpuProduct] = {
+    gpu.name: gpu
+    for gpu in (
+        # A100 SXM4 80GB: vLLM 0.8.2 log "total_gpu_memory (79.15GiB)"; p4de.24xlarge / DGX A100 have 8.
+        _gpu("A100-SXM4-80GB", "NVIDIA-A100-SXM4-80GB", 79.15, 81920, False, True, 8, "ampere"),
+        # A100 SXM4 40GB: vLLM logs 39.49-39.56 GiB (lowest taken); p4d.24xlarge has 8.
+        _gpu("A100-SXM4-40GB", "NVIDIA-A100-SXM4-40GB", 39.49, 40960, False, True, 8, "ampere"),
+        # A100 PCIe 40GB: vLLM log "total_gpu_memory (39.39GiB)"; label keeps upper-case PCIE.
+        _gpu("A100-PCIE-40GB", "NVIDIA-A100-PCIE-40GB", 39.39, 40960, False, True, 8, "ampere"),
+        # A100 80GB PCIe: NVML name "NVIDIA A100 80GB PCIe"; same 81920 MiB as SXM4-80GB, so 79.15 GiB.
+        _gpu("A100-80GB-PCIe", "NVIDIA-A100-80GB-PCIe", 79.15, 81920, False, True, 8, "ampere"),
+        # H100 SXM5: Unsloth "Max memory: 79.179 GB"; vLLM logs 79.18-79.22 GiB; p5.48xlarge has 8.
+        _gpu("H100-80GB-HBM3", "NVIDIA-H100-80GB-HBM3", 79.18, 81559, True, True, 8, "hopper"),
+        # H200: vLLM log "total_gpu_memory (139.81GiB)", Unsloth 139.7 (lowest taken).
+        _gpu("H200", "NVIDIA-H200", 139.70, 143771, True, True, 8, "hopper"),
+        # L40S: vLLM logs 44.31-44.39 GiB (lowest taken); g6e.48xlarge has 8.
+        _gpu("L40S", "NVIDIA-L40S", 44.31, 46068, True, True, 8, "ada-lovelace"),
+        # A10G: EKS label nvidia.com/gpu.memory 23028 MiB; torch total derived as 22.07 GiB using the
+        # L4's gap between nvidia-smi (23034 MiB) and torch (22.16 GiB). g5.48xlarge has 8.
+        _gpu("A10G", "NVIDIA-A10G", 22.07, 23028, False, True, 8, "ampere"),
+        # L4: Unsloth "NVIDIA L4 ... Max memory: 22.161 GB"; g2-standard-96 has 8.
+        _gpu("L4", "NVIDIA-L4", 22.16, 23034, True, True, 8, "ada-lovelace"),
+    )
+}

@@ -1,0 +1,102 @@
+"""Model architectures: the `config.json` facts vLLM's memory accounting needs.
+
+Keys are spelled as in each model's Hugging Face `config.json`. Parameter counts are the published
+totals (model cards / safetensors metadata). Sources: the `config.json` of each Hugging Face repository
+named below; layer layouts for sliding-window models from vLLM `model_executor/models/gemma2.py`
+(even layers use the sliding window).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Architecture:
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    hidden_size: int
+    intermediate_size: int
+    vocab_size: int
+    max_position_embeddings: int
+    num_parameters: int
+    torch_dtype: str = "bfloat16"
+    tie_word_embeddings: bool = False
+    # Sliding-window attention: the window, and how many layers use it (the rest attend fully).
+    sliding_window: int | None = None
+    num_sliding_window_layers: int = 0
+    # Mixture of experts: experts per layer and experts each token uses.
+    num_local_experts: int | None = None
+    num_experts_per_tok: int | None = None
+    # Multi-head latent attention (DeepSeek-V2/V3 family): the latent cache replaces K/V heads.
+    kv_lora_rank: int | None = None
+    qk_rope_head_dim: int | None = None
+
+    @property
+    def num_full_attention_layers(self) -> int:
+        return self.num_hidden_layers - self.num_sliding_window_layers
+
+    @property
+    def uses_mla(self) -> bool:
+        return self.kv_lora_rank is not None
+
+    @property
+    def embedding_parameters(self) -> int:
+        """Parameters in the input embedding, and again in the LM head when it is not tied."""
+        return self.vocab_size * self.hidden_size
+
+
+def _llama(layers: int, heads: int, hidden: int, intermediate: int, params: int) -> Architecture:
+    return Architecture(layers, heads, 8, 128, hidden, intermediate, 128256, 131072, params)
+
+
+def _qwen25(layers: int, heads: int, kv: int, hidden: int, intermediate: int, params: int) -> Architecture:
+    return Architecture(layers, heads, kv, hidden // heads, hidden, intermediate, 152064, 32768, params)
+
+
+def _qwen3(layers: int, heads: int, hidden: int, intermediate: int, params: int) -> Architecture:
+    return Architecture(layers, heads, 8, 128, hidden, intermediate, 151936, 40960, params)
+
+
+MODELS: dict[str, Architecture] = {
+    # meta-llama/Llama-3.1-*/config.json; counts from the model cards (8.03B, 70.6B, 405B).
+    "meta-llama/Llama-3.1-8B-Instruct": _llama(32, 32, 4096, 14336, 8_030_261_248),
+    "meta-llama/Llama-3.1-70B-Instruct": _llama(80, 64, 8192, 28672, 70_553_706_496),
+    "meta-llama/Llama-3.1-405B-Instruct": _llama(126, 128, 16384, 53248, 405_853_388_800),
+    "meta-llama/Llama-3.3-70B-Instruct": _llama(80, 64, 8192, 28672, 70_553_706_496),
+    # Qwen/Qwen2.5-*-Instruct/config.json (max_position_embeddings 32768, untied except 0.5-3B).
+    "Qwen/Qwen2.5-7B-Instruct": _qwen25(28, 28, 4, 3584, 18944, 7_615_616_512),
+    "Qwen/Qwen2.5-14B-Instruct": _qwen25(48, 40, 8, 5120, 13824, 14_770_033_664),
+    "Qwen/Qwen2.5-32B-Instruct": _qwen25(64, 40, 8, 5120, 27648, 32_763_876_352),
+    "Qwen/Qwen2.5-72B-Instruct": _qwen25(80, 64, 8, 8192, 29568, 72_706_203_648),
+    # Qwen/Qwen3-*/config.json (head_dim 128 set explicitly, max_position_embeddings 40960).
+    "Qwen/Qwen3-8B": _qwen3(36, 32, 4096, 12288, 8_190_735_360),
+    "Qwen/Qwen3-14B": _qwen3(40, 40, 5120, 17408, 14_768_307_200),
+    "Qwen/Qwen3-32B": _qwen3(64, 64, 5120, 25600, 32_762_123_264),
+    "Qwen/Qwen3-0.6B": Architecture(
+        28, 16, 8, 128, 1024, 3072, 151936, 40960, 596_049_920, tie_word_embeddings=True
+    ),
+    # mistralai/Mistral-7B-Instruct-v0.3/config.json (vocab 32768 in v0.3).
+    "mistralai/Mistral-7B-Instruct-v0.3": Architecture(
+        32, 32, 8, 128, 4096, 14336, 32768, 32768, 7_248_023_552
+    ),
+    # mistralai/Mixtral-8x7B-Instruct-v0.1/config.json: 8 experts, 2 per token, 46.7B total.
+    "mistralai/Mixtral-8x7B-Instruct-v0.1": Architecture(
+        32, 32, 8, 128, 4096, 14336, 32000, 32768, 46_702_792_704,
+        num_local_experts=8, num_experts_per_tok=2,
+    ),
+    # google/gemma-2-*-it/config.json: sliding_window 4096 on every other layer, tied embeddings.
+    "google/gemma-2-9b-it": Architecture(
+        42, 16, 8, 256, 3584, 14336, 256000, 8192, 9_241_705_984,
+        tie_word_embeddings=True, sliding_window=4096, num_sliding_window_layers=21,
+    ),
+    "google/gemma-2-27b-it": Architecture(
+        46, 32, 16, 128, 4608, 36864, 256000, 8192, 27_227_128_320,
+        tie_word_embeddings=True, sliding_window=4096, num_sliding_window_layers=23,
+    ),
+}
+
+# Catalog entries may be named without the organisation or the "-Instruct"/"-it" suffix in errors.
+MODEL_IDS: tuple[str, ...] = tuple(MODELS)

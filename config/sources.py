@@ -1,0 +1,104 @@
+"""Where raw config comes from: a stack file on disk (the offline preflight) or the Pulumi engine.
+
+Both give the same thing: the project's keys without the `vllm-serving:` prefix, which secret keys are
+set, and the problems found on the way (a plain-text secret, a file that is not a stack file).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from config.errors import PROJECT, ConfigError, ConfigIssue
+from config.stack import SECRET_KEYS, StackConfig, validate_config
+
+
+def load_stack_file(path: str | Path) -> StackConfig:
+    """Read `stacks/Pulumi.<stack>.yaml` and validate it. Raises ConfigError."""
+    raw, secrets, issues = read_stack_file(path)
+    return _validate(raw, secrets, issues)
+
+
+def read_stack_file(path: str | Path) -> tuple[dict[str, Any], frozenset[str], list[ConfigIssue]]:
+    import yaml  # only the offline path needs a YAML parser
+
+    file = Path(path)
+    try:
+        document = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError([ConfigIssue("", f"{file}: no such stack file.", "pass stacks/Pulumi.<stack>.yaml.")]) from None
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise ConfigError([ConfigIssue("", f"{file}: not valid YAML ({first_line}).", "fix the YAML syntax.")]) from None
+    if not isinstance(document, dict) or not isinstance(document.get("config"), dict):
+        raise ConfigError([ConfigIssue(
+            "", f"{file}: a stack file is a mapping with a `config:` mapping inside; this one is not.",
+            "start the file with `config:` and put `vllm-serving:<key>: <value>` entries under it.")])
+    return split_project_keys(document["config"].items(), is_secret=_is_encrypted)
+
+
+def split_project_keys(
+    items: Iterable[tuple[Any, Any]], is_secret: Any
+) -> tuple[dict[str, Any], frozenset[str], list[ConfigIssue]]:
+    """Keep this project's keys (`vllm-serving:x`, or a bare `x`); note which secrets are set."""
+    raw: dict[str, Any] = {}
+    secrets: set[str] = set()
+    issues: list[ConfigIssue] = []
+    for full_key, value in items:
+        namespace, _, name = str(full_key).rpartition(":")
+        if namespace and namespace != PROJECT:
+            continue  # another package's settings, e.g. kubernetes:context
+        secret = is_secret(full_key, value)
+        if name in SECRET_KEYS:
+            if secret:
+                secrets.add(name)
+            else:
+                issues.append(_plain_text_secret(name))
+        elif secret:
+            issues.append(ConfigIssue(name, "is encrypted, but it is not a secret setting.",
+                                      f"set it in plain text: pulumi config set --path {name} ..."))
+        else:
+            raw[name] = value
+    return raw, frozenset(secrets), issues
+
+
+def _is_encrypted(_key: Any, value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"secure"}
+
+
+def _plain_text_secret(name: str) -> ConfigIssue:
+    return ConfigIssue(name, "is stored in plain text; credentials must be Pulumi secrets.",
+                       f"pulumi config rm {name} && pulumi config set --secret {name} <value>.")
+
+
+def _validate(raw: dict[str, Any], secrets: frozenset[str], issues: list[ConfigIssue]) -> StackConfig:
+    try:
+        cfg = validate_config(raw, secrets)
+    except ConfigError as error:
+        raise ConfigError(issues + error.issues) from None
+    if issues:
+        raise ConfigError(issues)
+    return cfg
+
+
+def load_pulumi_config() -> StackConfig:
+    """Read the running Pulumi program's config. Only this function touches the Pulumi SDK's config."""
+    from pulumi.runtime import config as runtime_config
+
+    keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
+    items = [(key, _decode(runtime_config.get_config(key))) for key in sorted(keys)]
+    raw, secrets, issues = split_project_keys(
+        items, is_secret=lambda key, _value: runtime_config.is_config_secret(key))
+    return _validate(raw, secrets, issues)
+
+
+def _decode(value: Any) -> Any:
+    """Pulumi hands structured values over as JSON text; scalars stay strings for pydantic to coerce."""
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value

@@ -1,0 +1,87 @@
+"""The whole stack config: one frozen model, validated once, with every problem reported together."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import Field, PositiveInt, ValidationError
+
+from config import docker, kubernetes, observability
+from config.base import ConfigGroup
+from config.docker import DockerConfig
+from config.engine import EngineConfig
+from config.errors import ConfigError, ConfigIssue
+from config.gpu import GpuConfig
+from config.kubernetes import CacheConfig, NamespaceConfig, ProbesConfig, SchedulingConfig, SecurityConfig, ServerConfig
+from config.messages import issue_from_pydantic
+from config.model import ModelConfig
+from config.observability import AutoscalingConfig, MonitoringConfig
+from config.preflight import PreflightConfig
+from config.vllm import VllmConfig
+
+# Keys that hold credentials: only ever set with `pulumi config set --secret`.
+SECRET_KEYS: tuple[str, ...] = ("hf_token", "api_key")
+
+
+class StackConfig(ConfigGroup):
+    """Everything one stack deploys. Each field is one `vllm-serving:<key>` in the stack file."""
+
+    model: ModelConfig = Field(description="The model to serve.")
+    gpu: GpuConfig = Field(description="GPU product and GPUs per replica.")
+    engine: EngineConfig = Field(default_factory=EngineConfig, description="vLLM engine arguments.")
+    vllm: VllmConfig = Field(default_factory=VllmConfig, description="vLLM release and image.")
+    replicas: PositiveInt = Field(1, description="Replicas (the starting count when autoscaling is on).")
+    target: Literal["kubernetes", "docker"] = Field("kubernetes", description="Where to deploy.")
+    namespace: NamespaceConfig = Field(default_factory=NamespaceConfig, description="Kubernetes namespace.")
+    scheduling: SchedulingConfig = Field(default_factory=SchedulingConfig, description="Replica spreading.")
+    cache: CacheConfig = Field(default_factory=CacheConfig, description="Model cache volume.")
+    probes: ProbesConfig = Field(default_factory=ProbesConfig, description="Startup, readiness and liveness probes.")
+    server: ServerConfig = Field(default_factory=ServerConfig, description="The vLLM container.")
+    security: SecurityConfig = Field(default_factory=SecurityConfig, description="Security defaults.")
+    autoscaling: AutoscalingConfig = Field(default_factory=AutoscalingConfig, description="KEDA autoscaling.")
+    monitoring: MonitoringConfig = Field(default_factory=MonitoringConfig, description="Prometheus and Grafana.")
+    docker: DockerConfig | None = Field(None, description="The Docker host, for target docker.")
+    preflight: PreflightConfig = Field(default_factory=PreflightConfig, description="Preflight policies.")
+    render_yaml_to_directory: str | None = Field(
+        None, description="Write Kubernetes manifests to this folder instead of applying them (secrets in plain text).")
+
+    @property
+    def served_model_name(self) -> str:
+        return self.engine.served_model_name or self.model.id
+
+
+def validate_config(raw: Mapping[str, Any], secrets_present: frozenset[str] = frozenset()) -> StackConfig:
+    """Validate the project's config keys (without the `vllm-serving:` prefix) into a StackConfig.
+
+    Raises ConfigError listing every problem: unknown keys, bad values, and cross-key rules.
+    """
+    data = {key: value for key, value in raw.items() if key not in SECRET_KEYS}
+    try:
+        cfg = StackConfig.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError([issue_from_pydantic(StackConfig, e) for e in error.errors()]) from None
+    issues = _core_checks(cfg, secrets_present)
+    for module in (kubernetes, observability, docker):
+        issues += module.cross_checks(cfg)
+    if issues:
+        raise ConfigError(issues)
+    return cfg
+
+
+def _core_checks(cfg: StackConfig, secrets_present: frozenset[str]) -> list[ConfigIssue]:
+    issues: list[ConfigIssue] = []
+    per_replica = cfg.engine.gpus_per_replica
+    if cfg.gpu.count is not None and cfg.gpu.count != per_replica:
+        issues.append(ConfigIssue(
+            "gpu.count",
+            f"is {cfg.gpu.count}, but engine.tensor_parallel_size ({cfg.engine.tensor_parallel_size}) x "
+            f"engine.pipeline_parallel_size ({cfg.engine.pipeline_parallel_size}) = {per_replica} GPUs per replica.",
+            f"set gpu.count to {per_replica}, or remove it (it defaults to that).",
+        ))
+    if cfg.security.require_api_key and "api_key" not in secrets_present:
+        issues.append(ConfigIssue(
+            "api_key", "is required because security.require_api_key is true, but it is not set.",
+            "pulumi config set --secret api_key <key>, or set security.require_api_key: false.",
+        ))
+    return issues

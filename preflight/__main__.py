@@ -1,0 +1,43 @@
+"""`python -m preflight STACK_FILE [--json | --markdown]`: exit 0 fits, 1 blocked, 2 config error."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from config.errors import ConfigError
+from config.sources import load_stack_file
+from preflight import run_preflight
+from preflight.render import render_markdown, render_table
+
+EXIT_FITS, EXIT_BLOCKED, EXIT_CONFIG_ERROR = 0, 1, 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m preflight", description=__doc__)
+    parser.add_argument("stack_file", help="a stack file, e.g. stacks/Pulumi.prod.yaml")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the report's fields as JSON")
+    output.add_argument("--markdown", action="store_true", help="print the report as Markdown (CI summaries)")
+    args = parser.parse_args(argv)
+    try:
+        report = run_preflight(load_stack_file(args.stack_file))
+    except ConfigError as error:
+        if args.json:
+            print(json.dumps({"fits": False, "config_errors": [i.render() for i in error.issues]}, indent=2))
+        else:
+            print(error.render(), file=sys.stderr)
+        return EXIT_CONFIG_ERROR
+    if args.json:
+        print(json.dumps(report.as_dict(), indent=2))
+    elif args.markdown:
+        print(render_markdown(report, Path(args.stack_file).name))
+    else:
+        print(render_table(report))
+    return EXIT_FITS if report.fits else EXIT_BLOCKED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""The preflight's rules: what blocks a stack, what only warns. Each message names the key, value and fix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalog.gpus import GPUS
+from catalog.models import Architecture
+from config.stack import StackConfig
+from preflight.kv_cache import KvCapacity, blocks_per_request, kv_layout
+from preflight.memory import GIB, MemoryEstimate, MemoryInputs
+from preflight.resolve import ResolvedEngine
+
+
+@dataclass(frozen=True)
+class ConcurrencyTarget:
+    requests: int
+    tokens_per_request: int
+    blocks: int  # pool blocks the target occupies on one GPU
+    policy: str
+
+
+def concurrency_target(cfg: StackConfig, resolved: ResolvedEngine, inputs: MemoryInputs) -> ConcurrencyTarget:
+    target = cfg.preflight.concurrency
+    requests = target.requests or resolved.max_num_seqs
+    tokens = resolved.max_model_len if target.mode == "strict" else target.average_request_tokens
+    tokens = min(tokens, resolved.max_model_len)
+    blocks = requests * blocks_per_request(inputs, kv_layout(inputs), tokens)
+    return ConcurrencyTarget(requests, tokens, blocks, target.policy)
+
+
+def gib_for_blocks(inputs: MemoryInputs, memory: MemoryEstimate, blocks: int) -> float:
+    """KV GiB per GPU that `blocks` pool blocks take (all of this GPU's layers)."""
+    layout = kv_layout(inputs)
+    return blocks * inputs.block_size * memory.per_token_kv_bytes / layout.groups / GIB
+
+
+def structural_reasons(cfg: StackConfig, resolved: ResolvedEngine) -> list[str]:
+    """Rules vLLM or the scheduler enforce regardless of memory."""
+    reasons = _parallelism_reasons(cfg, resolved)
+    arch, mml = resolved.architecture, resolved.max_model_len
+    if mml > arch.max_position_embeddings:
+        reasons.append(
+            f"engine.max_model_len ({mml}) exceeds the model's max_position_embeddings "
+            f"({arch.max_position_embeddings}); vLLM refuses to start. Fix: set engine.max_model_len to at most "
+            f"{arch.max_position_embeddings}.")
+    if resolved.max_num_batched_tokens < resolved.max_num_seqs:
+        reasons.append(
+            f"engine.max_num_batched_tokens ({resolved.max_num_batched_tokens}) is below engine.max_num_seqs "
+            f"({resolved.max_num_seqs}); vLLM's scheduler config rejects that. Fix: raise max_num_batched_tokens "
+            f"to at least {resolved.max_num_seqs} or lower max_num_seqs.")
+    v0_without_chunking = resolved.release.is_v0_engine and mml <= 32768
+    if v0_without_chunking and resolved.max_num_batched_tokens < mml:
+        reasons.append(
+            f"engine.max_num_batched_tokens ({resolved.max_num_batched_tokens}) is below engine.max_model_len "
+            f"({mml}); vLLM {resolved.release.version} (V0, no chunked prefill) refuses that. Fix: raise "
+            f"max_num_batched_tokens to {mml} or remove it.")
+    return reasons
+
+
+def _parallelism_reasons(cfg: StackConfig, resolved: ResolvedEngine) -> list[str]:
+    arch, tp, pp = resolved.architecture, resolved.tensor_parallel_size, resolved.pipeline_parallel_size
+    per_node = node_gpu_limit(cfg)
+    reasons = []
+    if arch.num_attention_heads % tp:
+        reasons.append(
+            f"engine.tensor_parallel_size ({tp}) does not divide the model's {arch.num_attention_heads} attention "
+            f"heads; vLLM refuses to start. Fix: use one of {', '.join(map(str, valid_tp_sizes(arch, per_node)))}.")
+    elif not arch.uses_mla and _kv_heads_split_badly(arch.num_key_value_heads, tp):
+        reasons.append(
+            f"engine.tensor_parallel_size ({tp}) cannot split or replicate the model's {arch.num_key_value_heads} "
+            f"KV heads evenly. Fix: use one of {', '.join(map(str, valid_tp_sizes(arch, per_node)))}.")
+    if pp > arch.num_hidden_layers:
+        reasons.append(f"engine.pipeline_parallel_size ({pp}) exceeds the model's {arch.num_hidden_layers} layers. "
+                       f"Fix: use at most {arch.num_hidden_layers} stages.")
+    if tp * pp > per_node:
+        reasons.append(
+            f"a replica needs {tp * pp} GPUs (tensor_parallel_size {tp} x pipeline_parallel_size {pp}) but a "
+            f"{resolved.gpu.name} node has {per_node}; multi-node replicas are not supported. Fix: use at most "
+            f"{per_node} GPUs per replica, a larger GPU, or set gpu.gpus_per_node if your nodes have more.")
+    return reasons
+
+
+def _kv_heads_split_badly(kv_heads: int, tp: int) -> bool:
+    return (kv_heads % tp != 0) if kv_heads >= tp else (tp % kv_heads != 0)
+
+
+def node_gpu_limit(cfg: StackConfig) -> int:
+    return cfg.gpu.gpus_per_node or min(GPUS[name].gpus_per_node for name in cfg.gpu.products)
+
+
+def valid_tp_sizes(arch: Architecture, per_node: int) -> list[int]:
+    sizes = [tp for tp in range(1, per_node + 1) if arch.num_attention_heads % tp == 0]
+    return [tp for tp in sizes if arch.uses_mla or not _kv_heads_split_badly(arch.num_key_value_heads, tp)]
+
+
+def memory_reasons(inputs: MemoryInputs, memory: MemoryEstimate, capacity: KvCapacity,
+                   target: ConcurrencyTarget) -> tuple[list[str], list[str]]:
+    """(reasons to block, warnings) from the memory figures."""
+    if memory.weights_gib_per_gpu + memory.draft_gib_per_gpu >= memory.requested_gib:
+        return [_weights_message(inputs, memory)], []
+    if memory.kv_cache_gib_per_gpu <= 0:
+        return [_no_kv_message(memory)], []
+    if capacity.blocks_per_max_len_request > capacity.num_gpu_blocks:
+        return [_one_request_message(inputs, memory, capacity)], []
+    if target.blocks > capacity.num_gpu_blocks:
+        message = _target_message(inputs, memory, capacity, target)
+        return ([message], []) if target.policy == "block" else ([], [message])
+    return [], []
+
+
+def _weights_message(inputs: MemoryInputs, memory: MemoryEstimate) -> str:
+    need = memory.weights_gib_per_gpu + memory.draft_gib_per_gpu
+    return (f"the weights need {need:.2f} GiB per GPU but vLLM may use only {memory.requested_gib:.2f} GiB "
+            f"({inputs.gpu_memory_gib:.2f} GiB x engine.gpu_memory_utilization {inputs.gpu_memory_utilization}); "
+            f"short by {need - memory.requested_gib:.2f} GiB before any KV cache. Fix: more GPUs per replica "
+            f"(engine.tensor_parallel_size), a larger GPU, or a quantized checkpoint.")
+
+
+def _no_kv_message(memory: MemoryEstimate) -> str:
+    return (f"no memory is left for the KV cache: {memory.requested_gib:.2f} GiB requested - "
+            f"{memory.weights_gib_per_gpu + memory.draft_gib_per_gpu:.2f} GiB weights - {memory.activation_gib:.2f} "
+            f"GiB activation peak - {memory.non_torch_gib:.2f} GiB non-torch - {memory.cuda_graph_gib:.2f} GiB "
+            f"CUDA graphs = {memory.kv_cache_gib_per_gpu:.2f} GiB per GPU; short by "
+            f"{-memory.kv_cache_gib_per_gpu:.2f} GiB. vLLM fails with \"No available memory for the cache blocks\".")
+
+
+def _one_request_message(inputs: MemoryInputs, memory: MemoryEstimate, capacity: KvCapacity) -> str:
+    need = gib_for_blocks(inputs, memory, capacity.blocks_per_max_len_request)
+    return (f"one request of engine.max_model_len {inputs.max_model_len} tokens needs {need:.2f} GiB of KV cache "
+            f"per GPU but {memory.kv_cache_gib_per_gpu:.2f} GiB is available; short by "
+            f"{need - memory.kv_cache_gib_per_gpu:.2f} GiB, and vLLM refuses to start.")
+
+
+def _target_message(inputs: MemoryInputs, memory: MemoryEstimate, capacity: KvCapacity,
+                    target: ConcurrencyTarget) -> str:
+    need = gib_for_blocks(inputs, memory, target.blocks)
+    per_request = max(target.blocks // target.requests, 1)
+    return (f"concurrency target: {target.requests} requests x {target.tokens_per_request} tokens need "
+            f"{need:.2f} GiB of KV cache per GPU ({target.blocks} blocks) but the cache holds "
+            f"{memory.kv_cache_gib_per_gpu:.2f} GiB ({capacity.num_gpu_blocks} blocks); short by "
+            f"{need - memory.kv_cache_gib_per_gpu:.2f} GiB. About {capacity.num_gpu_blocks // per_request} such "
+            f"requests fit; the rest queue or are preempted (preflight.concurrency).")
+
+
+def risk_warnings(cfg: StackConfig, resolved: ResolvedEngine, margin_percent: float, fits: bool) -> list[str]:
+    warnings = []
+    util = resolved.gpu_memory_utilization
+    if util > 0.95:
+        warnings.append(f"engine.gpu_memory_utilization {util} leaves under 5 % of each GPU for the CUDA "
+                        "context, other processes and fragmentation; start-up OOMs are likely.")
+    if cfg.engine.quantization == "fp8" and not resolved.gpu.native_fp8:
+        warnings.append(f"engine.quantization fp8 on {resolved.gpu.name}: this GPU has no FP8 tensor cores, so vLLM "
+                        "runs FP8 weights weight-only (W8A16): the memory saving holds, the compute speed-up does not.")
+    if fits and margin_percent < cfg.preflight.min_margin_percent:
+        warnings.append(f"only {margin_percent:.1f} % of the KV cache is left after the concurrency target "
+                        f"(preflight.min_margin_percent {cfg.preflight.min_margin_percent}).")
+    if len(cfg.gpu.products) > 1:
+        warnings.append(f"sized for the smallest acceptable GPU, {resolved.gpu.name} "
+                        f"({resolved.gpu.memory_gib} GiB); larger ones get a bigger KV cache.")
+    return warnings
+
+
+def margin_percent(capacity: KvCapacity, target: ConcurrencyTarget) -> float:
+    if capacity.num_gpu_blocks <= 0:
+        return -100.0
+    return (capacity.num_gpu_blocks - target.blocks) / capacity.num_gpu_blocks * 100

@@ -1,0 +1,189 @@
+"""GPU memory the way vLLM accounts it: weights, activation peak, non-torch and CUDA-graph memory, KV budget.
+
+Per GPU, following vLLM's start-up profiling (shared calibration/vllm-memory-accounting.md §0-§5):
+    requested = total_gpu_memory x gpu_memory_utilization
+    kv_cache  = requested - weights - activation_peak - non_torch [- cuda_graph_estimate on >= 0.21]
+The activation and non-torch terms are measured by vLLM at start-up; here they are modelled per memory era
+with coefficients fitted to public start-up logs (tests/data/vllm-startup-memory.csv, see test_calibration).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from catalog.models import Architecture
+from catalog.vllm_versions import MemoryEra
+
+GIB = 1024**3
+
+# Bytes per parameter for each --dtype; "auto" keeps the checkpoint's 16-bit type. vLLM also casts a
+# float32 checkpoint down to 16 bits under "auto" (config/model.py _get_and_verify_dtype).
+DTYPE_BYTES = {"auto": 2, "half": 2, "float16": 2, "bfloat16": 2, "float": 4, "float32": 4}
+
+# Linear-layer bytes per parameter under --quantization; embeddings and LM head stay 16-bit.
+# 4-bit methods carry one 16-bit scale (+ 4-bit zero point) per group of 128 weights: 0.5 + 2.5/128.
+QUANTIZED_LINEAR_BYTES = {
+    "fp8": 1.0, "awq": 0.52, "awq_marlin": 0.52, "gptq": 0.52, "gptq_marlin": 0.52,
+    "bitsandbytes": 0.5 + 4 / 64,  # NF4 with one fp32 absmax per 64 weights
+}
+
+# Sampler warm-up bytes per (sequence x vocabulary entry) during the profiling run, fitted per era:
+# V1-early from R21 (Llama-3.1-8B, v0.11, activation 4.76 GiB), V1 from R01 (v0.19, 1.89 GiB),
+# V0 from R37 (v0.6.5, 1.26 GiB). V0-legacy (R28) shows no sampler term.
+SAMPLER_BYTES = {
+    MemoryEra.V0_LEGACY: 0.0, MemoryEra.V0: 12.6, MemoryEra.V1_EARLY: 31.8,
+    MemoryEra.V1: 8.3, MemoryEra.V1_CUDAGRAPH: 8.3,
+}
+# Bytes per (batched token x MLP width) in the profiling forward pass: the gate/up output (2 x I) and the
+# activated half (I) in 16 bits, plus a partial buffer, ~4 x I x 2 B. Reproduces R28/R29 (V0, 20k/29k tokens).
+MLP_ACTIVATION_BYTES = 8.0
+
+# Non-torch memory per GPU (CUDA context, NCCL and custom all-reduce buffers), in GiB: (TP = 1, TP > 1).
+# R28 (v0.6.4) 0.35; R37 (v0.6.5) 1.79 and PR #10511 3.58 at TP 2; v0.16 0.13; v0.19 0.25 and 2.07-2.13
+# at TP 2-4 (llm-d-planner accuracy report, rows R08-R11).
+NON_TORCH_GIB = {
+    MemoryEra.V0_LEGACY: (0.35, 3.58), MemoryEra.V0: (1.79, 3.58), MemoryEra.V1_EARLY: (0.13, 2.13),
+    MemoryEra.V1: (0.25, 2.13), MemoryEra.V1_CUDAGRAPH: (0.25, 2.13),
+}
+
+# CUDA-graph pool estimate subtracted from the KV budget from v0.21 (PR #30515): anchored on the
+# "Estimated CUDA graph memory: 0.84 GiB total" of R01 (Llama-3.1-8B, 32 layers) and scaled by layers.
+CUDA_GRAPH_GIB_PER_LAYER = 0.84 / 32
+CUDA_GRAPH_GIB_BOUNDS = (0.5, 2.5)  # the pool sizes seen in logs (accounting notes §5.4)
+
+
+@dataclass(frozen=True)
+class MemoryInputs:
+    """Everything the accounting depends on, resolved (no defaults left to vLLM)."""
+
+    arch: Architecture
+    era: MemoryEra
+    version: tuple[int, int, int]
+    gpu_memory_gib: float
+    gpu_memory_utilization: float
+    tensor_parallel_size: int
+    pipeline_parallel_size: int
+    max_model_len: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    block_size: int
+    dtype: str
+    quantization: str | None
+    kv_cache_dtype: str
+    enforce_eager: bool
+    draft: Architecture | None = None  # speculative-decoding draft model, if any
+    draft_tensor_parallel_size: int = 1
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    requested_gib: float
+    weights_gib_per_gpu: float
+    draft_gib_per_gpu: float
+    activation_gib: float
+    non_torch_gib: float
+    cuda_graph_gib: float
+    kv_cache_gib_per_gpu: float  # may be negative: nothing left for the cache
+    per_token_kv_bytes: int  # this GPU's layers, draft included
+
+
+def weight_bytes(arch: Architecture, dtype: str, quantization: str | None) -> tuple[float, float]:
+    """(linear-layer bytes, bytes of one embedding-sized matrix) for the whole model."""
+    dense_bytes = DTYPE_BYTES[dtype]
+    embedding = arch.embedding_parameters
+    heads = 1 if arch.tie_word_embeddings else 2
+    linear_params = max(arch.num_parameters - embedding * heads, 0)
+    linear_bytes = QUANTIZED_LINEAR_BYTES[quantization] if quantization else dense_bytes
+    return linear_params * linear_bytes, embedding * dense_bytes
+
+
+def weights_on_disk_gib(arch: Architecture, quantization: str | None) -> float:
+    """Checkpoint size: what the cache volume holds and what is read at start-up."""
+    # A quantized checkpoint keeps 16-bit embeddings; an unquantized one is stored in its torch_dtype.
+    linear, embedding = weight_bytes(arch, "auto" if quantization else arch.torch_dtype, quantization)
+    heads = 1 if arch.tie_word_embeddings else 2
+    return (linear + embedding * heads) / GIB
+
+
+def weights_gib_per_gpu(arch: Architecture, dtype: str, quantization: str | None, tp: int, pp: int) -> float:
+    """The largest stage's weights on one GPU. TP splits every matrix (vocabulary too, VocabParallelEmbedding);
+    PP gives the embedding to the first stage and the LM head to the last (a tied head is copied there)."""
+    linear, embedding = weight_bytes(arch, dtype, quantization)
+    if pp == 1:
+        heads = 1 if arch.tie_word_embeddings else 2
+        return (linear + embedding * heads) / tp / GIB
+    return (linear / pp + embedding) / tp / GIB
+
+
+def kv_bytes_per_element(dtype: str, kv_cache_dtype: str) -> int:
+    """--kv-cache-dtype auto follows the model dtype; fp8 variants store one byte (kv_cache_interface.py)."""
+    return 1 if kv_cache_dtype.startswith("fp8") else DTYPE_BYTES[dtype]
+
+
+def kv_bytes_per_token_per_layer(arch: Architecture, tp: int, element_bytes: int) -> int:
+    """One layer's KV bytes per token on one GPU (vLLM kv_cache_interface page size / block_size)."""
+    if arch.uses_mla:  # one latent "head", copied on every TP rank; no separate K and V
+        return ((arch.kv_lora_rank or 0) + (arch.qk_rope_head_dim or 0)) * element_bytes
+    heads_per_rank = max(1, arch.num_key_value_heads // tp)  # ModelConfig.get_num_kv_heads
+    return 2 * heads_per_rank * arch.head_dim * element_bytes
+
+
+def layers_per_stage(num_layers: int, pp: int) -> int:
+    return math.ceil(num_layers / pp)
+
+
+def activation_gib(inputs: MemoryInputs) -> float:
+    """Peak of the profiling forward pass: MLP intermediates for the batched tokens plus sampler warm-up."""
+    arch = inputs.arch
+    experts = arch.num_experts_per_tok or 1
+    mlp = inputs.max_num_batched_tokens * arch.intermediate_size * experts * MLP_ACTIVATION_BYTES
+    sampler = inputs.max_num_seqs * arch.vocab_size * SAMPLER_BYTES[inputs.era]
+    return (mlp + sampler) / GIB
+
+
+def non_torch_gib(era: MemoryEra, tp: int) -> float:
+    single, multi = NON_TORCH_GIB[era]
+    return single if tp == 1 else multi
+
+
+def cuda_graph_gib(inputs: MemoryInputs) -> float:
+    if inputs.era is not MemoryEra.V1_CUDAGRAPH or inputs.enforce_eager:
+        return 0.0
+    layers = layers_per_stage(inputs.arch.num_hidden_layers, inputs.pipeline_parallel_size)
+    low, high = CUDA_GRAPH_GIB_BOUNDS
+    return min(max(layers * CUDA_GRAPH_GIB_PER_LAYER, low), high)
+
+
+def estimate_memory(inputs: MemoryInputs) -> MemoryEstimate:
+    tp, pp = inputs.tensor_parallel_size, inputs.pipeline_parallel_size
+    requested = inputs.gpu_memory_gib * inputs.gpu_memory_utilization
+    weights = weights_gib_per_gpu(inputs.arch, inputs.dtype, inputs.quantization, tp, pp)
+    draft = _draft_weights_gib(inputs)
+    activation = activation_gib(inputs)
+    non_torch = non_torch_gib(inputs.era, tp)
+    graphs = cuda_graph_gib(inputs)
+    kv = requested - weights - draft - activation - non_torch - graphs
+    return MemoryEstimate(requested, weights, draft, activation, non_torch, graphs, kv, per_token_kv_bytes(inputs))
+
+
+def _draft_weights_gib(inputs: MemoryInputs) -> float:
+    if inputs.draft is None:
+        return 0.0
+    return weights_gib_per_gpu(inputs.draft, inputs.dtype, None, inputs.draft_tensor_parallel_size, 1)
+
+
+def per_token_kv_bytes(inputs: MemoryInputs) -> int:
+    """KV bytes per token on one GPU: this stage's layers, plus the draft model's layers."""
+    element = kv_bytes_per_element(inputs.dtype, inputs.kv_cache_dtype)
+    stage_layers = layers_per_stage(inputs.arch.num_hidden_layers, inputs.pipeline_parallel_size)
+    target = stage_layers * kv_bytes_per_token_per_layer(inputs.arch, inputs.tensor_parallel_size, element)
+    return target + draft_kv_bytes_per_token(inputs)
+
+
+def draft_kv_bytes_per_token(inputs: MemoryInputs) -> int:
+    if inputs.draft is None:
+        return 0
+    element = kv_bytes_per_element(inputs.dtype, inputs.kv_cache_dtype)
+    per_layer = kv_bytes_per_token_per_layer(inputs.draft, inputs.draft_tensor_parallel_size, element)
+    return inputs.draft.num_hidden_layers * per_layer

@@ -1,0 +1,70 @@
+"""Turn the `model` group into one Architecture: from the catalog, inline, or a local config.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from catalog.models import MODELS, Architecture
+from config.errors import ConfigError, ConfigIssue
+from config.model import ArchitectureConfig, ModelConfig
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+
+
+def resolve_architecture(model: ModelConfig) -> Architecture:
+    """The architecture the preflight sizes. Raises ConfigError for an unreadable config_json."""
+    if model.architecture is not None:
+        return from_config(model.architecture)
+    if model.config_json is not None:
+        return _from_config_json(model.config_json, model.num_parameters)
+    return MODELS[model.id]
+
+
+def from_config(arch: ArchitectureConfig) -> Architecture:
+    kv_heads = arch.num_key_value_heads or arch.num_attention_heads
+    head_dim = arch.head_dim or arch.hidden_size // arch.num_attention_heads
+    shape = Architecture(
+        arch.num_hidden_layers, arch.num_attention_heads, kv_heads, head_dim, arch.hidden_size,
+        arch.intermediate_size, arch.vocab_size, arch.max_position_embeddings, num_parameters=1,
+        torch_dtype=arch.torch_dtype, tie_word_embeddings=arch.tie_word_embeddings,
+        sliding_window=arch.sliding_window, num_sliding_window_layers=arch.num_sliding_window_layers,
+        num_local_experts=arch.num_local_experts, num_experts_per_tok=arch.num_experts_per_tok,
+        kv_lora_rank=arch.kv_lora_rank, qk_rope_head_dim=arch.qk_rope_head_dim,
+    )
+    params = arch.num_parameters or estimate_parameters(shape)
+    return Architecture(**{**shape.__dict__, "num_parameters": params})
+
+
+def estimate_parameters(arch: Architecture) -> int:
+    """Parameters of a Llama-style decoder from its shape (attention, gated MLP or experts, norms, embeddings)."""
+    q_and_o = 2 * arch.hidden_size * arch.num_attention_heads * arch.head_dim
+    k_and_v = 2 * arch.hidden_size * arch.num_key_value_heads * arch.head_dim
+    experts = arch.num_local_experts or 1
+    mlp = 3 * arch.hidden_size * arch.intermediate_size * experts
+    router = arch.hidden_size * experts if arch.num_local_experts else 0
+    per_layer = q_and_o + k_and_v + mlp + router + 2 * arch.hidden_size
+    embeddings = arch.embedding_parameters * (1 if arch.tie_word_embeddings else 2)
+    return arch.num_hidden_layers * per_layer + embeddings + arch.hidden_size
+
+
+def _from_config_json(path_text: str, num_parameters: int | None) -> Architecture:
+    path = Path(path_text)
+    path = path if path.is_absolute() else PROJECT_DIR / path
+    try:
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ConfigError([ConfigIssue("model.config_json", f"cannot read {str(path)!r} ({error}).",
+                                       "point it at the model's config.json, relative to the project.")]) from None
+    known = set(ArchitectureConfig.model_fields)
+    fields = {key: value for key, value in data.items() if key in known and value is not None}
+    if isinstance(data.get("layer_types"), list):  # transformers >= 4.53 lists each layer's attention
+        fields["num_sliding_window_layers"] = sum(1 for t in data["layer_types"] if t == "sliding_attention")
+    if num_parameters:
+        fields["num_parameters"] = num_parameters
+    try:
+        return from_config(ArchitectureConfig.model_validate(fields))
+    except ValueError as error:
+        raise ConfigError([ConfigIssue("model.config_json", f"{str(path)!r} lacks what the preflight needs: "
+                                       f"{error}".replace("\n", " "), "use model.architecture instead.")]) from None

@@ -1,0 +1,61 @@
+"""Resolve every engine setting to the value vLLM will use, so flags, preflight and thresholds agree.
+
+Defaults vLLM would pick itself (max_num_seqs, max_num_batched_tokens, prefix caching, max_model_len) are
+computed here once and then rendered explicitly as flags.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalog.gpus import GPUS, GpuProduct
+from catalog.models import Architecture
+from catalog.vllm_versions import RELEASES, VllmRelease, default_batch_limits
+from config.stack import StackConfig
+from preflight.model_source import resolve_architecture
+
+
+@dataclass(frozen=True)
+class ResolvedEngine:
+    release: VllmRelease
+    architecture: Architecture
+    gpu: GpuProduct  # the acceptable product with the least memory: the one the preflight sizes for
+    tensor_parallel_size: int
+    pipeline_parallel_size: int
+    max_model_len: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    gpu_memory_utilization: float
+    block_size: int
+    enable_prefix_caching: bool
+    enforce_eager: bool
+    served_model_name: str
+
+    @property
+    def gpus_per_replica(self) -> int:
+        return self.tensor_parallel_size * self.pipeline_parallel_size
+
+
+def smallest_gpu(cfg: StackConfig) -> GpuProduct:
+    return min((GPUS[name] for name in cfg.gpu.products), key=lambda gpu: gpu.memory_gib)
+
+
+def resolve_engine(cfg: StackConfig) -> ResolvedEngine:
+    release = RELEASES[cfg.vllm.version]
+    arch = resolve_architecture(cfg.model)
+    gpu = smallest_gpu(cfg)
+    engine = cfg.engine
+    max_model_len = engine.max_model_len or arch.max_position_embeddings
+    any_a100 = any(GPUS[name].is_a100 for name in cfg.gpu.products)
+    seqs_default, tokens_default = default_batch_limits(release.number, gpu.memory_gib, any_a100, max_model_len)
+    prefix = release.prefix_caching_default if engine.enable_prefix_caching is None else engine.enable_prefix_caching
+    return ResolvedEngine(
+        release=release, architecture=arch, gpu=gpu,
+        tensor_parallel_size=engine.tensor_parallel_size, pipeline_parallel_size=engine.pipeline_parallel_size,
+        max_model_len=max_model_len,
+        max_num_seqs=engine.max_num_seqs or seqs_default,
+        max_num_batched_tokens=engine.max_num_batched_tokens or tokens_default,
+        gpu_memory_utilization=engine.gpu_memory_utilization,
+        block_size=engine.block_size, enable_prefix_caching=prefix, enforce_eager=engine.enforce_eager,
+        served_model_name=cfg.served_model_name,
+    )

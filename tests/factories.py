@@ -1,0 +1,46 @@
+"""Small builders for typed configs in tests: a valid base stack, changed only where a test says."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+from config.sources import load_stack_file
+from config.stack import StackConfig, validate_config
+
+REPO = Path(__file__).resolve().parent.parent
+STACKS = REPO / "stacks"
+
+BASE: dict[str, Any] = {
+    "model": {"id": "meta-llama/Llama-3.1-8B-Instruct"},
+    "gpu": {"product": "A100-SXM4-80GB"},
+    "engine": {"max_model_len": 8192},
+}
+
+
+def merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    merged = copy.deepcopy(base)
+    for key, value in changes.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def raw_config(**changes: Any) -> dict[str, Any]:
+    return merge(BASE, changes)
+
+
+def make_config(secrets: frozenset[str] = frozenset(), **changes: Any) -> StackConfig:
+    """A valid stack (Llama-3.1-8B on one A100-80GB) with `changes` merged in, group by group."""
+    return validate_config(raw_config(**changes), secrets)
+
+
+def shipped_stack(name: str) -> StackConfig:
+    return load_stack_file(STACKS / f"Pulumi.{name}.yaml")
+
+
+def example_stack(name: str) -> StackConfig:
+    return load_stack_file(STACKS / "examples" / f"Pulumi.{name}.yaml")

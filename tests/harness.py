@@ -1,0 +1,89 @@
+"""Run program code under Pulumi's mocks and keep what it registers, for field-by-field assertions.
+
+Mocked inputs arrive with Kubernetes' camelCase wire names and numbers as floats.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+PROJECT = "vllm-serving"
+
+
+class RecordingMocks(pulumi.runtime.Mocks):
+    """Echo every resource's inputs back as its state, and keep them."""
+
+    def __init__(self) -> None:
+        self.resources: list[pulumi.runtime.MockResourceArgs] = []
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        self.resources.append(args)
+        return f"{args.name}-id", dict(args.inputs)
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+        return {}
+
+
+@dataclass
+class Registered:
+    """What one program run registered."""
+
+    resources: list[pulumi.runtime.MockResourceArgs] = field(default_factory=list)
+    exports: dict[str, Any] = field(default_factory=dict)
+
+    def of_type(self, typ: str) -> list[pulumi.runtime.MockResourceArgs]:
+        return [r for r in self.resources if r.typ == typ]
+
+    def one(self, typ: str) -> dict[str, Any]:
+        found = self.of_type(typ)
+        assert len(found) == 1, f"expected one {typ}, found {[r.name for r in found]}"
+        return found[0].inputs
+
+    def named(self, name: str) -> pulumi.runtime.MockResourceArgs:
+        found = [r for r in self.resources if r.name == name]
+        assert len(found) == 1, f"expected one resource named {name}, found {len(found)}"
+        return found[0]
+
+    @property
+    def types(self) -> list[str]:
+        return sorted(r.typ for r in self.resources)
+
+
+def run_program(build: Callable[[], Any], config: Mapping[str, Any] | None = None,
+                secret_keys: tuple[str, ...] = (), stack: str = "test") -> Registered:
+    """Run `build` under fresh mocks with the given project config; return what it registered."""
+    mocks = RecordingMocks()
+    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False)
+    values = {f"{PROJECT}:{k}": v if isinstance(v, str) else json.dumps(v) for k, v in (config or {}).items()}
+    pulumi.runtime.set_all_config(values, [f"{PROJECT}:{k}" for k in secret_keys])
+    exports: dict[str, Any] = {}
+    settings = pulumi_mocks.SETTINGS
+    settings.rpc_manager.clear()
+    settings.outputs.clear()
+    original_export = pulumi.export
+
+    def record_export(name: str, value: Any) -> None:
+        exports[name] = value
+        original_export(name, value)
+
+    pulumi.export = record_export
+    try:
+        _sync_await(run_pulumi_func(build))
+    finally:
+        pulumi.export = original_export
+    return Registered(mocks.resources, exports)
+
+
+def resolve(value: Any) -> Any:
+    """The plain value behind an Output (after run_program has finished)."""
+    if isinstance(value, pulumi.Output):
+        return _sync_await(value.future())
+    return value

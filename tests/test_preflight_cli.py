@@ -1,0 +1,84 @@
+"""`python -m preflight STACK_FILE`: the report, the exit codes, and that it never imports pulumi."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+from preflight.__main__ import main
+from tests.factories import REPO, STACKS
+
+REPORT_FIELDS = {
+    "fits", "reasons", "warnings", "gpu", "gpu_memory_gib", "per_token_kv_bytes", "weights_gib_per_gpu",
+    "activation_gib", "non_torch_gib", "cuda_graph_gib", "kv_cache_gib_per_gpu", "num_gpu_blocks",
+    "kv_cache_tokens", "max_concurrency_at_max_model_len",
+}
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "preflight", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=60, check=False)
+
+
+def test_a_fitting_stack_exits_zero_and_prints_the_table(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main([str(STACKS / "Pulumi.prod.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("vLLM preflight: FITS")
+    assert "KV cache             33.46 GiB per GPU" in out
+
+
+def test_a_blocked_stack_exits_one_and_says_why(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main([str(STACKS / "examples/Pulumi.blocked-70b-on-2x-a100-40gb.yaml")]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("vLLM preflight: BLOCKED")
+    assert "short by 30.17 GiB" in out
+
+
+def test_a_config_error_exits_two_and_names_the_key(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    stack = tmp_path / "Pulumi.typo.yaml"
+    stack.write_text("config:\n  vllm-serving:model:\n    id: meta-llama/Llama-3.1-8B-Instruct\n"
+                     "  vllm-serving:gpu:\n    product: A100-SXM4-80GB\n  vllm-serving:engine:\n    max_modl_len: 4096\n")
+    assert main([str(stack)]) == 2
+    assert "vllm-serving:engine.max_modl_len: unknown key (did you mean `max_model_len`?)" in capsys.readouterr().err
+
+
+def test_json_output_carries_every_documented_field(capsys) -> None:  # type: ignore[no-untyped-def]
+    main([str(STACKS / "Pulumi.dev.yaml"), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert REPORT_FIELDS <= set(report)
+    assert report["fits"] is True
+
+
+def test_json_output_of_a_config_error_lists_the_problems(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    stack = tmp_path / "Pulumi.bad.yaml"
+    stack.write_text("config:\n  vllm-serving:gpu:\n    product: A100-SXM4-80GB\n")
+    assert main([str(stack), "--json"]) == 2
+    report = json.loads(capsys.readouterr().out)
+    assert len(report["config_errors"]) == 1
+    assert report["config_errors"][0].startswith("vllm-serving:model: is required but missing.")
+
+
+def test_markdown_output_is_a_table_titled_by_the_stack_file(capsys) -> None:  # type: ignore[no-untyped-def]
+    main([str(STACKS / "Pulumi.prod.yaml"), "--markdown"])
+    out = capsys.readouterr().out
+    assert out.startswith("### ✅ Pulumi.prod.yaml: FITS")
+    assert "| KV cache | 33.46 GiB per GPU |" in out
+
+
+def test_the_cli_never_imports_pulumi() -> None:
+    code = ("import sys, runpy; sys.argv = ['preflight', 'stacks/Pulumi.prod.yaml']\n"
+            "try:\n    runpy.run_module('preflight', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print('pulumi' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert result.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_the_cli_answers_in_well_under_a_second() -> None:
+    run_cli(str(STACKS / "Pulumi.prod.yaml"))  # warm the bytecode cache
+    started = time.perf_counter()
+    result = run_cli(str(STACKS / "Pulumi.prod.yaml"))
+    elapsed = time.perf_counter() - started
+    assert result.returncode == 0
+    assert elapsed < 1.0, f"python -m preflight took {elapsed:.2f} s"
