@@ -21,6 +21,11 @@ for warning in report.warnings:
 if not report.fits:
     raise pulumi.RunError(render_blocked(report))
 
+try:
+    outputs = build_stack(cfg, report, read_secrets(), stack=pulumi.get_stack())
+except ConfigError as error:
+    raise pulumi.RunError(error.render()) from None
+
 pulumi.export("preflight", report.as_dict())
-for name, value in build_stack(cfg, report, read_secrets()).items():
+for name, value in outputs.items():
     pulumi.export(name, value)

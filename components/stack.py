@@ -2,13 +2,89 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import pulumi
+
+from components.autoscaling import KedaAutoscaler, KedaAutoscalerArgs
+from components.docker_host import build_docker_stack
+from components.monitoring import Monitoring, MonitoringArgs
+from components.network_policy import NetworkPolicies, NetworkPoliciesArgs
+from components.provider import kubernetes_provider
+from components.render.checks import check_kubernetes
+from components.render.keda import capacity_from_report
+from components.render.vllm_checks import check_vllm_config
 from components.secrets import StackSecrets
+from components.serving_stack import ServingStack, ServingStackArgs
+from config.errors import ConfigError, ConfigIssue
 from config.stack import StackConfig
 from preflight.report import PreflightReport
 
 
-def build_stack(cfg: StackConfig, report: PreflightReport, secrets: StackSecrets) -> dict[str, Any]:
-    """Register every resource for the stack; return the stack outputs."""
-    raise NotImplementedError("wired in once the components land")
+def check_stack(cfg: StackConfig, report: PreflightReport) -> list[ConfigIssue]:
+    """Every reason the target cannot be built; run before anything is registered."""
+    if cfg.target == "docker":
+        return check_vllm_config(cfg, report.resolved)
+    return check_kubernetes(cfg, report)
+
+
+def instance_name(stack: str) -> str:
+    """The app.kubernetes.io/instance of this stack: `vllm-<stack>`, as a DNS label of at most 38 characters,
+    so two stacks can share a namespace without colliding."""
+    cleaned = re.sub(r"[^a-z0-9-]+", "-", stack.lower()).strip("-")
+    return f"vllm-{cleaned}"[:38].rstrip("-") if cleaned else "vllm"
+
+
+def build_stack(cfg: StackConfig, report: PreflightReport, secrets: StackSecrets,
+                stack: str = "dev") -> dict[str, Any]:
+    """Register every resource for the stack; return the stack outputs. Raises ConfigError first if the
+    target cannot be built, so nothing is registered then."""
+    issues = check_stack(cfg, report)
+    if issues:
+        raise ConfigError(issues)
+    if cfg.target == "docker":
+        return build_docker_stack(cfg, report, secrets, name=instance_name(stack))
+    return build_kubernetes_stack(cfg, report, secrets, instance_name(stack))
+
+
+def build_kubernetes_stack(cfg: StackConfig, report: PreflightReport, secrets: StackSecrets,
+                           name: str) -> dict[str, Any]:
+    provider = kubernetes_provider(cfg)
+    extensions = (_observability(cfg, report, name), _network_policies(cfg, name))
+    serving = ServingStack(name, ServingStackArgs(cfg, report, secrets, extensions),
+                           pulumi.ResourceOptions(provider=provider) if provider else None)
+    return serving.outputs()
+
+
+def _observability(cfg: StackConfig, report: PreflightReport, name: str) -> Any:
+    """KEDA (when on) and monitoring share thresholds: the queue alert fires where the scaler acts."""
+    capacity = capacity_from_report(report)
+
+    def extend(stack: ServingStack) -> None:
+        child = pulumi.ResourceOptions(parent=stack)
+        autoscaler = None
+        if cfg.autoscaling.enabled:
+            autoscaler = KedaAutoscaler(f"{name}-autoscaler", KedaAutoscalerArgs(
+                namespace=stack.namespace, deployment_name=stack.deployment_name,
+                selector_labels=stack.selector_labels, served_model_name=cfg.served_model_name,
+                vllm_version=cfg.vllm.version, autoscaling=cfg.autoscaling, capacity=capacity,
+                scaled_object_name=name), child)
+        if cfg.monitoring.enabled:
+            Monitoring(f"{name}-monitoring", MonitoringArgs(
+                namespace=stack.namespace, deployment_name=stack.deployment_name,
+                selector_labels=stack.selector_labels, served_model_name=cfg.served_model_name,
+                vllm_version=cfg.vllm.version, monitoring=cfg.monitoring, capacity=capacity,
+                queue_threshold=autoscaler.thresholds.queue if autoscaler else None,
+                hpa_name=autoscaler.hpa_name if autoscaler else None), child)
+
+    return extend
+
+
+def _network_policies(cfg: StackConfig, name: str) -> Any:
+    def extend(stack: ServingStack) -> None:
+        NetworkPolicies(f"{name}-network", NetworkPoliciesArgs(
+            namespace=stack.namespace, instance=name, port=cfg.server.port, policy=cfg.network_policy),
+            pulumi.ResourceOptions(parent=stack))
+
+    return extend

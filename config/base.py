@@ -8,4 +8,4 @@ from pydantic import BaseModel, ConfigDict
 class ConfigGroup(BaseModel):
     """A group of stack-file keys. Keys are spelled as the upstream tool spells them, in snake_case."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True, allow_inf_nan=False)

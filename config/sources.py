@@ -17,8 +17,13 @@ from config.stack import SECRET_KEYS, StackConfig, validate_config
 
 def load_stack_file(path: str | Path) -> StackConfig:
     """Read `stacks/Pulumi.<stack>.yaml` and validate it. Raises ConfigError."""
+    return load_stack_file_with_secrets(path)[0]
+
+
+def load_stack_file_with_secrets(path: str | Path) -> tuple[StackConfig, frozenset[str]]:
+    """The validated config and the names of the secrets the file sets (encrypted values are not read)."""
     raw, secrets, issues = read_stack_file(path)
-    return _validate(raw, secrets, issues)
+    return _validate(raw, None, issues), secrets
 
 
 def read_stack_file(path: str | Path) -> tuple[dict[str, Any], frozenset[str], list[ConfigIssue]]:
@@ -73,7 +78,7 @@ def _plain_text_secret(name: str) -> ConfigIssue:
                        f"pulumi config rm {name} && pulumi config set --secret {name} <value>.")
 
 
-def _validate(raw: dict[str, Any], secrets: frozenset[str], issues: list[ConfigIssue]) -> StackConfig:
+def _validate(raw: dict[str, Any], secrets: frozenset[str] | None, issues: list[ConfigIssue]) -> StackConfig:
     try:
         cfg = validate_config(raw, secrets)
     except ConfigError as error:

@@ -16,6 +16,7 @@ from config.gpu import GpuConfig
 from config.kubernetes import CacheConfig, NamespaceConfig, ProbesConfig, SchedulingConfig, SecurityConfig, ServerConfig
 from config.messages import issue_from_pydantic
 from config.model import ModelConfig
+from config.network import NetworkPolicyConfig
 from config.observability import AutoscalingConfig, MonitoringConfig
 from config.preflight import PreflightConfig
 from config.vllm import VllmConfig
@@ -39,6 +40,8 @@ class StackConfig(ConfigGroup):
     probes: ProbesConfig = Field(default_factory=ProbesConfig, description="Startup, readiness and liveness probes.")
     server: ServerConfig = Field(default_factory=ServerConfig, description="The vLLM container.")
     security: SecurityConfig = Field(default_factory=SecurityConfig, description="Security defaults.")
+    network_policy: NetworkPolicyConfig = Field(
+        default_factory=NetworkPolicyConfig, description="NetworkPolicies for the server and download pods.")
     autoscaling: AutoscalingConfig = Field(default_factory=AutoscalingConfig, description="KEDA autoscaling.")
     monitoring: MonitoringConfig = Field(default_factory=MonitoringConfig, description="Prometheus and Grafana.")
     docker: DockerConfig | None = Field(None, description="The Docker host, for target docker.")
@@ -51,17 +54,19 @@ class StackConfig(ConfigGroup):
         return self.engine.served_model_name or self.model.id
 
 
-def validate_config(raw: Mapping[str, Any], secrets_present: frozenset[str] = frozenset()) -> StackConfig:
+def validate_config(raw: Mapping[str, Any], secrets_present: frozenset[str] | None = None) -> StackConfig:
     """Validate the project's config keys (without the `vllm-serving:` prefix) into a StackConfig.
 
-    Raises ConfigError listing every problem: unknown keys, bad values, and cross-key rules.
+    Raises ConfigError listing every problem: unknown keys, bad values, and cross-key rules. Required secrets
+    are checked only when `secrets_present` is known (the Pulumi engine); a stack file may get them from
+    elsewhere (a Pulumi ESC environment, CI), so the offline preflight only notes them (missing_secrets).
     """
     data = {key: value for key, value in raw.items() if key not in SECRET_KEYS}
     try:
         cfg = StackConfig.model_validate(data)
     except ValidationError as error:
         raise ConfigError([issue_from_pydantic(StackConfig, e) for e in error.errors()]) from None
-    issues = _core_checks(cfg, secrets_present)
+    issues = _core_checks(cfg) + ([] if secrets_present is None else missing_secrets(cfg, secrets_present))
     for module in (kubernetes, observability, docker):
         issues += module.cross_checks(cfg)
     if issues:
@@ -69,7 +74,17 @@ def validate_config(raw: Mapping[str, Any], secrets_present: frozenset[str] = fr
     return cfg
 
 
-def _core_checks(cfg: StackConfig, secrets_present: frozenset[str]) -> list[ConfigIssue]:
+def missing_secrets(cfg: StackConfig, secrets_present: frozenset[str]) -> list[ConfigIssue]:
+    """Secrets the config requires that are not set."""
+    if cfg.security.require_api_key and "api_key" not in secrets_present:
+        return [ConfigIssue(
+            "api_key", "is required because security.require_api_key is true, but it is not set.",
+            "pulumi config set --secret api_key <key>, or set security.require_api_key: false.",
+        )]
+    return []
+
+
+def _core_checks(cfg: StackConfig) -> list[ConfigIssue]:
     issues: list[ConfigIssue] = []
     per_replica = cfg.engine.gpus_per_replica
     if cfg.gpu.count is not None and cfg.gpu.count != per_replica:
@@ -78,10 +93,5 @@ def _core_checks(cfg: StackConfig, secrets_present: frozenset[str]) -> list[Conf
             f"is {cfg.gpu.count}, but engine.tensor_parallel_size ({cfg.engine.tensor_parallel_size}) x "
             f"engine.pipeline_parallel_size ({cfg.engine.pipeline_parallel_size}) = {per_replica} GPUs per replica.",
             f"set gpu.count to {per_replica}, or remove it (it defaults to that).",
-        ))
-    if cfg.security.require_api_key and "api_key" not in secrets_present:
-        issues.append(ConfigIssue(
-            "api_key", "is required because security.require_api_key is true, but it is not set.",
-            "pulumi config set --secret api_key <key>, or set security.require_api_key: false.",
         ))
     return issues

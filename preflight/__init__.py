@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from config.stack import StackConfig
-from preflight.checks import (concurrency_target, margin_percent, memory_reasons, node_gpu_limit, risk_warnings,
-                              structural_reasons, valid_tp_sizes)
+from preflight.checks import (
+    concurrency_target,
+    margin_percent,
+    memory_reasons,
+    node_gpu_limit,
+    risk_warnings,
+    structural_reasons,
+    valid_tp_sizes,
+)
 from preflight.inputs import memory_inputs
 from preflight.kv_cache import kv_capacity
 from preflight.memory import GIB, estimate_memory, weights_on_disk_gib

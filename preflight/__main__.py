@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from config.errors import ConfigError
-from config.sources import load_stack_file
+from config.sources import load_stack_file_with_secrets
+from config.stack import missing_secrets
 from preflight import run_preflight
 from preflight.render import render_markdown, render_table
 
@@ -23,13 +24,16 @@ def main(argv: list[str] | None = None) -> int:
     output.add_argument("--markdown", action="store_true", help="print the report as Markdown (CI summaries)")
     args = parser.parse_args(argv)
     try:
-        report = run_preflight(load_stack_file(args.stack_file))
+        cfg, secrets = load_stack_file_with_secrets(args.stack_file)
+        report = run_preflight(cfg)
     except ConfigError as error:
         if args.json:
             print(json.dumps({"fits": False, "config_errors": [i.render() for i in error.issues]}, indent=2))
         else:
             print(error.render(), file=sys.stderr)
         return EXIT_CONFIG_ERROR
+    for issue in missing_secrets(cfg, secrets):  # may come from a Pulumi ESC environment or CI instead
+        print(f"note: {issue.render()} (pulumi preview stops unless it is set elsewhere)", file=sys.stderr)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2))
     elif args.markdown:

@@ -13,8 +13,14 @@ import math
 from dataclasses import dataclass
 
 from catalog.vllm_versions import MemoryEra
-from preflight.memory import (GIB, MemoryInputs, draft_kv_bytes_per_token, kv_bytes_per_element,
-                              kv_bytes_per_token_per_layer, layers_per_stage)
+from preflight.memory import (
+    GIB,
+    MemoryInputs,
+    draft_kv_bytes_per_token,
+    kv_bytes_per_element,
+    kv_bytes_per_token_per_layer,
+    layers_per_stage,
+)
 
 
 @dataclass(frozen=True)

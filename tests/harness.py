@@ -60,6 +60,16 @@ class Registered:
 def run_program(build: Callable[[], Any], config: Mapping[str, Any] | None = None,
                 secret_keys: tuple[str, ...] = (), stack: str = "test") -> Registered:
     """Run `build` under fresh mocks with the given project config; return what it registered."""
+    registered, error = run_program_catching(build, config, secret_keys, stack)
+    if error is not None:
+        raise error
+    return registered
+
+
+def run_program_catching(build: Callable[[], Any], config: Mapping[str, Any] | None = None,
+                         secret_keys: tuple[str, ...] = (), stack: str = "test",
+                         ) -> tuple[Registered, BaseException | None]:
+    """Like run_program, but a failing program still returns what it registered before it failed."""
     mocks = RecordingMocks()
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False)
     values = {f"{PROJECT}:{k}": v if isinstance(v, str) else json.dumps(v) for k, v in (config or {}).items()}
@@ -75,11 +85,14 @@ def run_program(build: Callable[[], Any], config: Mapping[str, Any] | None = Non
         original_export(name, value)
 
     pulumi.export = record_export
+    failure: BaseException | None = None
     try:
         _sync_await(run_pulumi_func(build))
+    except Exception as error:  # handed back to the caller, with what was registered before it
+        failure = error
     finally:
         pulumi.export = original_export
-    return Registered(mocks.resources, exports)
+    return Registered(mocks.resources, exports), failure
 
 
 def resolve(value: Any) -> Any:

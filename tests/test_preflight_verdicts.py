@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from catalog.models import MODELS
 from preflight import run_preflight
 from preflight.plain import plain_kv_estimate
-from catalog.models import MODELS
 from tests.factories import example_stack, make_config, shipped_stack
 
 

@@ -1,0 +1,100 @@
+"""DockerHost: vLLM on one GPU server through the Docker API (target: docker).
+
+The pinned image (RemoteImage), the Hugging Face cache volume and the container, under one component.
+The Docker host comes from the provider passed in `opts` (components/provider.py), which the children
+inherit, so nothing depends on the ambient DOCKER_HOST.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_docker as docker
+
+from components.provider import docker_provider
+from components.render.docker import HF_TOKEN_FILE, base_url, metrics_url, render_container, render_env, startup_seconds
+from components.render.vllm_args import render_vllm_args
+from components.secrets import StackSecrets
+from config.docker import docker_settings
+from config.stack import StackConfig
+from preflight.report import PreflightReport
+
+TYPE_TOKEN = "vllm-serving:index:DockerHost"
+
+
+@dataclass(frozen=True)
+class DockerHostArgs:
+    """Inputs of a DockerHost."""
+
+    stack: StackConfig  # a validated stack with target: docker
+    vllm_args: Sequence[str]  # `vllm serve` arguments from render_vllm_args: the same as on Kubernetes
+    startup_seconds: int  # the health check's start period (startup budget plus first download)
+    env: Mapping[str, str] = field(default_factory=dict)  # plain (non-secret) environment of the server
+    hf_token: pulumi.Output[str] | None = None  # uploaded as a file, never an env var
+    api_key: pulumi.Output[str] | None = None  # VLLM_API_KEY: vLLM reads the key from env or argv only (§A.2)
+
+
+class DockerHost(pulumi.ComponentResource):
+    """The vLLM server as one container on one Docker host.
+
+    Attributes:
+        image: the pulled vLLM image (kept on the host on destroy: it is tens of GB).
+        cache_volume: the named Hugging Face cache volume, or None with a host_path bind mount.
+        container: the vLLM container.
+        url: the OpenAI-compatible base URL on the host. metrics_url: where Prometheus scrapes.
+    """
+
+    def __init__(self, name: str, args: DockerHostArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(TYPE_TOKEN, name, None, opts)
+        cache = docker_settings(args.stack).cache
+        self.image = docker.RemoteImage(
+            f"{name}-image", name=args.stack.vllm.image_ref, keep_locally=True, opts=pulumi.ResourceOptions(parent=self))
+        self.cache_volume = None if cache.host_path is not None else self._cache_volume(name, cache.volume_name)
+        spec = render_container(args.stack, args.vllm_args, args.startup_seconds, args.env,
+                                with_hf_token=args.hf_token is not None)
+        spec["envs"] = _with_api_key(spec["envs"], args.api_key)
+        self.container = docker.Container(
+            f"{name}-server", image=self.image.image_id, uploads=_token_upload(args.hf_token), **spec,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cache_volume] if self.cache_volume else None))
+        self.url = pulumi.Output.from_input(base_url(args.stack))
+        self.metrics_url = pulumi.Output.from_input(metrics_url(args.stack))
+        self.register_outputs({"url": self.url, "metricsUrl": self.metrics_url, "containerName": self.container.name})
+
+    def _cache_volume(self, name: str, volume_name: str) -> docker.Volume:
+        # retain_on_delete: `pulumi destroy` leaves the downloaded weights, so the next `up` starts warm;
+        # creating a volume whose name exists returns the existing one (docker volume create is idempotent).
+        return docker.Volume(f"{name}-cache", name=volume_name,
+                             opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True))
+
+
+def _with_api_key(envs: list[str], api_key: pulumi.Output[str] | None) -> list[Any]:
+    if api_key is None:
+        return list(envs)
+    # Secret in Pulumi state (the Output carries secretness); still visible to `docker inspect` on the host.
+    return [*envs, pulumi.Output.secret(api_key).apply(lambda key: f"VLLM_API_KEY={key}")]
+
+
+def _token_upload(hf_token: pulumi.Output[str] | None) -> list[docker.ContainerUploadArgs] | None:
+    if hf_token is None:
+        return None
+    # Permissions as octal text, as terraform-provider-docker's own upload tests write them ("0600").
+    return [docker.ContainerUploadArgs(file=HF_TOKEN_FILE, content=pulumi.Output.secret(hf_token), permissions="0400")]
+
+
+def build_docker_stack(cfg: StackConfig, report: PreflightReport, secrets: StackSecrets,
+                       name: str = "vllm") -> dict[str, Any]:
+    """Register a docker stack (provider + DockerHost); return its stack outputs. For build_stack."""
+    seconds = startup_seconds(cfg, report)
+    args = DockerHostArgs(
+        stack=cfg, vllm_args=render_vllm_args(cfg, report.resolved), startup_seconds=seconds,
+        env=render_env(cfg, report, seconds), hf_token=secrets.hf_token, api_key=secrets.api_key)
+    host = DockerHost(name, args, opts=pulumi.ResourceOptions(provider=docker_provider(cfg)))
+    return {
+        "url": host.url,
+        "metricsUrl": host.metrics_url,
+        "containerName": host.container.name,
+        "startupSeconds": seconds,
+    }

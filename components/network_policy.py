@@ -1,0 +1,46 @@
+"""NetworkPolicies: who may reach the vLLM server, and where the serving and download pods may connect."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.render.network_policy import MODEL_CACHE, SERVER, render_network_policies
+from config.network import NetworkPolicyConfig
+
+TOKEN = "vllm-serving:index:NetworkPolicies"
+
+
+@dataclass(frozen=True)
+class NetworkPoliciesArgs:
+    namespace: pulumi.Input[str]  # the stack's namespace (ServingStack.namespace)
+    instance: str  # app.kubernetes.io/instance of the server and download pods
+    port: int  # the vLLM container port: the OpenAI API and /metrics
+    policy: NetworkPolicyConfig
+
+
+class NetworkPolicies(pulumi.ComponentResource):
+    """One NetworkPolicy for the server pods and one for the model download Job (none when disabled).
+
+    Attributes:
+        server: the server pods' policy, or None when network_policy.enabled is false.
+        model_cache: the download Job's policy, or None when network_policy.enabled is false.
+    """
+
+    server: k8s.networking.v1.NetworkPolicy | None
+    model_cache: k8s.networking.v1.NetworkPolicy | None
+
+    def __init__(self, name: str, args: NetworkPoliciesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(TOKEN, name, None, opts)
+        created: dict[str, k8s.networking.v1.NetworkPolicy] = {}
+        # Rendered without a namespace: it is set from args, where it may be an Output of the Namespace.
+        for manifest in render_network_policies("", args.instance, args.port, args.policy):
+            component = manifest["metadata"]["labels"]["app.kubernetes.io/component"]
+            created[component] = k8s.networking.v1.NetworkPolicy(
+                f"{name}-{component}", metadata={**manifest["metadata"], "namespace": args.namespace},
+                spec=manifest["spec"], opts=pulumi.ResourceOptions(parent=self))
+        self.server = created.get(SERVER)
+        self.model_cache = created.get(MODEL_CACHE)
+        self.register_outputs({"names": [policy.metadata.name for policy in created.values()]})

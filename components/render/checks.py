@@ -1,0 +1,53 @@
+"""Checks that need the preflight report, run before anything is registered. Pure."""
+
+from __future__ import annotations
+
+import math
+
+from catalog.gpus import GPUS
+from components.render.cache import default_size_gib, draft_weights_on_disk_gib
+from components.render.names import HF_HOME
+from components.render.vllm_checks import check_vllm_config
+from config.errors import ConfigIssue
+from config.stack import StackConfig
+from preflight.report import PreflightReport
+
+
+def check_cache_size(cfg: StackConfig, report: PreflightReport) -> list[ConfigIssue]:
+    """A user-set cache smaller than the weights would fill up mid-download."""
+    size = cfg.cache.size_gib
+    draft = draft_weights_on_disk_gib(cfg)
+    needed = report.weights_on_disk_gib + draft
+    if size is None or size >= needed:
+        return []
+    what = f"{report.weights_on_disk_gib:.1f} GiB of {cfg.model.id} weights"
+    what += f" plus {draft:.1f} GiB of draft model ({needed:.1f} GiB)" if draft else ""
+    return [ConfigIssue(
+        "cache.size_gib", f"is {size:g} GiB, smaller than the {what}.",
+        f"set cache.size_gib to at least {math.ceil(needed)} (recommended "
+        f"{default_size_gib(cfg, report.weights_on_disk_gib)}), or remove it to size the volume automatically.")]
+
+
+def check_gpu_agreement(cfg: StackConfig, report: PreflightReport) -> list[ConfigIssue]:
+    """The preflight must have sized for a product the pods can be scheduled on, with its memory."""
+    gpu = GPUS.get(report.gpu)
+    if report.gpu in cfg.gpu.products and gpu is not None and math.isclose(gpu.memory_gib, report.gpu_memory_gib):
+        return []
+    return [ConfigIssue(
+        "gpu.product", f"the preflight sized for {report.gpu} ({report.gpu_memory_gib} GiB), but pods are "
+        f"scheduled on {', '.join(cfg.gpu.products)}.", "re-run the preflight for this config.")]
+
+
+def check_local_path(cfg: StackConfig) -> list[ConfigIssue]:
+    path = cfg.model.local_path
+    if path is None or not path.startswith("/") or path.startswith(HF_HOME + "/"):
+        return []
+    return [ConfigIssue(
+        "model.local_path", f"is {path!r}, outside the cache volume (mounted at {HF_HOME}).",
+        f"give a path relative to the volume's root, or one under {HF_HOME}/.")]
+
+
+def check_kubernetes(cfg: StackConfig, report: PreflightReport) -> list[ConfigIssue]:
+    """Every reason the Kubernetes target cannot be rendered; empty when it can."""
+    return (check_gpu_agreement(cfg, report) + check_cache_size(cfg, report) + check_local_path(cfg)
+            + check_vllm_config(cfg, report.resolved))

@@ -1,0 +1,151 @@
+"""The vLLM container on a Docker host, as plain pulumi-docker `Container` arguments (no Pulumi engine).
+
+Keys are pulumi-docker 5.2.0 `ContainerArgs` names (`container.py`); nested values are the `*ArgsDict`
+shapes from `_inputs.py`. The vLLM flags are not rendered here: the caller passes `render_vllm_args`'
+output, so Docker and Kubernetes serve with the same flags. Secrets are added by the component, as Outputs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from components.render.names import HF_HOME
+from components.render.vllm_args import render_vllm_env
+from config.docker import DockerCacheConfig, DockerConfig, docker_settings
+from config.stack import StackConfig
+from preflight.report import PreflightReport
+from preflight.startup import startup_budget
+
+# The cache mounts where render_vllm_env points HF_HOME, the same path as on Kubernetes.
+CACHE_PATH = HF_HOME
+# The token is uploaded as a file, not an env var, so `docker inspect` does not show it. huggingface_hub
+# reads the path from HF_TOKEN_PATH (huggingface_hub constants.py: os.environ.get("HF_TOKEN_PATH", ...)).
+HF_TOKEN_FILE = "/run/secrets/hf_token"
+# The image's ENTRYPOINT changed across releases (python3 -m ...api_server -> vllm serve), so it is
+# always set explicitly; `vllm serve` works in 0.7.2 and 0.33.0 (§A.1, §A.6).
+ENTRYPOINT = ("vllm", "serve")
+# Health check cadence once the start period is over: three misses 30 s apart mark the container unhealthy.
+HEALTH_INTERVAL_S = 30
+HEALTH_TIMEOUT_S = 5
+HEALTH_RETRIES = 3
+LOG_DRIVER = "json-file"
+
+
+def render_container(cfg: StackConfig, vllm_args: Sequence[str], start_period_s: int,
+                     env: Mapping[str, str], with_hf_token: bool) -> dict[str, Any]:
+    """Every `docker.Container` argument but `image`, `uploads` and the API key (the secret-bearing parts)."""
+    docker = docker_settings(cfg)
+    return {
+        "name": docker.container_name,
+        "entrypoints": list(ENTRYPOINT),
+        "command": list(vllm_args),
+        "gpus": render_gpus(docker.gpus),
+        "shm_size": shm_size_mib(cfg),
+        "ports": [render_port(docker, cfg.server.port)],
+        "volumes": [render_cache_volume(docker.cache)],
+        "envs": render_envs(env, with_hf_token),
+        "restart": docker.restart,
+        "healthcheck": render_healthcheck(cfg.server.port, start_period_s),
+        "log_driver": LOG_DRIVER,
+        "log_opts": {"max-size": docker.log_opts.max_size, "max-file": str(docker.log_opts.max_file)},
+        "wait": docker.wait,
+        "wait_timeout": wait_timeout_s(start_period_s),
+    }
+
+
+def render_env(cfg: StackConfig, report: PreflightReport, startup_seconds: int) -> dict[str, str]:
+    """The Kubernetes server environment, except that vLLM downloads the weights itself.
+
+    On Kubernetes a Job fills the cache first and the server runs with HF_HUB_OFFLINE=1; a Docker host has
+    no such Job, so the first start downloads (huggingface_hub reads "1"/"true" as on, anything else as off).
+    """
+    return {**render_vllm_env(cfg, report.resolved, startup_seconds), "HF_HUB_OFFLINE": "0"}
+
+
+def startup_seconds(cfg: StackConfig, report: PreflightReport) -> int:
+    """The health check's start period: the Kubernetes startup budget plus the first start's download.
+
+    With a warm cache the container turns healthy at its first passing check, so the download allowance
+    costs nothing after the first start.
+    """
+    probes = cfg.probes
+    budget = startup_budget(
+        report.weights_on_disk_gib, probes.load_throughput_gib_per_s, report.gpus_per_replica,
+        cfg.engine.enforce_eager, engine_start_seconds=probes.engine_start_seconds,
+        per_gpu_start_seconds=probes.per_gpu_start_seconds, cuda_graph_capture_seconds=probes.cuda_graph_capture_seconds,
+        safety_factor=probes.safety_factor, override_seconds=probes.startup_seconds)
+    if budget.overridden or cfg.model.local_path is not None:
+        return budget.total_seconds  # an override is final; a local_path model is never downloaded
+    download_s = report.weights_on_disk_gib / docker_settings(cfg).cache.download_throughput_gib_per_s
+    return budget.total_seconds + math.ceil(download_s * budget.safety_factor)
+
+
+def shm_size_mib(cfg: StackConfig) -> int:
+    """/dev/shm in MiB (pulumi-docker `shm_size`): server.shm_size_gib, else 2 GiB per GPU as on Kubernetes.
+
+    Docker's default is 64 MiB, which NCCL outgrows as soon as tensor parallel is above 1 (§A.6: vLLM's
+    docs require --ipc=host or --shm-size).
+    """
+    gib = cfg.server.shm_size_gib or 2 * cfg.engine.gpus_per_replica
+    return math.ceil(gib * 1024)
+
+
+def render_gpus(gpus: str | Sequence[int | str]) -> str:
+    """pulumi-docker `gpus`: "all" or "device=<id[,id...]>" (the `docker run --gpus` syntax)."""
+    if isinstance(gpus, str):
+        return gpus
+    return "device=" + ",".join(str(device) for device in gpus)
+
+
+def render_port(docker: DockerConfig, container_port: int) -> dict[str, Any]:
+    """Publish the server port on one host address only (Docker's default, 0.0.0.0, is every interface)."""
+    return {"internal": container_port, "external": docker.port, "ip": docker.publish_address, "protocol": "tcp"}
+
+
+def render_cache_volume(cache: DockerCacheConfig) -> dict[str, Any]:
+    if cache.host_path is not None:
+        return {"container_path": CACHE_PATH, "host_path": cache.host_path}
+    return {"container_path": CACHE_PATH, "volume_name": cache.volume_name}
+
+
+def render_envs(env: Mapping[str, str], with_hf_token: bool) -> list[str]:
+    """`KEY=value` strings, sorted so a re-run does not show a diff."""
+    values = dict(env)
+    if with_hf_token:
+        values["HF_TOKEN_PATH"] = HF_TOKEN_FILE
+    return [f"{key}={value}" for key, value in sorted(values.items())]
+
+
+def render_healthcheck(port: int, start_period_s: int) -> dict[str, Any]:
+    """GET /health (200 once the engine is up; nothing listens while weights load, §C).
+
+    The check uses the image's python3 rather than curl: python3 is in every vllm-openai image (it is the
+    0.7.x ENTRYPOINT), curl is not promised. urlopen raises on refused connections and non-2xx codes.
+    """
+    probe = f"import urllib.request; urllib.request.urlopen('http://127.0.0.1:{port}/health', timeout={HEALTH_TIMEOUT_S})"
+    return {
+        "tests": ["CMD", "python3", "-c", probe],
+        "interval": f"{HEALTH_INTERVAL_S}s",
+        "timeout": f"{HEALTH_TIMEOUT_S}s",
+        "retries": HEALTH_RETRIES,
+        "start_period": f"{start_period_s}s",
+    }
+
+
+def wait_timeout_s(start_period_s: int) -> int:
+    """How long `pulumi up` waits for "healthy": the start period, then enough checks to turn unhealthy."""
+    return start_period_s + HEALTH_RETRIES * HEALTH_INTERVAL_S + HEALTH_TIMEOUT_S
+
+
+def metrics_url(cfg: StackConfig) -> str:
+    """Where Prometheus scrapes vLLM on the host (/metrics is unauthenticated, §C)."""
+    return f"{base_url(cfg)}/metrics"
+
+
+def base_url(cfg: StackConfig) -> str:
+    docker = docker_settings(cfg)
+    address = docker.publish_address
+    host = f"[{address}]" if ":" in address else address
+    return f"http://{host}:{docker.port}"

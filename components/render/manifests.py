@@ -1,0 +1,65 @@
+"""Every Kubernetes object of the kubernetes target as plain manifests, without Pulumi. Pure.
+
+The components register these same renderings; this list is what the schema test validates and what a
+reviewer can dump to YAML. Secret values are placeholders here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.render import cache, pod
+from components.render.names import Names, labels, selector_labels
+from components.render.probes import server_startup_budget
+from components.render.security import API_KEY_KEY, HF_TOKEN_KEY, render_namespace, render_secret, render_service_account
+from config.stack import StackConfig
+from preflight.report import PreflightReport
+
+SECRET_PLACEHOLDER = "<pulumi secret>"
+
+
+def server_plan(cfg: StackConfig, report: PreflightReport, instance: str) -> pod.ServerPlan:
+    names = Names(instance)
+    return pod.ServerPlan(
+        name=names.server, namespace=cfg.namespace.name, labels=labels(instance, "server"),
+        selector=selector_labels(instance, "server"), claim=cfg.cache.existing_claim or names.cache_claim,
+        service_account=names.server, api_key_secret=names.api_key_secret if cfg.security.require_api_key else None,
+        resolved=report.resolved, budget=server_startup_budget(cfg, report.weights_on_disk_gib))
+
+
+def cache_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
+                    with_token: bool) -> list[dict[str, Any]]:
+    names, meta = Names(instance), labels(instance, "model-cache")
+    ns, weights = cfg.namespace.name, report.weights_on_disk_gib
+    objects: list[dict[str, Any]] = []
+    if cfg.cache.existing_claim is None:
+        objects.append(cache.render_pvc(cfg, weights, names.cache_claim, ns, meta))
+    if not cache.needs_download(cfg):
+        return objects
+    token_secret = names.hf_token_secret if with_token else None
+    if token_secret:
+        objects.append(render_secret(token_secret, ns, meta, HF_TOKEN_KEY, SECRET_PLACEHOLDER))
+    objects.append(render_service_account(names.download_service_account, ns, meta))
+    objects.append(cache.render_download_job(
+        cfg, weights, name=names.download_job(cache.download_key(cfg)), namespace=ns,
+        claim=cfg.cache.existing_claim or names.cache_claim, service_account=names.download_service_account,
+        labels=meta, token_secret=token_secret))
+    return objects
+
+
+def server_manifests(cfg: StackConfig, report: PreflightReport, instance: str) -> list[dict[str, Any]]:
+    plan = server_plan(cfg, report, instance)
+    objects = [render_service_account(plan.service_account, plan.namespace, plan.labels)]
+    if plan.api_key_secret:
+        objects.append(render_secret(plan.api_key_secret, plan.namespace, plan.labels, API_KEY_KEY, SECRET_PLACEHOLDER))
+    return [*objects, pod.render_deployment(cfg, plan), pod.render_service(cfg, plan), pod.render_pdb(plan)]
+
+
+def render_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
+                     with_token: bool = False) -> list[dict[str, Any]]:
+    """Namespace (when created), cache objects, then server objects."""
+    objects: list[dict[str, Any]] = []
+    if cfg.namespace.create:
+        namespace_labels = labels(instance, "server") | {"app.kubernetes.io/component": "namespace"}
+        objects.append(render_namespace(cfg.namespace.name, namespace_labels))
+    return objects + cache_manifests(cfg, report, instance, with_token) + server_manifests(cfg, report, instance)

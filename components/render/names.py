@@ -1,0 +1,66 @@
+"""Object names and well-known labels (kubernetes.io/docs/concepts/overview/working-with-objects/common-labels)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+HF_HOME = "/home/vllm/.cache/huggingface"  # the cache volume's mount point; HF_HOME points here
+HOME = "/home/vllm"  # writable emptyDir: ~/.cache/vllm, ~/.triton, ~/.config
+PORT_NAME = "http"  # the container and Service port name ServiceMonitors refer to
+MARKER_DIR = ".vllm-serving"  # completion markers, inside the cache volume
+
+
+@dataclass(frozen=True)
+class Names:
+    """Every object name of one stack instance. No Service is ever called `vllm` (it would inject
+    VLLM_PORT=tcp://... into pods and crash vLLM; shared reference §A.4)."""
+
+    instance: str
+
+    @property
+    def server(self) -> str:  # Deployment, Service, ServiceAccount, PodDisruptionBudget
+        return f"{self.instance}-server"
+
+    @property
+    def cache_claim(self) -> str:
+        return f"{self.instance}-model-cache"
+
+    @property
+    def hf_token_secret(self) -> str:
+        return f"{self.instance}-hf-token"
+
+    @property
+    def api_key_secret(self) -> str:
+        return f"{self.instance}-api-key"
+
+    @property
+    def download_service_account(self) -> str:
+        return f"{self.instance}-model-download"
+
+    def download_job(self, cache_key: str) -> str:
+        """A new name per model and revision, so a model change runs a new Job."""
+        return f"{self.instance}-model-download-{cache_key}"
+
+
+def labels(instance: str, component: str) -> dict[str, str]:
+    """The full label set; selectors use the same three keys."""
+    return {
+        "app.kubernetes.io/name": "vllm",
+        "app.kubernetes.io/instance": instance,
+        "app.kubernetes.io/component": component,
+        "app.kubernetes.io/managed-by": "pulumi",
+    }
+
+
+def selector_labels(instance: str, component: str) -> dict[str, str]:
+    """The immutable subset used in Deployment selectors (managed-by may change)."""
+    full = labels(instance, component)
+    del full["app.kubernetes.io/managed-by"]
+    return full
+
+
+def cache_key(*parts: str | None) -> str:
+    """Eight hex digits naming a model + revision combination (Job name, marker file)."""
+    text = "|".join(part or "" for part in parts)
+    return hashlib.sha256(text.encode()).hexdigest()[:8]

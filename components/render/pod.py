@@ -1,0 +1,132 @@
+"""The vLLM server Deployment and Service. Pure: takes typed config and the preflight's figures.
+
+Every value the preflight used (GPU product, GPUs per replica, engine flags) is rendered from the same
+config, so the scheduled pod and the preflight cannot disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from components.render import scheduling
+from components.render.cache import needs_download, render_wait_container
+from components.render.names import HF_HOME, HOME, PORT_NAME
+from components.render.probes import render_probes, rollout_timeout_seconds
+from components.render.resources import memory_quantity, render_server_resources, shm_size_gib
+from components.render.security import api_key_env, container_security_context, pod_security_context
+from components.render.vllm_args import render_vllm_args, render_vllm_env
+from config.stack import StackConfig
+from preflight.resolve import ResolvedEngine
+from preflight.startup import StartupBudget
+
+
+@dataclass(frozen=True)
+class ServerPlan:
+    """Everything the server pod needs besides the config: names and the computed figures."""
+
+    name: str  # Deployment, Service, ServiceAccount and PDB name
+    namespace: str
+    labels: dict[str, str]
+    selector: dict[str, str]
+    claim: str  # the model cache PVC
+    service_account: str
+    api_key_secret: str | None  # set when security.require_api_key
+    resolved: ResolvedEngine
+    budget: StartupBudget
+
+
+def render_volumes(cfg: StackConfig, claim: str) -> list[dict[str, Any]]:
+    return [
+        {"name": "model-cache", "persistentVolumeClaim": {"claimName": claim}},
+        # Shared memory for NCCL/tensor parallel; the default 64 MiB /dev/shm makes multi-GPU start fail.
+        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": memory_quantity(shm_size_gib(cfg))}},
+        {"name": "home", "emptyDir": {"sizeLimit": memory_quantity(cfg.server.home_size_gib)}},
+        {"name": "tmp", "emptyDir": {"sizeLimit": memory_quantity(cfg.server.tmp_size_gib)}},
+    ]
+
+
+def render_volume_mounts() -> list[dict[str, Any]]:
+    # The cache stays writable: huggingface_hub and vLLM may take lock files next to the snapshot.
+    return [{"name": "model-cache", "mountPath": HF_HOME}, {"name": "dshm", "mountPath": "/dev/shm"},
+            {"name": "home", "mountPath": HOME}, {"name": "tmp", "mountPath": "/tmp"}]
+
+
+def render_env(cfg: StackConfig, plan: ServerPlan) -> list[dict[str, Any]]:
+    env: list[dict[str, Any]] = [{"name": key, "value": value}
+                                 for key, value in render_vllm_env(cfg, plan.resolved, plan.budget.total_seconds).items()]
+    if plan.api_key_secret:
+        env.append(api_key_env(plan.api_key_secret))
+    return env
+
+
+def render_server_container(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
+    return {
+        "name": "vllm",
+        "image": cfg.vllm.image_ref,
+        "imagePullPolicy": cfg.vllm.image_pull_policy,
+        "command": ["vllm", "serve"],  # explicit: the image ENTRYPOINT differs between releases (§A.6)
+        "args": render_vllm_args(cfg, plan.resolved),
+        "ports": [{"name": PORT_NAME, "containerPort": cfg.server.port, "protocol": "TCP"}],
+        "env": render_env(cfg, plan),
+        "resources": render_server_resources(cfg),
+        "volumeMounts": render_volume_mounts(),
+        **render_probes(cfg, plan.budget),
+        # Endpoints drop the pod while it sleeps; then SIGTERM lets uvicorn finish in-flight requests.
+        "lifecycle": {"preStop": {"exec": {"command": ["sleep", str(cfg.server.pre_stop_sleep_seconds)]}}},
+        "securityContext": container_security_context(),
+        "terminationMessagePolicy": "FallbackToLogsOnError",  # the vLLM traceback shows in `kubectl describe`
+    }
+
+
+def render_pod_spec(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "serviceAccountName": plan.service_account,
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,  # a Service named like vllm-* would inject VLLM_* variables (§A.4)
+        "securityContext": pod_security_context(cfg.security),
+        "affinity": scheduling.render_affinity(cfg),
+        "tolerations": scheduling.render_tolerations(),
+        "terminationGracePeriodSeconds": cfg.server.termination_grace_period_seconds,
+        "containers": [render_server_container(cfg, plan)],
+        "volumes": render_volumes(cfg, plan.claim),
+    }
+    if needs_download(cfg):
+        spec["initContainers"] = [render_wait_container(cfg)]
+    if cfg.gpu.node_selector:
+        spec["nodeSelector"] = scheduling.render_node_selector(cfg)
+    spread = scheduling.render_topology_spread(cfg, plan.selector)
+    if spread:
+        spec["topologySpreadConstraints"] = spread
+    return spec
+
+
+def render_deployment(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
+    """spec.replicas is left out when KEDA owns it, so Server-Side Apply never fights the HPA (§H.8)."""
+    spec: dict[str, Any] = {
+        "selector": {"matchLabels": dict(plan.selector)},
+        "strategy": scheduling.render_strategy(cfg),
+        "progressDeadlineSeconds": rollout_timeout_seconds(cfg, plan.budget),
+        "revisionHistoryLimit": 3,
+        "template": {"metadata": {"labels": dict(plan.labels)}, "spec": render_pod_spec(cfg, plan)},
+    }
+    if not cfg.autoscaling.enabled:
+        spec = {"replicas": cfg.replicas, **spec}
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": plan.name, "namespace": plan.namespace, "labels": dict(plan.labels)}, "spec": spec}
+
+
+def render_service(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
+    if plan.name == "vllm":
+        raise ValueError("a Service named vllm injects VLLM_PORT=tcp://... into pods and crashes vLLM")
+    port = {"name": PORT_NAME, "port": cfg.server.port, "targetPort": PORT_NAME, "protocol": "TCP"}
+    return {"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": plan.name, "namespace": plan.namespace, "labels": dict(plan.labels)},
+            "spec": {"type": "ClusterIP", "selector": dict(plan.selector), "ports": [port]}}
+
+
+def render_pdb(plan: ServerPlan) -> dict[str, Any]:
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": plan.name, "namespace": plan.namespace, "labels": dict(plan.labels)},
+            "spec": scheduling.render_pdb_spec(plan.selector)}
+

@@ -1,0 +1,64 @@
+"""Pod Security Standards "restricted" (kubernetes.io/docs/concepts/security/pod-security-standards) and
+the namespace, ServiceAccount and Secrets the pods use. Pure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from config.kubernetes import SecurityConfig
+
+# The key inside each Secret; the HF token is mounted as this file, VLLM_API_KEY reads the other.
+HF_TOKEN_KEY = "token"
+API_KEY_KEY = "api-key"
+HF_TOKEN_DIR = "/var/run/secrets/huggingface"  # HF_TOKEN_PATH = HF_TOKEN_DIR/token
+RESTRICTED_SECCOMP = {"type": "RuntimeDefault"}
+
+
+def pod_security_context(security: SecurityConfig) -> dict[str, Any]:
+    """Fixed non-root UID/GID; fsGroup makes the cache volume writable by them."""
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": security.run_as_user,
+        "runAsGroup": security.run_as_group,
+        "fsGroup": security.fs_group,
+        # Without this the kubelet re-chowns every file of a 100+ GiB cache on each pod start.
+        "fsGroupChangePolicy": "OnRootMismatch",
+        "seccompProfile": dict(RESTRICTED_SECCOMP),
+    }
+
+
+def container_security_context() -> dict[str, Any]:
+    """Writable paths (HOME, /tmp, /dev/shm, cache) are volumes, so the root filesystem stays read-only."""
+    return {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "runAsNonRoot": True,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": dict(RESTRICTED_SECCOMP),
+    }
+
+
+def render_namespace(name: str, labels: dict[str, str]) -> dict[str, Any]:
+    psa = {f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "audit", "warn")}
+    return {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": name, "labels": {**labels, **psa}}}
+
+
+def render_service_account(name: str, namespace: str, labels: dict[str, str]) -> dict[str, Any]:
+    """The pods never call the Kubernetes API, so no token is mounted."""
+    return {"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+            "automountServiceAccountToken": False}
+
+
+def render_secret(name: str, namespace: str, labels: dict[str, str], key: str, value: Any) -> dict[str, Any]:
+    """`value` is normally a Pulumi secret Output; it is stored encrypted in state."""
+    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+            "stringData": {key: value}}
+
+
+def api_key_env(secret_name: str) -> dict[str, Any]:
+    """vLLM reads the key from VLLM_API_KEY or --api-key only (no file option), so an env var from a
+    secretKeyRef is the least exposed form: it stays out of the pod spec and the process arguments."""
+    return {"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {"name": secret_name, "key": API_KEY_KEY}}}

@@ -1,0 +1,135 @@
+"""`vllm serve` arguments and environment, rendered for the configured vLLM release. Pure; Docker reuses it.
+
+The container command is ["vllm", "serve"] and the model is the first, positional argument: 0.7.2 rejects
+`--model` with `vllm serve` (scripts.py:34-41) and current images changed ENTRYPOINT (shared reference §A.1, §A.6).
+Every resolved engine value is rendered explicitly so vLLM, the preflight and the dashboards agree.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+
+from catalog.vllm_flags import FLAG_TABLES, FlagTable
+from components.render.names import HF_HOME, HOME
+from config.errors import ConfigError
+from config.stack import StackConfig
+from preflight.resolve import ResolvedEngine
+
+
+def model_argument(cfg: StackConfig, cache_dir: str = HF_HOME) -> str:
+    """The positional model: a Hugging Face id served from the offline cache, or a path on the cache volume."""
+    local = cfg.model.local_path
+    if local is None:
+        return cfg.model.id
+    return local if local.startswith("/") else posixpath.join(cache_dir, local)
+
+
+def render_vllm_args(cfg: StackConfig, resolved: ResolvedEngine, cache_dir: str = HF_HOME) -> list[str]:
+    """Arguments after `vllm serve`. Raises ConfigError when the config asks for something the version lacks."""
+    from components.render.vllm_checks import check_vllm_config
+
+    issues = check_vllm_config(cfg, resolved)
+    if issues:
+        raise ConfigError(issues)
+    table = FLAG_TABLES[resolved.release.version]
+    args = [model_argument(cfg, cache_dir), *_core_flags(cfg, resolved), *_model_flags(cfg, resolved, table)]
+    args += _speculative_flags(cfg, table)
+    args += list(cfg.engine.extra_args)
+    return args
+
+
+def _core_flags(cfg: StackConfig, resolved: ResolvedEngine) -> list[str]:
+    prefix = "--enable-prefix-caching" if resolved.enable_prefix_caching else "--no-enable-prefix-caching"
+    return [
+        "--served-model-name", resolved.served_model_name,
+        "--port", str(cfg.server.port),
+        "--tensor-parallel-size", str(resolved.tensor_parallel_size),
+        "--pipeline-parallel-size", str(resolved.pipeline_parallel_size),
+        "--max-model-len", str(resolved.max_model_len),
+        "--gpu-memory-utilization", f"{resolved.gpu_memory_utilization:g}",
+        "--max-num-seqs", str(resolved.max_num_seqs),
+        "--max-num-batched-tokens", str(resolved.max_num_batched_tokens),
+        "--block-size", str(resolved.block_size),
+        prefix,
+        "--dtype", cfg.engine.dtype,
+        "--kv-cache-dtype", cfg.engine.kv_cache_dtype,
+    ]
+
+
+def _model_flags(cfg: StackConfig, resolved: ResolvedEngine, table: FlagTable) -> list[str]:
+    engine = cfg.engine
+    flags: list[str] = []
+    if engine.quantization:
+        flags += ["--quantization", engine.quantization]
+    if resolved.enforce_eager:
+        flags.append("--enforce-eager")
+    if cfg.model.revision and cfg.model.local_path is None:
+        # Offline loads resolve this snapshot; without it vLLM looks for refs/main, absent for a sha download.
+        flags += ["--revision", cfg.model.revision, "--tokenizer-revision", cfg.model.revision]
+    if cfg.model.trust_remote_code:
+        flags.append("--trust-remote-code")
+    if engine.attention_backend and not table.attention_backend_env:
+        flags += ["--attention-backend", engine.attention_backend]
+    if "--disable-log-requests" in table.flags:
+        flags.append("--disable-log-requests")  # 0.7.x logs every prompt by default; current releases do not
+    return flags
+
+
+def _speculative_flags(cfg: StackConfig, table: FlagTable) -> list[str]:
+    spec = cfg.engine.speculative
+    if spec is None:
+        return []
+    if "--speculative-config" in table.flags:
+        return ["--speculative-config", json.dumps(_speculative_config(cfg), separators=(",", ":"))]
+    flags = ["--speculative-model", "[ngram]" if spec.method == "ngram" else str(spec.model),
+             "--num-speculative-tokens", str(spec.num_speculative_tokens)]
+    if spec.prompt_lookup_max is not None:
+        flags += ["--ngram-prompt-lookup-max", str(spec.prompt_lookup_max)]
+    if spec.prompt_lookup_min is not None:
+        flags += ["--ngram-prompt-lookup-min", str(spec.prompt_lookup_min)]
+    if spec.draft_tensor_parallel_size is not None:
+        flags += ["--speculative-draft-tensor-parallel-size", str(spec.draft_tensor_parallel_size)]
+    return flags
+
+
+def _speculative_config(cfg: StackConfig) -> dict[str, object]:
+    """SpeculativeConfig keys (0.33.0 config/speculative.py:405-660); unset keys are left to vLLM."""
+    spec = cfg.engine.speculative
+    assert spec is not None
+    data: dict[str, object] = {"method": spec.method, "num_speculative_tokens": spec.num_speculative_tokens}
+    optional = {"model": spec.model, "revision": spec.revision, "prompt_lookup_max": spec.prompt_lookup_max,
+                "prompt_lookup_min": spec.prompt_lookup_min,
+                "draft_tensor_parallel_size": spec.draft_tensor_parallel_size}
+    data.update({key: value for key, value in optional.items() if value is not None})
+    return data
+
+
+def render_vllm_env(cfg: StackConfig, resolved: ResolvedEngine, startup_seconds: int,
+                    home: str = HOME, cache_dir: str = HF_HOME) -> dict[str, str]:
+    """Environment of the server container (secrets excluded: the caller adds VLLM_API_KEY by reference)."""
+    table = FLAG_TABLES[resolved.release.version]
+    env = {
+        "HOME": home,
+        "USER": "vllm",  # torch inductor calls getpass.getuser(); a UID without a passwd entry would fail
+        "HF_HOME": cache_dir,
+        "HF_HUB_OFFLINE": "1",  # load only from the pre-filled cache, never race other replicas downloading
+        "VLLM_CACHE_ROOT": f"{home}/.cache/vllm",
+        "TRITON_CACHE_DIR": f"{home}/.triton/cache",
+        "TORCHINDUCTOR_CACHE_DIR": f"{home}/.cache/torchinductor",
+        "VLLM_LOGGING_LEVEL": cfg.vllm.logging_level,
+    }
+    if table.engine_ready_timeout_env:
+        # Default 600 s (envs.py:811-815) is shorter than a large model's load; match the startup probe.
+        env["VLLM_ENGINE_READY_TIMEOUT_S"] = str(startup_seconds)
+    if cfg.engine.attention_backend and table.attention_backend_env:
+        env["VLLM_ATTENTION_BACKEND"] = cfg.engine.attention_backend
+    env.update(cfg.vllm.extra_env)
+    return env
+
+
+OWNED_ENV: frozenset[str] = frozenset({
+    "HOME", "USER", "HF_HOME", "HF_HUB_OFFLINE", "HF_TOKEN", "HF_TOKEN_PATH", "VLLM_CACHE_ROOT", "TRITON_CACHE_DIR",
+    "TORCHINDUCTOR_CACHE_DIR", "VLLM_LOGGING_LEVEL", "VLLM_ENGINE_READY_TIMEOUT_S", "VLLM_ATTENTION_BACKEND",
+    "VLLM_API_KEY", "VLLM_PORT",
+})

@@ -1,0 +1,90 @@
+"""ServingStack: the Kubernetes target. Namespace, model cache and vLLM server, composed in one component."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.model_cache import ModelCache, ModelCacheArgs
+from components.render.checks import check_kubernetes
+from components.render.names import PORT_NAME, labels, selector_labels
+from components.render.security import render_namespace
+from components.secrets import StackSecrets
+from components.vllm_server import VllmServer, VllmServerArgs
+from config.errors import ConfigError, ConfigIssue
+from config.stack import StackConfig
+from preflight.report import PreflightReport
+
+# Object names are `<name>-model-download-<8 hex>`; Kubernetes names (and Job labels) stop at 63 characters.
+_INSTANCE = re.compile(r"^[a-z]([-a-z0-9]{0,36}[a-z0-9])?$")
+
+
+@dataclass(frozen=True)
+class ServingStackArgs:
+    config: StackConfig
+    report: PreflightReport
+    secrets: StackSecrets = field(default_factory=StackSecrets)
+    # Called with the stack before its outputs are registered, to add children (autoscaling, monitoring,
+    # network policy) with `pulumi.ResourceOptions(parent=stack)`.
+    extensions: tuple[Callable[[ServingStack], Any], ...] = ()
+
+
+class ServingStack(pulumi.ComponentResource):
+    """Everything one model needs on Kubernetes. Every config problem is raised as ConfigError before
+    anything (this component included) is registered."""
+
+    namespace: pulumi.Output[str]
+    deployment_name: pulumi.Output[str]
+    service_name: pulumi.Output[str]
+    service_port_name: str
+    selector_labels: dict[str, str]
+    url: pulumi.Output[str]
+    served_model_name: str
+
+    def __init__(self, name: str, args: ServingStackArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        if not _INSTANCE.match(name):
+            raise ValueError(f"ServingStack name {name!r} must be a DNS label of at most 38 characters")
+        issues = check_kubernetes(args.config, args.report)
+        if args.config.security.require_api_key and args.secrets.api_key is None:
+            issues.append(ConfigIssue("api_key", "is required because security.require_api_key is true, but it is not set.",
+                                      "pulumi config set --secret api_key <key>, or set security.require_api_key: false."))
+        if issues:
+            raise ConfigError(issues)
+        super().__init__("vllm-serving:index:ServingStack", name, None, opts)
+        cfg = args.config
+        self.namespace = self._namespace(name, cfg)
+        self.cache = ModelCache(f"{name}-cache", ModelCacheArgs(
+            config=cfg, instance=name, namespace=self.namespace, weights_on_disk_gib=args.report.weights_on_disk_gib,
+            hf_token=args.secrets.hf_token), pulumi.ResourceOptions(parent=self))
+        self.server = VllmServer(f"{name}-server", VllmServerArgs(
+            config=cfg, report=args.report, instance=name, namespace=self.namespace, claim_name=self.cache.claim_name,
+            api_key=args.secrets.api_key, wait_for=tuple(self.cache.ready)), pulumi.ResourceOptions(parent=self))
+        self.deployment_name = self.server.deployment_name
+        self.service_name = self.server.service_name
+        self.service_port_name = PORT_NAME
+        self.selector_labels = selector_labels(name, "server")
+        self.url = self.server.url
+        self.served_model_name = args.report.resolved.served_model_name
+        for extend in args.extensions:
+            extend(self)
+        self.register_outputs(self.outputs())
+
+    def _namespace(self, name: str, cfg: StackConfig) -> pulumi.Output[str]:
+        if not cfg.namespace.create:
+            return pulumi.Output.from_input(cfg.namespace.name)
+        rendered = render_namespace(cfg.namespace.name, labels(name, "server") | {"app.kubernetes.io/component": "namespace"})
+        namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=rendered["metadata"],
+                                          opts=pulumi.ResourceOptions(parent=self))
+        return namespace.metadata.apply(lambda m: m["name"])
+
+    def outputs(self) -> dict[str, Any]:
+        """Stack outputs, camelCase like every Pulumi output name."""
+        return {"namespace": self.namespace, "deploymentName": self.deployment_name,
+                "serviceName": self.service_name, "servicePortName": self.service_port_name,
+                "podSelectorLabels": self.selector_labels, "url": self.url,
+                "servedModelName": self.served_model_name}

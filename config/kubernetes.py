@@ -1,0 +1,149 @@
+"""Kubernetes-only groups: `namespace`, `scheduling`, `cache`, `probes`, `server`, `security`.
+
+Every default is declared once, here, beside its description; docs/readme-kubernetes.md lists them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt
+
+from config.base import ConfigGroup
+
+if TYPE_CHECKING:
+    from config.errors import ConfigIssue
+    from config.stack import StackConfig
+
+
+class NamespaceConfig(ConfigGroup):
+    """Where everything is created."""
+
+    name: str = Field("vllm", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63,
+                      description="Namespace name (RFC 1123 label).")
+    create: bool = Field(
+        True, description="Create the namespace (labelled pod-security.kubernetes.io/enforce: restricted); "
+                          "false uses an existing one.")
+
+
+class SchedulingConfig(ConfigGroup):
+    """How replicas spread over GPU nodes."""
+
+    spread: Literal["hostname", "zone", "none"] = Field(
+        "hostname", description="topologySpreadConstraints topologyKey: kubernetes.io/hostname (hostname), "
+                                "topology.kubernetes.io/zone (zone), or no constraint (none).")
+    when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"] = Field(
+        "ScheduleAnyway", description="topologySpreadConstraints whenUnsatisfiable.")
+    max_skew: PositiveInt = Field(1, description="topologySpreadConstraints maxSkew.")
+
+
+class CacheConfig(ConfigGroup):
+    """The model cache volume and the Job that fills it."""
+
+    size_gib: PositiveFloat | None = Field(
+        None, description="PVC size in GiB; defaults to the weights on disk (plus any draft model) plus headroom_percent.")
+    headroom_percent: float = Field(
+        25.0, ge=0, le=500, description="Extra room over the weights for tokenizer, config and partial downloads.")
+    storage_class_name: str | None = Field(None, description="StorageClass; the cluster default when unset.")
+    access_mode: Literal["ReadWriteMany", "ReadWriteOnce"] = Field(
+        "ReadWriteMany", description="PVC access mode; ReadWriteMany when replicas can land on different nodes.")
+    existing_claim: str | None = Field(
+        None, description="Use this existing PVC instead of creating one (required with model.local_path).")
+    download_max_workers: PositiveInt = Field(
+        8, description="Parallel file downloads in the pre-download Job (huggingface_hub max_workers).")
+    download_throughput_gib_per_s: PositiveFloat = Field(
+        0.1, description="Expected download speed; sizes the Job's Pulumi timeout.")
+    download_ignore_patterns: tuple[str, ...] = Field(
+        ("original/*", "consolidated*", "*.pth"),
+        description="Files not downloaded: duplicate checkpoints vLLM does not load (Llama original/, Mistral consolidated).")
+    download_cpu: str = Field("2", description="CPU request = limit of the download Job.")
+    download_memory_gib: PositiveFloat = Field(4.0, description="Memory request = limit of the download Job, GiB.")
+
+
+class ProbesConfig(ConfigGroup):
+    """Probe timing; the startup budget is computed from the model size."""
+
+    load_throughput_gib_per_s: PositiveFloat = Field(
+        0.5, description="Weights read from the cache volume per second, per replica (network volumes: 0.2-1).")
+    engine_start_seconds: PositiveInt = Field(
+        60, description="Process and engine start before loading weights (Python imports, CUDA init).")
+    per_gpu_start_seconds: NonNegativeInt = Field(
+        15, description="Added per tensor/pipeline-parallel worker beyond the first (worker spawn, NCCL init).")
+    cuda_graph_capture_seconds: NonNegativeInt = Field(
+        120, description="torch.compile and CUDA-graph capture after loading; 0 is used with engine.enforce_eager.")
+    safety_factor: float = Field(1.5, ge=1, le=10, description="Multiplier over the estimate.")
+    startup_seconds: PositiveInt | None = Field(
+        None, description="Override: the startup budget in seconds instead of the computed one.")
+    startup_period_seconds: PositiveInt = Field(10, description="startupProbe periodSeconds.")
+    readiness_period_seconds: PositiveInt = Field(10, description="readinessProbe periodSeconds.")
+    readiness_timeout_seconds: int = Field(
+        5, ge=5, description="readinessProbe timeoutSeconds (>= 5: a busy server answers slowly).")
+    readiness_failure_threshold: PositiveInt = Field(3, description="readinessProbe failureThreshold.")
+    liveness_period_seconds: PositiveInt = Field(30, description="livenessProbe periodSeconds.")
+    liveness_timeout_seconds: int = Field(15, ge=5, description="livenessProbe timeoutSeconds.")
+    liveness_failure_threshold: PositiveInt = Field(4, description="livenessProbe failureThreshold (restart after ~2 min).")
+
+
+class ServerConfig(ConfigGroup):
+    """The vLLM container."""
+
+    port: PositiveInt = Field(8000, le=65535, description="Container and Service port of the OpenAI server.")
+    cpu: str | None = Field(None, description="CPU request = limit; defaults to 2 + 4 per GPU.")
+    memory_gib: PositiveFloat | None = Field(
+        None, description="Memory request = limit without /dev/shm, GiB; defaults to 16 + 12 per GPU.")
+    shm_size_gib: PositiveFloat | None = Field(
+        None, description="/dev/shm (memory-backed) size, GiB; defaults to 2 per GPU (NCCL buffers for tensor parallel).")
+    home_size_gib: PositiveFloat = Field(
+        10.0, description="Writable HOME (vLLM, Triton and torch compile caches), GiB.")
+    tmp_size_gib: PositiveFloat = Field(4.0, description="Writable /tmp, GiB.")
+    pre_stop_sleep_seconds: NonNegativeInt = Field(
+        10, description="preStop sleep: time for endpoints to drop the pod before SIGTERM.")
+    termination_grace_period_seconds: PositiveInt = Field(
+        180, description="terminationGracePeriodSeconds: preStop plus time for in-flight requests to finish.")
+    image_pull_seconds: PositiveInt = Field(
+        900, description="Allowance for pulling the vLLM image (~10 GiB), added to the Pulumi timeout.")
+
+
+class SecurityConfig(ConfigGroup):
+    """Pod security (Pod Security Standards "restricted") and the API key."""
+
+    require_api_key: bool = Field(False, description="Require an API key on /v1 (secret api_key).")
+    run_as_user: PositiveInt = Field(2000, description="runAsUser (non-root; 2000 as in vLLM's nonroot image).")
+    run_as_group: PositiveInt = Field(2000, description="runAsGroup.")
+    fs_group: PositiveInt = Field(2000, description="fsGroup: group ownership of the cache volume.")
+
+
+def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
+    """Rules that span Kubernetes groups and the rest of the config."""
+    from config.errors import ConfigIssue
+
+    issues: list[ConfigIssue] = []
+    if cfg.target != "kubernetes":  # config/docker.py rejects these groups on a docker stack
+        return issues
+    most = cfg.autoscaling.max_replica_count if cfg.autoscaling.enabled else cfg.replicas
+    if cfg.cache.access_mode == "ReadWriteOnce" and most > 1 and cfg.cache.existing_claim is None:
+        issues.append(ConfigIssue(
+            "cache.access_mode",
+            f"is ReadWriteOnce, but up to {most} replicas can land on different nodes and a ReadWriteOnce "
+            "volume attaches to one node only (the others stay Pending with Multi-Attach errors).",
+            "set cache.access_mode: ReadWriteMany with a storage class that supports it, or run 1 replica.",
+        ))
+    if cfg.model.local_path is not None and cfg.cache.existing_claim is None:
+        issues.append(ConfigIssue(
+            "model.local_path", f"is {cfg.model.local_path!r}, but a new cache volume would be empty.",
+            "set cache.existing_claim to the PVC that holds the model, or remove model.local_path to download it.",
+        ))
+    if cfg.cache.existing_claim is not None and cfg.cache.size_gib is not None:
+        issues.append(ConfigIssue(
+            "cache.size_gib", "is set together with cache.existing_claim; an existing claim keeps its own size.",
+            "remove cache.size_gib, or remove cache.existing_claim to create the volume.",
+        ))
+    server = cfg.server
+    if server.termination_grace_period_seconds <= server.pre_stop_sleep_seconds:
+        issues.append(ConfigIssue(
+            "server.termination_grace_period_seconds",
+            f"({server.termination_grace_period_seconds}) must exceed server.pre_stop_sleep_seconds "
+            f"({server.pre_stop_sleep_seconds}), or in-flight requests are killed.",
+            f"set it to at least {server.pre_stop_sleep_seconds + 60}.",
+        ))
+    return issues

@@ -1,0 +1,187 @@
+"""`autoscaling` (KEDA) and `monitoring` (Prometheus Operator, Grafana).
+
+Thresholds left unset are derived from the preflight's capacity (components/render/keda.py); the
+README section docs/readme-observability.md explains each formula.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, field_validator
+
+from config.base import ConfigGroup
+from config.errors import ConfigIssue
+
+if TYPE_CHECKING:
+    from config.stack import StackConfig
+
+Trigger = Literal["queue", "running", "kv_cache", "latency"]
+FallbackBehavior = Literal["static", "currentReplicas", "currentReplicasIfHigher", "currentReplicasIfLower"]
+DURATION = r"^([0-9]+(ms|s|m|h))+$"  # Prometheus duration, e.g. 15s, 1h30m
+
+# Release name of kube-prometheus-stack; its Prometheus Service is `<release>-kube-prometheus-prometheus`
+# (chart templates/_helpers.tpl:14-25, facts §E).
+DEFAULT_RELEASE = "monitoring"
+DEFAULT_SERVER_ADDRESS = "http://monitoring-kube-prometheus-prometheus.monitoring.svc:9090"
+
+
+def _fraction(value: float, key: str, example: float) -> float:
+    """vLLM reports cache usage as 0..1 (facts §B.1: "1 means 100 percent"); catch thresholds typed as percent."""
+    if value > 1:
+        raise ValueError(f"{value} is above 1, but {key} is a 0..1 fraction (vLLM reports 1 = 100 %). "
+                         f"Fix: write {example}, not {round(example * 100)}.")
+    return value
+
+
+class AutoscalingConfig(ConfigGroup):
+    """KEDA ScaledObject on vLLM's Prometheus metrics. Field names follow KEDA's, in snake_case."""
+
+    enabled: bool = Field(False, description="Create a KEDA ScaledObject; KEDA then owns the replica count.")
+    min_replica_count: NonNegativeInt = Field(
+        1, description="KEDA minReplicaCount. Must be >= 1: vLLM's metrics vanish at zero pods (see README).")
+    max_replica_count: PositiveInt = Field(4, description="KEDA maxReplicaCount.")
+    polling_interval: PositiveInt = Field(30, description="KEDA pollingInterval: seconds between trigger queries.")
+    cooldown_period: NonNegativeInt = Field(
+        300, description="KEDA cooldownPeriod (seconds); only applies to scaling to zero, kept for completeness.")
+    server_address: str = Field(
+        DEFAULT_SERVER_ADDRESS, pattern=r"^https?://",
+        description="Prometheus trigger serverAddress (kube-prometheus-stack: <release>-kube-prometheus-prometheus).")
+    triggers: tuple[Trigger, ...] = Field(
+        ("queue", "running", "kv_cache"), min_length=1,
+        description="Which Prometheus triggers to create: queue, running, kv_cache, latency (p95 time to first token).")
+    queue_threshold: PositiveFloat | None = Field(
+        None, description="Waiting requests per replica (AverageValue); derived from capacity when unset.")
+    queue_fraction: float = Field(
+        0.1, gt=0, le=1, description="Derived queue threshold = ceil(queue_fraction x per-replica concurrency).")
+    running_threshold: PositiveFloat | None = Field(
+        None, description="Running requests per replica (AverageValue); derived from capacity when unset.")
+    running_headroom: float = Field(
+        0.8, gt=0, le=1, description="Derived running threshold = floor(running_headroom x per-replica concurrency).")
+    kv_cache_usage_threshold: float = Field(
+        0.85, gt=0, description="Average KV-cache usage (0..1 fraction, metricType Value) to scale on.")
+    latency_threshold_seconds: PositiveFloat = Field(
+        2.0, description="p95 time to first token (seconds, metricType Value) for the latency trigger.")
+    fallback_failure_threshold: PositiveInt = Field(
+        3, description="KEDA fallback.failureThreshold: failed queries before the fallback applies.")
+    fallback_replicas: PositiveInt | None = Field(
+        None, description="KEDA fallback.replicas while Prometheus is unreachable; defaults to min_replica_count.")
+    fallback_behavior: FallbackBehavior = Field(
+        "currentReplicasIfHigher", description="KEDA fallback.behavior; the default never scales down on an outage.")
+    scale_up_stabilization_window_seconds: NonNegativeInt = Field(
+        0, le=3600, description="HPA behavior.scaleUp.stabilizationWindowSeconds.")
+    scale_up_pods: PositiveInt = Field(2, description="HPA scaleUp policy: add at most this many pods per period.")
+    scale_up_period_seconds: PositiveInt = Field(60, le=1800, description="HPA scaleUp policy periodSeconds.")
+    scale_down_stabilization_window_seconds: NonNegativeInt = Field(
+        600, le=3600, description="HPA behavior.scaleDown.stabilizationWindowSeconds (slow: GPU pods start slowly).")
+    scale_down_pods: PositiveInt = Field(1, description="HPA scaleDown policy: remove at most this many pods per period.")
+    scale_down_period_seconds: PositiveInt = Field(300, le=1800, description="HPA scaleDown policy periodSeconds.")
+
+    @field_validator("kv_cache_usage_threshold")
+    @classmethod
+    def _kv_is_fraction(cls, value: float) -> float:
+        return _fraction(value, "autoscaling.kv_cache_usage_threshold", 0.85)
+
+    @field_validator("triggers")
+    @classmethod
+    def _unique(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"{list(value)} names a trigger twice. Fix: list each trigger once.")
+        return value
+
+
+class MonitoringConfig(ConfigGroup):
+    """ServiceMonitor (or PodMonitor), PrometheusRule and Grafana dashboard."""
+
+    enabled: bool = Field(True, description="Create the monitoring objects.")
+    release: str | None = Field(
+        DEFAULT_RELEASE, description="`release` label kube-prometheus-stack selects monitors and rules by; "
+                                     "null when Prometheus selects them all.")
+    monitor_kind: Literal["ServiceMonitor", "PodMonitor"] = Field(
+        "ServiceMonitor", description="Scrape through the Service (port `http`) or the pods (container port `http`).")
+    interval: str = Field("15s", pattern=DURATION, description="Scrape interval.")
+    dashboard: bool = Field(True, description="Create the Grafana dashboard ConfigMap.")
+    dashboard_namespace: str | None = Field(
+        None, description="Namespace for the dashboard ConfigMap; the deployment's namespace when unset.")
+    alerts: bool = Field(True, description="Create the PrometheusRule.")
+    kv_cache_usage_alert_threshold: float = Field(
+        0.9, gt=0, description="Alert when a pod's KV-cache usage (0..1) stays above this.")
+    queue_alert_threshold: PositiveFloat | None = Field(
+        None, description="Alert when waiting requests per replica stay above this; the derived queue threshold when unset.")
+    time_to_first_token_p99_slo_seconds: PositiveFloat = Field(2.0, description="SLO for p99 time to first token.")
+    inter_token_latency_p99_slo_seconds: PositiveFloat = Field(0.2, description="SLO for p99 inter-token latency.")
+    error_ratio_threshold: float = Field(
+        0.05, gt=0, le=1, description="Alert when this share of HTTP requests fail with 5xx (vLLM >= 0.33 only).")
+    preemptions_per_second_threshold: PositiveFloat = Field(
+        0.05, description="Alert when preemptions (KV cache exhausted mid-request) exceed this rate.")
+    restarts_threshold: PositiveInt = Field(2, description="Alert when a container restarts this often within 30m.")
+    gpu_memory_headroom: float = Field(
+        0.05, gt=0, lt=1, description="Alert when GPU memory used exceeds gpu_memory_utilization plus this share.")
+    not_ready_for: str = Field(
+        "15m", pattern=DURATION,
+        description="How long replicas may be unavailable before paging; longer than a model load.")
+    dcgm_namespace_label: str = Field(
+        "exported_namespace", description="Label carrying the pod's namespace on DCGM series "
+                                          "(exported_namespace when the exporter is scraped without honorLabels).")
+    dcgm_pod_label: str = Field("exported_pod", description="Label carrying the pod name on DCGM series.")
+
+    @field_validator("kv_cache_usage_alert_threshold")
+    @classmethod
+    def _kv_is_fraction(cls, value: float) -> float:
+        return _fraction(value, "monitoring.kv_cache_usage_alert_threshold", 0.9)
+
+
+def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
+    """Rules spanning autoscaling, monitoring and the rest of the stack."""
+    scaling = cfg.autoscaling
+    issues: list[ConfigIssue] = []
+    if scaling.min_replica_count == 0:
+        issues.append(ConfigIssue(
+            "autoscaling.min_replica_count",
+            "is 0, but every trigger reads vLLM's own metrics, which vanish with the last pod, so KEDA would "
+            "never scale back up.",
+            "set autoscaling.min_replica_count to 1 or more (scale-to-zero needs a signal from outside the "
+            "vLLM pods; see the README)."))
+    if scaling.min_replica_count > scaling.max_replica_count:
+        issues.append(ConfigIssue(
+            "autoscaling.min_replica_count",
+            f"({scaling.min_replica_count}) is above autoscaling.max_replica_count ({scaling.max_replica_count}).",
+            "lower autoscaling.min_replica_count or raise autoscaling.max_replica_count."))
+    issues += _fallback_checks(scaling)
+    if scaling.enabled:
+        issues += _enabled_checks(cfg)
+    return issues
+
+
+def _fallback_checks(scaling: AutoscalingConfig) -> list[ConfigIssue]:
+    fallback = scaling.fallback_replicas
+    if fallback is None or scaling.min_replica_count <= fallback <= scaling.max_replica_count:
+        return []
+    return [ConfigIssue(
+        "autoscaling.fallback_replicas",
+        f"({fallback}) is outside autoscaling.min_replica_count..max_replica_count "
+        f"({scaling.min_replica_count}..{scaling.max_replica_count}).",
+        "set autoscaling.fallback_replicas within that range, or remove it (it defaults to min_replica_count).")]
+
+
+def _enabled_checks(cfg: StackConfig) -> list[ConfigIssue]:
+    issues: list[ConfigIssue] = []
+    if cfg.target != "kubernetes":
+        issues.append(ConfigIssue(
+            "autoscaling.enabled", f"is true, but target is {cfg.target!r}; KEDA only scales Kubernetes Deployments.",
+            "set autoscaling.enabled: false, or target: kubernetes."))
+    if not cfg.monitoring.enabled:
+        issues.append(ConfigIssue(
+            "autoscaling.enabled",
+            "is true, but monitoring.enabled is false: without the ServiceMonitor Prometheus never scrapes vLLM, "
+            "so every trigger query fails and KEDA stays on its fallback.",
+            "set monitoring.enabled: true, or autoscaling.enabled: false."))
+    scaling = cfg.autoscaling
+    bounds_valid = scaling.min_replica_count <= scaling.max_replica_count  # else already reported
+    if bounds_valid and not scaling.min_replica_count <= cfg.replicas <= scaling.max_replica_count:
+        issues.append(ConfigIssue(
+            "replicas",
+            f"({cfg.replicas}) is outside autoscaling.min_replica_count..max_replica_count "
+            f"({scaling.min_replica_count}..{scaling.max_replica_count}); KEDA would resize it at once.",
+            "set replicas within that range."))
+    return issues

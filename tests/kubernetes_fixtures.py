@@ -1,0 +1,102 @@
+"""Builders for the Kubernetes target's tests: a config with its preflight report, and lookups in manifests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pulumi.runtime import mocks as pulumi_mocks
+
+from components.render.manifests import render_manifests
+from config.stack import StackConfig
+from preflight import run_preflight
+from preflight.report import PreflightReport
+from tests.factories import make_config, shipped_stack
+from tests.harness import Registered, run_program
+
+INSTANCE = "llama"
+
+
+def planned(cfg: StackConfig) -> tuple[StackConfig, PreflightReport]:
+    return cfg, run_preflight(cfg)
+
+
+def stack(name: str) -> tuple[StackConfig, PreflightReport]:
+    """A shipped stack (stacks/Pulumi.<name>.yaml) with its preflight report."""
+    return planned(shipped_stack(name))
+
+
+def configured(secrets: frozenset[str] = frozenset(), **changes: Any) -> tuple[StackConfig, PreflightReport]:
+    """The factories' base stack (Llama-3.1-8B on one A100-80GB) with changes, and its report."""
+    return planned(make_config(secrets, **changes))
+
+
+def manifests(cfg: StackConfig, report: PreflightReport, with_token: bool = False) -> list[dict[str, Any]]:
+    return render_manifests(cfg, report, INSTANCE, with_token=with_token)
+
+
+def of_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [obj for obj in objects if obj["kind"] == kind]
+
+
+def one(objects: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    found = of_kind(objects, kind)
+    assert len(found) == 1, f"expected one {kind}, found {len(found)}"
+    return found[0]
+
+
+def pod_spec(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    return one(objects, "Deployment")["spec"]["template"]["spec"]
+
+
+def server(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    """The vllm container of the Deployment."""
+    containers = pod_spec(objects)["containers"]
+    assert [c["name"] for c in containers] == ["vllm"]
+    return containers[0]
+
+
+def env_of(container: dict[str, Any]) -> dict[str, Any]:
+    """name -> value (or valueFrom) of a container's environment."""
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container.get("env", [])}
+
+
+def flag_value(args: list[str], flag: str) -> str:
+    assert args.count(flag) == 1, f"{flag} appears {args.count(flag)} times in {args}"
+    return args[args.index(flag) + 1]
+
+
+@dataclass
+class Registration:
+    """What the engine was asked for one resource: its parent, dependencies and options."""
+
+    typ: str
+    parent: str
+    dependencies: list[str]
+    ignore_changes: list[str]
+    timeouts: dict[str, str]
+
+
+def run_recording(build: Callable[[], Any]) -> tuple[Registered, dict[str, Registration]]:
+    """run_program, also keeping each RegisterResource request's options (the mocks only see inputs)."""
+    requests: dict[str, Registration] = {}
+    original = pulumi_mocks.MockMonitor.RegisterResource
+
+    def spy(monitor: Any, request: Any) -> Any:
+        timeouts = request.customTimeouts
+        requests[request.name] = Registration(
+            request.type, request.parent, list(request.dependencies), list(request.ignoreChanges),
+            {"create": timeouts.create, "update": timeouts.update})
+        return original(monitor, request)
+
+    pulumi_mocks.MockMonitor.RegisterResource = spy  # type: ignore[method-assign]
+    try:
+        return run_program(build), requests
+    finally:
+        pulumi_mocks.MockMonitor.RegisterResource = original  # type: ignore[method-assign]
+
+
+def urn_type_chain(urn: str) -> str:
+    """'urn:pulumi:stack::project::A$B$C::name' -> 'A$B$C'."""
+    return urn.split("::")[2]

@@ -1,0 +1,36 @@
+"""Run the real Pulumi program (__main__.py) under mocks with a stack file's settings."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+from typing import Any
+
+from config.sources import read_stack_file
+from tests.factories import REPO
+from tests.harness import Registered, run_program_catching
+
+SECRET_VALUES = {"hf_token": "hf_test_token", "api_key": "sk-test-key"}
+
+
+def stack_file_config(path: Path) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The stack file's project keys as the engine would hand them over, secrets with test values."""
+    raw, secrets, _ = read_stack_file(path)
+    config = dict(raw)
+    for name in secrets:
+        config[name] = SECRET_VALUES[name]
+    return config, tuple(sorted(secrets))
+
+
+def run_main(config: dict[str, Any], secret_keys: tuple[str, ...] = (), stack: str = "test",
+             ) -> tuple[Registered, BaseException | None]:
+    """Run __main__.py; return what it registered and the error it stopped with, if any."""
+    return run_program_catching(lambda: runpy.run_path(str(REPO / "__main__.py"), run_name="__main__"),
+                                config=config, secret_keys=secret_keys, stack=stack)
+
+
+def run_stack_file(path: Path, extra: dict[str, Any] | None = None) -> tuple[Registered, BaseException | None]:
+    config, secret_keys = stack_file_config(path)
+    config.update(extra or {})
+    return run_main(config, secret_keys + tuple(k for k in (extra or {}) if k in SECRET_VALUES),
+                    stack=path.name.removeprefix("Pulumi.").removesuffix(".yaml"))

@@ -1,0 +1,84 @@
+"""External validators for the observability tests: promtool, and the upstream CRD schemas.
+
+promtool (Debian package `prometheus`) parses and unit-tests the rules the program renders. The CRD
+schemas live beside the repository in ../shared/crds (not copied into the project); objects are validated
+against them with unknown fields rejected, which the API server would otherwise silently prune.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+CRDS = REPO.parent / "shared" / "crds"
+LABEL_TEMPLATE = re.compile(r"\{\{ \$labels\.(\w+) \}\}")
+
+
+def promtool() -> str:
+    path = shutil.which("promtool")
+    assert path, "promtool not found on PATH. Fix: apt-get install -y prometheus (provides /usr/bin/promtool)."
+    return path
+
+
+def run_promtool(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([promtool(), *map(str, args)], capture_output=True, text=True, timeout=30, check=False)
+
+
+def write_yaml(path: Path, document: Any) -> Path:
+    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def check_rules(path: Path) -> subprocess.CompletedProcess[str]:
+    return run_promtool("check", "rules", path)
+
+
+def recording_rules(expressions: list[str]) -> dict[str, Any]:
+    """Every expression as a recording rule, so `promtool check rules` parses each one."""
+    rules = [{"record": f"check:expr_{n}", "expr": expr} for n, expr in enumerate(expressions)]
+    return {"groups": [{"name": "parse-check", "rules": rules}]}
+
+
+def expected_alert(rule: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
+    """What promtool must see for `rule` firing on a series with `labels`: the rule's labels and annotations
+    are taken from the rendered rule itself, with `{{ $labels.x }}` filled in."""
+    def fill(text: str) -> str:
+        return LABEL_TEMPLATE.sub(lambda m: labels[m.group(1)], text)
+
+    return {"exp_labels": {**labels, **rule.get("labels", {})},
+            "exp_annotations": {key: fill(value) for key, value in rule.get("annotations", {}).items()}}
+
+
+@cache
+def crd_schema(file_name: str) -> dict[str, Any]:
+    path = CRDS / file_name
+    assert CRDS.is_dir(), (f"CRD schemas not found at {CRDS}. The tests expect the shared folder beside the "
+                           "repository (../shared/crds relative to the repo root).")
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return strict(document["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
+
+
+def strict(schema: Any) -> Any:
+    """The schema with additionalProperties false wherever it lists properties and allows nothing else."""
+    if isinstance(schema, list):
+        return [strict(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    result = {key: strict(value) for key, value in schema.items()}
+    if ("properties" in result and "additionalProperties" not in result
+            and not result.get("x-kubernetes-preserve-unknown-fields")):
+        result["additionalProperties"] = False
+    return result
+
+
+def crd_errors(manifest: dict[str, Any], file_name: str) -> list[str]:
+    validator = jsonschema.Draft7Validator(crd_schema(file_name))
+    return [f"{'.'.join(map(str, error.absolute_path))}: {error.message}" for error in validator.iter_errors(manifest)]

@@ -1,0 +1,157 @@
+"""The rendered alerting rules, field by field, and the PrometheusRule object around them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from catalog.vllm_metrics import VERSIONS
+from components.render.alerts import (
+    AlertThresholds,
+    gpu_memory_threshold,
+    render_prometheus_rule,
+    render_rule_groups,
+)
+from components.render.promql import Workload
+from config.observability import MonitoringConfig
+from tests.promtool import crd_errors
+
+WORKLOAD = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server",
+                    hpa_name="keda-hpa-llama")
+LIMITS = AlertThresholds(queue_per_replica=26, gpu_memory_used_fraction=0.95)
+SEL = '{namespace="llm",model_name="llama-8b"}'
+PODS = '{namespace="llm",pod=~"llama-server-[a-z0-9]+-[a-z0-9]+"}'
+
+
+def groups(version: str = "0.33.0", workload: Workload = WORKLOAD, **changes: Any) -> list[dict[str, Any]]:
+    return render_rule_groups(MonitoringConfig(**changes), LIMITS, VERSIONS[version], workload)
+
+
+def rules(version: str = "0.33.0", workload: Workload = WORKLOAD, **changes: Any) -> dict[str, dict[str, Any]]:
+    return {rule["alert"]: rule for group in groups(version, workload, **changes) for rule in group["rules"]}
+
+
+def test_rule_groups_are_named_after_the_deployment() -> None:
+    assert [group["name"] for group in groups()] == [
+        "llama-server-vllm-engine", "llama-server-vllm-latency", "llama-server-vllm-kubernetes", "llama-server-vllm-gpu"]
+
+
+def test_the_alerts_rendered_for_vllm_0_33() -> None:
+    assert sorted(rules()) == sorted([
+        "VllmKvCacheNearlyFull", "VllmRequestsQueueing", "VllmPreemptions", "VllmMetricsAbsent",
+        "VllmTimeToFirstTokenHigh", "VllmInterTokenLatencyHigh", "VllmRequestErrors", "VllmReplicasNotReady",
+        "VllmContainerRestarting", "VllmContainerOOMKilled", "VllmAutoscalerAtMaxReplicas", "VllmGpuMemoryNearlyFull"])
+
+
+def test_no_request_error_alert_on_vllm_0_7_2_which_has_no_http_counter_in_its_table() -> None:
+    assert "VllmRequestErrors" not in rules("0.7.2")
+
+
+def test_no_autoscaler_alert_without_an_hpa() -> None:
+    plain = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server")
+    assert "VllmAutoscalerAtMaxReplicas" not in rules(workload=plain)
+
+
+@pytest.mark.parametrize("version", sorted(VERSIONS))
+def test_every_alert_has_severity_summary_description_and_runbook(version: str) -> None:
+    for rule in rules(version).values():
+        assert rule["labels"]["severity"] in ("warning", "critical")
+        assert set(rule["annotations"]) == {"summary", "description", "runbook"}
+        assert all(text.strip() for text in rule["annotations"].values())
+
+
+@pytest.mark.parametrize("version", sorted(VERSIONS))
+def test_no_annotation_templates_the_value(version: str) -> None:
+    # promtool unit tests state annotations exactly; $value would make them depend on float formatting.
+    assert all("$value" not in text for rule in rules(version).values() for text in rule["annotations"].values())
+
+
+def test_kv_cache_alert_compares_the_fraction_per_pod() -> None:
+    rule = rules()["VllmKvCacheNearlyFull"]
+    assert rule["expr"] == f"max by (namespace, model_name, pod) (vllm:kv_cache_usage_perc{SEL}) > 0.9"
+    assert (rule["for"], rule["labels"]) == ("10m", {"severity": "warning"})
+
+
+def test_kv_cache_alert_reads_the_v0_gauge_on_vllm_0_7_2() -> None:
+    assert rules("0.7.2")["VllmKvCacheNearlyFull"]["expr"] == (
+        f"max by (namespace, model_name, pod) (vllm:gpu_cache_usage_perc{SEL}) > 0.9")
+
+
+def test_queue_alert_averages_waiting_requests_per_pod_against_the_derived_threshold() -> None:
+    assert rules()["VllmRequestsQueueing"]["expr"] == (
+        f"avg by (namespace, model_name) (sum by (namespace, model_name, pod) (vllm:num_requests_waiting{SEL})) > 26")
+
+
+def test_ttft_alert_compares_p99_with_the_slo_in_seconds() -> None:
+    assert rules(time_to_first_token_p99_slo_seconds=1.5)["VllmTimeToFirstTokenHigh"]["expr"] == (
+        "histogram_quantile(0.99, sum by (namespace, model_name, le) "
+        f"(rate(vllm:time_to_first_token_seconds_bucket{SEL}[5m]))) > 1.5")
+
+
+def test_inter_token_alert_uses_each_versions_histogram() -> None:
+    assert "vllm:inter_token_latency_seconds_bucket" in rules()["VllmInterTokenLatencyHigh"]["expr"]
+    assert "vllm:time_per_output_token_seconds_bucket" in rules("0.7.2")["VllmInterTokenLatencyHigh"]["expr"]
+
+
+def test_error_alert_is_the_share_of_5xx_responses() -> None:
+    rule = rules()["VllmRequestErrors"]
+    failed = PODS[:-1] + ',status=~"5.."}'
+    assert rule["expr"] == (f"sum by (namespace) (rate(http_requests_total{failed}[5m])) / "
+                            f"sum by (namespace) (rate(http_requests_total{PODS}[5m])) > 0.05")
+    assert (rule["for"], rule["labels"]["severity"]) == ("5m", "critical")
+
+
+def test_preemption_alert_is_a_rate_per_second() -> None:
+    assert rules()["VllmPreemptions"]["expr"] == (
+        f"sum by (namespace, model_name) (rate(vllm:num_preemptions_total{SEL}[5m])) > 0.05")
+
+
+def test_replicas_not_ready_waits_longer_than_a_model_load() -> None:
+    rule = rules(not_ready_for="30m")["VllmReplicasNotReady"]
+    assert rule["for"] == "30m"
+    assert rule["labels"]["severity"] == "critical"
+
+
+def test_oom_alert_joins_restarts_with_the_oomkilled_reason() -> None:
+    expr = rules()["VllmContainerOOMKilled"]["expr"]
+    assert expr == (f"(increase(kube_pod_container_status_restarts_total{PODS}[10m]) > 0) and on (namespace, pod, "
+                    f"container) (kube_pod_container_status_last_terminated_reason{PODS[:-1]},reason=\"OOMKilled\"}} == 1)")
+
+
+def test_restart_alert_fires_without_waiting() -> None:
+    assert "for" not in rules()["VllmContainerRestarting"]
+
+
+def test_gpu_memory_alert_uses_dcgm_framebuffer_share_and_exported_labels() -> None:
+    dcgm = '{exported_namespace="llm",exported_pod=~"llama-server-[a-z0-9]+-[a-z0-9]+"}'
+    assert rules()["VllmGpuMemoryNearlyFull"]["expr"] == (
+        f"max by (exported_namespace, exported_pod, gpu) (DCGM_FI_DEV_FB_USED{dcgm} / "
+        f"(DCGM_FI_DEV_FB_USED{dcgm} + DCGM_FI_DEV_FB_FREE{dcgm})) > 0.95")
+
+
+def test_gpu_memory_threshold_sits_above_what_vllm_claims() -> None:
+    assert gpu_memory_threshold(0.92, 0.05) == 0.97
+
+
+def test_gpu_memory_threshold_never_exceeds_99_percent() -> None:
+    assert gpu_memory_threshold(0.98, 0.05) == 0.99
+
+
+def test_autoscaler_alert_compares_current_with_max_on_kedas_hpa() -> None:
+    hpa = '{namespace="llm",horizontalpodautoscaler="keda-hpa-llama"}'
+    assert rules()["VllmAutoscalerAtMaxReplicas"]["expr"] == (
+        f"kube_horizontalpodautoscaler_status_current_replicas{hpa} >= on (namespace, horizontalpodautoscaler) "
+        f"kube_horizontalpodautoscaler_spec_max_replicas{hpa}")
+
+
+def test_prometheus_rule_carries_the_release_label_and_the_groups() -> None:
+    rule = render_prometheus_rule("llama", {"release": "monitoring"}, groups(), "llm")
+    assert rule["metadata"] == {"name": "llama", "namespace": "llm", "labels": {"release": "monitoring"}}
+    assert rule["spec"] == {"groups": groups()}
+
+
+@pytest.mark.parametrize("version", sorted(VERSIONS))
+def test_prometheus_rule_matches_the_crd_schema(version: str) -> None:
+    rule = render_prometheus_rule("llama", {"release": "monitoring"}, groups(version), "llm")
+    assert crd_errors(rule, "monitoring.coreos.com_prometheusrules.yaml") == []

@@ -1,0 +1,228 @@
+"""`promtool check rules` and `promtool test rules` on the rules the program renders, with synthetic series.
+
+The rule file is written at test time from render_rule_groups, the function the Monitoring component
+registers; expected labels and annotations of a firing alert are read from the rendered rule itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from catalog.vllm_metrics import VERSIONS
+from components.render.alerts import AlertThresholds, render_rule_groups
+from components.render.promql import Workload
+from config.observability import MonitoringConfig
+from tests.promtool import check_rules, expected_alert, run_promtool, write_yaml
+
+WORKLOAD = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server",
+                    hpa_name="keda-hpa-llama")
+LIMITS = AlertThresholds(queue_per_replica=26, gpu_memory_used_fraction=0.95)
+POD, OTHER_POD = "llama-server-7d9f8b6c5-x2x4k", "llama-server-7d9f8b6c5-q8w7e"
+VLLM = 'namespace="llm",model_name="llama-8b",engine="0"'
+MODEL = {"namespace": "llm", "model_name": "llama-8b"}
+Series = list[tuple[str, str]]
+
+
+def rendered_rules(version: str) -> list[dict[str, Any]]:
+    return render_rule_groups(MonitoringConfig(), LIMITS, VERSIONS[version], WORKLOAD)
+
+
+def rule_named(version: str, alert: str) -> dict[str, Any]:
+    return next(r for g in rendered_rules(version) for r in g["rules"] if r.get("alert") == alert)
+
+
+def promtool_test(tmp_path: Path, series: Series, alert: str, fired: list[dict[str, str]],
+                  version: str = "0.33.0", eval_time: str = "20m") -> None:
+    """Feed `series` (one sample a minute) and assert exactly the `fired` alerts at `eval_time`."""
+    write_yaml(tmp_path / "rules.yaml", {"groups": rendered_rules(version)})
+    rule = rule_named(version, alert)
+    test = {
+        "rule_files": ["rules.yaml"],
+        "evaluation_interval": "1m",
+        "tests": [{
+            "interval": "1m",
+            "input_series": [{"series": name, "values": values} for name, values in series],
+            "alert_rule_test": [{"eval_time": eval_time, "alertname": alert,
+                                 "exp_alerts": [expected_alert(rule, labels) for labels in fired]}],
+        }],
+    }
+    result = run_promtool("test", "rules", write_yaml(tmp_path / "test.yaml", test))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def histogram(metric: str, bounds: tuple[str, ...], filled_from: str) -> Series:
+    """Ten observations a minute, all in the bucket ending at `filled_from`."""
+    start = bounds.index(filled_from)
+    return [(f'{metric}_bucket{{{VLLM},le="{le}"}}', "0+10x30" if i >= start else "0x30")
+            for i, le in enumerate(bounds)]
+
+
+def kv(version: str, pod: str, values: str, model: str = "llama-8b") -> tuple[str, str]:
+    return (f'{VERSIONS[version].kv_cache_usage}{{namespace="llm",model_name="{model}",pod="{pod}"}}', values)
+
+
+@pytest.mark.parametrize("version", sorted(VERSIONS))
+def test_rendered_rules_pass_promtool_check(tmp_path: Path, version: str) -> None:
+    result = check_rules(write_yaml(tmp_path / "rules.yaml", {"groups": rendered_rules(version)}))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("version", sorted(VERSIONS))
+def test_kv_cache_alert_fires_on_a_full_cache(tmp_path: Path, version: str) -> None:
+    promtool_test(tmp_path, [kv(version, POD, "0.95x30")], "VllmKvCacheNearlyFull",
+                  [{**MODEL, "pod": POD}], version)
+
+
+def test_kv_cache_alert_stays_quiet_at_80_percent(tmp_path: Path) -> None:
+    promtool_test(tmp_path, [kv("0.33.0", POD, "0.8x30")], "VllmKvCacheNearlyFull", [])
+
+
+def test_kv_cache_alert_waits_ten_minutes(tmp_path: Path) -> None:
+    promtool_test(tmp_path, [kv("0.33.0", POD, "0.95x30")], "VllmKvCacheNearlyFull", [], eval_time="9m")
+
+
+def test_kv_cache_alert_ignores_another_models_series(tmp_path: Path) -> None:
+    promtool_test(tmp_path, [kv("0.33.0", POD, "0.99x30", model="other")], "VllmKvCacheNearlyFull", [])
+
+
+def test_queue_alert_fires_when_waiting_per_replica_exceeds_the_threshold(tmp_path: Path) -> None:
+    series = [(f'vllm:num_requests_waiting{{{VLLM},pod="{POD}"}}', "30x30"),
+              (f'vllm:num_requests_waiting{{{VLLM},pod="{OTHER_POD}"}}', "40x30")]
+    promtool_test(tmp_path, series, "VllmRequestsQueueing", [MODEL])
+
+
+def test_queue_alert_stays_quiet_below_the_threshold(tmp_path: Path) -> None:
+    series = [(f'vllm:num_requests_waiting{{{VLLM},pod="{POD}"}}', "20x30"),
+              (f'vllm:num_requests_waiting{{{VLLM},pod="{OTHER_POD}"}}', "20x30")]
+    promtool_test(tmp_path, series, "VllmRequestsQueueing", [])
+
+
+TTFT_BOUNDS = ("0.5", "1", "2.5", "5", "+Inf")
+ITL_BOUNDS = ("0.1", "0.25", "0.5", "+Inf")
+
+
+def test_ttft_alert_fires_when_p99_is_above_the_slo(tmp_path: Path) -> None:
+    series = histogram("vllm:time_to_first_token_seconds", TTFT_BOUNDS, "5")
+    promtool_test(tmp_path, series, "VllmTimeToFirstTokenHigh", [MODEL])
+
+
+def test_ttft_alert_stays_quiet_when_p99_is_under_the_slo(tmp_path: Path) -> None:
+    series = histogram("vllm:time_to_first_token_seconds", TTFT_BOUNDS, "0.5")
+    promtool_test(tmp_path, series, "VllmTimeToFirstTokenHigh", [])
+
+
+@pytest.mark.parametrize("version", sorted(VERSIONS))
+def test_inter_token_alert_fires_on_slow_decoding(tmp_path: Path, version: str) -> None:
+    series = histogram(VERSIONS[version].inter_token_latency, ITL_BOUNDS, "0.5")
+    promtool_test(tmp_path, series, "VllmInterTokenLatencyHigh", [MODEL], version)
+
+
+def test_inter_token_alert_stays_quiet_on_fast_decoding(tmp_path: Path) -> None:
+    series = histogram(VERSIONS["0.33.0"].inter_token_latency, ITL_BOUNDS, "0.1")
+    promtool_test(tmp_path, series, "VllmInterTokenLatencyHigh", [])
+
+
+def http(status: str, per_minute: int) -> tuple[str, str]:
+    return (f'http_requests_total{{namespace="llm",pod="{POD}",handler="/v1/chat/completions",method="POST",'
+            f'status="{status}"}}', f"0+{per_minute}x30")
+
+
+def test_error_alert_fires_at_ten_percent_5xx(tmp_path: Path) -> None:
+    promtool_test(tmp_path, [http("2xx", 90), http("5xx", 10)], "VllmRequestErrors", [{"namespace": "llm"}])
+
+
+def test_error_alert_stays_quiet_at_one_percent_5xx(tmp_path: Path) -> None:
+    promtool_test(tmp_path, [http("2xx", 99), http("5xx", 1)], "VllmRequestErrors", [])
+
+
+def test_preemption_alert_fires_at_one_per_second(tmp_path: Path) -> None:
+    series = [(f'vllm:num_preemptions_total{{{VLLM},pod="{POD}"}}', "0+60x30")]
+    promtool_test(tmp_path, series, "VllmPreemptions", [MODEL])
+
+
+def test_preemption_alert_stays_quiet_without_preemptions(tmp_path: Path) -> None:
+    series = [(f'vllm:num_preemptions_total{{{VLLM},pod="{POD}"}}', "0x30")]
+    promtool_test(tmp_path, series, "VllmPreemptions", [])
+
+
+def test_metrics_absent_fires_when_vllm_series_are_missing(tmp_path: Path) -> None:
+    series = [('kube_deployment_spec_replicas{namespace="llm",deployment="llama-server"}', "1x30")]
+    promtool_test(tmp_path, series, "VllmMetricsAbsent", [MODEL])
+
+
+def test_metrics_absent_stays_quiet_while_vllm_reports(tmp_path: Path) -> None:
+    series = [(f'vllm:num_requests_running{{{VLLM},pod="{POD}"}}', "3x30")]
+    promtool_test(tmp_path, series, "VllmMetricsAbsent", [])
+
+
+def replicas(wanted: int, available: int) -> Series:
+    labels = '{namespace="llm",deployment="llama-server"}'
+    return [(f"kube_deployment_spec_replicas{labels}", f"{wanted}x30"),
+            (f"kube_deployment_status_replicas_available{labels}", f"{available}x30")]
+
+
+def test_replicas_not_ready_fires_after_fifteen_minutes_short(tmp_path: Path) -> None:
+    promtool_test(tmp_path, replicas(2, 1), "VllmReplicasNotReady", [{"namespace": "llm", "deployment": "llama-server"}])
+
+
+def test_replicas_not_ready_stays_quiet_when_all_are_available(tmp_path: Path) -> None:
+    promtool_test(tmp_path, replicas(2, 2), "VllmReplicasNotReady", [])
+
+
+def restarts(pod: str, values: str) -> tuple[str, str]:
+    return (f'kube_pod_container_status_restarts_total{{namespace="llm",pod="{pod}",container="vllm"}}', values)
+
+
+def test_restart_alert_fires_on_a_restart_loop(tmp_path: Path) -> None:
+    promtool_test(tmp_path, [restarts(POD, "0+1x30")], "VllmContainerRestarting",
+                  [{"namespace": "llm", "pod": POD, "container": "vllm"}])
+
+
+def test_restart_alert_ignores_pods_of_other_deployments(tmp_path: Path) -> None:
+    promtool_test(tmp_path, [restarts("other-server-7d9f8b6c5-x2x4k", "0+1x30")], "VllmContainerRestarting", [])
+
+
+def terminated(reason: str) -> tuple[str, str]:
+    return (f'kube_pod_container_status_last_terminated_reason{{namespace="llm",pod="{POD}",container="vllm",'
+            f'reason="{reason}"}}', "1x30")
+
+
+def test_oom_alert_fires_when_the_last_restart_was_an_oom_kill(tmp_path: Path) -> None:
+    promtool_test(tmp_path, [restarts(POD, "0+1x30"), terminated("OOMKilled")], "VllmContainerOOMKilled",
+                  [{"namespace": "llm", "pod": POD, "container": "vllm"}])
+
+
+def test_oom_alert_stays_quiet_for_other_termination_reasons(tmp_path: Path) -> None:
+    promtool_test(tmp_path, [restarts(POD, "0+1x30"), terminated("Error")], "VllmContainerOOMKilled", [])
+
+
+def gpu(used_mib: int, free_mib: int) -> Series:
+    labels = f'{{exported_namespace="llm",exported_pod="{POD}",gpu="0",Hostname="node-1"}}'
+    return [(f"DCGM_FI_DEV_FB_USED{labels}", f"{used_mib}x30"), (f"DCGM_FI_DEV_FB_FREE{labels}", f"{free_mib}x30")]
+
+
+def test_gpu_memory_alert_fires_above_what_vllm_claims(tmp_path: Path) -> None:
+    promtool_test(tmp_path, gpu(80_000, 1_000), "VllmGpuMemoryNearlyFull",
+                  [{"exported_namespace": "llm", "exported_pod": POD, "gpu": "0"}])
+
+
+def test_gpu_memory_alert_stays_quiet_at_vllms_normal_ninety_percent(tmp_path: Path) -> None:
+    promtool_test(tmp_path, gpu(73_000, 8_000), "VllmGpuMemoryNearlyFull", [])
+
+
+def hpa(current: int, maximum: int) -> Series:
+    labels = '{namespace="llm",horizontalpodautoscaler="keda-hpa-llama"}'
+    return [(f"kube_horizontalpodautoscaler_status_current_replicas{labels}", f"{current}x30"),
+            (f"kube_horizontalpodautoscaler_spec_max_replicas{labels}", f"{maximum}x30")]
+
+
+def test_autoscaler_alert_fires_at_max_replicas(tmp_path: Path) -> None:
+    promtool_test(tmp_path, hpa(4, 4), "VllmAutoscalerAtMaxReplicas",
+                  [{"namespace": "llm", "horizontalpodautoscaler": "keda-hpa-llama"}])
+
+
+def test_autoscaler_alert_stays_quiet_below_max(tmp_path: Path) -> None:
+    promtool_test(tmp_path, hpa(2, 4), "VllmAutoscalerAtMaxReplicas", [])

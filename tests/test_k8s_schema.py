@@ -1,0 +1,49 @@
+"""Every rendered object validates strictly against the OpenAPI schema of Kubernetes 1.37
+(the newest release kubernetes-validate 1.37.0 ships: v1.37.0-local-strict)."""
+
+from __future__ import annotations
+
+import kubernetes_validate
+import pytest
+
+from tests.kubernetes_fixtures import configured, manifests, one, stack
+
+KUBERNETES_VERSION = "1.37.0"
+
+VARIANTS = {
+    "prod": lambda: stack("prod"),
+    "dev": lambda: stack("dev"),
+    "0.7.2 with ngram and api key": lambda: configured(
+        frozenset({"api_key"}), vllm={"version": "0.7.2"}, security={"require_api_key": True},
+        engine={"max_model_len": 8192, "speculative": {"method": "ngram", "num_speculative_tokens": 4,
+                                                       "prompt_lookup_max": 4}}),
+    "autoscaled, zone spread, existing namespace": lambda: configured(
+        autoscaling={"enabled": True, "max_replica_count": 4}, scheduling={"spread": "zone"},
+        namespace={"name": "llm", "create": False}, gpu={"product": "A100-SXM4-80GB",
+                                                         "node_selector": {"cloud.google.com/gke-accelerator": "a"}}),
+    "local path on an existing claim": lambda: configured(
+        model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "llama"}, cache={"existing_claim": "models"}),
+}
+
+
+def strict_validate(obj: dict) -> None:
+    kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_every_rendered_object_validates_strictly(variant: str):
+    for obj in manifests(*VARIANTS[variant](), with_token=True):
+        strict_validate(obj)
+
+
+def test_strict_validation_rejects_an_unknown_field():
+    deployment = one(manifests(*stack("prod")), "Deployment")
+    deployment["spec"]["template"]["spec"]["containers"][0]["startupProbes"] = {}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        strict_validate(deployment)
+
+
+def test_prod_renders_every_expected_kind():
+    kinds = sorted(obj["kind"] for obj in manifests(*stack("prod"), with_token=True))
+    assert kinds == ["Deployment", "Job", "Namespace", "PersistentVolumeClaim", "PodDisruptionBudget", "Secret",
+                     "Secret", "Service", "ServiceAccount", "ServiceAccount"]  # the HF token and the API key

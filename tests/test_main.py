@@ -1,0 +1,58 @@
+"""The Pulumi program end to end under mocks: a bad or blocked stack registers nothing."""
+
+from __future__ import annotations
+
+import pulumi
+
+from tests.factories import STACKS
+from tests.program import run_main, run_stack_file, stack_file_config
+
+
+def test_a_blocked_stack_stops_with_the_shortfall_in_gib_and_registers_nothing() -> None:
+    registered, error = run_stack_file(STACKS / "examples/Pulumi.blocked-70b-on-2x-a100-40gb.yaml")
+    assert isinstance(error, pulumi.RunError)
+    assert str(error).startswith("vLLM preflight blocked this stack; nothing was created.")
+    assert "short by 30.17 GiB" in str(error)
+    assert registered.resources == []
+    assert registered.exports == {}
+
+
+def test_a_config_error_stops_the_program_naming_the_key_and_registers_nothing() -> None:
+    registered, error = run_main({"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"product": "L4"},
+                                  "engine": {"max_modl_len": 4096}})
+    assert isinstance(error, pulumi.RunError)
+    assert "vllm-serving:engine.max_modl_len: unknown key" in str(error)
+    assert registered.resources == []
+
+
+def test_a_required_api_key_that_is_not_set_stops_the_program_and_registers_nothing() -> None:
+    config, secret_keys = stack_file_config(STACKS / "Pulumi.prod.yaml")
+    config.pop("api_key", None)
+    registered, error = run_main(config, tuple(k for k in secret_keys if k != "api_key"))
+    assert isinstance(error, pulumi.RunError)
+    assert "vllm-serving:api_key: is required because security.require_api_key is true" in str(error)
+    assert registered.resources == []
+
+
+def test_the_prod_stack_exports_the_preflight_report_and_the_service() -> None:
+    registered, error = run_stack_file(STACKS / "Pulumi.prod.yaml", extra={"api_key": "sk-test"})
+    assert error is None
+    assert registered.exports["preflight"]["fits"] is True
+    assert registered.exports["preflight"]["kv_cache_gib_per_gpu"] == 33.46
+    assert registered.exports["servedModelName"] == "llama-70b"
+
+
+def test_the_prod_stack_registers_the_whole_kubernetes_target() -> None:
+    registered, _ = run_stack_file(STACKS / "Pulumi.prod.yaml", extra={"api_key": "sk-test"})
+    assert {"kubernetes:apps/v1:Deployment", "kubernetes:core/v1:Service", "kubernetes:batch/v1:Job",
+            "kubernetes:core/v1:PersistentVolumeClaim", "kubernetes:keda.sh/v1alpha1:ScaledObject",
+            "kubernetes:monitoring.coreos.com/v1:ServiceMonitor", "kubernetes:monitoring.coreos.com/v1:PrometheusRule",
+            "kubernetes:networking.k8s.io/v1:NetworkPolicy", "kubernetes:policy/v1:PodDisruptionBudget",
+            } <= set(registered.types)
+
+
+def test_a_docker_stack_registers_no_kubernetes_object() -> None:
+    registered, error = run_stack_file(STACKS / "Pulumi.docker-8b.yaml")
+    assert error is None
+    assert not [t for t in registered.types if t.startswith("kubernetes:")]
+    assert "vllm-serving:index:DockerHost" in registered.types

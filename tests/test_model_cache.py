@@ -1,0 +1,65 @@
+"""ModelCache under Pulumi mocks: PVC, token Secret, download Job, and what the server waits for."""
+
+from __future__ import annotations
+
+import pulumi
+
+from components.model_cache import ModelCache, ModelCacheArgs
+from tests.harness import run_program
+from tests.kubernetes_fixtures import configured, run_recording, stack
+
+
+def build_cache(cfg, report, hf_token: str | None = None):  # type: ignore[no-untyped-def]
+    def build() -> None:
+        token = pulumi.Output.secret(hf_token) if hf_token else None
+        ModelCache("llama-cache", ModelCacheArgs(config=cfg, instance="llama", namespace="vllm",
+                                                 weights_on_disk_gib=report.weights_on_disk_gib, hf_token=token))
+    return build
+
+
+def test_cache_registers_a_pvc_a_service_account_and_a_download_job():
+    registered = run_program(build_cache(*stack("prod")))
+    assert registered.types == ["kubernetes:batch/v1:Job", "kubernetes:core/v1:PersistentVolumeClaim",
+                                "kubernetes:core/v1:ServiceAccount", "vllm-serving:index:ModelCache"]
+
+
+def test_every_child_is_parented_to_the_cache_component():
+    _, requests = run_recording(build_cache(*stack("prod")))
+    children = [r for r in requests.values() if r.typ.startswith("kubernetes:")]
+    assert children and all(r.parent.endswith("vllm-serving:index:ModelCache::llama-cache") for r in children)
+
+
+def test_pvc_inputs_carry_the_computed_size():
+    pvc = run_program(build_cache(*stack("prod"))).one("kubernetes:core/v1:PersistentVolumeClaim")
+    assert pvc["spec"]["resources"]["requests"]["storage"] == "166Gi"
+    assert pvc["metadata"]["labels"]["app.kubernetes.io/component"] == "model-cache"
+
+
+def test_token_becomes_a_secret_only_when_given():
+    with_token = run_program(build_cache(*stack("prod"), hf_token="hf_x"))
+    without = run_program(build_cache(*stack("prod")))
+    assert len(with_token.of_type("kubernetes:core/v1:Secret")) == 1
+    assert without.of_type("kubernetes:core/v1:Secret") == []
+
+
+def test_job_waits_for_the_volume_and_the_token_secret():
+    _, requests = run_recording(build_cache(*stack("prod"), hf_token="hf_x"))
+    dependencies = requests["llama-cache-download"].dependencies
+    assert any(d.endswith("::llama-cache-pvc") for d in dependencies)
+    assert any(d.endswith("::llama-cache-hf-token") for d in dependencies)
+
+
+def test_job_timeout_follows_the_download_budget_not_the_ten_minute_default():
+    _, requests = run_recording(build_cache(*stack("prod")))
+    assert requests["llama-cache-download"].timeouts == {"create": "43m", "update": "43m"}
+
+
+def test_existing_claim_registers_no_pvc():
+    registered = run_program(build_cache(*configured(cache={"existing_claim": "models"})))
+    assert registered.of_type("kubernetes:core/v1:PersistentVolumeClaim") == []
+
+
+def test_local_path_registers_no_job():
+    cfg, report = configured(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "llama"},
+                             cache={"existing_claim": "models"})
+    assert run_program(build_cache(cfg, report)).types == ["vllm-serving:index:ModelCache"]

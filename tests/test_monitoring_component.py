@@ -1,0 +1,145 @@
+"""The Monitoring component under Pulumi mocks: ServiceMonitor/PodMonitor, PrometheusRule, dashboard ConfigMap."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from catalog.vllm_metrics import VERSIONS
+from components.monitoring import TOKEN, Monitoring, MonitoringArgs, alert_thresholds, render_monitor
+from components.render.alerts import render_rule_groups
+from components.render.keda import Capacity
+from components.render.promql import Workload
+from config.observability import MonitoringConfig
+from tests.harness import Registered, resolve, run_program
+from tests.promtool import crd_errors
+
+SERVICE_MONITOR = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"
+POD_MONITOR = "kubernetes:monitoring.coreos.com/v1:PodMonitor"
+RULE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
+CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
+CAPACITY = Capacity(max_num_seqs=256, kv_cache_tokens=448_224, tokens_per_request=1024, gpu_memory_utilization=0.9)
+LABELS = {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "llama"}
+
+
+def args(**changes: Any) -> MonitoringArgs:
+    values: dict[str, Any] = {
+        "namespace": "llm", "deployment_name": "llama-server", "selector_labels": LABELS,
+        "served_model_name": "llama-8b", "vllm_version": "0.33.0", "monitoring": MonitoringConfig(),
+        "capacity": CAPACITY, "hpa_name": "keda-hpa-llama"}
+    return MonitoringArgs(**{**values, **changes})
+
+
+def build(monitoring_args: MonitoringArgs) -> Registered:
+    return run_program(lambda: Monitoring("llama", monitoring_args))
+
+
+def test_registers_a_service_monitor_rules_and_a_dashboard() -> None:
+    assert build(args()).types == sorted([CONFIG_MAP, SERVICE_MONITOR, RULE, TOKEN])
+
+
+def test_children_are_parented_to_the_component() -> None:
+    made: list[Monitoring] = []
+    run_program(lambda: made.append(Monitoring("llama", args())))
+    urns = [resolve(child.urn) for child in (made[0].monitor, made[0].rules, made[0].dashboard)]
+    assert all(f"::{TOKEN}$" in urn for urn in urns)
+
+
+def test_service_monitor_scrapes_metrics_on_the_http_port() -> None:
+    spec = build(args()).one(SERVICE_MONITOR)["spec"]
+    assert spec["endpoints"] == [{"port": "http", "path": "/metrics", "scheme": "http", "interval": "15s"}]
+
+
+def test_service_monitor_selects_the_service_labels_in_its_namespace() -> None:
+    spec = build(args()).one(SERVICE_MONITOR)["spec"]
+    assert spec["selector"] == {"matchLabels": LABELS}
+    assert spec["namespaceSelector"] == {"matchNames": ["llm"]}
+
+
+def test_service_monitor_carries_the_kube_prometheus_stack_release_label() -> None:
+    metadata = build(args()).one(SERVICE_MONITOR)["metadata"]
+    assert metadata == {"name": "llama", "namespace": "llm", "labels": {**LABELS, "release": "monitoring"}}
+
+
+def test_release_label_follows_the_config() -> None:
+    metadata = build(args(monitoring=MonitoringConfig(release="kps"))).one(SERVICE_MONITOR)["metadata"]
+    assert metadata["labels"]["release"] == "kps"
+
+
+def test_no_release_label_when_release_is_null() -> None:
+    metadata = build(args(monitoring=MonitoringConfig(release=None))).one(SERVICE_MONITOR)["metadata"]
+    assert "release" not in metadata["labels"]
+
+
+def test_pod_monitor_replaces_the_service_monitor_when_asked() -> None:
+    registered = build(args(monitoring=MonitoringConfig(monitor_kind="PodMonitor")))
+    assert registered.of_type(SERVICE_MONITOR) == []
+    assert registered.one(POD_MONITOR)["spec"]["podMetricsEndpoints"] == [
+        {"port": "http", "path": "/metrics", "scheme": "http", "interval": "15s"}]
+
+
+def test_service_monitor_matches_the_crd_schema() -> None:
+    assert crd_errors(build(args()).one(SERVICE_MONITOR), "monitoring.coreos.com_servicemonitors.yaml") == []
+
+
+def test_pod_monitor_matches_the_crd_schema() -> None:
+    manifest = render_monitor("llama", "llm", LABELS, MonitoringConfig(monitor_kind="PodMonitor"))
+    assert crd_errors(manifest, "monitoring.coreos.com_podmonitors.yaml") == []
+
+
+def test_registered_rules_are_exactly_the_rendered_groups_promtool_tests() -> None:
+    spec = build(args()).one(RULE)["spec"]
+    workload = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server",
+                        hpa_name="keda-hpa-llama")
+    assert spec["groups"] == render_rule_groups(MonitoringConfig(), alert_thresholds(args()), VERSIONS["0.33.0"],
+                                                workload)
+
+
+def test_prometheus_rule_carries_the_release_label() -> None:
+    assert build(args()).one(RULE)["metadata"]["labels"] == {**LABELS, "release": "monitoring"}
+
+
+def test_registered_prometheus_rule_matches_the_crd_schema() -> None:
+    assert crd_errors(build(args()).one(RULE), "monitoring.coreos.com_prometheusrules.yaml") == []
+
+
+def test_queue_alert_uses_the_autoscalers_threshold_when_given() -> None:
+    assert alert_thresholds(args(queue_threshold=7)).queue_per_replica == 7
+
+
+def test_queue_alert_threshold_is_derived_from_capacity_without_autoscaling() -> None:
+    assert alert_thresholds(args()).queue_per_replica == 26
+
+
+def test_configured_queue_alert_threshold_wins() -> None:
+    cfg = MonitoringConfig(queue_alert_threshold=3)
+    assert alert_thresholds(args(monitoring=cfg, queue_threshold=7)).queue_per_replica == 3
+
+
+def test_gpu_memory_alert_threshold_follows_gpu_memory_utilization() -> None:
+    capacity = Capacity(256, 448_224, 1024, gpu_memory_utilization=0.92)
+    assert alert_thresholds(args(capacity=capacity)).gpu_memory_used_fraction == 0.97
+
+
+def test_no_prometheus_rule_when_alerts_are_off() -> None:
+    assert build(args(monitoring=MonitoringConfig(alerts=False))).of_type(RULE) == []
+
+
+def test_no_dashboard_when_the_dashboard_is_off() -> None:
+    assert build(args(monitoring=MonitoringConfig(dashboard=False))).of_type(CONFIG_MAP) == []
+
+
+def test_dashboard_config_map_is_labelled_for_the_grafana_sidecar() -> None:
+    metadata = build(args()).one(CONFIG_MAP)["metadata"]
+    assert metadata == {"name": "llama-dashboard", "namespace": "llm", "labels": {**LABELS, "grafana_dashboard": "1"}}
+
+
+def test_dashboard_namespace_can_differ() -> None:
+    metadata = build(args(monitoring=MonitoringConfig(dashboard_namespace="monitoring"))).one(CONFIG_MAP)["metadata"]
+    assert metadata["namespace"] == "monitoring"
+
+
+def test_dashboard_config_map_holds_one_json_file() -> None:
+    data = build(args()).one(CONFIG_MAP)["data"]
+    assert list(data) == ["llama-server-vllm.json"]
+    assert json.loads(data["llama-server-vllm.json"])["uid"] == "vllm-llm-llama-server"

@@ -1,0 +1,78 @@
+"""Every PromQL expression the program emits (KEDA triggers, alerts, dashboard), taken from what the
+components register under mocks: it parses (promtool), and uses only series the configured vLLM version
+or the known exporters expose, with no rate() over a gauge."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from catalog.vllm_metrics import VERSIONS
+from components.autoscaling import KedaAutoscaler, KedaAutoscalerArgs
+from components.monitoring import Monitoring, MonitoringArgs
+from components.render.keda import Capacity
+from components.render.promql import lint
+from config.observability import AutoscalingConfig, MonitoringConfig
+from tests.harness import Registered, run_program
+from tests.promtool import check_rules, recording_rules, write_yaml
+
+CAPACITY = Capacity(max_num_seqs=256, kv_cache_tokens=448_224, tokens_per_request=1024, gpu_memory_utilization=0.9)
+LABELS = {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "llama"}
+LABEL_VALUES = re.compile(r"^label_values\((.*), \w+\)$")  # Grafana's variable query wraps a selector
+
+
+def everything(version: str) -> Registered:
+    """Both components with every trigger, alert and panel switched on."""
+    common: dict[str, Any] = {"namespace": "llm", "deployment_name": "llama-server", "selector_labels": LABELS,
+                              "served_model_name": "llama-8b", "vllm_version": version, "capacity": CAPACITY}
+    scaling = AutoscalingConfig(enabled=True, triggers=("queue", "running", "kv_cache", "latency"))
+
+    def build() -> None:
+        autoscaler = KedaAutoscaler("llama", KedaAutoscalerArgs(autoscaling=scaling, **common))
+        Monitoring("llama", MonitoringArgs(monitoring=MonitoringConfig(), hpa_name=autoscaler.hpa_name, **common))
+
+    return run_program(build)
+
+
+def emitted_queries(registered: Registered) -> list[str]:
+    triggers = registered.one("kubernetes:keda.sh/v1alpha1:ScaledObject")["spec"]["triggers"]
+    groups = registered.one("kubernetes:monitoring.coreos.com/v1:PrometheusRule")["spec"]["groups"]
+    board = json.loads(next(iter(registered.one("kubernetes:core/v1:ConfigMap")["data"].values())))
+    variables = [LABEL_VALUES.sub(r"\1", v["query"]["query"]) for v in board["templating"]["list"]
+                 if v["type"] == "query"]
+    return ([t["metadata"]["query"] for t in triggers] + [r["expr"] for g in groups for r in g["rules"]]
+            + [t["expr"] for p in board["panels"] for t in p["targets"]] + variables)
+
+
+@pytest.fixture(scope="module", params=sorted(VERSIONS))
+def queries(request: pytest.FixtureRequest) -> tuple[str, list[str]]:
+    return request.param, emitted_queries(everything(request.param))
+
+
+def test_the_checked_queries_include_triggers_alerts_panels_and_the_variable(queries: tuple[str, list[str]]) -> None:
+    _, found = queries
+    assert 'sum(vllm:num_requests_waiting{namespace="llm",model_name="llama-8b"})' in found  # KEDA trigger
+    assert 'absent(vllm:num_requests_running{namespace="llm",model_name="llama-8b"})' in found  # alert
+    assert ('sum by (model_name) (rate(vllm:generation_tokens_total{namespace="llm",model_name=~"$model_name"}[5m]))'
+            in found)  # panel
+    assert 'vllm:num_requests_running{namespace="llm"}' in found  # dashboard variable
+
+
+def test_every_emitted_query_uses_only_series_the_version_exports(queries: tuple[str, list[str]]) -> None:
+    version, found = queries
+    assert {q: lint(q, VERSIONS[version]) for q in found if lint(q, VERSIONS[version])} == {}
+
+
+def test_every_emitted_query_parses(queries: tuple[str, list[str]], tmp_path: Path) -> None:
+    _, found = queries
+    result = check_rules(write_yaml(tmp_path / "parse.yaml", recording_rules(found)))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_parse_check_rejects_broken_promql(tmp_path: Path) -> None:
+    result = check_rules(write_yaml(tmp_path / "parse.yaml", recording_rules(["sum(vllm:num_requests_waiting"])))
+    assert result.returncode != 0

@@ -1,0 +1,79 @@
+"""Explicit providers: GitOps rendering for Kubernetes, and the Docker host."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pulumi
+
+from components.provider import docker_provider, kubernetes_provider, provider_options
+from config.stack import StackConfig, validate_config
+from tests.harness import run_program
+
+K8S_PROVIDER = "pulumi:providers:kubernetes"
+DOCKER_PROVIDER = "pulumi:providers:docker"
+
+
+def stack(**overrides: Any) -> StackConfig:
+    raw = {"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"product": "L40S"}}
+    return validate_config({**raw, **overrides})
+
+
+def test_no_kubernetes_provider_without_render_yaml_to_directory() -> None:
+    found: list[Any] = []
+
+    registered = run_program(lambda: found.append(kubernetes_provider(stack())))
+
+    assert (found, registered.resources) == ([None], [])
+
+
+def test_render_yaml_to_directory_registers_a_rendering_provider() -> None:
+    registered = run_program(lambda: kubernetes_provider(stack(render_yaml_to_directory="rendered/prod")))
+
+    assert registered.one(K8S_PROVIDER) == {"renderYamlToDirectory": "rendered/prod"}
+
+
+def test_the_rendering_provider_is_named_render_yaml() -> None:
+    registered = run_program(lambda: kubernetes_provider(stack(render_yaml_to_directory="out")))
+
+    assert registered.named("render-yaml").typ == K8S_PROVIDER
+
+
+def test_a_docker_stack_has_no_kubernetes_provider() -> None:
+    found: list[Any] = []
+
+    run_program(lambda: found.append(kubernetes_provider(stack(target="docker"))))
+
+    assert found == [None]
+
+
+def test_the_docker_provider_defaults_to_the_local_socket() -> None:
+    registered = run_program(lambda: docker_provider(stack(target="docker")))
+
+    assert registered.one(DOCKER_PROVIDER) == {"host": "unix:///var/run/docker.sock"}
+
+
+def test_the_docker_provider_passes_ssh_options() -> None:
+    cfg = stack(target="docker", docker={"host": "ssh://deploy@gpu-host", "ssh_opts": ["-p", "2222"]})
+
+    registered = run_program(lambda: docker_provider(cfg))
+
+    # Provider inputs travel as JSON text (Pulumi serializes non-string provider config that way).
+    assert json.loads(registered.one(DOCKER_PROVIDER)["sshOpts"]) == ["-p", "2222"]
+
+
+def test_provider_options_carry_the_docker_provider_on_a_docker_stack() -> None:
+    found: list[pulumi.ResourceOptions] = []
+
+    run_program(lambda: found.append(provider_options(stack(target="docker"))))
+
+    assert isinstance(found[0].provider, pulumi.ProviderResource)
+
+
+def test_provider_options_carry_no_provider_on_a_plain_kubernetes_stack() -> None:
+    found: list[pulumi.ResourceOptions] = []
+
+    run_program(lambda: found.append(provider_options(stack())))
+
+    assert found[0].provider is None

@@ -1,0 +1,138 @@
+"""The model cache PVC, the pre-download Job and the server's wait for it."""
+
+from __future__ import annotations
+
+import json
+
+from components.render.cache import DOWNLOAD_SCRIPT, marker_path
+from components.render.names import HF_HOME
+from tests.kubernetes_fixtures import configured, env_of, manifests, of_kind, one, pod_spec, stack
+
+
+def job_container(objects: list[dict]) -> dict:
+    return one(objects, "Job")["spec"]["template"]["spec"]["containers"][0]
+
+
+def test_prod_cache_is_sized_from_the_weights_plus_headroom():
+    cfg, report = stack("prod")  # 131.4 GiB x 1.25 + 1 = 165.3
+    pvc = one(manifests(cfg, report), "PersistentVolumeClaim")
+    assert pvc["spec"]["resources"]["requests"]["storage"] == "166Gi"
+
+
+def test_a_user_set_cache_size_is_used():
+    pvc = one(manifests(*configured(cache={"size_gib": 50})), "PersistentVolumeClaim")
+    assert pvc["spec"]["resources"]["requests"]["storage"] == "50Gi"
+
+
+def test_cache_includes_a_catalog_draft_model():
+    plain = one(manifests(*configured()), "PersistentVolumeClaim")["spec"]["resources"]["requests"]["storage"]
+    with_draft = one(manifests(*configured(engine={"max_model_len": 8192, "speculative": {
+        "method": "draft_model", "model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 3}})),
+        "PersistentVolumeClaim")["spec"]["resources"]["requests"]["storage"]
+    assert int(with_draft.removesuffix("Gi")) > int(plain.removesuffix("Gi"))
+
+
+def test_cache_is_read_write_many_by_default():
+    assert one(manifests(*stack("prod")), "PersistentVolumeClaim")["spec"]["accessModes"] == ["ReadWriteMany"]
+
+
+def test_storage_class_comes_from_config():
+    pvc = one(manifests(*configured(cache={"storage_class_name": "filestore-rwx"})), "PersistentVolumeClaim")
+    assert pvc["spec"]["storageClassName"] == "filestore-rwx"
+
+
+def test_no_storage_class_means_the_cluster_default():
+    assert "storageClassName" not in one(manifests(*stack("prod")), "PersistentVolumeClaim")["spec"]
+
+
+def test_existing_claim_is_mounted_and_no_volume_is_created():
+    objects = manifests(*configured(cache={"existing_claim": "shared-models"}))
+    volumes = {v["name"]: v for v in pod_spec(objects)["volumes"]}
+    assert of_kind(objects, "PersistentVolumeClaim") == []
+    assert volumes["model-cache"]["persistentVolumeClaim"] == {"claimName": "shared-models"}
+
+
+def test_download_job_fetches_the_model_at_its_pinned_revision():
+    objects = manifests(*configured(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "revision": "0e9e39f"}))
+    assert json.loads(env_of(job_container(objects))["DOWNLOADS"]) == [["meta-llama/Llama-3.1-8B-Instruct", "0e9e39f"]]
+
+
+def test_download_job_also_fetches_the_draft_model():
+    objects = manifests(*configured(engine={"max_model_len": 8192, "speculative": {
+        "method": "draft_model", "model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 3}}))
+    repos = [repo for repo, _ in json.loads(env_of(job_container(objects))["DOWNLOADS"])]
+    assert repos == ["meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen3-0.6B"]
+
+
+def test_download_job_writes_into_the_cache_volume_at_hf_home():
+    container = job_container(manifests(*stack("prod")))
+    assert env_of(container)["HF_HOME"] == HF_HOME
+    assert {"name": "model-cache", "mountPath": HF_HOME} in container["volumeMounts"]
+
+
+def test_download_job_reads_the_token_from_a_mounted_file():
+    objects = manifests(*stack("prod"), with_token=True)
+    container = job_container(objects)
+    volumes = one(objects, "Job")["spec"]["template"]["spec"]["volumes"]
+    assert env_of(container)["HF_TOKEN_PATH"] == "/var/run/secrets/huggingface/token"
+    assert {"name": "hf-token", "secret": {"secretName": "llama-hf-token", "defaultMode": 0o440}} in volumes
+
+
+def test_hugging_face_token_is_never_an_environment_variable():
+    container = job_container(manifests(*stack("prod"), with_token=True))
+    assert "HF_TOKEN" not in env_of(container)
+    assert all("valueFrom" not in entry for entry in container["env"])
+
+
+def test_token_secret_holds_the_token_under_the_mounted_key():
+    secret = one(manifests(*stack("dev"), with_token=True), "Secret")
+    assert (secret["metadata"]["name"], list(secret["stringData"])) == ("llama-hf-token", ["token"])
+
+
+def test_no_token_secret_or_mount_for_a_public_model():
+    objects = manifests(*stack("dev"))
+    assert of_kind(objects, "Secret") == [] and "HF_TOKEN_PATH" not in env_of(job_container(objects))
+
+
+def test_download_job_has_one_writer_and_bounded_retries():
+    spec = one(manifests(*stack("prod")), "Job")["spec"]
+    assert (spec.get("parallelism", 1), spec["backoffLimit"], spec["template"]["spec"]["restartPolicy"]) == (1, 4, "Never")
+
+
+def test_download_job_deadline_grows_with_the_weights():
+    prod = one(manifests(*stack("prod")), "Job")["spec"]["activeDeadlineSeconds"]
+    dev = one(manifests(*stack("dev")), "Job")["spec"]["activeDeadlineSeconds"]
+    assert prod == 2572 and dev > 600 and prod > dev  # 131.4 GiB / 0.1 GiB/s x 1.5 + 600
+
+
+def test_download_job_is_not_garbage_collected_under_pulumi():
+    assert "ttlSecondsAfterFinished" not in one(manifests(*stack("prod")), "Job")["spec"]
+
+
+def test_download_job_name_changes_with_the_revision():
+    first = one(manifests(*configured()), "Job")["metadata"]["name"]
+    second = one(manifests(*configured(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "revision": "abc"})), "Job")
+    assert first != second["metadata"]["name"] and first.startswith("llama-model-download-")
+
+
+def test_download_script_verifies_every_shard_before_writing_the_marker():
+    assert DOWNLOAD_SCRIPT.index("shards missing") < DOWNLOAD_SCRIPT.index("marker.write_text")
+
+
+def test_download_skips_duplicate_checkpoints():
+    ignored = json.loads(env_of(job_container(manifests(*stack("prod"))))["IGNORE_PATTERNS"])
+    assert ignored == ["original/*", "consolidated*", "*.pth"]
+
+
+def test_server_waits_for_the_completion_marker_written_by_the_job():
+    cfg, report = stack("prod")
+    objects = manifests(cfg, report)
+    wait = pod_spec(objects)["initContainers"][0]
+    assert env_of(wait)["CACHE_MARKER"] == env_of(job_container(objects))["CACHE_MARKER"] == marker_path(cfg)
+    assert wait["command"][:2] == ["sh", "-c"] and "$CACHE_MARKER" in wait["command"][2]
+
+
+def test_local_path_model_needs_no_download_job_and_no_wait():
+    objects = manifests(*configured(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "llama-8b"},
+                                    cache={"existing_claim": "models"}))
+    assert of_kind(objects, "Job") == [] and "initContainers" not in pod_spec(objects)

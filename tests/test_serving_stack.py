@@ -1,0 +1,145 @@
+"""ServingStack under Pulumi mocks, for the shipped prod and dev stacks and for bad configs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+
+from components.secrets import StackSecrets
+from components.serving_stack import ServingStack, ServingStackArgs
+from config.errors import ConfigError
+from tests import harness
+from tests.harness import resolve, run_program
+from tests.kubernetes_fixtures import configured, run_recording, stack
+
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+
+
+def build_stack(cfg, report, secrets: StackSecrets | None = None, keep: list | None = None,  # type: ignore[no-untyped-def]
+                extensions: tuple = ()):
+    def build() -> None:
+        default = StackSecrets(api_key=pulumi.Output.secret("sk-test")) if cfg.security.require_api_key else StackSecrets()
+        serving = ServingStack("llama", ServingStackArgs(cfg, report, secrets or default, extensions))
+        if keep is not None:
+            keep.append(serving)
+    return build
+
+
+def outputs_of(cfg, report) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    kept: list[ServingStack] = []
+    run_program(build_stack(cfg, report, keep=kept))
+    return {name: resolve(value) for name, value in kept[0].outputs().items()}
+
+
+@pytest.mark.parametrize("name", ["prod", "dev"])
+def test_shipped_stack_registers_namespace_cache_and_server(name: str):
+    api_key_secret = ["kubernetes:core/v1:Secret"] if name == "prod" else []  # prod requires an API key
+    assert run_program(build_stack(*stack(name))).types == [
+        DEPLOYMENT, "kubernetes:batch/v1:Job", "kubernetes:core/v1:Namespace",
+        "kubernetes:core/v1:PersistentVolumeClaim", *api_key_secret, "kubernetes:core/v1:Service",
+        "kubernetes:core/v1:ServiceAccount", "kubernetes:core/v1:ServiceAccount", "kubernetes:policy/v1:PodDisruptionBudget",
+        "vllm-serving:index:ModelCache", "vllm-serving:index:ServingStack", "vllm-serving:index:VllmServer"]
+
+
+def test_prod_outputs_name_the_service_url_and_served_model():
+    assert outputs_of(*stack("prod")) == {
+        "namespace": "vllm", "deploymentName": "llama-server", "serviceName": "llama-server",
+        "servicePortName": "http", "url": "http://llama-server.vllm.svc:8000", "servedModelName": "llama-70b",
+        "podSelectorLabels": {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "llama",
+                              "app.kubernetes.io/component": "server"}}
+
+
+def test_dev_outputs_name_its_served_model():
+    assert outputs_of(*stack("dev"))["servedModelName"] == "llama-8b"
+
+
+def test_components_are_children_of_the_stack():
+    _, requests = run_recording(build_stack(*stack("prod")))
+    parents = {name: requests[name].parent for name in ("llama-namespace", "llama-cache", "llama-server")}
+    assert all(parent.endswith("vllm-serving:index:ServingStack::llama") for parent in parents.values())
+
+
+def test_every_namespaced_object_waits_for_the_created_namespace():
+    registered, requests = run_recording(build_stack(*stack("prod")))
+    kube = [r.name for r in registered.resources if r.typ.startswith("kubernetes:") and "Namespace" not in r.typ]
+    assert all(any(d.endswith("::llama-namespace") for d in requests[name].dependencies) for name in kube)
+
+
+def test_deployment_waits_for_the_download_job():
+    _, requests = run_recording(build_stack(*stack("prod")))
+    assert any(d.endswith("::llama-cache-download") for d in requests["llama-server-deployment"].dependencies)
+
+
+def test_existing_namespace_is_used_not_created():
+    cfg, report = configured(namespace={"name": "llm", "create": False})
+    registered = run_program(build_stack(cfg, report))
+    assert registered.of_type("kubernetes:core/v1:Namespace") == []
+    assert registered.one(DEPLOYMENT)["metadata"]["namespace"] == "llm"
+
+
+def test_hf_token_secret_is_created_from_the_pulumi_secret():
+    def build() -> None:
+        secrets = StackSecrets(hf_token=pulumi.Output.secret("hf_x"), api_key=pulumi.Output.secret("sk-test"))
+        ServingStack("llama", ServingStackArgs(*stack("prod"), secrets))
+    secrets = run_program(build).of_type("kubernetes:core/v1:Secret")
+    assert sorted(s.inputs["metadata"]["name"] for s in secrets) == ["llama-api-key", "llama-hf-token"]
+
+
+def test_extensions_add_children_before_outputs_are_registered():
+    def add_config_map(serving: ServingStack) -> None:
+        k8s.core.v1.ConfigMap("llama-extra", data={"k": "v"}, opts=pulumi.ResourceOptions(parent=serving))
+    _, requests = run_recording(build_stack(*stack("dev"), extensions=(add_config_map,)))
+    assert requests["llama-extra"].parent.endswith("vllm-serving:index:ServingStack::llama")
+
+
+def registered_nothing(monkeypatch: pytest.MonkeyPatch, cfg, report,  # type: ignore[no-untyped-def]
+                       secrets: StackSecrets | None = None) -> tuple[ConfigError, list]:
+    created: list[harness.RecordingMocks] = []
+
+    class Spy(harness.RecordingMocks):
+        def __init__(self) -> None:
+            super().__init__()
+            created.append(self)
+
+    monkeypatch.setattr(harness, "RecordingMocks", Spy)
+    with pytest.raises(ConfigError) as error:
+        harness.run_program(build_stack(cfg, report, secrets))
+    return error.value, created[0].resources
+
+
+def test_cache_too_small_registers_nothing_and_names_the_key(monkeypatch: pytest.MonkeyPatch):
+    error, resources = registered_nothing(monkeypatch, *configured(cache={"size_gib": 5}))
+    assert resources == [] and [i.key for i in error.issues] == ["cache.size_gib"]
+
+
+def test_colliding_extra_flag_registers_nothing(monkeypatch: pytest.MonkeyPatch):
+    error, resources = registered_nothing(
+        monkeypatch, *configured(engine={"max_model_len": 8192, "extra_args": ["--max-num-seqs", "8"]}))
+    assert resources == [] and "vllm-serving:engine.extra_args: contains --max-num-seqs" in str(error)
+
+
+def test_xformers_on_0_33_registers_nothing(monkeypatch: pytest.MonkeyPatch):
+    error, resources = registered_nothing(
+        monkeypatch, *configured(engine={"max_model_len": 8192, "attention_backend": "XFORMERS"}))
+    assert resources == [] and [i.key for i in error.issues] == ["engine.attention_backend"]
+
+
+def test_required_api_key_without_the_secret_registers_nothing(monkeypatch: pytest.MonkeyPatch):
+    error, resources = registered_nothing(
+        monkeypatch, *configured(frozenset({"api_key"}), security={"require_api_key": True}), StackSecrets(hf_token=None))
+    assert resources == [] and [i.key for i in error.issues] == ["api_key"]
+
+
+def test_required_api_key_reaches_the_server_as_a_secret_reference():
+    cfg, report = configured(frozenset({"api_key"}), security={"require_api_key": True})
+    registered = run_program(build_stack(cfg, report, StackSecrets(api_key=pulumi.Output.secret("sk"))))
+    env = registered.one(DEPLOYMENT)["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert {"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {"name": "llama-api-key", "key": "api-key"}}} in env
+
+
+def test_instance_name_too_long_for_kubernetes_names_is_refused():
+    with pytest.raises(ValueError, match="at most 38 characters"):
+        run_program(lambda: ServingStack("x" * 40, ServingStackArgs(*stack("dev"))))

@@ -1,0 +1,89 @@
+"""VllmServer under Pulumi mocks: Deployment, Service, PDB, ServiceAccount, API-key Secret and their options."""
+
+from __future__ import annotations
+
+import pulumi
+import pytest
+from pulumi.runtime import rpc
+
+from components.vllm_server import VllmServer, VllmServerArgs
+from tests.harness import resolve, run_program
+from tests.kubernetes_fixtures import configured, run_recording, stack
+
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+
+
+def build_server(cfg, report, api_key: str | None = None, keep: list | None = None):  # type: ignore[no-untyped-def]
+    if api_key is None and cfg.security.require_api_key:
+        api_key = "sk-test"  # prod requires one
+    def build() -> None:
+        key = pulumi.Output.secret(api_key) if api_key else None
+        server = VllmServer("llama-server", VllmServerArgs(config=cfg, report=report, instance="llama", namespace="vllm",
+                                                           claim_name="llama-model-cache", api_key=key))
+        if keep is not None:
+            keep.append(server)
+    return build
+
+
+def test_server_registers_its_objects():
+    assert run_program(build_server(*stack("prod"))).types == [
+        DEPLOYMENT, "kubernetes:core/v1:Secret", "kubernetes:core/v1:Service", "kubernetes:core/v1:ServiceAccount",
+        "kubernetes:policy/v1:PodDisruptionBudget", "vllm-serving:index:VllmServer"]
+
+
+def test_deployment_inputs_request_four_gpus_for_tensor_parallel_four():
+    deployment = run_program(build_server(*stack("prod"))).one(DEPLOYMENT)
+    limits = deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert limits["nvidia.com/gpu"] == "4"
+
+
+def test_deployment_inputs_carry_the_startup_probe_budget():
+    deployment = run_program(build_server(*stack("prod"))).one(DEPLOYMENT)
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["startupProbe"]["failureThreshold"] == 74.0
+
+
+def test_service_is_registered_after_the_deployment():
+    _, requests = run_recording(build_server(*stack("prod")))
+    assert any(d.endswith("::llama-server-deployment") for d in requests["llama-server-service"].dependencies)
+
+
+def test_deployment_timeouts_cover_one_pod_on_create_and_every_replica_on_update():
+    _, requests = run_recording(build_server(*stack("prod")))
+    # prod autoscales up to 4 replicas: an update may roll all four, one at a time
+    assert requests["llama-server-deployment"].timeouts == {"create": "30m", "update": "118m"}
+
+
+def test_replica_count_is_ignored_when_an_autoscaler_owns_it():
+    _, requests = run_recording(build_server(*configured(autoscaling={"enabled": True})))
+    assert requests["llama-server-deployment"].ignore_changes == ["spec.replicas"]
+
+
+def test_replica_count_is_managed_without_an_autoscaler():
+    _, requests = run_recording(build_server(*stack("dev")))
+    assert requests["llama-server-deployment"].ignore_changes == []
+
+
+def test_api_key_secret_is_created_and_awaited_when_required():
+    cfg, report = configured(frozenset({"api_key"}), security={"require_api_key": True})
+    registered, requests = run_recording(build_server(cfg, report, api_key="sk-test"))
+    secret = registered.one("kubernetes:core/v1:Secret")
+    assert secret["metadata"]["name"] == "llama-api-key"
+    assert any(d.endswith("::llama-server-api-key") for d in requests["llama-server-deployment"].dependencies)
+
+
+def test_api_key_secret_value_stays_secret():
+    cfg, report = configured(frozenset({"api_key"}), security={"require_api_key": True})
+    data = run_program(build_server(cfg, report, api_key="sk-test")).one("kubernetes:core/v1:Secret")["stringData"]
+    assert data[rpc._special_sig_key] == rpc._special_secret_sig and data["value"] == {"api-key": "sk-test"}
+
+
+def test_missing_api_key_is_refused_when_required():
+    cfg, report = configured(frozenset({"api_key"}), security={"require_api_key": True})
+    with pytest.raises(ValueError, match="require_api_key"):
+        run_program(build_server(cfg, report, api_key=""))
+
+
+def test_url_points_at_the_service_port_in_the_namespace():
+    servers: list = []
+    run_program(build_server(*stack("prod"), keep=servers))
+    assert resolve(servers[0].url) == "http://llama-server.vllm.svc:8000"
