@@ -43,6 +43,9 @@ def build_stack(cfg: StackConfig, report: PreflightReport, secrets: StackSecrets
     issues = check_stack(cfg, report)
     if issues:
         raise ConfigError(issues)
+    if secrets.hf_token is None and cfg.model.local_path is None:
+        pulumi.log.warn(f"no hf_token secret: downloading {cfg.model.id} works only if the repository is public; "
+                        "gated ones (Llama, Gemma) fail with 401. Set it: pulumi config set --secret hf_token <token>.")
     if cfg.target == "docker":
         return build_docker_stack(cfg, report, secrets, name=instance_name(stack))
     return build_kubernetes_stack(cfg, report, secrets, instance_name(stack))

@@ -9,6 +9,7 @@ import pytest
 from catalog.vllm_flags import FLAG_TABLES
 from components.render.names import HF_HOME
 from components.render.vllm_args import render_vllm_args, render_vllm_env
+from components.render.vllm_checks import check_vllm_config
 from tests.kubernetes_fixtures import configured, flag_value, stack
 
 VERSIONS = ("0.7.2", "0.33.0")
@@ -194,3 +195,10 @@ def test_logging_level_comes_from_config():
 def test_hugging_face_token_is_never_in_the_server_environment():
     env = env_for()
     assert "HF_TOKEN" not in env and "HF_TOKEN_PATH" not in env
+
+
+def test_a_block_size_above_32_is_refused_on_vllm_0_7_2() -> None:
+    cfg, report = configured(vllm={"version": "0.7.2"}, engine={"block_size": 64})
+    issues = check_vllm_config(cfg, report.resolved)
+    assert [(i.key, i.message) for i in issues] == [
+        ("engine.block_size", "is 64, but vLLM 0.7.2 on CUDA accepts at most 32.")]

@@ -59,6 +59,10 @@ def check_engine_values(cfg: StackConfig, table: FlagTable) -> list[ConfigIssue]
         issues.append(ConfigIssue(
             "engine.attention_backend", f"is {engine.attention_backend!r}, which vLLM {version} does not offer "
             f"through {how}.", f"use one of {', '.join(sorted(table.attention_backends))}, or remove it."))
+    if table.version == "0.7.2" and engine.block_size > 32:  # 0.7.2 arg_utils: "CUDA supports <= 32"
+        issues.append(ConfigIssue(
+            "engine.block_size", f"is {engine.block_size}, but vLLM 0.7.2 on CUDA accepts at most 32.",
+            "use 8, 16 or 32, or vllm.version 0.33.0."))
     if engine.quantization and engine.quantization not in table.quantizations:
         issues.append(ConfigIssue(
             "engine.quantization", f"is {engine.quantization!r}, which vLLM {version} does not accept in core "
@@ -87,19 +91,6 @@ def _speculative_issues(cfg: StackConfig, table: FlagTable) -> list[ConfigIssue]
     return issues
 
 
-def _batched_tokens_issue(cfg: StackConfig, resolved: ResolvedEngine) -> list[ConfigIssue]:
-    """V0 without chunked prefill (max_model_len <= 32768) refuses batches smaller than one request."""
-    if not resolved.release.is_v0_engine or resolved.max_model_len > 32768:
-        return []
-    if resolved.max_num_batched_tokens >= resolved.max_model_len:
-        return []
-    return [ConfigIssue(
-        "engine.max_num_batched_tokens",
-        f"({resolved.max_num_batched_tokens}) is below max_model_len ({resolved.max_model_len}); vLLM "
-        f"{resolved.release.version} rejects that without chunked prefill.",
-        f"raise it to at least {resolved.max_model_len}, or remove it.")]
-
-
 def check_env(cfg: StackConfig) -> list[ConfigIssue]:
     from components.render.vllm_args import OWNED_ENV
 
@@ -113,5 +104,5 @@ def check_env(cfg: StackConfig) -> list[ConfigIssue]:
 def check_vllm_config(cfg: StackConfig, resolved: ResolvedEngine) -> list[ConfigIssue]:
     """Every flag/version problem in the config, in key order."""
     table = FLAG_TABLES[resolved.release.version]
-    return (check_engine_values(cfg, table) + _batched_tokens_issue(cfg, resolved)
+    return (check_engine_values(cfg, table)
             + check_extra_args(cfg, table) + check_env(cfg))

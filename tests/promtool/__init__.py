@@ -1,12 +1,15 @@
 """External validators for the observability tests: promtool, and the upstream CRD schemas.
 
 promtool (Debian package `prometheus`) parses and unit-tests the rules the program renders. The CRD
-schemas live beside the repository in ../shared/crds (not copied into the project); objects are validated
-against them with unknown fields rejected, which the API server would otherwise silently prune.
+schemas are upstream files kept outside the project (by default ../shared/crds beside the repository, or
+the folder named by VLLM_SERVING_CRDS); objects are validated against them with unknown fields rejected,
+which the API server would otherwise silently prune. Where the folder is absent the schema tests are
+skipped with that reason, unless VLLM_SERVING_REQUIRE_CRDS=1 (set by .ci/run, whose machine has them).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -15,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-CRDS = REPO.parent / "shared" / "crds"
+CRDS = Path(os.environ.get("VLLM_SERVING_CRDS", REPO.parent / "shared" / "crds"))
 LABEL_TEMPLATE = re.compile(r"\{\{ \$labels\.(\w+) \}\}")
 
 
@@ -60,8 +64,11 @@ def expected_alert(rule: dict[str, Any], labels: dict[str, str]) -> dict[str, An
 @cache
 def crd_schema(file_name: str) -> dict[str, Any]:
     path = CRDS / file_name
-    assert CRDS.is_dir(), (f"CRD schemas not found at {CRDS}. The tests expect the shared folder beside the "
-                           "repository (../shared/crds relative to the repo root).")
+    if not CRDS.is_dir():
+        message = (f"upstream CRD schemas not found at {CRDS}: point VLLM_SERVING_CRDS at a folder holding the "
+                   "KEDA and prometheus-operator CRD files to check the custom resources against them")
+        assert os.environ.get("VLLM_SERVING_REQUIRE_CRDS") != "1", message
+        pytest.skip(message)
     document = yaml.safe_load(path.read_text(encoding="utf-8"))
     return strict(document["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
 
