@@ -36,10 +36,10 @@ class ModelCache(pulumi.ComponentResource):
         super().__init__("vllm-serving:index:ModelCache", name, None, opts)
         cfg, names = args.config, Names(args.instance)
         meta_labels = labels(args.instance, "model-cache")
-        self.claim_name = cfg.cache.existing_claim or names.cache_claim
+        self.claim_name = cache.claim_name(cfg, args.weights_on_disk_gib, args.instance)
         self.ready = []
         if cfg.cache.existing_claim is None:
-            pvc = cache.render_pvc(cfg, args.weights_on_disk_gib, names.cache_claim, cfg.namespace.name, meta_labels)
+            pvc = cache.render_pvc(cfg, args.weights_on_disk_gib, self.claim_name, cfg.namespace.name, meta_labels)
             self.ready.append(k8s.core.v1.PersistentVolumeClaim(
                 f"{name}-pvc", metadata=with_namespace(pvc, args.namespace), spec=pvc["spec"],
                 opts=pulumi.ResourceOptions(parent=self)))
@@ -60,7 +60,7 @@ class ModelCache(pulumi.ComponentResource):
             deps.append(k8s.core.v1.Secret(f"{name}-hf-token", metadata=with_namespace(secret, args.namespace),
                                            type="Opaque", string_data=secret["stringData"], opts=child))
         job = cache.render_download_job(
-            cfg, args.weights_on_disk_gib, name=names.download_job(cache.download_key(cfg)),
+            cfg, args.weights_on_disk_gib, name=cache.job_name(cfg, args.weights_on_disk_gib, args.instance),
             namespace=cfg.namespace.name, claim=self.claim_name, service_account=names.download_service_account,
             labels=meta_labels, token_secret=token_secret)
         resource = k8s.batch.v1.Job(

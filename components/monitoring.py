@@ -36,6 +36,9 @@ class MonitoringArgs:
     capacity: Capacity  # from the preflight: the queue and GPU-memory alert thresholds
     queue_threshold: float | None = None  # the KEDA queue threshold, so alert and scaler agree; derived when unset
     hpa_name: str | None = None  # KedaAutoscaler.hpa_name when autoscaling is on: adds the at-max alert
+    # The server's startup budget (components/render/probes.py server_startup_budget): the not-ready and
+    # metrics-absent alerts wait at least this long plus a margin, so a normal model load never pages.
+    startup_seconds: int | None = None
 
 
 def object_labels(selector_labels: dict[str, str], cfg: MonitoringConfig) -> dict[str, str]:
@@ -63,7 +66,8 @@ def alert_thresholds(args: MonitoringArgs) -> AlertThresholds:
     queue = (args.monitoring.queue_alert_threshold or args.queue_threshold
              or derived_queue_threshold(AutoscalingConfig().queue_fraction, args.capacity))
     gpu = gpu_memory_threshold(args.capacity.gpu_memory_utilization, args.monitoring.gpu_memory_headroom)
-    return AlertThresholds(queue_per_replica=queue, gpu_memory_used_fraction=gpu)
+    return AlertThresholds(queue_per_replica=queue, gpu_memory_used_fraction=gpu,
+                           startup_seconds=args.startup_seconds or 0)
 
 
 class Monitoring(pulumi.ComponentResource):

@@ -14,6 +14,7 @@ from components.network_policy import NetworkPolicies, NetworkPoliciesArgs
 from components.provider import kubernetes_provider
 from components.render.checks import check_kubernetes
 from components.render.keda import capacity_from_report
+from components.render.probes import server_startup_budget
 from components.render.vllm_checks import check_vllm_config
 from components.secrets import StackSecrets
 from components.serving_stack import ServingStack, ServingStackArgs
@@ -79,7 +80,8 @@ def _observability(cfg: StackConfig, report: PreflightReport, name: str) -> Any:
                 selector_labels=stack.selector_labels, served_model_name=cfg.served_model_name,
                 vllm_version=cfg.vllm.version, monitoring=cfg.monitoring, capacity=capacity,
                 queue_threshold=autoscaler.thresholds.queue if autoscaler else None,
-                hpa_name=autoscaler.hpa_name if autoscaler else None), child)
+                hpa_name=autoscaler.hpa_name if autoscaler else None,
+                startup_seconds=server_startup_budget(cfg, report.weights_on_disk_gib).total_seconds), child)
 
     return extend
 

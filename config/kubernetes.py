@@ -35,6 +35,9 @@ class SchedulingConfig(ConfigGroup):
     when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"] = Field(
         "ScheduleAnyway", description="topologySpreadConstraints whenUnsatisfiable.")
     max_skew: PositiveInt = Field(1, description="topologySpreadConstraints maxSkew.")
+    require_gpu_product_label: bool = Field(
+        True, description="Require nodes labelled nvidia.com/gpu.product (GPU Feature Discovery) with an acceptable "
+                          "product; false on clusters without GFD, where gpu.node_selector must name the GPU instead.")
 
 
 class CacheConfig(ConfigGroup):
@@ -115,11 +118,15 @@ class SecurityConfig(ConfigGroup):
 
 def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
     """Rules that span Kubernetes groups and the rest of the config."""
+    if cfg.target != "kubernetes":  # config/docker.py rejects these groups on a docker stack
+        return []
+    return _cache_issues(cfg) + _scheduling_issues(cfg) + _server_issues(cfg)
+
+
+def _cache_issues(cfg: StackConfig) -> list[ConfigIssue]:
     from config.errors import ConfigIssue
 
     issues: list[ConfigIssue] = []
-    if cfg.target != "kubernetes":  # config/docker.py rejects these groups on a docker stack
-        return issues
     most = cfg.autoscaling.max_replica_count if cfg.autoscaling.enabled else cfg.replicas
     if cfg.cache.access_mode == "ReadWriteOnce" and most > 1 and cfg.cache.existing_claim is None:
         issues.append(ConfigIssue(
@@ -138,12 +145,31 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
             "cache.size_gib", "is set together with cache.existing_claim; an existing claim keeps its own size.",
             "remove cache.size_gib, or remove cache.existing_claim to create the volume.",
         ))
-    server = cfg.server
-    if server.termination_grace_period_seconds <= server.pre_stop_sleep_seconds:
-        issues.append(ConfigIssue(
-            "server.termination_grace_period_seconds",
-            f"({server.termination_grace_period_seconds}) must exceed server.pre_stop_sleep_seconds "
-            f"({server.pre_stop_sleep_seconds}), or in-flight requests are killed.",
-            f"set it to at least {server.pre_stop_sleep_seconds + 60}.",
-        ))
     return issues
+
+
+def _scheduling_issues(cfg: StackConfig) -> list[ConfigIssue]:
+    from config.errors import ConfigIssue
+
+    if cfg.scheduling.require_gpu_product_label or cfg.gpu.node_selector:
+        return []
+    return [ConfigIssue(
+        "scheduling.require_gpu_product_label",
+        "is false and gpu.node_selector is empty, so pods could land on any GPU, not the one the preflight sized for.",
+        "set gpu.node_selector to your cloud's GPU label, e.g. {cloud.google.com/gke-accelerator: nvidia-a100-80gb}, "
+        "or set scheduling.require_gpu_product_label: true.",
+    )]
+
+
+def _server_issues(cfg: StackConfig) -> list[ConfigIssue]:
+    from config.errors import ConfigIssue
+
+    server = cfg.server
+    if server.termination_grace_period_seconds > server.pre_stop_sleep_seconds:
+        return []
+    return [ConfigIssue(
+        "server.termination_grace_period_seconds",
+        f"({server.termination_grace_period_seconds}) must exceed server.pre_stop_sleep_seconds "
+        f"({server.pre_stop_sleep_seconds}), or in-flight requests are killed.",
+        f"set it to at least {server.pre_stop_sleep_seconds + 60}.",
+    )]

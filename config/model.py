@@ -44,6 +44,10 @@ class ArchitectureConfig(ConfigGroup):
         if self.num_sliding_window_layers and self.sliding_window is None:
             raise ValueError("num_sliding_window_layers is set but sliding_window is not. "
                              "Fix: set sliding_window to the model's window size.")
+        if (self.kv_lora_rank is None) != (self.qk_rope_head_dim is None):
+            raise ValueError("multi-head latent attention needs both kv_lora_rank and qk_rope_head_dim "
+                             "(the latent cache holds kv_lora_rank + qk_rope_head_dim values per token and layer). "
+                             "Fix: copy both from the model's config.json, or neither for a non-MLA model.")
         return self
 
 

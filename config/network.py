@@ -11,12 +11,12 @@ import ipaddress
 import re
 from typing import Annotated
 
-from pydantic import Field, StringConstraints, field_validator
+from pydantic import BeforeValidator, Field, StringConstraints, field_validator
 
-from config.base import ConfigGroup
+from config.base import ConfigGroup, refuse_bool
 
 NamespaceName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
-Port = Annotated[int, Field(ge=1, le=65535)]
+Port = Annotated[int, BeforeValidator(lambda value: refuse_bool(value, int)), Field(ge=1, le=65535)]
 
 # Addresses inside a cluster or a cloud VPC: private, carrier-grade NAT, link-local (cloud metadata), ULA.
 CLUSTER_INTERNAL_CIDRS: tuple[str, ...] = (

@@ -1,7 +1,7 @@
 """`autoscaling` (KEDA) and `monitoring` (Prometheus Operator, Grafana).
 
 Thresholds left unset are derived from the preflight's capacity (components/render/keda.py); the
-README section docs/readme-observability.md explains each formula.
+README section "Thresholds derived from the preflight" explains each formula.
 """
 
 from __future__ import annotations
@@ -119,7 +119,8 @@ class MonitoringConfig(ConfigGroup):
         0.05, gt=0, lt=1, description="Alert when GPU memory used exceeds gpu_memory_utilization plus this share.")
     not_ready_for: str = Field(
         "15m", pattern=DURATION,
-        description="How long replicas may be unavailable before paging; longer than a model load.")
+        description="How long replicas may be unavailable (or vLLM's metrics absent) before paging; raised to "
+                    "the startup budget plus 5m when a model load takes longer.")
     dcgm_namespace_label: str = Field(
         "exported_namespace", description="Label carrying the pod's namespace on DCGM series "
                                           "(exported_namespace when the exporter is scraped without honorLabels).")

@@ -34,6 +34,12 @@ def read_stack_file(path: str | Path) -> tuple[dict[str, Any], frozenset[str], l
         document = yaml.safe_load(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError([ConfigIssue("", f"{file}: no such stack file.", "pass stacks/Pulumi.<stack>.yaml.")]) from None
+    except IsADirectoryError:
+        raise ConfigError([ConfigIssue("", f"{file}: is a directory, not a stack file.",
+                                       "pass one file, e.g. stacks/Pulumi.prod.yaml.")]) from None
+    except OSError as error:  # permission denied, a broken mount, ...
+        raise ConfigError([ConfigIssue("", f"{file}: cannot be read ({error.strerror or type(error).__name__}).",
+                                       "check the path and its permissions.")]) from None
     except (yaml.YAMLError, UnicodeDecodeError) as error:
         first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise ConfigError([ConfigIssue("", f"{file}: not valid YAML ({first_line}).", "fix the YAML syntax.")]) from None

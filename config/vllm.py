@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import Field, field_validator
@@ -9,6 +10,9 @@ from pydantic import Field, field_validator
 from catalog.vllm_versions import LATEST_VERSION, RELEASES, SUPPORTED_VERSIONS
 from config.base import ConfigGroup
 from config.errors import suggest
+
+# Environment variable names that carry credentials (HF_TOKEN, HUGGING_FACE_HUB_TOKEN, OPENAI_API_KEY, ...).
+CREDENTIAL_ENV = re.compile(r"(^|_)(TOKEN|API_KEY|SECRET|SECRET_KEY|ACCESS_KEY|PASSWORD)$", re.IGNORECASE)
 
 
 class VllmConfig(ConfigGroup):
@@ -34,6 +38,17 @@ class VllmConfig(ConfigGroup):
                 f"vLLM {value!r} is not a version this program has flag and metric tables for"
                 f"{' (' + hint + ')' if hint else ''}. Fix: use one of {', '.join(SUPPORTED_VERSIONS)}.")
         return value
+
+    @field_validator("extra_env")
+    @classmethod
+    def _no_credentials(cls, env: dict[str, str]) -> dict[str, str]:
+        found = sorted(name for name in env if CREDENTIAL_ENV.search(name))
+        if found:
+            raise ValueError(
+                f"sets {', '.join(found)}, which looks like a credential; it would sit in plain text in the "
+                "Pulumi state and the pod spec. Fix: remove it; give the Hugging Face token with "
+                "`pulumi config set --secret hf_token` and the API key with `pulumi config set --secret api_key`.")
+        return env
 
     @field_validator("tag")
     @classmethod

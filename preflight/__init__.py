@@ -3,18 +3,9 @@
 from __future__ import annotations
 
 from config.stack import StackConfig
-from preflight.checks import (
-    concurrency_target,
-    margin_percent,
-    memory_reasons,
-    node_gpu_limit,
-    risk_warnings,
-    structural_reasons,
-    valid_tp_sizes,
-)
-from preflight.inputs import memory_inputs
-from preflight.kv_cache import kv_capacity
-from preflight.memory import GIB, estimate_memory, weights_on_disk_gib
+from preflight.checks import margin_percent, risk_warnings
+from preflight.evaluate import evaluate
+from preflight.memory import GIB, weights_on_disk_gib
 from preflight.plain import plain_kv_estimate
 from preflight.report import PreflightReport
 from preflight.resolve import ResolvedEngine, resolve_engine
@@ -25,22 +16,16 @@ __all__ = ["PreflightReport", "ResolvedEngine", "resolve_engine", "run_preflight
 
 def run_preflight(cfg: StackConfig) -> PreflightReport:
     """Estimate per-GPU memory for the stack and decide whether it may be deployed."""
-    resolved = resolve_engine(cfg)
-    inputs = memory_inputs(cfg, resolved)
-    memory = estimate_memory(inputs)
-    capacity = kv_capacity(inputs, memory.kv_cache_gib_per_gpu)
-    target = concurrency_target(cfg, resolved, inputs)
-    reasons = structural_reasons(cfg, resolved)
-    blocked_by_memory, soft = memory_reasons(inputs, memory, capacity, target)
-    reasons += blocked_by_memory
+    found = evaluate(cfg)
+    resolved, memory, capacity, target = found.resolved, found.memory, found.capacity, found.target
     margin = margin_percent(capacity, target)
-    warnings = soft + risk_warnings(cfg, resolved, margin, fits=not reasons)
-    fixes = suggestions(inputs, capacity, target.requests, target.tokens_per_request,
-                        valid_tp_sizes(resolved.architecture, node_gpu_limit(cfg))) if reasons or soft else []
-    plain = plain_kv_estimate(resolved.architecture, inputs.dtype, inputs.kv_cache_dtype, target.requests,
-                              target.tokens_per_request, resolved.block_size)
+    warnings = [*found.shortfall_warnings, *risk_warnings(cfg, resolved, margin, fits=not found.reasons)]
+    fixes = [] if found.clean else suggestions(cfg, found)
+    plain = plain_kv_estimate(resolved.architecture, found.inputs.dtype, found.inputs.kv_cache_dtype,
+                              target.requests, target.tokens_per_request, resolved.block_size)
     return PreflightReport(
-        fits=not reasons, reasons=tuple(reasons), warnings=tuple(warnings), suggestions=tuple(fixes),
+        fits=not found.reasons, reasons=found.reasons, warnings=tuple(warnings),
+        suggestions=tuple(fix.text for fix in fixes), suggested_changes=tuple(fix.changes for fix in fixes),
         gpu=resolved.gpu.name, gpu_memory_gib=resolved.gpu.memory_gib,
         gpu_memory_utilization=resolved.gpu_memory_utilization, requested_gib=round(memory.requested_gib, 3),
         vllm_version=resolved.release.version, memory_era=resolved.release.era.value,

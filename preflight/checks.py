@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from catalog.gpus import GPUS
 from catalog.models import Architecture
 from config.stack import StackConfig
-from preflight.kv_cache import KvCapacity, blocks_per_request, kv_layout
+from preflight.kv_cache import KvCapacity, blocks_per_request, kv_layout, largest_fitting_tokens
 from preflight.memory import GIB, MemoryEstimate, MemoryInputs
 from preflight.resolve import ResolvedEngine
 
@@ -122,14 +122,20 @@ def _no_kv_message(memory: MemoryEstimate) -> str:
             f"{memory.weights_gib_per_gpu + memory.draft_gib_per_gpu:.2f} GiB weights - {memory.activation_gib:.2f} "
             f"GiB activation peak - {memory.non_torch_gib:.2f} GiB non-torch - {memory.cuda_graph_gib:.2f} GiB "
             f"CUDA graphs = {memory.kv_cache_gib_per_gpu:.2f} GiB per GPU; short by "
-            f"{-memory.kv_cache_gib_per_gpu:.2f} GiB. vLLM fails with \"No available memory for the cache blocks\".")
+            f"{-memory.kv_cache_gib_per_gpu:.2f} GiB. vLLM fails with \"No available memory for the cache blocks\". "
+            "Fix: more GPUs per replica (engine.tensor_parallel_size), a larger GPU, a higher "
+            "engine.gpu_memory_utilization, or a lower engine.max_num_batched_tokens / max_num_seqs (smaller "
+            "activation peak).")
 
 
 def _one_request_message(inputs: MemoryInputs, memory: MemoryEstimate, capacity: KvCapacity) -> str:
     need = gib_for_blocks(inputs, memory, capacity.blocks_per_max_len_request)
+    longest = largest_fitting_tokens(inputs, capacity.num_gpu_blocks)
     return (f"one request of engine.max_model_len {inputs.max_model_len} tokens needs {need:.2f} GiB of KV cache "
             f"per GPU but {memory.kv_cache_gib_per_gpu:.2f} GiB is available; short by "
-            f"{need - memory.kv_cache_gib_per_gpu:.2f} GiB, and vLLM refuses to start.")
+            f"{need - memory.kv_cache_gib_per_gpu:.2f} GiB, and vLLM refuses to start. Fix: lower "
+            f"engine.max_model_len (this cache holds {longest} tokens), or give the KV cache more memory: more GPUs "
+            "per replica, a larger GPU, or engine.kv_cache_dtype fp8.")
 
 
 def _target_message(inputs: MemoryInputs, memory: MemoryEstimate, capacity: KvCapacity,
@@ -140,7 +146,9 @@ def _target_message(inputs: MemoryInputs, memory: MemoryEstimate, capacity: KvCa
             f"{need:.2f} GiB of KV cache per GPU ({target.blocks} blocks) but the cache holds "
             f"{memory.kv_cache_gib_per_gpu:.2f} GiB ({capacity.num_gpu_blocks} blocks); short by "
             f"{need - memory.kv_cache_gib_per_gpu:.2f} GiB. About {capacity.num_gpu_blocks // per_request} such "
-            f"requests fit; the rest queue or are preempted (preflight.concurrency).")
+            f"requests fit; the rest queue or are preempted. Fix: lower engine.max_num_seqs (or "
+            f"preflight.concurrency.requests), give the KV cache more memory, or set preflight.concurrency.policy "
+            f"warn to accept the queueing.")
 
 
 def risk_warnings(cfg: StackConfig, resolved: ResolvedEngine, margin_percent: float, fits: bool) -> list[str]:
@@ -152,9 +160,13 @@ def risk_warnings(cfg: StackConfig, resolved: ResolvedEngine, margin_percent: fl
     if cfg.engine.quantization == "fp8" and not resolved.gpu.native_fp8:
         warnings.append(f"engine.quantization fp8 on {resolved.gpu.name}: this GPU has no FP8 tensor cores, so vLLM "
                         "runs FP8 weights weight-only (W8A16): the memory saving holds, the compute speed-up does not.")
-    if fits and margin_percent < cfg.preflight.min_margin_percent:
+    if fits and 0 <= margin_percent < cfg.preflight.min_margin_percent:  # below 0 the target warning said it
         warnings.append(f"only {margin_percent:.1f} % of the KV cache is left after the concurrency target "
                         f"(preflight.min_margin_percent {cfg.preflight.min_margin_percent}).")
+    if cfg.model.revision is None and cfg.model.local_path is None:
+        warnings.append(f"model.revision is not pinned: the cache takes whatever {cfg.model.id}'s main branch holds "
+                        "when it is downloaded, so replicas and re-deploys can serve different weights. Fix: set "
+                        "model.revision to a commit sha.")
     if len(cfg.gpu.products) > 1:
         warnings.append(f"sized for the smallest acceptable GPU, {resolved.gpu.name} "
                         f"({resolved.gpu.memory_gib} GiB); larger ones get a bigger KV cache.")

@@ -108,12 +108,14 @@ def weights_on_disk_gib(arch: Architecture, quantization: str | None) -> float:
 
 def weights_gib_per_gpu(arch: Architecture, dtype: str, quantization: str | None, tp: int, pp: int) -> float:
     """The largest stage's weights on one GPU. TP splits every matrix (vocabulary too, VocabParallelEmbedding);
-    PP gives the embedding to the first stage and the LM head to the last (a tied head is copied there)."""
+    PP gives the embedding to the first stage and the LM head to the last (a tied head is copied there); with
+    layers that do not divide evenly, the largest stage holds ceil(layers / pp) of them (pp_utils.get_pp_indices)."""
     linear, embedding = weight_bytes(arch, dtype, quantization)
     if pp == 1:
         heads = 1 if arch.tie_word_embeddings else 2
         return (linear + embedding * heads) / tp / GIB
-    return (linear / pp + embedding) / tp / GIB
+    stage_share = layers_per_stage(arch.num_hidden_layers, pp) / arch.num_hidden_layers
+    return (linear * stage_share + embedding) / tp / GIB
 
 
 def kv_bytes_per_element(dtype: str, kv_cache_dtype: str) -> int:

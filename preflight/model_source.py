@@ -57,6 +57,12 @@ def _from_config_json(path_text: str, num_parameters: int | None) -> Architectur
     except (OSError, ValueError) as error:
         raise ConfigError([ConfigIssue("model.config_json", f"cannot read {str(path)!r} ({error}).",
                                        "point it at the model's config.json, relative to the project.")]) from None
+    if not isinstance(data, dict):
+        raise ConfigError([ConfigIssue("model.config_json", f"{str(path)!r} holds a JSON {type(data).__name__}, "
+                                       "not the mapping of a config.json.",
+                                       "point it at the model's config.json, relative to the project.")])
+    if isinstance(data.get("text_config"), dict):  # multimodal checkpoints nest the language model's config
+        data = {**data, **data["text_config"]}
     known = set(ArchitectureConfig.model_fields)
     fields = {key: value for key, value in data.items() if key in known and value is not None}
     if isinstance(data.get("layer_types"), list):  # transformers >= 4.53 lists each layer's attention

@@ -14,6 +14,7 @@ class PreflightReport:
     reasons: tuple[str, ...]  # why the stack is blocked (empty when it fits)
     warnings: tuple[str, ...]
     suggestions: tuple[str, ...]  # what would fit instead
+    suggested_changes: tuple[dict[str, Any], ...]  # each suggestion as stack keys, e.g. {"engine": {...}}
     gpu: str
     gpu_memory_gib: float  # total per GPU as CUDA reports it
     gpu_memory_utilization: float
@@ -54,4 +55,5 @@ class PreflightReport:
         data["reasons"] = list(self.reasons)
         data["warnings"] = list(self.warnings)
         data["suggestions"] = list(self.suggestions)
+        data["suggested_changes"] = list(self.suggested_changes)
         return data

@@ -1,52 +1,155 @@
-"""What would fit instead: the largest max_model_len or max_num_seqs, or the TP / GPU product needed."""
+"""What would fit instead: the largest max_model_len or max_num_seqs, the TP size, GPU product or settings needed.
+
+Every suggestion is checked by re-running the whole preflight on the config with its change applied, so a
+suggestion is only offered when that change alone makes the stack fit and meet its concurrency target. The
+change is kept as data (`changes`, a nested mapping of stack keys) next to the sentence users read.
+"""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
 
 from catalog.gpus import GPUS
-from preflight.kv_cache import KvCapacity, blocks_per_request, kv_capacity, kv_layout, largest_fitting_tokens
-from preflight.memory import MemoryInputs, estimate_memory
+from config.stack import StackConfig
+from preflight.checks import node_gpu_limit, valid_tp_sizes
+from preflight.evaluate import Evaluation, evaluate
+from preflight.kv_cache import largest_fitting_tokens
+
+MAX_GPU_SUGGESTIONS = 3
+HIGHEST_SUGGESTED_UTILIZATION = 0.95  # above it the preflight warns
 
 
-def memory_fits(inputs: MemoryInputs, requests: int, tokens: int) -> bool:
-    """Weights, KV budget, one max_model_len request and the concurrency target all fit."""
-    memory = estimate_memory(inputs)
-    if memory.kv_cache_gib_per_gpu <= 0:
-        return False
-    capacity = kv_capacity(inputs, memory.kv_cache_gib_per_gpu)
-    per_request = blocks_per_request(inputs, kv_layout(inputs), tokens)
-    return capacity.blocks_per_max_len_request <= capacity.num_gpu_blocks and \
-        requests * per_request <= capacity.num_gpu_blocks
+@dataclass(frozen=True)
+class Suggestion:
+    text: str
+    changes: dict[str, Any]  # e.g. {"engine": {"max_model_len": 4096}}
 
 
-def suggestions(inputs: MemoryInputs, capacity: KvCapacity, requests: int, tokens: int,
-                tp_sizes: list[int]) -> list[str]:
+def apply_changes(group: Any, changes: dict[str, Any]) -> Any:
+    """A copy of a config group with nested changes applied (the config is frozen)."""
+    updates = {key: apply_changes(getattr(group, key), value)
+               if isinstance(value, dict) and isinstance(getattr(group, key), BaseModel) else value
+               for key, value in changes.items()}
+    return group.model_copy(update=updates)
+
+
+def fits_with(cfg: StackConfig, changes: dict[str, Any]) -> bool:
+    return evaluate(apply_changes(cfg, changes)).clean
+
+
+def suggestions(cfg: StackConfig, current: Evaluation) -> list[Suggestion]:
+    found = [_longest_max_model_len(cfg, current), _most_requests(cfg, current),
+             _tensor_parallel(cfg, current), _utilization(cfg, current), _fp8_kv_cache(cfg, current)]
+    return [s for s in found if s is not None] + _gpu_products(cfg, current)
+
+
+def largest(lowest: int, highest: int, fits: Callable[[int], bool]) -> int | None:
+    """The largest n in [lowest, highest] for which fits(n) holds, when it holds up to some limit."""
+    if highest < lowest or not fits(lowest):
+        return None
+    low, high = lowest, highest
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle - 1)
+    return low
+
+
+def _longest_max_model_len(cfg: StackConfig, current: Evaluation) -> Suggestion | None:
+    """The longest max_model_len that fits, never below the target's request length (that would only shrink
+    the target). When one request does not fit and the target fails too, the length the cache holds comes
+    with the most concurrent requests that then fit."""
+    floor = min(current.target.tokens_per_request, current.resolved.max_model_len - 1)
+    top = current.resolved.max_model_len - 1
+    length = largest(floor, top, lambda n: fits_with(cfg, {"engine": {"max_model_len": n}}))
+    if length is not None:
+        return Suggestion(f"engine.max_model_len {length} is the longest that fits with everything else "
+                          "unchanged.", {"engine": {"max_model_len": length}})
+    if current.capacity.blocks_per_max_len_request <= current.capacity.num_gpu_blocks:
+        return None  # one request fits; the request count is the lever (_most_requests)
+    length = min(largest_fitting_tokens(current.inputs, current.capacity.num_gpu_blocks), top)
+    own_target = cfg.preflight.concurrency.requests is not None
+    count = largest(1, current.target.requests, lambda n: fits_with(
+        cfg, _with_length(length, _requests_change(own_target, n)))) if length > 0 else None
+    if count is None:
+        return None
+    key = "preflight.concurrency.requests" if own_target else "engine.max_num_seqs"
+    return Suggestion(f"engine.max_model_len {length} with {key} {count} fits: the longest request this cache "
+                      f"holds, and {count} concurrent request{'s' if count != 1 else ''} of "
+                      f"{min(length, current.target.tokens_per_request)} tokens.",
+                      _with_length(length, _requests_change(own_target, count)))
+
+
+def _with_length(length: int, changes: dict[str, Any]) -> dict[str, Any]:
+    engine = {**changes.get("engine", {}), "max_model_len": length}
+    return {**changes, "engine": engine}
+
+
+def _most_requests(cfg: StackConfig, current: Evaluation) -> Suggestion | None:
+    """Fewer concurrent requests: the target's own count when the stack sets one, else max_num_seqs."""
+    own_target = cfg.preflight.concurrency.requests is not None
+    key = "preflight.concurrency.requests" if own_target else "engine.max_num_seqs"
+    top = current.target.requests if own_target else current.resolved.max_num_seqs
+    count = largest(1, top - 1, lambda n: fits_with(cfg, _requests_change(own_target, n)))
+    if count is None:
+        return None
+    return Suggestion(f"{key} {count}: {count} concurrent requests of {current.target.tokens_per_request} "
+                      "tokens fit.", _requests_change(own_target, count))
+
+
+def _requests_change(own_target: bool, count: int) -> dict[str, Any]:
+    return {"preflight": {"concurrency": {"requests": count}}} if own_target else {"engine": {"max_num_seqs": count}}
+
+
+def _tensor_parallel(cfg: StackConfig, current: Evaluation) -> Suggestion | None:
+    pp = current.resolved.pipeline_parallel_size
+    for tp in valid_tp_sizes(current.resolved.architecture, node_gpu_limit(cfg)):
+        changes: dict[str, Any] = {"engine": {"tensor_parallel_size": tp}}
+        if cfg.gpu.count is not None:
+            changes["gpu"] = {"count": tp * pp}
+        if tp != current.resolved.tensor_parallel_size and fits_with(cfg, changes):
+            return Suggestion(f"engine.tensor_parallel_size {tp} (gpu.count {tp * pp}) fits with everything else "
+                              "unchanged.", changes)
+    return None
+
+
+def _utilization(cfg: StackConfig, current: Evaluation) -> Suggestion | None:
+    now = current.resolved.gpu_memory_utilization
+    steps = range(round(now * 100) + 1, round(HIGHEST_SUGGESTED_UTILIZATION * 100) + 1)
+    for share in (step / 100 for step in steps):
+        changes = {"engine": {"gpu_memory_utilization": share}}
+        if fits_with(cfg, changes):
+            return Suggestion(f"engine.gpu_memory_utilization {share} fits with everything else unchanged.", changes)
+    return None
+
+
+def _fp8_kv_cache(cfg: StackConfig, current: Evaluation) -> Suggestion | None:
+    changes = {"engine": {"kv_cache_dtype": "fp8"}}
+    if current.inputs.kv_cache_dtype.startswith("fp8") or not fits_with(cfg, changes):
+        return None
+    return Suggestion("engine.kv_cache_dtype fp8 fits: it halves KV bytes per token (about twice the tokens), "
+                      "at a small accuracy cost.", changes)
+
+
+def _gpu_products(cfg: StackConfig, current: Evaluation) -> list[Suggestion]:
+    """Larger GPUs, smallest first. vLLM picks other batch defaults on some (1024 sequences on H100/H200), so
+    when those break the fit, the current limits are pinned explicitly."""
     found = []
-    longest = largest_fitting_tokens(inputs, capacity.num_gpu_blocks) if capacity.num_gpu_blocks else 0
-    if 0 < longest < inputs.max_model_len:
-        found.append(f"engine.max_model_len {longest} is the longest single request this cache holds.")
-    per_request = blocks_per_request(inputs, kv_layout(inputs), tokens)
-    seqs = capacity.num_gpu_blocks // per_request if per_request else 0
-    if 0 < seqs < requests:
-        found.append(f"{seqs} concurrent requests of {tokens} tokens fit: set engine.max_num_seqs (or "
-                     f"preflight.concurrency.requests) to {seqs}.")
-    found += _parallel_or_gpu(inputs, requests, tokens, tp_sizes)
-    if not inputs.kv_cache_dtype.startswith("fp8") and capacity.num_gpu_blocks:
-        found.append("engine.kv_cache_dtype fp8 halves KV bytes per token (about twice the tokens), at a small "
-                     "accuracy cost.")
-    return found
-
-
-def _parallel_or_gpu(inputs: MemoryInputs, requests: int, tokens: int, tp_sizes: list[int]) -> list[str]:
-    found = []
-    for tp in (size for size in tp_sizes if size > inputs.tensor_parallel_size):
-        if memory_fits(replace(inputs, tensor_parallel_size=tp), requests, tokens):
-            found.append(f"engine.tensor_parallel_size {tp} (gpu.count {tp * inputs.pipeline_parallel_size}) "
-                         "fits with everything else unchanged.")
-            break
-    products = [gpu.name for gpu in GPUS.values() if gpu.memory_gib > inputs.gpu_memory_gib
-                and memory_fits(replace(inputs, gpu_memory_gib=gpu.memory_gib), requests, tokens)]
-    if products:
-        found.append(f"gpu.product {' or '.join(products)} fits with the same parallelism.")
+    pinned = {"max_num_seqs": current.resolved.max_num_seqs,
+              "max_num_batched_tokens": current.resolved.max_num_batched_tokens}
+    alone = " alone (no gpu.also_accept)" if cfg.gpu.also_accept else ""
+    for gpu in sorted(GPUS.values(), key=lambda gpu: (gpu.memory_gib, gpu.name)):
+        if gpu.memory_gib <= current.inputs.gpu_memory_gib or len(found) == MAX_GPU_SUGGESTIONS:
+            continue
+        changes: dict[str, Any] = {"gpu": {"product": gpu.name, "also_accept": ()}}
+        if fits_with(cfg, changes):
+            found.append(Suggestion(f"gpu.product {gpu.name}{alone} fits with the same parallelism.", changes))
+        elif fits_with(cfg, {**changes, "engine": pinned}):
+            found.append(Suggestion(
+                f"gpu.product {gpu.name}{alone} fits with the same parallelism if engine.max_num_seqs "
+                f"{pinned['max_num_seqs']} and engine.max_num_batched_tokens {pinned['max_num_batched_tokens']} "
+                "are set (vLLM's defaults differ on that GPU).", {**changes, "engine": pinned}))
     return found

@@ -9,7 +9,9 @@ import pytest
 from catalog.vllm_metrics import VERSIONS
 from components.render.alerts import (
     AlertThresholds,
+    duration_seconds,
     gpu_memory_threshold,
+    not_ready_window,
     render_prometheus_rule,
     render_rule_groups,
 )
@@ -111,6 +113,38 @@ def test_replicas_not_ready_waits_longer_than_a_model_load() -> None:
     rule = rules(not_ready_for="30m")["VllmReplicasNotReady"]
     assert rule["for"] == "30m"
     assert rule["labels"]["severity"] == "critical"
+
+
+def test_metrics_absent_waits_the_not_ready_window_not_ten_minutes() -> None:
+    # A 70B model takes ~12 minutes to load (stacks/Pulumi.prod.yaml); no vLLM series exist meanwhile.
+    assert rules()["VllmMetricsAbsent"]["for"] == "15m"
+
+
+def test_metrics_absent_is_critical() -> None:
+    assert rules()["VllmMetricsAbsent"]["labels"]["severity"] == "critical"
+
+
+def test_not_ready_window_grows_to_the_startup_budget_plus_five_minutes() -> None:
+    assert not_ready_window("15m", 1500) == "30m"
+
+
+def test_not_ready_window_keeps_the_configured_duration_when_the_model_loads_faster() -> None:
+    assert not_ready_window("15m", 600) == "15m"
+
+
+def test_not_ready_window_rounds_the_startup_budget_up_to_whole_minutes() -> None:
+    assert not_ready_window("15m", 740 + 300) == "23m"
+
+
+def test_duration_seconds_reads_compound_prometheus_durations() -> None:
+    assert duration_seconds("1h30m15s") == 5415
+
+
+def test_a_long_startup_budget_delays_both_not_ready_and_metrics_absent() -> None:
+    slow = AlertThresholds(queue_per_replica=26, gpu_memory_used_fraction=0.95, startup_seconds=2400)
+    found = {r["alert"]: r for g in render_rule_groups(MonitoringConfig(), slow, VERSIONS["0.33.0"], WORKLOAD)
+             for r in g["rules"]}
+    assert (found["VllmReplicasNotReady"]["for"], found["VllmMetricsAbsent"]["for"]) == ("45m", "45m")
 
 
 def test_oom_alert_joins_restarts_with_the_oomkilled_reason() -> None:

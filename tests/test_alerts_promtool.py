@@ -26,19 +26,19 @@ MODEL = {"namespace": "llm", "model_name": "llama-8b"}
 Series = list[tuple[str, str]]
 
 
-def rendered_rules(version: str) -> list[dict[str, Any]]:
-    return render_rule_groups(MonitoringConfig(), LIMITS, VERSIONS[version], WORKLOAD)
+def rendered_rules(version: str, limits: AlertThresholds = LIMITS) -> list[dict[str, Any]]:
+    return render_rule_groups(MonitoringConfig(), limits, VERSIONS[version], WORKLOAD)
 
 
-def rule_named(version: str, alert: str) -> dict[str, Any]:
-    return next(r for g in rendered_rules(version) for r in g["rules"] if r.get("alert") == alert)
+def rule_named(version: str, alert: str, limits: AlertThresholds = LIMITS) -> dict[str, Any]:
+    return next(r for g in rendered_rules(version, limits) for r in g["rules"] if r.get("alert") == alert)
 
 
 def promtool_test(tmp_path: Path, series: Series, alert: str, fired: list[dict[str, str]],
-                  version: str = "0.33.0", eval_time: str = "20m") -> None:
+                  version: str = "0.33.0", eval_time: str = "20m", limits: AlertThresholds = LIMITS) -> None:
     """Feed `series` (one sample a minute) and assert exactly the `fired` alerts at `eval_time`."""
-    write_yaml(tmp_path / "rules.yaml", {"groups": rendered_rules(version)})
-    rule = rule_named(version, alert)
+    write_yaml(tmp_path / "rules.yaml", {"groups": rendered_rules(version, limits)})
+    rule = rule_named(version, alert, limits)
     test = {
         "rule_files": ["rules.yaml"],
         "evaluation_interval": "1m",
@@ -166,6 +166,16 @@ def replicas(wanted: int, available: int) -> Series:
 
 def test_replicas_not_ready_fires_after_fifteen_minutes_short(tmp_path: Path) -> None:
     promtool_test(tmp_path, replicas(2, 1), "VllmReplicasNotReady", [{"namespace": "llm", "deployment": "llama-server"}])
+
+
+def test_replicas_not_ready_stays_quiet_while_a_slow_model_is_within_its_startup_budget(tmp_path: Path) -> None:
+    slow = AlertThresholds(queue_per_replica=26, gpu_memory_used_fraction=0.95, startup_seconds=1500)  # 30m window
+    promtool_test(tmp_path, replicas(2, 1), "VllmReplicasNotReady", [], eval_time="25m", limits=slow)
+
+
+def test_metrics_absent_stays_quiet_during_a_normal_model_load(tmp_path: Path) -> None:
+    series = [('kube_deployment_spec_replicas{namespace="llm",deployment="llama-server"}', "1x30")]
+    promtool_test(tmp_path, series, "VllmMetricsAbsent", [], eval_time="12m")
 
 
 def test_replicas_not_ready_stays_quiet_when_all_are_available(tmp_path: Path) -> None:

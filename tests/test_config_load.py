@@ -9,7 +9,9 @@ import pytest
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from config.base import number_kind
 from config.errors import ConfigError
+from config.messages import nested_model
 from config.sources import load_pulumi_config, load_stack_file
 from config.stack import StackConfig
 from tests.factories import REPO, STACKS, make_config
@@ -83,3 +85,33 @@ def test_a_plain_text_token_in_the_pulumi_config_is_refused() -> None:
     with pytest.raises(ConfigError, match=r"vllm-serving:hf_token: is stored in plain text"):
         _load_under_pulumi({"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"product": "L4"},
                             "hf_token": "hf_x"})
+
+
+def _number_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
+    keys = []
+    for name, field in model.model_fields.items():
+        nested = nested_model(field.annotation)
+        if nested is not None:
+            keys += _number_keys(nested, f"{prefix}{name}.")
+        elif number_kind(field.annotation) is not None:
+            keys.append(f"{prefix}{name}")
+    return keys
+
+
+def _set_path(key: str, value: object) -> dict[str, object]:
+    head, _, rest = key.partition(".")
+    return {head: _set_path(rest, value) if rest else value}
+
+
+@pytest.mark.parametrize("key", _number_keys(StackConfig))
+def test_a_boolean_given_for_a_number_is_refused_naming_the_key(key: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        make_config(**_set_path(key, True))
+    assert any(issue.key == key and "got True" in issue.message for issue in caught.value.issues), \
+        caught.value.render()
+
+
+def test_a_boolean_in_a_structured_pulumi_value_is_refused_where_a_number_belongs() -> None:
+    with pytest.raises(ConfigError, match=r"vllm-serving:engine.tensor_parallel_size: expected a whole number"):
+        _load_under_pulumi({"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"product": "L4"},
+                            "engine": '{"tensor_parallel_size": true}'})

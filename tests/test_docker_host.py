@@ -102,7 +102,7 @@ def test_the_container_requests_the_listed_gpus() -> None:
     cfg = docker_stack(gpu={"product": "L40S", "count": 2}, engine={"tensor_parallel_size": 2},
                        docker={"gpus": [0, 1]})
 
-    assert container_of(cfg)["gpus"] == "device=0,1"
+    assert container_of(cfg)["gpus"] == '"device=0,1"'
 
 
 def test_the_container_shared_memory_is_sized_for_tensor_parallel() -> None:

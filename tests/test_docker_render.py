@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import math
 from typing import Any
 
@@ -49,10 +50,18 @@ def test_all_gpus_are_requested_by_default() -> None:
     assert container()["gpus"] == "all"
 
 
-def test_a_device_list_becomes_docker_device_syntax() -> None:
+def test_a_device_list_becomes_docker_device_syntax_quoted_for_its_csv_parser() -> None:
     cfg = stack(engine={"tensor_parallel_size": 2}, docker={"gpus": [1, 3]})
 
-    assert container(cfg)["gpus"] == "device=1,3"
+    assert container(cfg)["gpus"] == '"device=1,3"'
+
+
+def test_a_device_list_reads_as_one_gpu_request_field_as_docker_parses_it() -> None:
+    # docker/cli opts.GpuOpts.Set (which terraform-provider-docker calls) reads the value as one CSV record;
+    # a second field would be taken as a GPU count, and Count plus DeviceIDs is refused by the NVIDIA runtime.
+    cfg = stack(engine={"tensor_parallel_size": 4}, gpu={"product": "L40S", "count": 4}, docker={"gpus": [0, 1, 2, 3]})
+
+    assert next(csv.reader([container(cfg)["gpus"]])) == ["device=0,1,2,3"]
 
 
 def test_shared_memory_is_2_gib_per_tensor_parallel_gpu() -> None:

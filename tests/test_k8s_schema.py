@@ -21,6 +21,9 @@ VARIANTS = {
         autoscaling={"enabled": True, "max_replica_count": 4}, scheduling={"spread": "zone"},
         namespace={"name": "llm", "create": False}, gpu={"product": "A100-SXM4-80GB",
                                                          "node_selector": {"cloud.google.com/gke-accelerator": "a"}}),
+    "read-write-once cache, GKE label without GFD": lambda: configured(
+        cache={"access_mode": "ReadWriteOnce"}, scheduling={"require_gpu_product_label": False},
+        gpu={"product": "A100-SXM4-80GB", "node_selector": {"cloud.google.com/gke-accelerator": "nvidia-a100-80gb"}}),
     "local path on an existing claim": lambda: configured(
         model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "llama"}, cache={"existing_claim": "models"}),
 }

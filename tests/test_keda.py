@@ -149,12 +149,13 @@ def test_kv_cache_trigger_uses_the_v0_gauge_on_vllm_0_7_2() -> None:
     assert query == 'avg(vllm:gpu_cache_usage_perc{namespace="llm",model_name="llama-8b"})'
 
 
-def test_latency_trigger_reads_p95_ttft_and_treats_idle_as_zero() -> None:
+def test_latency_trigger_reads_p95_ttft_and_treats_an_idle_but_reporting_server_as_zero() -> None:
     latency = trigger("latency")
     assert latency["metricType"] == "Value"
     assert latency["metadata"]["query"] == (
         "(histogram_quantile(0.95, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket"
-        '{namespace="llm",model_name="llama-8b"}[2m]))) > 0) or vector(0)')
+        '{namespace="llm",model_name="llama-8b"}[2m]))) > 0) or '
+        '(sum(vllm:num_requests_running{namespace="llm",model_name="llama-8b"}) * 0)')
     assert latency["metadata"]["threshold"] == "2"
 
 

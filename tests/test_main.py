@@ -56,3 +56,10 @@ def test_a_docker_stack_registers_no_kubernetes_object() -> None:
     assert error is None
     assert not [t for t in registered.types if t.startswith("kubernetes:")]
     assert "vllm-serving:index:DockerHost" in registered.types
+
+
+def test_the_prod_alerts_wait_out_the_computed_startup_budget_before_paging() -> None:
+    registered, _ = run_stack_file(STACKS / "Pulumi.prod.yaml", extra={"api_key": "sk-test"})
+    rules = registered.one("kubernetes:monitoring.coreos.com/v1:PrometheusRule")["spec"]["groups"]
+    absent = next(r for g in rules for r in g["rules"] if r.get("alert") == "VllmMetricsAbsent")
+    assert absent["for"] == "18m"  # 740 s startup budget + 5 min, in whole minutes

@@ -51,7 +51,7 @@ def test_job_waits_for_the_volume_and_the_token_secret():
 
 def test_job_timeout_follows_the_download_budget_not_the_ten_minute_default():
     _, requests = run_recording(build_cache(*stack("prod")))
-    assert requests["llama-cache-download"].timeouts == {"create": "43m", "update": "43m"}
+    assert requests["llama-cache-download"].timeouts == {"create": "50m", "update": "50m"}  # 2992 s
 
 
 def test_existing_claim_registers_no_pvc():
@@ -63,3 +63,10 @@ def test_local_path_registers_no_job():
     cfg, report = configured(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "llama"},
                              cache={"existing_claim": "models"})
     assert run_program(build_cache(cfg, report)).types == ["vllm-serving:index:ModelCache"]
+
+
+def test_job_fills_the_pvc_the_component_registers():
+    registered = run_program(build_cache(*stack("prod")))
+    claim = registered.one("kubernetes:core/v1:PersistentVolumeClaim")["metadata"]["name"]
+    volumes = registered.one("kubernetes:batch/v1:Job")["spec"]["template"]["spec"]["volumes"]
+    assert {"name": "model-cache", "persistentVolumeClaim": {"claimName": claim}} in volumes

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from preflight.__main__ import main
 from tests.factories import REPO, STACKS
@@ -88,3 +89,28 @@ def test_a_required_secret_missing_from_the_file_is_noted_but_does_not_block(cap
     assert main([str(STACKS / "Pulumi.prod.yaml")]) == 0
     assert capsys.readouterr().err.startswith("note: vllm-serving:api_key: is required because "
                                               "security.require_api_key is true, but it is not set.")
+
+
+def test_a_directory_given_as_the_stack_file_exits_two_without_a_traceback() -> None:
+    result = run_cli("stacks")
+    assert (result.returncode, "Traceback" in result.stderr) == (2, False), result.stderr
+    assert "stacks: is a directory, not a stack file." in result.stderr
+
+
+def test_an_unreadable_stack_file_exits_two_naming_the_file(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    stack = tmp_path / "Pulumi.locked.yaml"
+    stack.write_text("config: {}\n")
+
+    def refuse(*_args: object, **_kwargs: object) -> str:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "read_text", refuse)
+    assert main([str(stack)]) == 2
+    assert f"{stack}: cannot be read (Permission denied)." in capsys.readouterr().err
+
+
+def test_a_file_that_is_not_yaml_exits_two_saying_so(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    stack = tmp_path / "Pulumi.binary.yaml"
+    stack.write_bytes(b"\x93\x00\xff config")
+    assert main([str(stack)]) == 2
+    assert f"{stack}: not valid YAML" in capsys.readouterr().err

@@ -18,6 +18,7 @@ from catalog.models import MODELS
 from config.stack import validate_config
 from preflight import run_preflight
 from preflight.checks import valid_tp_sizes
+from tests.factories import merge
 
 PROPERTY_SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -86,3 +87,26 @@ def test_a_smaller_max_num_seqs_never_turns_a_fit_into_a_block(raw: dict[str, An
     fewer = max(1, int(raw["engine"]["max_num_seqs"] * share))
     if fits(raw):
         assert fits(changed(raw, "engine", max_num_seqs=fewer))
+
+
+@st.composite
+def blocked_candidates(draw: st.DrawFn) -> dict[str, Any]:
+    """Generated stacks, some leaving the batch limits to vLLM's defaults or setting their own target."""
+    raw = draw(stacks())
+    engine = dict(raw["engine"])
+    for key in ("max_num_seqs", "max_num_batched_tokens"):
+        if draw(st.booleans()):
+            engine.pop(key)
+    concurrency = dict(raw["preflight"]["concurrency"])
+    if draw(st.booleans()):
+        concurrency["requests"] = draw(st.integers(1, 1024))
+    return {**raw, "engine": engine, "preflight": {"concurrency": concurrency}}
+
+
+@PROPERTY_SETTINGS
+@given(blocked_candidates())
+def test_every_suggested_change_makes_the_stack_fit_when_applied(raw: dict[str, Any]) -> None:
+    report = run_preflight(validate_config(raw))
+    for text, change in zip(report.suggestions, report.suggested_changes, strict=True):
+        applied = run_preflight(validate_config(merge(raw, change)))
+        assert applied.fits, f"{text} -> {applied.reasons}"

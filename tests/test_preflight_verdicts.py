@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from catalog.models import MODELS
@@ -66,10 +68,21 @@ def test_max_model_len_beyond_the_model_maximum_blocks() -> None:
                                         "(32768)")
 
 
-def test_one_request_longer_than_the_cache_blocks_with_the_longest_that_fits() -> None:
+def test_one_request_longer_than_the_cache_blocks_naming_the_length_the_cache_holds() -> None:
     report = run_preflight(make_config(gpu={"product": "L4"}, engine={"max_model_len": 131072}))
     assert report.reasons[0].startswith("one request of engine.max_model_len 131072 tokens needs 16.00 GiB")
-    assert any(s.startswith("engine.max_model_len ") and "longest single request" in s for s in report.suggestions)
+    assert "Fix: lower engine.max_model_len (this cache holds 28048 tokens)" in report.reasons[0]
+
+
+def test_a_request_too_long_for_the_cache_is_told_the_longest_max_model_len_that_fits() -> None:
+    report = run_preflight(make_config(gpu={"product": "L4"}, engine={"max_model_len": 131072, "max_num_seqs": 16}))
+    assert "engine.max_model_len 29984 is the longest that fits with everything else unchanged." in report.suggestions
+
+
+def test_when_neither_length_nor_count_fits_alone_both_are_suggested_together() -> None:
+    report = run_preflight(make_config(gpu={"product": "L4"}, engine={"max_model_len": 131072}))
+    assert report.suggestions[0] == ("engine.max_model_len 28048 with engine.max_num_seqs 29 fits: the longest "
+                                     "request this cache holds, and 29 concurrent requests of 1024 tokens.")
 
 
 def test_strict_concurrency_blocks_when_every_request_may_use_max_model_len() -> None:
@@ -86,8 +99,35 @@ def test_a_warn_policy_turns_a_concurrency_shortfall_into_a_warning() -> None:
 
 def test_the_suggested_max_num_seqs_really_fits() -> None:
     blocked = run_preflight(make_config(preflight={"concurrency": {"mode": "strict"}}))
-    seqs = next(int(s.split()[0]) for s in blocked.suggestions if "concurrent requests" in s)
-    assert run_preflight(make_config(engine={"max_num_seqs": seqs}, preflight={"concurrency": {"mode": "strict"}})).fits
+    change = next(c for c in blocked.suggested_changes if "max_num_seqs" in c.get("engine", {}))
+    assert run_preflight(make_config(**change, preflight={"concurrency": {"mode": "strict"}})).fits
+
+
+def test_a_larger_gpu_whose_vllm_defaults_would_not_fit_is_suggested_with_the_limits_pinned() -> None:
+    report = run_preflight(example_stack("blocked-70b-on-2x-a100-40gb"))
+    assert "gpu.product H200 fits with the same parallelism if engine.max_num_seqs 256 and " \
+           "engine.max_num_batched_tokens 2048 are set (vLLM's defaults differ on that GPU)." in report.suggestions
+
+
+def test_a_larger_gpu_alone_is_not_suggested_when_its_vllm_defaults_do_not_fit() -> None:
+    report = run_preflight(example_stack("blocked-70b-on-2x-a100-40gb"))
+    assert "gpu.product H200 fits with the same parallelism." not in report.suggestions
+
+
+def test_with_an_explicit_concurrency_target_the_suggestion_lowers_that_target() -> None:
+    report = run_preflight(make_config(preflight={"concurrency": {"mode": "strict", "requests": 256}}))
+    assert any(s.startswith("preflight.concurrency.requests ") for s in report.suggestions)
+    assert not any(s.startswith("engine.max_num_seqs ") for s in report.suggestions)
+
+
+@pytest.mark.parametrize("changes", [
+    {"gpu": {"product": "A10G"}, "engine": {"gpu_memory_utilization": 0.99}},  # no memory left for the KV cache
+    {"gpu": {"product": "L4"}, "engine": {"max_model_len": 131072}},  # one request does not fit
+    {"preflight": {"concurrency": {"mode": "strict"}}},  # the concurrency target does not fit
+], ids=["no-kv-memory", "one-request", "concurrency-target"])
+def test_every_memory_block_names_the_shortfall_in_gib_and_a_fix(changes: dict[str, object]) -> None:
+    reason = run_preflight(make_config(**changes)).reasons[0]
+    assert re.search(r"short by \d+\.\d\d GiB", reason) and " Fix: " in reason, reason
 
 
 def test_utilization_above_095_warns() -> None:
@@ -114,8 +154,8 @@ def test_several_acceptable_products_are_sized_for_the_smallest() -> None:
 def test_a_thin_margin_warns() -> None:
     report = run_preflight(example_stack("qwen-72b-on-h100-long-context"))
     assert report.fits
-    assert report.warnings == ("only 4.3 % of the KV cache is left after the concurrency target "
-                               "(preflight.min_margin_percent 5.0).",)
+    assert "only 4.3 % of the KV cache is left after the concurrency target (preflight.min_margin_percent 5.0)." \
+        in report.warnings
 
 
 def test_enforce_eager_removes_the_cuda_graph_term() -> None:
@@ -174,3 +214,18 @@ def test_the_capacity_guide_estimate_for_llama_70b_matches_the_published_numbers
     plain = plain_kv_estimate(MODELS["meta-llama/Llama-3.1-70B-Instruct"], "auto", "auto", 64, 4096, 16)
     assert (plain.bytes_per_token, plain.bytes_per_block, plain.blocks) == (327_680, 5_242_880, 16_384)
     assert plain.total_bytes / 1024**3 == 80.0
+
+
+def test_an_unpinned_revision_warns_that_replicas_can_serve_different_weights() -> None:
+    report = run_preflight(make_config())
+    assert any(w.startswith("model.revision is not pinned") for w in report.warnings)
+
+
+def test_a_pinned_revision_does_not_warn() -> None:
+    report = run_preflight(make_config(model={"revision": "0e9e39f2"}))
+    assert not any(w.startswith("model.revision") for w in report.warnings)
+
+
+def test_a_warned_concurrency_shortfall_is_not_reported_twice_as_a_thin_margin() -> None:
+    report = run_preflight(make_config(preflight={"concurrency": {"mode": "strict", "policy": "warn"}}))
+    assert not any(w.startswith("only ") for w in report.warnings)

@@ -102,7 +102,68 @@ def test_download_job_has_one_writer_and_bounded_retries():
 def test_download_job_deadline_grows_with_the_weights():
     prod = one(manifests(*stack("prod")), "Job")["spec"]["activeDeadlineSeconds"]
     dev = one(manifests(*stack("dev")), "Job")["spec"]["activeDeadlineSeconds"]
-    assert prod == 2572 and dev > 600 and prod > dev  # 131.4 GiB / 0.1 GiB/s x 1.5 + 600
+    assert prod == 2992 and prod > dev  # 131.4 GiB / 0.1 GiB/s x 1.5 + 900 s image pull + 120 s
+
+
+def test_download_job_deadline_includes_the_image_pull_allowance():
+    slow = one(manifests(*configured(server={"image_pull_seconds": 3600})), "Job")["spec"]["activeDeadlineSeconds"]
+    fast = one(manifests(*configured()), "Job")["spec"]["activeDeadlineSeconds"]
+    assert slow - fast == 3600 - 900
+
+
+def test_download_keeps_the_xet_chunk_cache_off_the_shared_volume():
+    env = env_of(job_container(manifests(*stack("prod"))))
+    assert env["HF_XET_CHUNK_CACHE_SIZE_BYTES"] == "0" and not env["HF_XET_CACHE"].startswith(HF_HOME)
+
+
+def test_pvc_name_changes_with_its_size_so_pulumi_replaces_it_create_before_delete():
+    small = one(manifests(*configured(cache={"size_gib": 50})), "PersistentVolumeClaim")["metadata"]["name"]
+    large = one(manifests(*configured(cache={"size_gib": 60})), "PersistentVolumeClaim")["metadata"]["name"]
+    assert small != large and small.startswith("llama-model-cache-")
+
+
+def test_pvc_name_changes_with_the_storage_class():
+    default = one(manifests(*configured()), "PersistentVolumeClaim")["metadata"]["name"]
+    rwx = one(manifests(*configured(cache={"storage_class_name": "filestore-rwx"})), "PersistentVolumeClaim")
+    assert default != rwx["metadata"]["name"]
+
+
+def test_server_and_job_mount_the_created_pvc_by_its_name():
+    objects = manifests(*stack("prod"))
+    claim = one(objects, "PersistentVolumeClaim")["metadata"]["name"]
+    job_volumes = one(objects, "Job")["spec"]["template"]["spec"]["volumes"]
+    assert {"name": "model-cache", "persistentVolumeClaim": {"claimName": claim}} in pod_spec(objects)["volumes"]
+    assert {"name": "model-cache", "persistentVolumeClaim": {"claimName": claim}} in job_volumes
+
+
+def test_a_new_volume_gets_a_new_download_job_so_the_empty_volume_is_filled():
+    first = one(manifests(*configured(cache={"size_gib": 50})), "Job")["metadata"]["name"]
+    second = one(manifests(*configured(cache={"size_gib": 60})), "Job")["metadata"]["name"]
+    assert first != second
+
+
+def test_the_completion_marker_depends_on_the_content_not_the_volume():
+    first = env_of(job_container(manifests(*configured(cache={"size_gib": 50}))))["CACHE_MARKER"]
+    second = env_of(job_container(manifests(*configured(cache={"size_gib": 60}))))["CACHE_MARKER"]
+    assert first == second
+
+
+def test_read_write_many_download_job_may_run_on_any_node():
+    job = one(manifests(*stack("prod")), "Job")["spec"]["template"]["spec"]
+    assert "affinity" not in job and "tolerations" not in job
+
+
+def test_read_write_once_download_job_runs_on_the_server_gpu_nodes_so_the_volume_lands_in_their_zone():
+    objects = manifests(*configured(cache={"access_mode": "ReadWriteOnce"},
+                                    gpu={"product": "A100-SXM4-80GB", "node_selector": {"pool": "gpu"}}))
+    job, server_pod = one(objects, "Job")["spec"]["template"]["spec"], pod_spec(objects)
+    assert [job[key] for key in ("affinity", "tolerations", "nodeSelector")] == [
+        server_pod[key] for key in ("affinity", "tolerations", "nodeSelector")]
+
+
+def test_read_write_once_download_job_requests_no_gpu():
+    job = one(manifests(*configured(cache={"access_mode": "ReadWriteOnce"})), "Job")["spec"]["template"]["spec"]
+    assert "nvidia.com/gpu" not in job["containers"][0]["resources"]["limits"]
 
 
 def test_download_job_is_not_garbage_collected_under_pulumi():

@@ -44,6 +44,16 @@ def test_dev_startup_probe_budget_is_shorter_for_the_8b_weights():
     assert server(manifests(*stack("dev")))["startupProbe"]["failureThreshold"] == 32  # (30+60+120) x 1.5 = 314.9 s
 
 
+def test_startup_budget_includes_loading_the_draft_model():
+    draft = {"method": "draft_model", "model": "meta-llama/Llama-3.1-8B-Instruct", "num_speculative_tokens": 3}
+    plain = server(manifests(*configured(model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
+                                         engine={"max_model_len": 8192, "tensor_parallel_size": 4})))
+    speculative = server(manifests(*configured(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, engine={
+        "max_model_len": 8192, "tensor_parallel_size": 4, "speculative": draft})))
+    extra = speculative["startupProbe"]["failureThreshold"] - plain["startupProbe"]["failureThreshold"]
+    assert 4 <= extra <= 5  # 14.96 GiB of draft weights / 0.5 GiB/s x 1.5 = 44.9 s, in 10 s periods
+
+
 def test_startup_budget_override_sets_the_failure_threshold():
     probe = server(manifests(*configured(probes={"startup_seconds": 3600})))["startupProbe"]
     assert probe["failureThreshold"] * probe["periodSeconds"] == 3600

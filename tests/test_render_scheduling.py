@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from config.errors import ConfigError
 from tests.kubernetes_fixtures import configured, manifests, one, pod_spec, server, stack
 
 
@@ -47,6 +50,20 @@ def test_extra_node_labels_become_a_node_selector():
     cfg, report = configured(gpu={"product": "A100-SXM4-80GB",
                                   "node_selector": {"cloud.google.com/gke-accelerator": "nvidia-a100-80gb"}})
     assert pod_spec(manifests(cfg, report))["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-a100-80gb"}
+
+
+def test_clusters_without_gpu_feature_discovery_select_gpus_by_their_cloud_label_only():
+    gke = {"cloud.google.com/gke-accelerator": "nvidia-a100-80gb"}
+    cfg, report = configured(gpu={"product": "A100-SXM4-80GB", "node_selector": gke},
+                             scheduling={"require_gpu_product_label": False})
+    spec = pod_spec(manifests(cfg, report))
+    assert "affinity" not in spec and spec["nodeSelector"] == gke
+
+
+def test_dropping_the_gpu_product_label_without_a_node_selector_is_refused():
+    with pytest.raises(ConfigError) as error:
+        configured(scheduling={"require_gpu_product_label": False})
+    assert [issue.key for issue in error.value.issues] == ["scheduling.require_gpu_product_label"]
 
 
 def test_no_node_selector_without_extra_labels():

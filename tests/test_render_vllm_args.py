@@ -42,6 +42,19 @@ def test_every_emitted_flag_is_accepted_by_the_configured_version(version: str):
     assert set(flags) <= FLAG_TABLES[version].flags
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_emitted_speculative_flag_is_accepted_by_the_configured_version(version: str):
+    args = args_for(vllm={"version": version}, engine={"max_model_len": 8192, "speculative": {
+        "method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4, "prompt_lookup_min": 2}})
+    assert {arg for arg in args if arg.startswith("--")} <= FLAG_TABLES[version].flags
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_no_flag_is_both_accepted_and_removed_in_a_version(version: str):
+    table = FLAG_TABLES[version]
+    assert table.flags.isdisjoint(table.removed) and "--disable-log-stats" not in table.flags
+
+
 def test_prod_stack_renders_every_resolved_engine_value():
     cfg, report = stack("prod")
     args = render_vllm_args(cfg, report.resolved)

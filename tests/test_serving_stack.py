@@ -143,3 +143,10 @@ def test_required_api_key_reaches_the_server_as_a_secret_reference():
 def test_instance_name_too_long_for_kubernetes_names_is_refused():
     with pytest.raises(ValueError, match="at most 38 characters"):
         run_program(lambda: ServingStack("x" * 40, ServingStackArgs(*stack("dev"))))
+
+
+def test_server_mounts_the_pvc_the_cache_registers():
+    registered = run_program(build_stack(*stack("prod")))
+    claim = registered.one("kubernetes:core/v1:PersistentVolumeClaim")["metadata"]["name"]
+    volumes = registered.one(DEPLOYMENT)["spec"]["template"]["spec"]["volumes"]
+    assert {"name": "model-cache", "persistentVolumeClaim": {"claimName": claim}} in volumes

@@ -7,6 +7,8 @@ them exactly. Thresholds keep vLLM's units: cache usage as a 0..1 fraction, late
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,14 +18,34 @@ from config.observability import MonitoringConfig
 
 LATENCY_QUANTILE = 0.99
 SLOW = "10m"  # long enough that a burst the autoscaler absorbs does not page
+STARTUP_MARGIN_S = 300  # past the startup budget before a pod that is still loading counts as stuck
 
 
 @dataclass(frozen=True)
 class AlertThresholds:
-    """Values derived outside the config: the queue alert from capacity, GPU memory from the preflight."""
+    """Values derived outside the config: the queue alert from capacity, GPU memory from the preflight, and
+    the server's startup budget (seconds), which the not-ready and metrics-absent alerts wait out."""
 
     queue_per_replica: float
     gpu_memory_used_fraction: float
+    startup_seconds: int = 0
+
+
+_DURATION_PART = re.compile(r"([0-9]+)(ms|s|m|h)")
+_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+
+
+def duration_seconds(duration: str) -> float:
+    """A Prometheus duration as written in the config (15m, 1h30m) in seconds."""
+    return sum(int(amount) * _SECONDS[unit] for amount, unit in _DURATION_PART.findall(duration))
+
+
+def not_ready_window(configured: str, startup_seconds: int) -> str:
+    """How long pods may be unready (or silent) before paging: the configured window, or, when a model load
+    takes longer, the startup budget plus one probe-failure margin, so a normal scale-up or first install
+    never pages. Whole minutes, as Prometheus writes them."""
+    needed = math.ceil((startup_seconds + STARTUP_MARGIN_S) / 60) if startup_seconds else 0
+    return configured if duration_seconds(configured) >= needed * 60 else f"{needed}m"
 
 
 @dataclass(frozen=True)
@@ -57,6 +79,7 @@ def engine_alerts(cfg: MonitoringConfig, limits: AlertThresholds, metrics: Versi
     match, by = workload.vllm, "namespace, model_name"
     kv = number(cfg.kv_cache_usage_alert_threshold)
     queue = number(limits.queue_per_replica)
+    silent = not_ready_window(cfg.not_ready_for, limits.startup_seconds)  # no vLLM pod is up while it loads
     return [
         Alert("VllmKvCacheNearlyFull", f"max by ({by}, pod) ({metrics.kv_cache_usage}{match}) > {kv}", "warning",
               "vLLM KV cache nearly full on {{ $labels.pod }}",
@@ -82,11 +105,12 @@ def engine_alerts(cfg: MonitoringConfig, limits: AlertThresholds, metrics: Versi
               "(autoscaling.kv_cache_usage_threshold lower). 3. Use kv_cache_dtype fp8 or a larger GPU."),
         Alert("VllmMetricsAbsent", f"absent(vllm:num_requests_running{match})", "critical",
               "No vLLM metrics for {{ $labels.model_name }}",
-              f"Prometheus has had no vllm:num_requests_running series for {SLOW}: the autoscaler is on its "
-              "fallback and the dashboard is empty.",
+              f"Prometheus has had no vllm:num_requests_running series for {silent}, longer than a model "
+              "load: the autoscaler is on its fallback and the dashboard is empty.",
               "1. Are the pods running? 2. Does the ServiceMonitor carry the kube-prometheus-stack release "
               "label (monitoring.release)? Check Prometheus > Status > Targets. 3. Is --disable-log-stats set "
-              "(it removes every vllm: metric)? 4. Does engine.served_model_name match the model_name label?"),
+              "(it removes every vllm: metric)? 4. Does engine.served_model_name match the model_name label?",
+              for_=silent),
     ]
 
 
@@ -122,19 +146,20 @@ def latency_alerts(cfg: MonitoringConfig, metrics: VersionMetrics, workload: Wor
     return alerts
 
 
-def kubernetes_alerts(cfg: MonitoringConfig, workload: Workload) -> list[Alert]:
+def kubernetes_alerts(cfg: MonitoringConfig, limits: AlertThresholds, workload: Workload) -> list[Alert]:
     """Pod lifecycle from kube-state-metrics."""
     deployment = selector({"namespace": workload.namespace, "deployment": workload.deployment_name})
     pods = workload.pods()
+    unready = not_ready_window(cfg.not_ready_for, limits.startup_seconds)
     alerts = [
         Alert("VllmReplicasNotReady",
               f"kube_deployment_spec_replicas{deployment} > on (namespace, deployment) "
               f"kube_deployment_status_replicas_available{deployment}", "critical",
               "vLLM replicas not ready in {{ $labels.namespace }}/{{ $labels.deployment }}",
-              f"Fewer replicas are available than wanted for {cfg.not_ready_for}, longer than a model load.",
+              f"Fewer replicas are available than wanted for {unready}, longer than a model load.",
               "1. kubectl describe pod: Pending on GPUs (node labels, taints, quota)? 2. Startup probe kills "
               "during model download or load? 3. Logs: CUDA OOM or 'KV cache needed > available' means the "
-              "preflight inputs differ from the node.", for_=cfg.not_ready_for),
+              "preflight inputs differ from the node.", for_=unready),
         Alert("VllmContainerRestarting",
               f"increase(kube_pod_container_status_restarts_total{pods}[30m]) >= {cfg.restarts_threshold}",
               "warning", "vLLM container restarting: {{ $labels.pod }}",
@@ -184,7 +209,7 @@ def render_rule_groups(cfg: MonitoringConfig, limits: AlertThresholds, metrics: 
     groups = [
         (f"{prefix}-vllm-engine", engine_alerts(cfg, limits, metrics, workload)),
         (f"{prefix}-vllm-latency", latency_alerts(cfg, metrics, workload)),
-        (f"{prefix}-vllm-kubernetes", kubernetes_alerts(cfg, workload)),
+        (f"{prefix}-vllm-kubernetes", kubernetes_alerts(cfg, limits, workload)),
         (f"{prefix}-vllm-gpu", gpu_alerts(cfg, limits, workload)),
     ]
     return [{"name": name, "rules": [alert.rule() for alert in alerts]} for name, alerts in groups]

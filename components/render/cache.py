@@ -12,7 +12,8 @@ import math
 from typing import Any
 
 from catalog.models import MODELS
-from components.render.names import HF_HOME, HOME, MARKER_DIR, cache_key
+from components.render import scheduling
+from components.render.names import HF_HOME, HOME, MARKER_DIR, Names, cache_key
 from components.render.resources import container_resources
 from components.render.security import HF_TOKEN_DIR, HF_TOKEN_KEY, container_security_context, pod_security_context
 from config.stack import StackConfig
@@ -57,12 +58,33 @@ def downloads(cfg: StackConfig) -> list[tuple[str, str | None]]:
     return pairs
 
 
-def download_key(cfg: StackConfig) -> str:
+def content_key(cfg: StackConfig) -> str:
+    """What is in the cache (models and revisions): names the completion marker."""
     return cache_key(*(part for pair in downloads(cfg) for part in pair))
 
 
 def marker_path(cfg: StackConfig) -> str:
-    return f"{HF_HOME}/{MARKER_DIR}/complete-{download_key(cfg)}"
+    return f"{HF_HOME}/{MARKER_DIR}/complete-{content_key(cfg)}"
+
+
+def claim_name(cfg: StackConfig, weights_on_disk_gib: float, instance: str) -> str:
+    """The existing claim, or a created one named after its spec.
+
+    pulumi-kubernetes replaces a PVC on any `.spec` change (provider diff.go forceNew), and with an unchanged
+    name it must delete first: that waits on the pvc-protection finalizer while the server still mounts the
+    volume. A new name per size, class and access mode makes the replacement create-before-delete instead.
+    """
+    if cfg.cache.existing_claim:
+        return cfg.cache.existing_claim
+    volume = (str(cache_size_gib(cfg, weights_on_disk_gib)), cfg.cache.storage_class_name, cfg.cache.access_mode)
+    return Names(instance).cache_claim(cache_key(*volume))
+
+
+def job_name(cfg: StackConfig, weights_on_disk_gib: float, instance: str) -> str:
+    """A new Job for new content or a new volume: a Job that already completed never runs again, so a
+    replaced (empty) volume would otherwise leave the server waiting for the marker forever."""
+    claim = claim_name(cfg, weights_on_disk_gib, instance)
+    return Names(instance).download_job(cache_key(claim, *(part for pair in downloads(cfg) for part in pair)))
 
 
 def draft_weights_on_disk_gib(cfg: StackConfig) -> float:
@@ -82,9 +104,10 @@ def cache_size_gib(cfg: StackConfig, weights_on_disk_gib: float) -> int:
 
 
 def download_timeout_seconds(cfg: StackConfig, weights_on_disk_gib: float) -> int:
-    """Job deadline and Pulumi timeout: download at the configured speed, x1.5, plus 10 min for the pod."""
+    """Job deadline and Pulumi timeout: download at the configured speed x1.5, plus pulling the vLLM image
+    (activeDeadlineSeconds counts from the Job's start, image pull included) and 2 min for the pod."""
     weights = weights_on_disk_gib + draft_weights_on_disk_gib(cfg)
-    return math.ceil(weights / cfg.cache.download_throughput_gib_per_s * 1.5) + 600
+    return math.ceil(weights / cfg.cache.download_throughput_gib_per_s * 1.5) + cfg.server.image_pull_seconds + 120
 
 
 def render_pvc(cfg: StackConfig, weights_on_disk_gib: float, name: str, namespace: str,
@@ -108,6 +131,10 @@ def _download_env(cfg: StackConfig, with_token: bool) -> list[dict[str, str]]:
         "MAX_WORKERS": str(cfg.cache.download_max_workers),
         "HF_HUB_DOWNLOAD_TIMEOUT": "60",  # a stalled connection errors and the Job retries (resumes)
         "HF_HUB_DISABLE_TELEMETRY": "1",
+        # hf_xet keeps a 10 GB chunk cache in $HF_HOME/xet by default: on the shared volume it would eat the
+        # headroom (more than all of it for an 8B model). Off, and its small metadata kept in HOME.
+        "HF_XET_CACHE": f"{HOME}/.cache/xet",
+        "HF_XET_CHUNK_CACHE_SIZE_BYTES": "0",
     }
     if with_token:
         env["HF_TOKEN_PATH"] = f"{HF_TOKEN_DIR}/{HF_TOKEN_KEY}"  # a file, never an env var
@@ -142,11 +169,27 @@ def render_download_job(cfg: StackConfig, weights_on_disk_gib: float, *, name: s
     }
     pod_spec = {"restartPolicy": "Never", "serviceAccountName": service_account,
                 "automountServiceAccountToken": False, "enableServiceLinks": False,
-                "securityContext": pod_security_context(cfg.security), "containers": [container], "volumes": volumes}
+                "securityContext": pod_security_context(cfg.security), "containers": [container], "volumes": volumes,
+                **_download_placement(cfg)}
     return {"apiVersion": "batch/v1", "kind": "Job",
             "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
             "spec": {"backoffLimit": 4, "activeDeadlineSeconds": download_timeout_seconds(cfg, weights_on_disk_gib),
                      "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec}}}
+
+
+def _download_placement(cfg: StackConfig) -> dict[str, Any]:
+    """A ReadWriteOnce volume is usually zonal and, with WaitForFirstConsumer, provisioned where its first pod
+    runs: the Job then runs on the server's GPU nodes (without requesting GPUs), so the volume lands in a zone
+    the server can reach. ReadWriteMany volumes can be filled from any node."""
+    if cfg.cache.access_mode != "ReadWriteOnce":
+        return {}
+    placement: dict[str, Any] = {"tolerations": scheduling.render_tolerations()}
+    affinity = scheduling.render_affinity(cfg)
+    if affinity:
+        placement["affinity"] = affinity
+    if cfg.gpu.node_selector:
+        placement["nodeSelector"] = scheduling.render_node_selector(cfg)
+    return placement
 
 
 def render_wait_container(cfg: StackConfig) -> dict[str, Any]:

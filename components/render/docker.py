@@ -93,10 +93,15 @@ def shm_size_mib(cfg: StackConfig) -> int:
 
 
 def render_gpus(gpus: str | Sequence[int | str]) -> str:
-    """pulumi-docker `gpus`: "all" or "device=<id[,id...]>" (the `docker run --gpus` syntax)."""
+    """pulumi-docker `gpus`: "all", or a device list in the `docker run --gpus '"device=0,1"'` syntax.
+
+    The provider hands the string to docker/cli's `opts.GpuOpts.Set`, which reads it as one CSV record:
+    unquoted, `device=0,1` is the fields `device=0` and `1`, i.e. device 0 plus a count of 1, which the
+    NVIDIA runtime refuses ("cannot set both Count and DeviceIDs"). Quoted, the list stays one field.
+    """
     if isinstance(gpus, str):
         return gpus
-    return "device=" + ",".join(str(device) for device in gpus)
+    return '"device=' + ",".join(str(device) for device in gpus) + '"'
 
 
 def render_port(docker: DockerConfig, container_port: int) -> dict[str, Any]:

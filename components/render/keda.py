@@ -93,8 +93,10 @@ def trigger_queries(metrics: VersionMetrics, workload: Workload) -> dict[str, tu
         # Already an average (0..1), so Value; AverageValue would collapse to ceil(avg / threshold) = 1.
         "kv_cache": (f"avg({metrics.kv_cache_usage}{match})", "Value"),
         # No traffic makes every bucket rate 0 and the quantile NaN, which ignoreNullValues "false" would turn
-        # into an error and the fallback; an idle server has no latency problem, so NaN reads as 0 here.
-        "latency": (f"({latency} > 0) or vector(0)", "Value"),
+        # into an error and the fallback; an idle server has no latency problem, so NaN reads as 0 here, but
+        # only while vLLM reports at all: `or vector(0)` would also read 0 when its series are gone, the
+        # silent scale-down that ignoreNullValues "false" is there to prevent.
+        "latency": (f"({latency} > 0) or (sum(vllm:num_requests_running{match}) * 0)", "Value"),
     }
 
 

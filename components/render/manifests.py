@@ -22,7 +22,7 @@ def server_plan(cfg: StackConfig, report: PreflightReport, instance: str) -> pod
     names = Names(instance)
     return pod.ServerPlan(
         name=names.server, namespace=cfg.namespace.name, labels=labels(instance, "server"),
-        selector=selector_labels(instance, "server"), claim=cfg.cache.existing_claim or names.cache_claim,
+        selector=selector_labels(instance, "server"), claim=cache.claim_name(cfg, report.weights_on_disk_gib, instance),
         service_account=names.server, api_key_secret=names.api_key_secret if cfg.security.require_api_key else None,
         resolved=report.resolved, budget=server_startup_budget(cfg, report.weights_on_disk_gib))
 
@@ -31,9 +31,10 @@ def cache_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
                     with_token: bool) -> list[dict[str, Any]]:
     names, meta = Names(instance), labels(instance, "model-cache")
     ns, weights = cfg.namespace.name, report.weights_on_disk_gib
+    claim = cache.claim_name(cfg, weights, instance)
     objects: list[dict[str, Any]] = []
     if cfg.cache.existing_claim is None:
-        objects.append(cache.render_pvc(cfg, weights, names.cache_claim, ns, meta))
+        objects.append(cache.render_pvc(cfg, weights, claim, ns, meta))
     if not cache.needs_download(cfg):
         return objects
     token_secret = names.hf_token_secret if with_token else None
@@ -41,9 +42,8 @@ def cache_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
         objects.append(render_secret(token_secret, ns, meta, HF_TOKEN_KEY, SECRET_PLACEHOLDER))
     objects.append(render_service_account(names.download_service_account, ns, meta))
     objects.append(cache.render_download_job(
-        cfg, weights, name=names.download_job(cache.download_key(cfg)), namespace=ns,
-        claim=cfg.cache.existing_claim or names.cache_claim, service_account=names.download_service_account,
-        labels=meta, token_secret=token_secret))
+        cfg, weights, name=cache.job_name(cfg, weights, instance), namespace=ns, claim=claim,
+        service_account=names.download_service_account, labels=meta, token_secret=token_secret))
     return objects
 
 

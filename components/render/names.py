@@ -22,9 +22,9 @@ class Names:
     def server(self) -> str:  # Deployment, Service, ServiceAccount, PodDisruptionBudget
         return f"{self.instance}-server"
 
-    @property
-    def cache_claim(self) -> str:
-        return f"{self.instance}-model-cache"
+    def cache_claim(self, volume_key: str) -> str:
+        """A new name per volume spec (size, class, access mode), so a changed volume is created beside the old."""
+        return f"{self.instance}-model-cache-{volume_key}"
 
     @property
     def hf_token_secret(self) -> str:
@@ -39,7 +39,7 @@ class Names:
         return f"{self.instance}-model-download"
 
     def download_job(self, cache_key: str) -> str:
-        """A new name per model and revision, so a model change runs a new Job."""
+        """A new name per model, revision and volume, so a model or volume change runs a new Job."""
         return f"{self.instance}-model-download-{cache_key}"
 
 
@@ -61,6 +61,6 @@ def selector_labels(instance: str, component: str) -> dict[str, str]:
 
 
 def cache_key(*parts: str | None) -> str:
-    """Eight hex digits naming a model + revision combination (Job name, marker file)."""
+    """Eight hex digits naming a combination (models + revisions, a volume spec) for object and marker names."""
     text = "|".join(part or "" for part in parts)
     return hashlib.sha256(text.encode()).hexdigest()[:8]

@@ -85,7 +85,6 @@ def render_pod_spec(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,  # a Service named like vllm-* would inject VLLM_* variables (§A.4)
         "securityContext": pod_security_context(cfg.security),
-        "affinity": scheduling.render_affinity(cfg),
         "tolerations": scheduling.render_tolerations(),
         "terminationGracePeriodSeconds": cfg.server.termination_grace_period_seconds,
         "containers": [render_server_container(cfg, plan)],
@@ -93,6 +92,9 @@ def render_pod_spec(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
     }
     if needs_download(cfg):
         spec["initContainers"] = [render_wait_container(cfg)]
+    affinity = scheduling.render_affinity(cfg)
+    if affinity:
+        spec["affinity"] = affinity
     if cfg.gpu.node_selector:
         spec["nodeSelector"] = scheduling.render_node_selector(cfg)
     spread = scheduling.render_topology_spread(cfg, plan.selector)

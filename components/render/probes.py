@@ -8,15 +8,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.render.cache import draft_weights_on_disk_gib
 from components.render.names import PORT_NAME
 from config.stack import StackConfig
 from preflight.startup import StartupBudget, startup_budget
 
 
 def server_startup_budget(cfg: StackConfig, weights_on_disk_gib: float) -> StartupBudget:
+    """Every checkpoint the server reads from the cache counts: the model and any draft model."""
     probes = cfg.probes
+    weights = weights_on_disk_gib + draft_weights_on_disk_gib(cfg)
     return startup_budget(
-        weights_on_disk_gib, probes.load_throughput_gib_per_s, cfg.engine.gpus_per_replica, cfg.engine.enforce_eager,
+        weights, probes.load_throughput_gib_per_s, cfg.engine.gpus_per_replica, cfg.engine.enforce_eager,
         engine_start_seconds=probes.engine_start_seconds, per_gpu_start_seconds=probes.per_gpu_start_seconds,
         cuda_graph_capture_seconds=probes.cuda_graph_capture_seconds, safety_factor=probes.safety_factor,
         period_seconds=probes.startup_period_seconds, override_seconds=probes.startup_seconds,

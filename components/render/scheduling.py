@@ -17,8 +17,11 @@ def gpu_products(cfg: StackConfig) -> list[str]:
     return [GPUS[name].gfd_product for name in cfg.gpu.products]
 
 
-def render_affinity(cfg: StackConfig) -> dict[str, Any]:
-    """Required node affinity on the GPU product; `In` so several acceptable products work (§F.1)."""
+def render_affinity(cfg: StackConfig) -> dict[str, Any] | None:
+    """Required node affinity on the GPU product; `In` so several acceptable products work (§F.1).
+    None on clusters without GPU Feature Discovery: gpu.node_selector then names the GPU (config cross-check)."""
+    if not cfg.scheduling.require_gpu_product_label:
+        return None
     expression = {"key": GPU_PRODUCT_LABEL, "operator": "In", "values": gpu_products(cfg)}
     return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
         "nodeSelectorTerms": [{"matchExpressions": [expression]}]}}}
