@@ -2,10 +2,9 @@
 
 import pulumi
 
-from components.secrets import read_secrets
 from components.stack import build_stack
 from config.errors import ConfigError
-from config.sources import load_pulumi_config
+from config.sources import load_pulumi_config, load_pulumi_secrets
 from preflight import run_preflight
 from preflight.render import render_blocked, render_table
 
@@ -22,7 +21,7 @@ if not report.fits:
     raise pulumi.RunError(render_blocked(report))
 
 try:
-    outputs = build_stack(cfg, report, read_secrets(), stack=pulumi.get_stack())
+    outputs = build_stack(cfg, report, load_pulumi_secrets(), stack=pulumi.get_stack())
 except ConfigError as error:
     raise pulumi.RunError(error.render()) from None
 

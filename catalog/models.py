@@ -35,10 +35,6 @@ class Architecture:
     qk_rope_head_dim: int | None = None
 
     @property
-    def num_full_attention_layers(self) -> int:
-        return self.num_hidden_layers - self.num_sliding_window_layers
-
-    @property
     def uses_mla(self) -> bool:
         return self.kv_lora_rank is not None
 
@@ -97,6 +93,3 @@ MODELS: dict[str, Architecture] = {
         tie_word_embeddings=True, sliding_window=4096, num_sliding_window_layers=23,
     ),
 }
-
-# Catalog entries may be named without the organisation or the "-Instruct"/"-it" suffix in errors.
-MODEL_IDS: tuple[str, ...] = tuple(MODELS)

@@ -45,7 +45,6 @@ def memory_era(version: tuple[int, int, int]) -> MemoryEra:
 @dataclass(frozen=True)
 class VllmRelease:
     version: str
-    default_gpu_memory_utilization: float
     prefix_caching_default: bool  # what vLLM does when neither flag form is given
     image_tag: str
 
@@ -63,10 +62,11 @@ class VllmRelease:
 
 
 RELEASES: dict[str, VllmRelease] = {
-    # 0.7.2: gpu_memory_utilization default 0.90 (engine/arg_utils.py:116); prefix caching off on V0.
-    "0.7.2": VllmRelease("0.7.2", 0.90, False, "v0.7.2"),
-    # 0.33.0: default 0.92 (config/cache.py:215); prefix caching on for generative models.
-    "0.33.0": VllmRelease("0.33.0", 0.92, True, "v0.33.0"),
+    # 0.7.2: prefix caching off on V0 (arg_utils.py:210-213). The program always renders
+    # --gpu-memory-utilization, so the versions' differing defaults (0.90 vs 0.92) never apply.
+    "0.7.2": VllmRelease("0.7.2", False, "v0.7.2"),
+    # 0.33.0: prefix caching on for generative models (arg_utils.py:3075-3076).
+    "0.33.0": VllmRelease("0.33.0", True, "v0.33.0"),
 }
 
 SUPPORTED_VERSIONS: tuple[str, ...] = tuple(RELEASES)

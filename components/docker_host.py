@@ -17,8 +17,8 @@ import pulumi_docker as docker
 from components.provider import docker_provider
 from components.render.docker import HF_TOKEN_FILE, base_url, metrics_url, render_container, render_env, startup_seconds
 from components.render.vllm_args import render_vllm_args
-from components.secrets import StackSecrets
 from config.docker import docker_settings
+from config.secrets import StackSecrets
 from config.stack import StackConfig
 from preflight.report import PreflightReport
 

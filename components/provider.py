@@ -6,7 +6,6 @@ consumer's provider"); `build_stack` passes these through `ResourceOptions(provi
 
 from __future__ import annotations
 
-import pulumi
 import pulumi_docker as docker
 import pulumi_kubernetes as k8s
 
@@ -36,9 +35,3 @@ def docker_provider(cfg: StackConfig) -> docker.Provider:
         ssh_opts=list(settings.ssh_opts) or None,
     )
 
-
-def provider_options(cfg: StackConfig) -> pulumi.ResourceOptions:
-    """Resource options carrying the stack's explicit provider, if it has one."""
-    provider: pulumi.ProviderResource | None = (
-        docker_provider(cfg) if cfg.target == "docker" else kubernetes_provider(cfg))
-    return pulumi.ResourceOptions(provider=provider)

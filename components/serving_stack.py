@@ -14,10 +14,10 @@ from components.model_cache import ModelCache, ModelCacheArgs
 from components.render.checks import check_kubernetes
 from components.render.names import PORT_NAME, labels, selector_labels
 from components.render.security import render_namespace
-from components.secrets import StackSecrets
 from components.vllm_server import VllmServer, VllmServerArgs
-from config.errors import ConfigError, ConfigIssue
-from config.stack import StackConfig
+from config.errors import ConfigError
+from config.secrets import StackSecrets
+from config.stack import StackConfig, missing_secrets
 from preflight.report import PreflightReport
 
 # Object names are `<name>-model-download-<8 hex>`; Kubernetes names (and Job labels) stop at 63 characters.
@@ -50,9 +50,7 @@ class ServingStack(pulumi.ComponentResource):
         if not _INSTANCE.match(name):
             raise ValueError(f"ServingStack name {name!r} must be a DNS label of at most 38 characters")
         issues = check_kubernetes(args.config, args.report)
-        if args.config.security.require_api_key and args.secrets.api_key is None:
-            issues.append(ConfigIssue("api_key", "is required because security.require_api_key is true, but it is not set.",
-                                      "pulumi config set --secret api_key <key>, or set security.require_api_key: false."))
+        issues += missing_secrets(args.config, args.secrets.present)
         if issues:
             raise ConfigError(issues)
         super().__init__("vllm-serving:index:ServingStack", name, None, opts)

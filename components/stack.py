@@ -16,10 +16,10 @@ from components.render.checks import check_kubernetes
 from components.render.keda import capacity_from_report
 from components.render.probes import server_startup_budget
 from components.render.vllm_checks import check_vllm_config
-from components.secrets import StackSecrets
 from components.serving_stack import ServingStack, ServingStackArgs
 from config.errors import ConfigError, ConfigIssue
-from config.stack import StackConfig
+from config.secrets import StackSecrets
+from config.stack import StackConfig, missing_secrets
 from preflight.report import PreflightReport
 
 
@@ -41,12 +41,14 @@ def build_stack(cfg: StackConfig, report: PreflightReport, secrets: StackSecrets
                 stack: str = "dev") -> dict[str, Any]:
     """Register every resource for the stack; return the stack outputs. Raises ConfigError first if the
     target cannot be built, so nothing is registered then."""
-    issues = check_stack(cfg, report)
+    issues = check_stack(cfg, report) + missing_secrets(cfg, secrets.present)
     if issues:
         raise ConfigError(issues)
     if secrets.hf_token is None and cfg.model.local_path is None:
         pulumi.log.warn(f"no hf_token secret: downloading {cfg.model.id} works only if the repository is public; "
                         "gated ones (Llama, Gemma) fail with 401. Set it: pulumi config set --secret hf_token <token>.")
+    if cfg.target == "kubernetes":
+        pulumi.log.info(f"startup budget: {server_startup_budget(cfg, report.weights_on_disk_gib).explain()}")
     if cfg.target == "docker":
         return build_docker_stack(cfg, report, secrets, name=instance_name(stack))
     return build_kubernetes_stack(cfg, report, secrets, instance_name(stack))

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from config.errors import PROJECT, ConfigError, ConfigIssue
+from config.secrets import StackSecrets
 from config.stack import SECRET_KEYS, StackConfig, validate_config
 
 
@@ -103,6 +104,14 @@ def load_pulumi_config() -> StackConfig:
     raw, secrets, issues = split_project_keys(
         items, is_secret=lambda key, _value: runtime_config.is_config_secret(key))
     return _validate(raw, secrets, issues)
+
+
+def load_pulumi_secrets() -> StackSecrets:
+    """The credentials as Pulumi secret Outputs (set with `pulumi config set --secret`)."""
+    import pulumi
+
+    config = pulumi.Config()
+    return StackSecrets(hf_token=config.get_secret("hf_token"), api_key=config.get_secret("api_key"))
 
 
 def _decode(value: Any) -> Any:

@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pulumi
-
-from components.provider import docker_provider, kubernetes_provider, provider_options
+from components.provider import docker_provider, kubernetes_provider
 from config.stack import StackConfig, validate_config
 from tests.harness import run_program
 
@@ -61,19 +59,3 @@ def test_the_docker_provider_passes_ssh_options() -> None:
 
     # Provider inputs travel as JSON text (Pulumi serializes non-string provider config that way).
     assert json.loads(registered.one(DOCKER_PROVIDER)["sshOpts"]) == ["-p", "2222"]
-
-
-def test_provider_options_carry_the_docker_provider_on_a_docker_stack() -> None:
-    found: list[pulumi.ResourceOptions] = []
-
-    run_program(lambda: found.append(provider_options(stack(target="docker"))))
-
-    assert isinstance(found[0].provider, pulumi.ProviderResource)
-
-
-def test_provider_options_carry_no_provider_on_a_plain_kubernetes_stack() -> None:
-    found: list[pulumi.ResourceOptions] = []
-
-    run_program(lambda: found.append(provider_options(stack())))
-
-    assert found[0].provider is None

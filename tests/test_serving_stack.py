@@ -8,9 +8,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.secrets import StackSecrets
 from components.serving_stack import ServingStack, ServingStackArgs
 from config.errors import ConfigError
+from config.secrets import StackSecrets
 from tests import harness
 from tests.harness import resolve, run_program
 from tests.kubernetes_fixtures import configured, run_recording, stack

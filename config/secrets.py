@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pulumi
+from config.stack import SECRET_KEYS
+
+if TYPE_CHECKING:  # the preflight imports config; only the Pulumi program holds real Outputs
+    import pulumi
 
 
 @dataclass(frozen=True)
@@ -12,7 +16,7 @@ class StackSecrets:
     hf_token: pulumi.Output[str] | None = None  # Hugging Face token, for gated models
     api_key: pulumi.Output[str] | None = None  # OpenAI API key vLLM requires on /v1
 
-
-def read_secrets() -> StackSecrets:
-    config = pulumi.Config()
-    return StackSecrets(hf_token=config.get_secret("hf_token"), api_key=config.get_secret("api_key"))
+    @property
+    def present(self) -> frozenset[str]:
+        """Names of the secrets that are set."""
+        return frozenset(name for name in SECRET_KEYS if getattr(self, name) is not None)

@@ -1,0 +1,49 @@
+"""build_stack: the one wiring function. Every check runs before the first registration, provider included."""
+
+from __future__ import annotations
+
+import pulumi
+
+from components.stack import build_stack, instance_name
+from config.errors import ConfigError
+from config.secrets import StackSecrets
+from preflight import run_preflight
+from tests.factories import make_config
+from tests.harness import run_program_catching
+
+
+def test_the_instance_is_named_after_the_stack_as_a_dns_label() -> None:
+    assert instance_name("Prod_EU.1") == "vllm-prod-eu-1"
+
+
+def test_a_long_stack_name_is_cut_to_38_characters_without_a_trailing_dash() -> None:
+    name = instance_name("a" * 33 + "-b")
+    assert len(name) <= 38 and not name.endswith("-")
+
+
+def test_a_stack_name_with_nothing_usable_falls_back_to_vllm() -> None:
+    assert instance_name("___") == "vllm"
+
+
+def test_a_failed_kubernetes_check_registers_not_even_the_render_provider() -> None:
+    cfg = make_config(cache={"size_gib": 1.0}, render_yaml_to_directory="rendered")
+    registered, error = run_program_catching(lambda: build_stack(cfg, run_preflight(cfg), StackSecrets()))
+    assert isinstance(error, ConfigError)
+    assert [issue.key for issue in error.issues] == ["cache.size_gib"]
+    assert registered.resources == []
+
+
+def test_a_docker_stack_without_its_required_api_key_registers_nothing() -> None:
+    cfg = make_config(frozenset({"api_key"}), target="docker", docker={}, security={"require_api_key": True})
+    registered, error = run_program_catching(lambda: build_stack(cfg, run_preflight(cfg), StackSecrets()))
+    assert isinstance(error, ConfigError)
+    assert [issue.key for issue in error.issues] == ["api_key"]
+    assert registered.resources == []
+
+
+def test_a_docker_stack_with_its_api_key_builds() -> None:
+    cfg = make_config(frozenset({"api_key"}), target="docker", docker={}, security={"require_api_key": True})
+    secrets = StackSecrets(api_key=pulumi.Output.secret("sk-test"))
+    registered, error = run_program_catching(lambda: build_stack(cfg, run_preflight(cfg), secrets))
+    assert error is None
+    assert "vllm-serving:index:DockerHost" in registered.types
