@@ -56,7 +56,10 @@ V0_7_2 = FlagTable(
 
 V0_33_0 = FlagTable(
     version="0.33.0",
-    flags=_COMMON | {"--attention-backend", "--speculative-config"},
+    # Native multi-node (mp executor): arg_utils.py:1162-1300 (ParallelConfig group), --headless in
+    # entrypoints/common/cli_args.py:445; docs/multinode.md.
+    flags=_COMMON | {"--attention-backend", "--speculative-config", "--distributed-executor-backend", "--nnodes",
+                     "--node-rank", "--master-addr", "--master-port", "--headless"},
     removed={"--disable-log-requests": "--enable-log-requests (off by default); removed by vLLM PR #29402",
              "--swap-space": "nothing (V1 does not swap); removed in 0.18 (vLLM PR #36216)",
              "--speculative-model": "--speculative-config (engine.speculative)",
@@ -89,6 +92,7 @@ FLAG_ALIASES: dict[str, str] = {
     "-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-q": "--quantization",
     "-sc": "--speculative-config", "-spec-draft-tp": "--speculative-draft-tensor-parallel-size",
     "--device-memory-utilization": "--gpu-memory-utilization",
+    "-n": "--nnodes", "-r": "--node-rank",  # 0.33.0 arg_utils.py ParallelConfig group (docs/multinode.md)
 }
 # Never passed: it turns off every vllm:* Prometheus series (llm_engine.py:359-380; async_llm.py:204-214).
 FORBIDDEN_FLAGS: dict[str, str] = {

@@ -11,6 +11,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.model_cache import ModelCache, ModelCacheArgs
+from components.render import manifests
 from components.render.checks import check_kubernetes
 from components.render.names import PORT_NAME, labels, selector_labels
 from components.render.security import render_namespace
@@ -75,7 +76,8 @@ class ServingStack(pulumi.ComponentResource):
     def _namespace(self, name: str, cfg: StackConfig) -> pulumi.Output[str]:
         if not cfg.namespace.create:
             return pulumi.Output.from_input(cfg.namespace.name)
-        rendered = render_namespace(cfg.namespace.name, labels(name, "server") | {"app.kubernetes.io/component": "namespace"})
+        rendered = render_namespace(cfg.namespace.name, labels(name, "server") | {"app.kubernetes.io/component": "namespace"},
+                                    manifests.namespace_security_level(cfg))
         namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=rendered["metadata"],
                                           opts=pulumi.ResourceOptions(parent=self))
         return namespace.metadata.apply(lambda m: m["name"])

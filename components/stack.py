@@ -75,7 +75,7 @@ def _observability(cfg: StackConfig, report: PreflightReport, name: str) -> Any:
                 namespace=stack.namespace, deployment_name=stack.deployment_name,
                 selector_labels=stack.selector_labels, served_model_name=cfg.served_model_name,
                 vllm_version=cfg.vllm.version, autoscaling=cfg.autoscaling, capacity=capacity,
-                scaled_object_name=name), child)
+                scaled_object_name=name, workload_kind=workload_kind(cfg)), child)
         if cfg.monitoring.enabled:
             Monitoring(f"{name}-monitoring", MonitoringArgs(
                 namespace=stack.namespace, deployment_name=stack.deployment_name,
@@ -83,9 +83,14 @@ def _observability(cfg: StackConfig, report: PreflightReport, name: str) -> Any:
                 vllm_version=cfg.vllm.version, monitoring=cfg.monitoring, capacity=capacity,
                 queue_threshold=autoscaler.thresholds.queue if autoscaler else None,
                 hpa_name=autoscaler.hpa_name if autoscaler else None,
-                startup_seconds=server_startup_budget(cfg, report.weights_on_disk_gib).total_seconds), child)
+                startup_seconds=server_startup_budget(cfg, report.weights_on_disk_gib).total_seconds,
+                workload_kind=workload_kind(cfg)), child)
 
     return extend
+
+
+def workload_kind(cfg: StackConfig) -> str:
+    return "LeaderWorkerSet" if cfg.engine.nnodes > 1 else "Deployment"
 
 
 def _network_policies(cfg: StackConfig, name: str) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -36,7 +37,7 @@ class VllmServer(pulumi.ComponentResource):
     """Registers the rendered server objects. The Deployment waits for the model cache, and Pulumi's await
     is stretched to the computed startup budget; the Service waits for the Deployment."""
 
-    deployment: k8s.apps.v1.Deployment
+    deployment: k8s.apps.v1.Deployment | k8s.apiextensions.CustomResource  # a LeaderWorkerSet with engine.nnodes > 1
     service: k8s.core.v1.Service
     plan: pod.ServerPlan
 
@@ -45,16 +46,16 @@ class VllmServer(pulumi.ComponentResource):
             raise ValueError("security.require_api_key is true but no api_key secret was passed")
         self.plan = plan = server_plan(args)
         cfg = args.config
-        deployment, service, pdb = pod.render_deployment(cfg, plan), pod.render_service(cfg, plan), pod.render_pdb(plan)
+        deployment = manifests.render_workload(cfg, plan, args.instance)
+        service, pdb = manifests.render_server_service(cfg, plan), pod.render_pdb(plan)
         super().__init__("vllm-serving:index:VllmServer", name, None, opts)
         deps = [self._service_account(name, args), *self._api_key_secret(name, args), *args.wait_for]
-        self.deployment = k8s.apps.v1.Deployment(
-            f"{name}-deployment", metadata=with_namespace(deployment, args.namespace), spec=deployment["spec"],
-            opts=pulumi.ResourceOptions(
-                parent=self, depends_on=deps,
-                custom_timeouts=timeouts(rollout_timeout_seconds(cfg, plan.budget), pulumi_timeout_seconds(cfg, plan.budget)),
-                # KEDA's HPA owns the replica count; never send it back (pulumi-kubernetes#2491, #2258).
-                ignore_changes=["spec.replicas"] if cfg.autoscaling.enabled else None))
+        workload_opts = pulumi.ResourceOptions(
+            parent=self, depends_on=deps,
+            custom_timeouts=timeouts(rollout_timeout_seconds(cfg, plan.budget), pulumi_timeout_seconds(cfg, plan.budget)),
+            # KEDA's HPA owns the replica count; never send it back (pulumi-kubernetes#2491, #2258).
+            ignore_changes=["spec.replicas"] if cfg.autoscaling.enabled else None)
+        self.deployment = self._workload(name, deployment, args.namespace, workload_opts)
         self.service = k8s.core.v1.Service(
             f"{name}-service", metadata=with_namespace(service, args.namespace), spec=service["spec"],
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.deployment]))
@@ -67,6 +68,16 @@ class VllmServer(pulumi.ComponentResource):
             lambda parts: f"http://{parts[0]}.{parts[1]}.svc:{cfg.server.port}")
         self.register_outputs({"deploymentName": self.deployment_name, "serviceName": self.service_name,
                                "servicePortName": PORT_NAME, "url": self.url})
+
+    @staticmethod
+    def _workload(name: str, rendered: dict[str, Any], namespace: pulumi.Input[str],
+                  opts: pulumi.ResourceOptions) -> k8s.apps.v1.Deployment | k8s.apiextensions.CustomResource:
+        metadata = with_namespace(rendered, namespace)
+        if rendered["kind"] == "Deployment":
+            return k8s.apps.v1.Deployment(f"{name}-deployment", metadata=metadata, spec=rendered["spec"], opts=opts)
+        return k8s.apiextensions.CustomResource(
+            f"{name}-leaderworkerset", api_version=rendered["apiVersion"], kind=rendered["kind"], metadata=metadata,
+            spec=rendered["spec"], opts=opts)
 
     def _service_account(self, name: str, args: VllmServerArgs) -> k8s.core.v1.ServiceAccount:
         sa = render_service_account(self.plan.service_account, args.config.namespace.name, self.plan.labels)

@@ -53,6 +53,9 @@ class EngineConfig(ConfigGroup):
 
     tensor_parallel_size: PositiveInt = Field(1, description="--tensor-parallel-size: GPUs each layer is split over.")
     pipeline_parallel_size: PositiveInt = Field(1, description="--pipeline-parallel-size: stages the layers are split into.")
+    nnodes: PositiveInt = Field(
+        1, le=64, description="--nnodes: nodes one replica spans (vLLM's native multi-node mode, a LeaderWorkerSet "
+                              "group); must divide tensor_parallel_size x pipeline_parallel_size.")
     max_model_len: PositiveInt | None = Field(
         None, description="--max-model-len: longest request (prompt + output); defaults to the model's maximum.")
     gpu_memory_utilization: float = Field(
@@ -79,3 +82,8 @@ class EngineConfig(ConfigGroup):
     @property
     def gpus_per_replica(self) -> int:
         return self.tensor_parallel_size * self.pipeline_parallel_size
+
+    @property
+    def gpus_per_node(self) -> int:
+        """GPUs each pod of a replica requests: all of them with one node, a share with several."""
+        return self.gpus_per_replica // self.nnodes

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, ValidationError
 
-from config import docker, kubernetes, observability
+from config import docker, kubernetes, multinode, observability
 from config.base import ConfigGroup
 from config.docker import DockerConfig
 from config.engine import EngineConfig
@@ -16,6 +16,7 @@ from config.gpu import GpuConfig
 from config.kubernetes import CacheConfig, NamespaceConfig, ProbesConfig, SchedulingConfig, SecurityConfig, ServerConfig
 from config.messages import issue_from_pydantic
 from config.model import ModelConfig
+from config.multinode import MultinodeConfig
 from config.network import NetworkPolicyConfig
 from config.observability import AutoscalingConfig, MonitoringConfig
 from config.preflight import PreflightConfig
@@ -45,6 +46,8 @@ class StackConfig(ConfigGroup):
     autoscaling: AutoscalingConfig = Field(default_factory=AutoscalingConfig, description="KEDA autoscaling.")
     monitoring: MonitoringConfig = Field(default_factory=MonitoringConfig, description="Prometheus and Grafana.")
     docker: DockerConfig | None = Field(None, description="The Docker host, for target docker.")
+    multinode: MultinodeConfig = Field(
+        default_factory=MultinodeConfig, description="A replica across several nodes (engine.nnodes > 1).")
     preflight: PreflightConfig = Field(default_factory=PreflightConfig, description="Preflight policies.")
     render_yaml_to_directory: str | None = Field(
         None, description="Write Kubernetes manifests to this folder instead of applying them (secrets in plain text).")
@@ -67,7 +70,7 @@ def validate_config(raw: Mapping[str, Any], secrets_present: frozenset[str] | No
     except ValidationError as error:
         raise ConfigError([issue_from_pydantic(StackConfig, e) for e in error.errors()]) from None
     issues = _core_checks(cfg) + ([] if secrets_present is None else missing_secrets(cfg, secrets_present))
-    for module in (kubernetes, observability, docker):
+    for module in (kubernetes, observability, docker, multinode):
         issues += module.cross_checks(cfg)
     if issues:
         raise ConfigError(issues)

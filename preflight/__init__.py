@@ -43,5 +43,5 @@ def run_preflight(cfg: StackConfig) -> PreflightReport:
         target_requests=target.requests, target_tokens_per_request=target.tokens_per_request,
         target_kv_tokens=target.requests * target.tokens_per_request, margin_percent=round(margin, 1),
         plain_kv_bytes_per_token=plain.bytes_per_token, plain_kv_gib_for_target=round(plain.total_bytes / GIB, 3),
-        resolved=resolved,
+        resolved=resolved, nnodes=resolved.nnodes,
     )

@@ -73,12 +73,26 @@ def _parallelism_reasons(cfg: StackConfig, resolved: ResolvedEngine) -> list[str
     if pp > arch.num_hidden_layers:
         reasons.append(f"engine.pipeline_parallel_size ({pp}) exceeds the model's {arch.num_hidden_layers} layers. "
                        f"Fix: use at most {arch.num_hidden_layers} stages.")
-    if tp * pp > per_node:
-        reasons.append(
-            f"a replica needs {tp * pp} GPUs (tensor_parallel_size {tp} x pipeline_parallel_size {pp}) but a "
-            f"{resolved.gpu.name} node has {per_node}; multi-node replicas are not supported. Fix: use at most "
-            f"{per_node} GPUs per replica, a larger GPU, or set gpu.gpus_per_node if your nodes have more.")
+    reasons += _node_fit_reasons(resolved, per_node)
     return reasons
+
+
+def _node_fit_reasons(resolved: ResolvedEngine, per_node: int) -> list[str]:
+    """One pod of a replica takes all GPUs of its share on one node; vLLM needs --nnodes to divide TP x PP."""
+    tp, pp, nnodes = resolved.tensor_parallel_size, resolved.pipeline_parallel_size, resolved.nnodes
+    total = tp * pp
+    if total % nnodes:
+        return [f"engine.nnodes ({nnodes}) does not divide the {total} GPUs of a replica (tensor_parallel_size {tp} "
+                f"x pipeline_parallel_size {pp}); vLLM refuses to start. Fix: set engine.nnodes to a divisor of {total}."]
+    if total // nnodes <= per_node:
+        return []
+    if nnodes == 1:
+        return [f"a replica needs {total} GPUs (tensor_parallel_size {tp} x pipeline_parallel_size {pp}) but a "
+                f"{resolved.gpu.name} node has {per_node}. Fix: use at most {per_node} GPUs per replica, a larger GPU, "
+                "gpu.gpus_per_node if your nodes have more, or span nodes with engine.nnodes (see the suggestions)."]
+    return [f"each of the {nnodes} nodes of a replica needs {total // nnodes} GPUs ({total} / engine.nnodes) but a "
+            f"{resolved.gpu.name} node has {per_node}. Fix: raise engine.nnodes to {-(-total // per_node)} or more, "
+            "or set gpu.gpus_per_node if your nodes have more."]
 
 
 def _kv_heads_split_badly(kv_heads: int, tp: int) -> bool:

@@ -5,11 +5,16 @@ from __future__ import annotations
 from preflight.report import PreflightReport
 
 
+def _nodes(report: PreflightReport) -> str:
+    nnodes = report.resolved.nnodes
+    return f" on {nnodes} nodes x {report.resolved.gpus_per_node} GPUs" if nnodes > 1 else ""
+
+
 def figures(report: PreflightReport) -> list[tuple[str, str]]:
     """(label, value with unit) rows, in the order vLLM's own start-up log reports them."""
     return [
         ("GPU", f"{report.gpu} x {report.gpus_per_replica} per replica "
-                f"(TP {report.tensor_parallel_size}, PP {report.pipeline_parallel_size})"),
+                f"(TP {report.tensor_parallel_size}, PP {report.pipeline_parallel_size}){_nodes(report)}"),
         ("vLLM", f"{report.vllm_version} (memory accounting: {report.memory_era})"),
         ("GPU memory", f"{report.gpu_memory_gib:.2f} GiB x utilization {report.gpu_memory_utilization} "
                        f"= {report.requested_gib:.2f} GiB requested"),

@@ -47,6 +47,7 @@ class PreflightReport:
     plain_kv_bytes_per_token: int  # whole model, all layers and heads (the capacity-guide figure)
     plain_kv_gib_for_target: float
     resolved: ResolvedEngine = field(repr=False, compare=False)
+    nnodes: int = 1  # nodes one replica spans (a LeaderWorkerSet group when > 1)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready fields (the resolved engine is left out; its values are already here)."""

@@ -30,10 +30,15 @@ class ResolvedEngine:
     enable_prefix_caching: bool
     enforce_eager: bool
     served_model_name: str
+    nnodes: int = 1  # nodes one replica spans (--nnodes)
 
     @property
     def gpus_per_replica(self) -> int:
         return self.tensor_parallel_size * self.pipeline_parallel_size
+
+    @property
+    def gpus_per_node(self) -> int:
+        return self.gpus_per_replica // self.nnodes
 
 
 def smallest_gpu(cfg: StackConfig) -> GpuProduct:
@@ -57,5 +62,5 @@ def resolve_engine(cfg: StackConfig) -> ResolvedEngine:
         max_num_batched_tokens=engine.max_num_batched_tokens or tokens_default,
         gpu_memory_utilization=engine.gpu_memory_utilization,
         block_size=engine.block_size, enable_prefix_caching=prefix, enforce_eager=engine.enforce_eager,
-        served_model_name=cfg.served_model_name,
+        served_model_name=cfg.served_model_name, nnodes=engine.nnodes,
     )

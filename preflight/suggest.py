@@ -14,12 +14,14 @@ from typing import Any
 from pydantic import BaseModel
 
 from catalog.gpus import GPUS
+from config.multinode import supports_native_multinode
 from config.stack import StackConfig
 from preflight.checks import node_gpu_limit, valid_tp_sizes
 from preflight.evaluate import Evaluation, evaluate
 from preflight.kv_cache import largest_fitting_tokens
 
 MAX_GPU_SUGGESTIONS = 3
+MAX_SUGGESTED_NODES = 8  # nodes per replica tried for a multi-node layout
 HIGHEST_SUGGESTED_UTILIZATION = 0.95  # above it the preflight warns
 
 
@@ -42,8 +44,10 @@ def fits_with(cfg: StackConfig, changes: dict[str, Any]) -> bool:
 
 
 def suggestions(cfg: StackConfig, current: Evaluation) -> list[Suggestion]:
-    found = [_longest_max_model_len(cfg, current), _most_requests(cfg, current),
-             _tensor_parallel(cfg, current), _utilization(cfg, current), _fp8_kv_cache(cfg, current)]
+    tensor_parallel = _tensor_parallel(cfg, current)
+    found = [_longest_max_model_len(cfg, current), _most_requests(cfg, current), tensor_parallel,
+             _utilization(cfg, current), _fp8_kv_cache(cfg, current),
+             None if tensor_parallel else _multinode(cfg, current)]
     return [s for s in found if s is not None] + _gpu_products(cfg, current)
 
 
@@ -114,6 +118,33 @@ def _tensor_parallel(cfg: StackConfig, current: Evaluation) -> Suggestion | None
             return Suggestion(f"engine.tensor_parallel_size {tp} (gpu.count {tp * pp}) fits with everything else "
                               "unchanged.", changes)
     return None
+
+
+def _multinode(cfg: StackConfig, current: Evaluation) -> Suggestion | None:
+    """No layout fits one node: span nodes the way vLLM recommends, tensor parallel within a node and pipeline
+    parallel across nodes (docs/multinode.md), with the fewest nodes that fit."""
+    if cfg.target != "kubernetes" or cfg.engine.nnodes != 1 or not supports_native_multinode(cfg.vllm.version):
+        return None
+    sizes = valid_tp_sizes(current.resolved.architecture, node_gpu_limit(cfg))
+    layers = current.resolved.architecture.num_hidden_layers
+    for nodes in range(2, min(MAX_SUGGESTED_NODES, layers) + 1):
+        changes = _multinode_changes(cfg, sizes[-1], nodes)
+        if fits_with(cfg, changes):
+            cache = " and cache.access_mode ReadWriteMany" if "cache" in changes else ""
+            return Suggestion(
+                f"engine.nnodes {nodes} with engine.tensor_parallel_size {sizes[-1]} and engine.pipeline_parallel_size "
+                f"{nodes}{cache} fits: one replica spans {nodes} nodes of {sizes[-1]} GPUs (a LeaderWorkerSet group).",
+                changes)
+    return None
+
+
+def _multinode_changes(cfg: StackConfig, tp: int, nodes: int) -> dict[str, Any]:
+    changes: dict[str, Any] = {"engine": {"tensor_parallel_size": tp, "pipeline_parallel_size": nodes, "nnodes": nodes}}
+    if cfg.gpu.count is not None:
+        changes["gpu"] = {"count": tp * nodes}
+    if cfg.cache.access_mode == "ReadWriteOnce" and cfg.cache.existing_claim is None:
+        changes["cache"] = {"access_mode": "ReadWriteMany"}  # every node of the group reads the weights
+    return changes
 
 
 def _utilization(cfg: StackConfig, current: Evaluation) -> Suggestion | None:

@@ -8,10 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.render import cache, pod
+from components.render import cache, leaderworkerset, pod
 from components.render.names import Names, labels, selector_labels
 from components.render.probes import server_startup_budget
-from components.render.security import API_KEY_KEY, HF_TOKEN_KEY, render_namespace, render_secret, render_service_account
+from components.render.security import (
+    API_KEY_KEY,
+    HF_TOKEN_KEY,
+    pod_security_level,
+    render_namespace,
+    render_secret,
+    render_service_account,
+)
 from config.stack import StackConfig
 from preflight.report import PreflightReport
 
@@ -52,7 +59,27 @@ def server_manifests(cfg: StackConfig, report: PreflightReport, instance: str) -
     objects = [render_service_account(plan.service_account, plan.namespace, plan.labels)]
     if plan.api_key_secret:
         objects.append(render_secret(plan.api_key_secret, plan.namespace, plan.labels, API_KEY_KEY, SECRET_PLACEHOLDER))
-    return [*objects, pod.render_deployment(cfg, plan), pod.render_service(cfg, plan), pod.render_pdb(plan)]
+    return [*objects, render_workload(cfg, plan, instance), render_server_service(cfg, plan), pod.render_pdb(plan)]
+
+
+def render_workload(cfg: StackConfig, plan: pod.ServerPlan, instance: str) -> dict[str, Any]:
+    """The Deployment, or with engine.nnodes > 1 the LeaderWorkerSet built from it."""
+    deployment = pod.render_deployment(cfg, plan)
+    if cfg.engine.nnodes == 1:
+        return deployment
+    return leaderworkerset.render_leaderworkerset(cfg, deployment, instance)
+
+
+def render_server_service(cfg: StackConfig, plan: pod.ServerPlan) -> dict[str, Any]:
+    """The clients' Service; with several nodes per replica it selects the leaders, the only HTTP servers."""
+    service = pod.render_service(cfg, plan)
+    if cfg.engine.nnodes > 1:
+        service["spec"]["selector"] = leaderworkerset.leader_selector(plan.selector)
+    return service
+
+
+def namespace_security_level(cfg: StackConfig) -> str:
+    return pod_security_level(cfg.engine.nnodes > 1 and cfg.multinode.adds_ipc_lock)
 
 
 def render_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
@@ -61,5 +88,5 @@ def render_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
     objects: list[dict[str, Any]] = []
     if cfg.namespace.create:
         namespace_labels = labels(instance, "server") | {"app.kubernetes.io/component": "namespace"}
-        objects.append(render_namespace(cfg.namespace.name, namespace_labels))
+        objects.append(render_namespace(cfg.namespace.name, namespace_labels, namespace_security_level(cfg)))
     return objects + cache_manifests(cfg, report, instance, with_token) + server_manifests(cfg, report, instance)

@@ -18,9 +18,11 @@ def server_startup_budget(cfg: StackConfig, weights_on_disk_gib: float) -> Start
     """Every checkpoint the server reads from the cache counts: the model and any draft model."""
     probes = cfg.probes
     weights = weights_on_disk_gib + draft_weights_on_disk_gib(cfg)
+    # Ranks on different nodes spawn and load in parallel; a group then waits for every rank and NCCL init.
+    group_init = cfg.multinode.group_init_seconds if cfg.engine.nnodes > 1 else 0
     return startup_budget(
-        weights, probes.load_throughput_gib_per_s, cfg.engine.gpus_per_replica, cfg.engine.enforce_eager,
-        engine_start_seconds=probes.engine_start_seconds, per_gpu_start_seconds=probes.per_gpu_start_seconds,
+        weights, probes.load_throughput_gib_per_s, cfg.engine.gpus_per_node, cfg.engine.enforce_eager,
+        engine_start_seconds=probes.engine_start_seconds + group_init, per_gpu_start_seconds=probes.per_gpu_start_seconds,
         cuda_graph_capture_seconds=probes.cuda_graph_capture_seconds, safety_factor=probes.safety_factor,
         period_seconds=probes.startup_period_seconds, override_seconds=probes.startup_seconds,
     )

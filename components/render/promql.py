@@ -20,8 +20,25 @@ class Workload:
 
     namespace: str
     model_name: str  # vLLM's model_name label: the first --served-model-name
-    deployment_name: str
+    deployment_name: str  # the Deployment, or the LeaderWorkerSet when kind says so
     hpa_name: str | None = None  # keda-hpa-<ScaledObject name> when autoscaling is on
+    kind: str = "Deployment"  # or "LeaderWorkerSet" (engine.nnodes > 1)
+
+    @property
+    def scale_target(self) -> dict[str, str]:
+        if self.kind == "LeaderWorkerSet":  # its scale subresource counts groups and selects the leaders
+            return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": self.kind, "name": self.deployment_name}
+        return {"apiVersion": "apps/v1", "kind": "Deployment", "name": self.deployment_name}
+
+    def replica_series(self) -> tuple[str, str, str]:
+        """(wanted, available, label) from kube-state-metrics. A LeaderWorkerSet's leader StatefulSet carries its
+        name and counts groups; a leader is ready only when its whole group joined (docs/multinode.md)."""
+        if self.kind == "LeaderWorkerSet":
+            match = selector({"namespace": self.namespace, "statefulset": self.deployment_name})
+            return (f"kube_statefulset_replicas{match}", f"kube_statefulset_status_replicas_ready{match}",
+                    "statefulset")
+        match = selector({"namespace": self.namespace, "deployment": self.deployment_name})
+        return f"kube_deployment_spec_replicas{match}", f"kube_deployment_status_replicas_available{match}", "deployment"
 
     @property
     def vllm(self) -> str:
@@ -30,8 +47,10 @@ class Workload:
 
     @property
     def pod_regex(self) -> str:
-        """Pods of the Deployment: <deployment>-<replicaset hash>-<suffix> (regexes are anchored in PromQL)."""
-        return self.deployment_name.replace(".", r"\.") + "-[a-z0-9]+-[a-z0-9]+"
+        """Pods of the Deployment: <deployment>-<replicaset hash>-<suffix>; of a LeaderWorkerSet: <lws>-<group> and
+        <lws>-<group>-<worker> (leaderworkerset_types.go@024af084:100-110). PromQL anchors regexes."""
+        name = self.deployment_name.replace(".", r"\.")
+        return name + ("-[0-9]+(-[0-9]+)?" if self.kind == "LeaderWorkerSet" else "-[a-z0-9]+-[a-z0-9]+")
 
     def pods(self, namespace_label: str = "namespace", pod_label: str = "pod", **extra: str) -> str:
         """Selector for exporter series about this Deployment's pods (kube-state-metrics, DCGM, HTTP)."""

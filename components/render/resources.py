@@ -23,19 +23,19 @@ def container_resources(cpu: str, memory_gib: float, gpus: int = 0) -> dict[str,
 
 
 def server_cpu(cfg: StackConfig) -> str:
-    return cfg.server.cpu or str(2 + 4 * cfg.engine.gpus_per_replica)
+    return cfg.server.cpu or str(2 + 4 * cfg.engine.gpus_per_node)
 
 
 def shm_size_gib(cfg: StackConfig) -> float:
     """NCCL moves tensor-parallel traffic through /dev/shm; 2 GiB per GPU unless set."""
-    return cfg.server.shm_size_gib or 2.0 * cfg.engine.gpus_per_replica
+    return cfg.server.shm_size_gib or 2.0 * cfg.engine.gpus_per_node
 
 
 def server_memory_gib(cfg: StackConfig) -> float:
     """Process memory plus /dev/shm: a memory-backed emptyDir is charged to the container's memory limit."""
-    base = cfg.server.memory_gib or 16.0 + 12.0 * cfg.engine.gpus_per_replica
+    base = cfg.server.memory_gib or 16.0 + 12.0 * cfg.engine.gpus_per_node
     return base + shm_size_gib(cfg)
 
 
 def render_server_resources(cfg: StackConfig) -> dict[str, Any]:
-    return container_resources(server_cpu(cfg), server_memory_gib(cfg), cfg.engine.gpus_per_replica)
+    return container_resources(server_cpu(cfg), server_memory_gib(cfg), cfg.engine.gpus_per_node)

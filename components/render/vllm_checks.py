@@ -20,6 +20,10 @@ FLAG_KEYS: dict[str, str] = {
     "--trust-remote-code": "model.trust_remote_code", "--attention-backend": "engine.attention_backend",
     "--api-key": "security.require_api_key (the key comes from the api_key secret)",
     "--download-dir": "the cache volume (HF_HOME)", "--disable-log-requests": "(the program, on 0.7.x)",
+    "--nnodes": "engine.nnodes", "--node-rank": "engine.nnodes (each pod's rank comes from LWS_WORKER_INDEX)",
+    "--master-addr": "engine.nnodes (the leader's address comes from LWS_LEADER_ADDRESS)",
+    "--master-port": "multinode.master_port", "--headless": "engine.nnodes (workers run headless)",
+    "--distributed-executor-backend": "engine.nnodes (mp across nodes)",
 }
 
 

@@ -1,0 +1,343 @@
+"""A replica across several nodes: preflight figures, config rules, the rendered LeaderWorkerSet and what follows it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from catalog.vllm_flags import FLAG_TABLES, OWNED_FLAGS
+from catalog.vllm_metrics import metrics_for
+from components.render.alerts import render_rule_groups
+from components.render.keda import derive_thresholds, render_scaled_object
+from components.render.leaderworkerset import group_name
+from components.render.promql import Workload
+from components.render.vllm_checks import canonical_flag
+from config.errors import ConfigError
+from preflight import run_preflight
+from tests.factories import STACKS, example_stack, make_config
+from tests.kubernetes_fixtures import INSTANCE, manifests, of_kind, one, planned
+from tests.program import run_stack_file
+from tests.promtool import crd_errors
+
+LWS_CRD = "leaderworkerset.x-k8s.io_leaderworkersets.yaml"
+EXAMPLE = "llama-405b-on-2x8-a100-80gb"
+LLAMA_405B = {"id": "meta-llama/Llama-3.1-405B-Instruct"}
+
+
+def two_node_405b(product: str = "A100-SXM4-80GB", **engine: Any) -> Any:
+    return make_config(model=LLAMA_405B, gpu={"product": product}, engine={
+        "tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2, "max_model_len": 8192,
+        "max_num_seqs": 64, **engine})
+
+
+def example_objects() -> list[dict[str, Any]]:
+    return manifests(*planned(example_stack(EXAMPLE)))
+
+
+def lws() -> dict[str, Any]:
+    return one(example_objects(), "LeaderWorkerSet")
+
+
+def leader() -> dict[str, Any]:
+    return lws()["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]
+
+
+def worker() -> dict[str, Any]:
+    return lws()["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]
+
+
+def flag(args: list[str], name: str) -> str:
+    return args[args.index(name) + 1]
+
+
+# --- the preflight plans across nodes ---------------------------------------------------------------------
+
+def test_405b_bf16_on_two_a100_80gb_nodes_fits_with_47_gib_of_weights_per_gpu() -> None:
+    report = run_preflight(example_stack(EXAMPLE))
+    assert report.fits
+    assert report.weights_gib_per_gpu == pytest.approx(47.248, abs=0.001)  # 755.96 GiB / 16 GPUs
+
+
+def test_405b_on_two_a100_80gb_nodes_leaves_19_gib_of_kv_cache_per_gpu() -> None:
+    report = run_preflight(example_stack(EXAMPLE))
+    assert report.kv_cache_gib_per_gpu == pytest.approx(19.328, abs=0.001)
+    assert report.per_token_kv_bytes == 63 * 2 * 1 * 128 * 2  # 63 layers per stage, one KV head per GPU, bf16
+    assert report.kv_cache_tokens == 643_376
+
+
+def test_405b_on_two_h100_nodes_fits_with_563_thousand_tokens() -> None:
+    report = run_preflight(two_node_405b("H100-80GB-HBM3"))
+    assert report.fits
+    assert (report.weights_gib_per_gpu, report.kv_cache_gib_per_gpu) == pytest.approx((47.248, 16.917), abs=0.001)
+    assert report.kv_cache_tokens == 563_136
+
+
+def test_405b_on_a100_40gb_needs_three_nodes_and_fits_there() -> None:
+    engine = {"max_model_len": 4096, "max_num_seqs": 8, "gpu_memory_utilization": 0.95}
+    three = run_preflight(two_node_405b("A100-SXM4-40GB", pipeline_parallel_size=3, nnodes=3, **engine))
+    two = run_preflight(two_node_405b("A100-SXM4-40GB", **engine))
+    assert three.fits and three.weights_gib_per_gpu == pytest.approx(31.661, abs=0.001)
+    assert not two.fits
+
+
+def test_the_blocked_single_node_405b_stack_suggests_the_two_node_layout() -> None:
+    report = run_preflight(example_stack("blocked-llama-405b-on-one-a100-node"))
+    assert not report.fits
+    assert {"engine": {"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2}} in report.suggested_changes
+
+
+def test_the_multinode_suggestion_fits_when_applied() -> None:
+    report = run_preflight(example_stack("blocked-llama-405b-on-one-a100-node"))
+    changes = next(c for c in report.suggested_changes if "nnodes" in c.get("engine", {}))
+    applied = make_config(model=LLAMA_405B, gpu={"product": "A100-SXM4-80GB"},
+                          engine={"max_model_len": 8192, "max_num_seqs": 64, **changes["engine"]})
+    assert run_preflight(applied).fits
+
+
+def test_the_report_names_the_nodes_of_a_replica() -> None:
+    from preflight.render import render_table
+
+    assert "(TP 8, PP 2) on 2 nodes x 8 GPUs" in render_table(run_preflight(example_stack(EXAMPLE)))
+
+
+def test_nnodes_that_does_not_divide_the_gpus_blocks() -> None:
+    report = run_preflight(two_node_405b(nnodes=3))
+    assert any("engine.nnodes (3) does not divide the 16 GPUs" in reason for reason in report.reasons)
+
+
+def test_more_gpus_per_node_than_a_node_has_blocks_naming_the_nodes_needed() -> None:
+    report = run_preflight(two_node_405b(pipeline_parallel_size=4))
+    assert any("each of the 2 nodes of a replica needs 16 GPUs" in r and "raise engine.nnodes to 4" in r
+               for r in report.reasons)
+
+
+# --- config rules ------------------------------------------------------------------------------------------
+
+def config_issue_keys(**changes: Any) -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        make_config(model=LLAMA_405B, **changes)
+    return [issue.key for issue in caught.value.issues]
+
+
+def test_a_release_without_native_multinode_is_refused_naming_engine_nnodes() -> None:
+    with pytest.raises(ConfigError) as caught:
+        make_config(engine={"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2},
+                    vllm={"version": "0.7.2"})
+    issue = next(i for i in caught.value.issues if i.key == "engine.nnodes")
+    assert "vLLM 0.7.2 has no native multi-node mode" in issue.message and "Ray" in issue.message
+
+
+def test_multinode_on_the_docker_target_is_refused() -> None:
+    keys = config_issue_keys(engine={"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2},
+                             target="docker", docker={"gpus": "all"})
+    assert "engine.nnodes" in keys
+
+
+def test_a_pod_monitor_is_refused_with_several_nodes_per_replica() -> None:
+    keys = config_issue_keys(engine={"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2},
+                             monitoring={"monitor_kind": "PodMonitor"})
+    assert keys == ["monitoring.monitor_kind"]
+
+
+def test_a_read_write_once_cache_is_refused_with_several_nodes_per_replica() -> None:
+    keys = config_issue_keys(engine={"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2},
+                             cache={"access_mode": "ReadWriteOnce"})
+    assert keys == ["cache.access_mode"]
+
+
+@pytest.mark.parametrize("token", ["--nnodes=2", "--node_rank=1", "-n", "--master-addr", "--headless",
+                                   "--distributed-executor-backend=ray"])
+def test_every_spelling_of_a_multinode_flag_in_extra_args_is_refused(token: str) -> None:
+    assert canonical_flag(token) in OWNED_FLAGS
+
+
+@pytest.mark.parametrize("value", ["a\nb", "$(HOME)"])
+def test_an_nccl_value_with_a_newline_or_variable_reference_is_refused(value: str) -> None:
+    assert config_issue_keys(multinode={"nccl_env": {"NCCL_IB_HCA": value}}) == ["multinode.nccl_env"]
+
+
+def test_a_non_collective_variable_in_nccl_env_is_refused() -> None:
+    assert config_issue_keys(multinode={"nccl_env": {"LD_PRELOAD": "x"}}) == ["multinode.nccl_env"]
+
+
+def test_the_gpu_resource_cannot_be_given_as_an_rdma_resource() -> None:
+    assert config_issue_keys(multinode={"rdma_resources": {"nvidia.com/gpu": 8}}) == ["multinode.rdma_resources"]
+
+
+# --- the rendered LeaderWorkerSet -------------------------------------------------------------------------
+
+def test_the_rendered_leaderworkerset_is_valid_against_the_upstream_crd() -> None:
+    assert crd_errors(lws(), LWS_CRD) == []
+
+
+def test_a_multinode_stack_renders_no_deployment() -> None:
+    assert of_kind(example_objects(), "Deployment") == []
+
+
+def test_a_group_has_one_pod_per_node_and_restarts_as_one() -> None:
+    spec = lws()["spec"]
+    assert spec["leaderWorkerTemplate"]["size"] == 2
+    assert spec["leaderWorkerTemplate"]["restartPolicy"] == "RecreateGroupOnPodRestart"
+    assert spec["startupPolicy"] == "LeaderCreated"
+
+
+def test_the_leader_runs_rank_zero_with_the_native_mp_flags() -> None:
+    args = leader()["args"]
+    assert args[-10:] == ["--distributed-executor-backend", "mp", "--nnodes", "2", "--node-rank", "0",
+                          "--master-addr", "$(LWS_LEADER_ADDRESS)", "--master-port", "29501"]
+    assert "--headless" not in args
+
+
+def test_a_worker_runs_its_own_rank_headless() -> None:
+    args = worker()["args"]
+    assert flag(args, "--node-rank") == "$(LWS_WORKER_INDEX)"
+    assert args[-1] == "--headless"
+
+
+def test_leader_and_worker_serve_the_same_model_with_the_same_parallelism() -> None:
+    lead, work = leader()["args"], worker()["args"]
+    for name in ("--tensor-parallel-size", "--pipeline-parallel-size", "--served-model-name", "--max-model-len"):
+        assert flag(lead, name) == flag(work, name)
+    assert lead[0] == work[0] == "meta-llama/Llama-3.1-405B-Instruct"
+
+
+@pytest.mark.parametrize("container", [leader, worker])
+def test_every_rendered_flag_is_in_the_flag_table_of_the_release(container: Any) -> None:
+    flags = {canonical_flag(token) for token in container()["args"]} - {None}
+    assert flags <= FLAG_TABLES["0.33.0"].flags | OWNED_FLAGS
+    assert {"--nnodes", "--node-rank", "--master-addr", "--master-port"} <= FLAG_TABLES["0.33.0"].flags
+
+
+def test_only_the_leader_has_probes_and_the_http_port() -> None:
+    assert {"startupProbe", "readinessProbe", "livenessProbe", "ports"} <= set(leader())
+    assert not {"startupProbe", "readinessProbe", "livenessProbe", "ports"} & set(worker())
+
+
+@pytest.mark.parametrize("container", [leader, worker])
+def test_each_pod_requests_the_gpus_of_one_node_and_the_rdma_device(container: Any) -> None:
+    resources = container()["resources"]
+    assert resources["limits"]["nvidia.com/gpu"] == resources["requests"]["nvidia.com/gpu"] == "8"
+    assert resources["limits"]["rdma/ib"] == resources["requests"]["rdma/ib"] == "1"
+
+
+@pytest.mark.parametrize("container", [leader, worker])
+def test_rdma_adds_ipc_lock_and_the_nccl_settings(container: Any) -> None:
+    assert container()["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["IPC_LOCK"]}
+    assert {"name": "NCCL_IB_HCA", "value": "mlx5"} in container()["env"]
+
+
+def test_without_rdma_no_capability_is_added_and_the_namespace_stays_restricted() -> None:
+    objects = manifests(*planned(two_node_405b()))
+    container = one(objects, "LeaderWorkerSet")["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]
+    assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    assert one(objects, "Namespace")["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+
+
+def test_ipc_lock_makes_the_created_namespace_privileged() -> None:
+    labels = one(example_objects(), "Namespace")["metadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "privileged"
+
+
+def test_the_ranks_of_a_group_must_land_on_distinct_nodes() -> None:
+    template = lws()["spec"]["leaderWorkerTemplate"]["workerTemplate"]
+    term = template["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+    assert term["matchLabelKeys"] == ["leaderworkerset.sigs.k8s.io/group-key"]
+    assert term["topologyKey"] == "kubernetes.io/hostname"
+
+
+def test_the_gpu_node_affinity_of_the_single_node_pod_is_kept() -> None:
+    template = lws()["spec"]["leaderWorkerTemplate"]["leaderTemplate"]
+    assert "nodeAffinity" in template["spec"]["affinity"]
+
+
+def test_an_exclusive_topology_is_an_annotation_on_the_leaderworkerset() -> None:
+    cfg = two_node_405b().model_copy(update={"multinode": make_config(
+        multinode={"exclusive_topology": "cloud.google.com/gce-topology-block"}).multinode})
+    annotations = one(manifests(*planned(cfg)), "LeaderWorkerSet")["metadata"]["annotations"]
+    assert annotations["leaderworkerset.sigs.k8s.io/exclusive-topology"] == "cloud.google.com/gce-topology-block"
+
+
+def test_pulumi_waits_for_every_group_to_be_ready_without_autoscaling() -> None:
+    annotations = one(manifests(*planned(two_node_405b())), "LeaderWorkerSet")["metadata"]["annotations"]
+    assert annotations["pulumi.com/waitFor"] == "jsonpath={.status.readyReplicas}=1"
+
+
+def test_the_service_selects_the_leaders_only() -> None:
+    selector = one(example_objects(), "Service")["spec"]["selector"]
+    assert selector["leaderworkerset.sigs.k8s.io/worker-index"] == "0"
+
+
+def test_the_leaderworkerset_name_differs_from_the_service_it_would_collide_with() -> None:
+    service = one(example_objects(), "Service")["metadata"]["name"]
+    assert lws()["metadata"]["name"] == group_name(INSTANCE) != service
+
+
+def test_the_startup_budget_adds_the_group_join_time() -> None:
+    single = planned(make_config(model=LLAMA_405B, engine={"tensor_parallel_size": 8}, gpu={"product": "H200"}))
+    single_budget = manifests(*single)
+    multi_probe = leader()["startupProbe"]
+    one_node = one(single_budget, "Deployment")["spec"]["template"]["spec"]["containers"][0]["startupProbe"]
+    # Same weights and GPUs per pod; the group adds 120 s x 1.5 safety = 180 s = 18 periods of 10 s.
+    assert multi_probe["failureThreshold"] - one_node["failureThreshold"] == 18
+
+
+# --- KEDA and monitoring follow the group -----------------------------------------------------------------
+
+def lws_workload() -> Workload:
+    return Workload(namespace="vllm", model_name="llama-405b", deployment_name=group_name(INSTANCE),
+                    hpa_name="keda-hpa-x", kind="LeaderWorkerSet")
+
+
+def test_keda_scales_the_leaderworkerset_through_its_scale_subresource() -> None:
+    cfg, report = planned(example_stack(EXAMPLE))
+    from components.render.keda import capacity_from_report
+
+    thresholds = derive_thresholds(cfg.autoscaling, capacity_from_report(report))
+    scaled = render_scaled_object("x", {}, cfg.autoscaling, thresholds, metrics_for("0.33.0"), lws_workload())
+    assert scaled["spec"]["scaleTargetRef"] == {"apiVersion": "leaderworkerset.x-k8s.io/v1",
+                                                "kind": "LeaderWorkerSet", "name": "llama-group"}
+    assert crd_errors(scaled, "keda.sh_scaledobjects.yaml") == []
+
+
+def test_the_not_ready_alert_counts_groups_by_the_leader_statefulset() -> None:
+    wanted, available, owner = lws_workload().replica_series()
+    assert wanted == 'kube_statefulset_replicas{namespace="vllm",statefulset="llama-group"}'
+    assert available == 'kube_statefulset_status_replicas_ready{namespace="vllm",statefulset="llama-group"}'
+    assert owner == "statefulset"
+
+
+def test_pod_series_match_leader_and_worker_pod_names() -> None:
+    import re
+
+    pattern = re.compile(lws_workload().pod_regex)
+    assert all(pattern.fullmatch(name) for name in ("llama-group-0", "llama-group-1-1"))
+    assert not pattern.fullmatch("llama-group-abc12-xyz")
+
+
+# --- the program under mocks ------------------------------------------------------------------------------
+
+def test_the_program_registers_a_leaderworkerset_and_no_deployment() -> None:
+    registered, error = run_stack_file(STACKS / "examples" / f"Pulumi.{EXAMPLE}.yaml")
+    assert error is None
+    group = registered.one("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")
+    assert group["spec"]["leaderWorkerTemplate"]["size"] == 2
+    assert registered.of_type("kubernetes:apps/v1:Deployment") == []
+
+
+def test_the_program_points_keda_at_the_leaderworkerset() -> None:
+    registered, _ = run_stack_file(STACKS / "examples" / f"Pulumi.{EXAMPLE}.yaml")
+    scaled = registered.one("kubernetes:keda.sh/v1alpha1:ScaledObject")
+    assert scaled["spec"]["scaleTargetRef"]["kind"] == "LeaderWorkerSet"
+
+
+def test_the_rules_for_a_leaderworkerset_pass_promtool(tmp_path: Any) -> None:
+    from components.render.alerts import AlertThresholds
+    from config.observability import MonitoringConfig
+    from tests.promtool import check_rules, write_yaml
+
+    limits = AlertThresholds(queue_per_replica=26.0, gpu_memory_used_fraction=0.95, startup_seconds=900)
+    groups = render_rule_groups(MonitoringConfig(), limits, metrics_for("0.33.0"), lws_workload())
+    result = check_rules(write_yaml(tmp_path / "rules.yaml", {"groups": groups}))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "kube_statefulset_status_replicas_ready" in str(groups)
