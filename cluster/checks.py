@@ -62,7 +62,7 @@ def check_gpu(facts: ClusterFacts, terms: list[Term], gpus_per_replica: int,
     if pool:
         return [Finding("gpu", "ok", f"no node matches {wanted} yet, but node pool {pool} can create one with "
                                      f">= {gpus_per_replica} {GPU_RESOURCE} (scale from zero).")]
-    return [_gpu_block(facts, matching, wanted, gpus_per_replica, rules, label_fix)]
+    return [_gpu_block(facts, matching, terms, gpus_per_replica, rules, label_fix)]
 
 
 def _pool_that_fits(pools: Iterable[NodePool], terms: list[Term], need: int,
@@ -76,8 +76,9 @@ def _pool_that_fits(pools: Iterable[NodePool], terms: list[Term], need: int,
     return None
 
 
-def _gpu_block(facts: ClusterFacts, matching: list[Node], wanted: str, need: int,
+def _gpu_block(facts: ClusterFacts, matching: list[Node], terms: list[Term], need: int,
                rules: list[Mapping[str, str]], label_fix: str) -> Finding:
+    wanted = describe_terms(terms)
     if matching:
         best = max(matching, key=_gpus)
         if _gpus(best) < need:
@@ -90,7 +91,8 @@ def _gpu_block(facts: ClusterFacts, matching: list[Node], wanted: str, need: int
                        "remove that taint from the GPU nodes, or use a pool tainted nvidia.com/gpu.")
     gpu_nodes = [n for n in facts.nodes if _gpus(n) > 0]
     seen = "; ".join(f"{n.name}: {_gpu_labels(n)}" for n in gpu_nodes[:3]) or "no node has nvidia.com/gpu"
-    pools = "" if facts.node_pools is not None else " Karpenter NodePools were not read."
+    karpenter = any(e["key"].startswith("karpenter.") for t in terms for e in t["matchExpressions"])
+    pools = " Karpenter NodePools were not read." if karpenter and facts.node_pools is None else ""
     return Finding("gpu", "block", f"no node and no node pool matches {wanted}, so the pods stay Pending "
                                    f"(GPU nodes seen: {seen}).{pools}", label_fix)
 
@@ -120,9 +122,10 @@ def check_driver(facts: ClusterFacts, terms: list[Term], cuda_major: int | None,
                                          f"{minimum}, but {', '.join(old)} run(s) driver {known[old[0]]}.", fix)]
     if nodes and len(known) == len(nodes):
         return [Finding("driver", "ok", f"GPU nodes run driver >= {minimum}, as {image} (CUDA {cuda_major}) needs.")]
+    why = "the GPU nodes carry no GPU Feature Discovery driver label" if nodes else "no matching GPU node exists yet"
     return [Finding("driver", "warn", f"{image} is a CUDA {cuda_major} build that needs NVIDIA driver >= {minimum}; "
-                                      "the GPU nodes' driver is not known (no GPU Feature Discovery label).",
-                    f"make sure the node image's driver is >= {minimum}, or use vllm.tag: v<version>-cu129.")]
+                                      f"the driver is not known ({why}).",
+                    f"make sure the GPU node image's driver is >= {minimum}, or use vllm.tag: v<version>-cu129.")]
 
 
 def _driver(node: Node) -> str | None:

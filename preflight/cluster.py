@@ -58,9 +58,9 @@ def monitor_labels(cfg: StackConfig, instance: str) -> dict[str, str]:
 
 
 def label_fix(cfg: StackConfig) -> str:
-    return (f"set cluster.profile to your provider (now {cfg.cluster.profile}: gke, eks-karpenter, aks, gpu-operator, "
-            "openshift, generic) or cluster.gpu_label to the label your GPU nodes carry; for an autoscaled pool "
-            "that has no node yet, declare it in cluster.node_pools.")
+    return (f"set cluster.profile (now {cfg.cluster.profile}) to your provider: gke, eks-karpenter, aks, gpu-operator, "
+            "openshift or generic; or cluster.gpu_label to the label your GPU nodes carry; or gpu.product / "
+            "gpu.also_accept to a GPU the cluster has; declare an autoscaled pool with no node yet in cluster.node_pools.")
 
 
 def check_cluster(cfg: StackConfig, facts: ClusterFacts, instance: str) -> ClusterResult:
