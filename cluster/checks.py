@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cluster.facts import OWNER_LABEL, ClusterFacts, Node, NodePool, Taint, quantity_int
-from cluster.findings import Finding
+from cluster.findings import Finding, Level
 from cluster.karpenter import candidate_nodes
 from cluster.selectors import GPU_RESOURCE, Term, matches_expression, matches_terms
 from cluster.storage import ZONAL_DISKS, access_modes_of, describe_modes
@@ -117,7 +117,7 @@ def check_driver(facts: ClusterFacts, terms: list[Term], cuda_major: int | None,
     fix = (f"upgrade the GPU nodes' driver to >= {minimum}, or use the image's CUDA 12.9 build "
            "(vllm.tag: v<version>-cu129).")
     if old:
-        level = "block" if len(old) == len(nodes) else "warn"
+        level: Level = "block" if len(old) == len(nodes) else "warn"
         return [Finding("driver", level, f"{image} is a CUDA {cuda_major} build that needs NVIDIA driver >= "
                                          f"{minimum}, but {', '.join(old)} run(s) driver {known[old[0]]}.", fix)]
     if nodes and len(known) == len(nodes):

@@ -7,6 +7,7 @@ for and the label the pods select on cannot drift apart.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from catalog.gpu_labels import PROVIDER_LABELS
@@ -71,7 +72,7 @@ def label_key_of(scheme: str) -> str:
             "instance-type": INSTANCE_TYPE, "none": "(none)"}[scheme]
 
 
-def matches_expression(labels: dict[str, str], expression: dict[str, Any]) -> bool:
+def matches_expression(labels: Mapping[str, str], expression: Mapping[str, Any]) -> bool:
     """Kubernetes node selector requirement semantics (In, NotIn, Exists, DoesNotExist, Gt, Lt)."""
     key, operator, values = expression["key"], expression["operator"], expression.get("values") or []
     value = labels.get(key)
@@ -88,7 +89,7 @@ def matches_expression(labels: dict[str, str], expression: dict[str, Any]) -> bo
     return False
 
 
-def matches_terms(labels: dict[str, str], terms: list[Term]) -> bool:
+def matches_terms(labels: Mapping[str, str], terms: list[Term]) -> bool:
     """True when any term matches (no terms: every node matches)."""
     if not terms:
         return True

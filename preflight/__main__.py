@@ -14,7 +14,7 @@ from pathlib import Path
 from cluster.report import NOT_CHECKED, ClusterResult
 from config.errors import ConfigError
 from config.sources import load_stack_file_with_secrets
-from config.stack import missing_secrets
+from config.stack import StackConfig, missing_secrets
 from preflight import run_preflight
 from preflight.render import render_markdown, render_table, verdict
 
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     return EXIT_FITS if verdict(report, cluster) == "FITS" else EXIT_BLOCKED
 
 
-def _cluster(cfg: object, files: list[str], stack_file: str) -> ClusterResult:
+def _cluster(cfg: StackConfig, files: list[str], stack_file: str) -> ClusterResult:
     """The cluster checks against --cluster files; a bad file is a config error (exit 2)."""
     if not files:
         return NOT_CHECKED
@@ -63,7 +63,7 @@ def _cluster(cfg: object, files: list[str], stack_file: str) -> ClusterResult:
     from preflight.cluster import check_snapshots, stack_name_of
 
     try:
-        return check_snapshots(cfg, files, stack_name_of(stack_file))  # type: ignore[arg-type]
+        return check_snapshots(cfg, files, stack_name_of(stack_file))
     except SnapshotError as error:
         raise ConfigError([ConfigIssue("", f"--cluster {error}")]) from None
 
