@@ -87,8 +87,8 @@ def _gpu_block(facts: ClusterFacts, matching: list[Node], terms: list[Term], nee
                            "use nodes with more GPUs, or lower engine.tensor_parallel_size x pipeline_parallel_size.")
         taints = tolerated(best.taints, rules)
         return Finding("gpu", "block", f"nodes matching {wanted} are tainted {_show_taints(taints)}, which the pods "
-                                       "do not tolerate (they tolerate nvidia.com/gpu only).",
-                       "remove that taint from the GPU nodes, or use a pool tainted nvidia.com/gpu.")
+                                       "do not tolerate.", "taint the GPU nodes nvidia.com/gpu instead, or set "
+                                                           "cluster.profile (aks tolerates sku=gpu).")
     gpu_nodes = [n for n in facts.nodes if _gpus(n) > 0]
     seen = "; ".join(f"{n.name}: {_gpu_labels(n)}" for n in gpu_nodes[:3]) or "no node has nvidia.com/gpu"
     karpenter = any(e["key"].startswith("karpenter.") for t in terms for e in t["matchExpressions"])

@@ -10,7 +10,7 @@ ReadWriteMany needs efs-sc / standard-rwx Filestore / azurefile-csi).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 ProfileName = Literal["generic", "gpu-operator", "gke", "eks-karpenter", "aks", "openshift"]
@@ -27,6 +27,7 @@ class Profile:
     rwx_storage_class: str | None  # the provider's usual ReadWriteMany class, when it has one
     node_local_dns: bool  # NodeLocal DNSCache (169.254.20.10) assumed present
     runtime_class: str | None  # runtimeClassName for GPU pods; None where the default runtime has the GPU hook
+    gpu_tolerations: tuple[dict[str, str], ...] = field(default=())  # GPU pool taints besides nvidia.com/gpu
 
 
 PROFILES: dict[str, Profile] = {
@@ -39,7 +40,10 @@ PROFILES: dict[str, Profile] = {
     # EKS with Karpenter: labels known before the node exists (scale from zero).
     "eks-karpenter": Profile("eks-karpenter", "karpenter", "gp2", "efs-sc", False, None),
     # AKS: the accelerator label is vendor only; the instance type names the GPU.
-    "aks": Profile("aks", "instance-type", "managed-csi", "azurefile-csi", False, None),
+    # AKS's GPU guides taint GPU pools sku=gpu:NoSchedule (MicrosoftDocs/azure-docs articles/aks/gpu-cluster.md,
+    # use-node-taints.md: `az aks nodepool add ... --node-taints sku=gpu:NoSchedule`).
+    "aks": Profile("aks", "instance-type", "managed-csi", "azurefile-csi", False, None,
+                   ({"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},)),
     # OpenShift: GPUs come through the NVIDIA GPU Operator (GFD labels).
     "openshift": Profile("openshift", "gfd", None, None, False, None),
 }

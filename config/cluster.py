@@ -103,6 +103,13 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
     return []
 
 
+def gpu_tolerations(cfg: StackConfig) -> tuple[dict[str, str], ...]:
+    """The GPU pods' tolerations: nvidia.com/gpu (any value) and the profile's GPU pool taints."""
+    from cluster.selectors import GPU_TOLERATIONS
+
+    return (*GPU_TOLERATIONS, *cfg.cluster.defaults.gpu_tolerations)
+
+
 def gpu_affinity_terms(cfg: StackConfig) -> list[dict[str, list[dict[str, object]]]]:
     """The required node affinity terms of the GPU pods: the products the preflight sized for, in the label
     the cluster profile says identifies them (cluster/selectors.py). Empty for scheme `none`."""

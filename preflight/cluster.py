@@ -71,12 +71,12 @@ def check_cluster(cfg: StackConfig, facts: ClusterFacts, instance: str) -> Clust
 def _findings(cfg: StackConfig, facts: ClusterFacts, instance: str) -> list[Finding]:
     from catalog.vllm_versions import RELEASES
     from cluster import checks
-    from cluster.selectors import GPU_TOLERATIONS
     from cluster.versions import image_cuda_major
+    from config.cluster import gpu_tolerations
 
     terms = gpu_terms(cfg)
     tag = cfg.vllm.tag or RELEASES[cfg.vllm.version].image_tag
-    found = checks.check_gpu(facts, terms, cfg.engine.gpus_per_replica, GPU_TOLERATIONS, label_fix(cfg))
+    found = checks.check_gpu(facts, terms, cfg.engine.gpus_per_replica, gpu_tolerations(cfg), label_fix(cfg))
     found += checks.check_driver(facts, terms, image_cuda_major(cfg.vllm.image, tag, cfg.vllm.version),
                                  cfg.vllm.image_ref)
     if cfg.cache.existing_claim is None:

@@ -61,10 +61,9 @@ def test_prod_blocks_on_every_fixture_but_the_one_where_everything_is_right(caps
      "  [ok] gpu: no node matches karpenter.k8s.aws/instance-gpu-name In [a100] and karpenter.k8s.aws/instance-gpu-memory "
      "In [40960] yet, but node pool gpu (p4d.24xlarge) can create one with >= 1 nvidia.com/gpu (scale from zero)."),
     ("prod", "aks-azure-disk", "aks",
-     "  [block] gpu: nodes matching node.kubernetes.io/instance-type In [p4de.24xlarge, Standard_ND96amsr_A100_v4] are "
-     "tainted sku=gpu:NoSchedule, which the pods do not tolerate (they tolerate nvidia.com/gpu only). Fix: remove that "
-     "taint from the GPU nodes, or use a pool tainted nvidia.com/gpu."),
-], ids=["gke-profile", "karpenter-profile-p4de", "karpenter-profile-dev-p4d", "aks-profile-sku-taint"])
+     "  [ok] gpu: 1 node(s) match node.kubernetes.io/instance-type In [p4de.24xlarge, Standard_ND96amsr_A100_v4] with "
+     ">= 4 allocatable nvidia.com/gpu (e.g. aks-gpupool-87654321-vmss000000: 8)."),
+], ids=["gke-profile", "karpenter-profile-p4de", "karpenter-profile-dev-p4d", "aks-profile-tolerates-sku-gpu"])
 def test_with_the_right_profile_the_gpu_check_reads_the_providers_label(  # type: ignore[no-untyped-def]
         capsys, tmp_path, stack, name, profile, expected) -> None:
     _, lines = cluster_section(capsys, with_profile(tmp_path, stack, profile), name)

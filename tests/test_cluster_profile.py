@@ -88,3 +88,12 @@ def test_an_unknown_profile_is_a_config_error() -> None:
 def test_a_missing_label_value_raises_for_the_selector_builder() -> None:
     with pytest.raises(NoLabelValue):
         gpu_selector_terms("karpenter", ["A100-PCIE-40GB"])
+
+
+def test_the_aks_profile_tolerates_the_sku_gpu_taint_aks_guides_put_on_gpu_pools() -> None:
+    from components.render.scheduling import render_tolerations
+
+    assert render_tolerations(make_config(cluster={"profile": "aks"})) == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+    assert render_tolerations(make_config()) == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cluster.selectors import GPU_TOLERATIONS
-from config.cluster import gpu_affinity_terms
+from config.cluster import gpu_affinity_terms, gpu_tolerations
 from config.stack import StackConfig
 
 TOPOLOGY_KEYS = {"hostname": "kubernetes.io/hostname", "zone": "topology.kubernetes.io/zone"}
@@ -21,9 +20,10 @@ def render_affinity(cfg: StackConfig) -> dict[str, Any] | None:
     return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
 
 
-def render_tolerations() -> list[dict[str, Any]]:
-    """Tolerate the nvidia.com/gpu taint whatever its value (`present`, `true`, empty; §F.2)."""
-    return [dict(t) for t in GPU_TOLERATIONS]
+def render_tolerations(cfg: StackConfig) -> list[dict[str, Any]]:
+    """Tolerate the nvidia.com/gpu taint whatever its value (`present`, `true`, empty; §F.2), plus the GPU pool
+    taint the cluster profile names (AKS: sku=gpu). The cluster check tests nodes against the same list."""
+    return [dict(t) for t in gpu_tolerations(cfg)]
 
 
 def render_node_selector(cfg: StackConfig) -> dict[str, str]:
