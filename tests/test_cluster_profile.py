@@ -97,3 +97,23 @@ def test_the_aks_profile_tolerates_the_sku_gpu_taint_aks_guides_put_on_gpu_pools
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
         {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
     assert render_tolerations(make_config()) == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+
+
+def test_node_local_dns_and_runtime_class_follow_the_profile_unless_set() -> None:
+    cluster = make_config(cluster={"profile": "gke"}).cluster
+    assert (cluster.node_local_dns_present, cluster.runtime_class_name) == (False, None)
+    cluster = make_config(cluster={"profile": "gke", "node_local_dns": True, "runtime_class": "nvidia"}).cluster
+    assert (cluster.node_local_dns_present, cluster.runtime_class_name) == (True, "nvidia")
+
+
+def test_the_profile_names_the_providers_storage_classes() -> None:
+    from cluster.profiles import PROFILES
+
+    assert {name: (p.storage_class, p.rwx_storage_class) for name, p in PROFILES.items() if p.storage_class} == {
+        "gke": ("standard-rwo", "standard-rwx"), "eks-karpenter": ("gp2", "efs-sc"), "aks": ("managed-csi", "azurefile-csi")}
+
+
+def test_a_cluster_group_on_a_docker_stack_is_refused() -> None:
+    with pytest.raises(ConfigError) as error:
+        make_config(target="docker", cluster={"profile": "gke"}, docker={"host": "unix:///var/run/docker.sock"})
+    assert "cluster" in [i.key.split(".")[0] for i in error.value.issues]

@@ -74,3 +74,17 @@ def test_the_shipped_fixtures_are_kubectl_lists() -> None:
     facts = read_snapshots([fixture("all-right")])
     assert facts.kinds_read >= {"Node", "StorageClass", "CustomResourceDefinition", "Namespace", "Prometheus",
                                 "Deployment"}
+
+
+def test_the_cli_with_a_cluster_file_imports_neither_pulumi_nor_the_kubernetes_client() -> None:
+    import subprocess
+    import sys
+
+    from tests.factories import REPO
+
+    code = ("import sys, runpy; sys.argv = ['preflight', 'stacks/Pulumi.prod.yaml', '--cluster', "
+            "'tests/data/clusters/all-right.json']\n"
+            "try:\n    runpy.run_module('preflight', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('pulumi', 'kubernetes') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert result.stdout.strip().splitlines()[-1] == "[]"
