@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from cluster.facts import OWNER_LABEL, ClusterFacts, Node, NodePool, Taint, quantity_int
+from cluster.facts import OWNER_LABEL, ClusterFacts, Node, NodePool, Prometheus, StorageClass, Taint, quantity_int
 from cluster.findings import Finding, Level
 from cluster.karpenter import candidate_nodes
 from cluster.selectors import GPU_RESOURCE, Term, matches_expression, matches_terms
@@ -153,7 +153,7 @@ def check_storage(facts: ClusterFacts, storage_class: str | None, access_mode: s
     return [_access_mode(facts, chosen, how, access_mode), *_binding(chosen)]
 
 
-def _access_mode(facts: ClusterFacts, chosen: Any, how: str, access_mode: str) -> Finding:
+def _access_mode(facts: ClusterFacts, chosen: StorageClass, how: str, access_mode: str) -> Finding:
     modes = access_modes_of(chosen.provisioner)
     label = f"{how} {chosen.name} ({chosen.provisioner})"
     if modes is None:
@@ -170,7 +170,7 @@ def _access_mode(facts: ClusterFacts, chosen: Any, how: str, access_mode: str) -
                                                                     "replica") + ".")
 
 
-def _binding(chosen: Any) -> list[Finding]:
+def _binding(chosen: StorageClass) -> list[Finding]:
     if chosen.binding_mode == "WaitForFirstConsumer":
         return [Finding("storage", "ok", f"{chosen.name} binds on first consumer: the claim stays Pending until the "
                                          "download Job's pod is scheduled, and is then created in that pod's zone.")]
@@ -247,14 +247,13 @@ def check_prometheus(facts: ClusterFacts, monitor_kind: str, monitor_labels: Map
     return found + _server_address(monitors, server_address)
 
 
-def _selects(p: Any, field: str, labels: Mapping[str, str], namespace: str,
+def _selects(p: Prometheus, field: str, labels: Mapping[str, str], namespace: str,
              namespace_labels: Mapping[str, str]) -> bool:
-    if field == "rule":
-        selector, ns_selector = p.rule_selector, p.rule_namespace_selector
-    elif field == "serviceMonitor":
-        selector, ns_selector = p.service_monitor_selector, p.service_monitor_namespace_selector
-    else:  # PodMonitor selectors are not kept; they follow the same convention as ServiceMonitors in practice
-        selector, ns_selector = p.service_monitor_selector, p.service_monitor_namespace_selector
+    selector, ns_selector = {
+        "rule": (p.rule_selector, p.rule_namespace_selector),
+        "serviceMonitor": (p.service_monitor_selector, p.service_monitor_namespace_selector),
+        "podMonitor": (p.pod_monitor_selector, p.pod_monitor_namespace_selector),
+    }[field]
     return selector_matches(selector, labels) and _namespace_selected(ns_selector, p.namespace, namespace,
                                                                       namespace_labels)
 
@@ -270,7 +269,7 @@ def _not_selected(facts: ClusterFacts, kind: str, labels: Mapping[str, str]) -> 
                                           "fallback.", fix + ".")
 
 
-def _show_selector(p: Any) -> str:
+def _show_selector(p: Prometheus) -> str:
     selector = p.service_monitor_selector
     if selector is None:
         return "nothing"
@@ -278,7 +277,7 @@ def _show_selector(p: Any) -> str:
     return "{" + ", ".join(f"{k}: {v}" for k, v in sorted(labels.items())) + "}" if labels else "everything"
 
 
-def _server_address(monitors: list[Any], server_address: str | None) -> list[Finding]:
+def _server_address(monitors: list[Prometheus], server_address: str | None) -> list[Finding]:
     """kube-prometheus-stack's Service has the Prometheus's name; the operator adds `prometheus-operated`."""
     if server_address is None:
         return []

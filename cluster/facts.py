@@ -62,6 +62,8 @@ class Prometheus:
     service_monitor_namespace_selector: Mapping[str, Any] | None  # None: its own namespace only
     rule_selector: Mapping[str, Any] | None
     rule_namespace_selector: Mapping[str, Any] | None
+    pod_monitor_selector: Mapping[str, Any] | None = None
+    pod_monitor_namespace_selector: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -189,6 +191,8 @@ def _prometheus(item: Mapping[str, Any]) -> Prometheus:
         service_monitor_namespace_selector=_selector(spec, "serviceMonitorNamespaceSelector"),
         rule_selector=_selector(spec, "ruleSelector"),
         rule_namespace_selector=_selector(spec, "ruleNamespaceSelector"),
+        pod_monitor_selector=_selector(spec, "podMonitorSelector"),
+        pod_monitor_namespace_selector=_selector(spec, "podMonitorNamespaceSelector"),
     )
 
 

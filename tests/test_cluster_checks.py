@@ -217,3 +217,12 @@ def test_a_namespace_owned_by_this_stack_or_left_alone_passes() -> None:
 
 def test_an_existing_namespace_that_must_not_be_created_blocks_when_absent() -> None:
     assert check_namespace(facts(namespace("default")), "vllm", False, "vllm-prod")[0].level == "block"
+
+
+def test_a_pod_monitor_is_matched_against_the_pod_monitor_selector() -> None:
+    spec = {"serviceMonitorSelector": {"matchLabels": {"release": "other"}}, "serviceMonitorNamespaceSelector": {},
+            "podMonitorSelector": {"matchLabels": {"release": "monitoring"}}, "podMonitorNamespaceSelector": {},
+            "ruleSelector": {}, "ruleNamespaceSelector": {}}
+    cluster = facts(crd("podmonitors.monitoring.coreos.com"), *PROM_CRDS, prometheus("p", "monitoring", spec))
+    assert check_prometheus(cluster, "PodMonitor", LABELS, LABELS, "vllm", NS_LABELS)[0].level == "ok"
+    assert check_prometheus(cluster, "ServiceMonitor", LABELS, LABELS, "vllm", NS_LABELS)[0].level == "block"
