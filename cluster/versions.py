@@ -35,6 +35,13 @@ def keda_minimum(features: Iterable[str]) -> tuple[tuple[int, int, int], list[st
     return minimum, [f for f in wanted if KEDA_FEATURES[f] == minimum]
 
 
+def keda_supports(version: str, feature: str) -> bool:
+    """Whether a KEDA release (e.g. "2.17.1", from ClusterFacts.keda_version) accepts a feature, so a renderer
+    can adapt to the installed KEDA instead of being refused by its webhook."""
+    major, minor, patch = ([int(p) for p in version.split(".")[:3] if p.isdigit()] + [0, 0, 0])[:3]
+    return (major, minor, patch) >= KEDA_FEATURES[feature]
+
+
 def image_cuda_major(image: str, tag: str, vllm_version: str) -> int | None:
     """The CUDA major of an official image tag, or None when unknown (a custom image or release)."""
     if image != OFFICIAL_IMAGE:

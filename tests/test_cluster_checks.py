@@ -226,3 +226,11 @@ def test_a_pod_monitor_is_matched_against_the_pod_monitor_selector() -> None:
     cluster = facts(crd("podmonitors.monitoring.coreos.com"), *PROM_CRDS, prometheus("p", "monitoring", spec))
     assert check_prometheus(cluster, "PodMonitor", LABELS, LABELS, "vllm", NS_LABELS)[0].level == "ok"
     assert check_prometheus(cluster, "ServiceMonitor", LABELS, LABELS, "vllm", NS_LABELS)[0].level == "block"
+
+
+def test_keda_supports_answers_per_feature_from_the_one_table() -> None:
+    from cluster.versions import keda_supports
+
+    assert (keda_supports("2.17.1", "fallback.behavior"), keda_supports("2.17.1", "fallback-with-value-metric")) == (
+        True, False)
+    assert keda_supports("2.18", "fallback-with-value-metric")
