@@ -210,8 +210,10 @@ def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, st
         return False
     match_labels = selector.get("matchLabels") or {}
     expressions = selector.get("matchExpressions") or []
+    if not isinstance(match_labels, Mapping) or not isinstance(expressions, list):
+        return False
     return all(labels.get(k) == v for k, v in match_labels.items()) and \
-        all(matches_expression(dict(labels), e) for e in expressions)
+        all(isinstance(e, Mapping) and matches_expression(labels, e) for e in expressions)
 
 
 def _namespace_selected(selector: Mapping[str, Any] | None, own: str, namespace: str,

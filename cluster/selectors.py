@@ -74,7 +74,9 @@ def label_key_of(scheme: str) -> str:
 
 def matches_expression(labels: Mapping[str, str], expression: Mapping[str, Any]) -> bool:
     """Kubernetes node selector requirement semantics (In, NotIn, Exists, DoesNotExist, Gt, Lt)."""
-    key, operator, values = expression["key"], expression["operator"], expression.get("values") or []
+    key, operator, values = expression.get("key"), expression.get("operator"), expression.get("values") or []
+    if not isinstance(key, str) or not isinstance(values, list):  # a hand-edited snapshot: matches nothing
+        return False
     value = labels.get(key)
     if operator == "In":
         return value in values
@@ -84,7 +86,8 @@ def matches_expression(labels: Mapping[str, str], expression: Mapping[str, Any])
         return value is not None
     if operator == "DoesNotExist":
         return value is None
-    if operator in ("Gt", "Lt") and value is not None and value.lstrip("-").isdigit() and values:
+    if operator in ("Gt", "Lt") and value is not None and value.lstrip("-").isdigit() and values \
+            and str(values[0]).lstrip("-").isdigit():
         return int(value) > int(values[0]) if operator == "Gt" else int(value) < int(values[0])
     return False
 

@@ -40,7 +40,8 @@ class ClusterConfig(ConfigGroup):
         None, description="NodeLocal DNSCache (169.254.20.10) runs on the nodes; defaults to the profile's.")
     runtime_class: str | None = Field(None, description="runtimeClassName for GPU pods; defaults to the profile's.")
     snapshot_files: tuple[str, ...] = Field(
-        (), description="`kubectl get ... -o json` files to check instead of reading the live cluster.")
+        (), description="`kubectl get ... -o json` files to check instead of reading the live cluster "
+                        "(paths relative to the project directory).")
     read_live: bool = Field(True, description="Read the live cluster (get/list only) during preview and up.")
     block_on_read_failure: bool = Field(
         False, description="Stop when the cluster cannot be read; false reports `cluster: not checked` and goes on.")

@@ -88,3 +88,28 @@ def test_the_cli_with_a_cluster_file_imports_neither_pulumi_nor_the_kubernetes_c
             "print(sorted(m for m in ('pulumi', 'kubernetes') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+ODD_ITEMS = [
+    {"kind": "Node", "metadata": [], "spec": "x", "status": {"allocatable": {"nvidia.com/gpu": "500m"}}},
+    {"kind": "Node", "metadata": {"labels": {"nvidia.com/cuda.driver-version.major": "x"}}, "spec": {"taints": [1, {}]}},
+    {"kind": "StorageClass", "metadata": {"annotations": []}, "provisioner": None},
+    {"kind": "CustomResourceDefinition", "metadata": {"name": "scaledobjects.keda.sh"}, "spec": {"versions": "v1"}},
+    {"kind": "Namespace", "metadata": {"name": "vllm", "labels": ["a"]}},
+    {"kind": "Prometheus", "metadata": {"name": "p", "namespace": "m"},
+     "spec": {"serviceMonitorSelector": {"matchLabels": ["release"], "matchExpressions": [{"operator": "In"}]},
+              "ruleSelector": {"matchExpressions": "x"}, "serviceMonitorNamespaceSelector": {}}},
+    {"kind": "NodePool", "apiVersion": "karpenter.sh/v1",
+     "spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-gpu-memory",
+                                                      "operator": "Gt", "values": ["lots"]}, "junk"]}},
+              "limits": {"nvidia.com/gpu": "many"}}},
+    {"kind": "Deployment", "metadata": {"name": "keda-operator"}, "spec": {"template": {"spec": {"containers": [
+        {"image": "ghcr.io/kedacore/keda"}, "junk", {"image": "registry:5000/keda:latest"}]}}}},
+]
+
+
+@pytest.mark.parametrize("item", ODD_ITEMS, ids=[f"{i['kind']}-{n}" for n, i in enumerate(ODD_ITEMS)])
+def test_odd_but_well_formed_objects_never_crash_the_cli(tmp_path, capsys, item) -> None:  # type: ignore[no-untyped-def]
+    path = list_file(tmp_path / "odd.json", item)
+    assert main([str(STACKS / "Pulumi.prod.yaml"), "--cluster", str(path)]) in (0, 1)
+    assert "cluster: blocked (snapshot odd.json)" in capsys.readouterr().out
