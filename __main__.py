@@ -14,7 +14,7 @@ try:
     cfg = load_pulumi_config()
     report = run_preflight(cfg)
     kubernetes_config = pulumi.Config("kubernetes")  # the provider's own settings: same cluster, same context
-    cluster = program_cluster_result(cfg, pulumi.get_stack(), kubernetes_config.get("kubeconfig"),
+    cluster = program_cluster_result(cfg, report, pulumi.get_stack(), kubernetes_config.get("kubeconfig"),
                                      kubernetes_config.get("context"))
 except ConfigError as error:
     raise pulumi.RunError(error.render()) from None

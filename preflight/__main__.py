@@ -15,7 +15,7 @@ from cluster.report import NOT_CHECKED, ClusterResult
 from config.errors import ConfigError
 from config.sources import load_stack_file_with_secrets
 from config.stack import StackConfig, missing_secrets
-from preflight import run_preflight
+from preflight import PreflightReport, run_preflight
 from preflight.render import render_markdown, render_table, verdict
 
 EXIT_FITS, EXIT_BLOCKED, EXIT_CONFIG_ERROR = 0, 1, 2
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg, secrets = load_stack_file_with_secrets(args.stack_file)
         report = run_preflight(cfg)
-        cluster = _cluster(cfg, args.cluster, args.stack_file)
+        cluster = _cluster(cfg, report, args.cluster, args.stack_file)
     except ConfigError as error:
         if args.json:
             print(json.dumps({"fits": False, "config_errors": [i.render() for i in error.issues]}, indent=2))
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     return EXIT_FITS if verdict(report, cluster) == "FITS" else EXIT_BLOCKED
 
 
-def _cluster(cfg: StackConfig, files: list[str], stack_file: str) -> ClusterResult:
+def _cluster(cfg: StackConfig, report: PreflightReport, files: list[str], stack_file: str) -> ClusterResult:
     """The cluster checks against --cluster files; a bad file is a config error (exit 2)."""
     if not files:
         return NOT_CHECKED
@@ -63,7 +63,7 @@ def _cluster(cfg: StackConfig, files: list[str], stack_file: str) -> ClusterResu
     from preflight.cluster import check_snapshots, stack_name_of
 
     try:
-        return check_snapshots(cfg, files, stack_name_of(stack_file))
+        return check_snapshots(cfg, report, files, stack_name_of(stack_file))
     except SnapshotError as error:
         raise ConfigError([ConfigIssue("", f"--cluster {error}")]) from None
 

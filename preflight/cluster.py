@@ -14,6 +14,7 @@ from cluster.facts import ClusterFacts, NodePool
 from cluster.findings import Finding
 from cluster.report import ClusterResult
 from config.stack import StackConfig
+from preflight.report import PreflightReport
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set on every namespace by the API server (1.21+)
 
@@ -40,13 +41,20 @@ def gpu_terms(cfg: StackConfig) -> list[dict[str, list[dict[str, Any]]]]:
     return [{"matchExpressions": [*t["matchExpressions"], *extra]} for t in terms]
 
 
-def keda_features(cfg: StackConfig) -> set[str]:
-    """What components/render/keda.py renders today: a fallback with a behavior, and metricType Value for the
-    kv_cache and latency triggers. Replace with cluster.versions.keda_features_of(rendered spec) when wired."""
-    features = {"scaledobject", "fallback.behavior"}
-    if {"kv_cache", "latency"} & set(cfg.autoscaling.triggers):
-        features.add("fallback-with-value-metric")
-    return features
+def keda_features(cfg: StackConfig, report: PreflightReport, instance: str) -> set[str]:
+    """The KEDA features of the ScaledObject this stack renders (components/render/keda.py), read off the
+    rendered spec, so the check follows the renderer (cluster/versions.py KEDA_FEATURES)."""
+    from catalog.vllm_metrics import metrics_for
+    from cluster.versions import keda_features_of
+    from components.render.keda import capacity_from_report, derive_thresholds, hpa_name, render_scaled_object_spec
+    from components.render.names import Names
+    from components.render.promql import Workload
+
+    workload = Workload(namespace=cfg.namespace.name, model_name=cfg.served_model_name,
+                        deployment_name=Names(instance).server, hpa_name=hpa_name(instance))
+    thresholds = derive_thresholds(cfg.autoscaling, capacity_from_report(report))
+    return keda_features_of(render_scaled_object_spec(instance, cfg.autoscaling, thresholds,
+                                                      metrics_for(cfg.vllm.version), workload))
 
 
 def monitor_labels(cfg: StackConfig, instance: str) -> dict[str, str]:
@@ -63,12 +71,12 @@ def label_fix(cfg: StackConfig) -> str:
             "gpu.also_accept to a GPU the cluster has; declare an autoscaled pool with no node yet in cluster.node_pools.")
 
 
-def check_cluster(cfg: StackConfig, facts: ClusterFacts, instance: str) -> ClusterResult:
-    """Every cluster check for a Kubernetes stack."""
-    return ClusterResult(True, facts.source, tuple(_findings(cfg, facts, instance)))
+def check_cluster(cfg: StackConfig, report: PreflightReport, facts: ClusterFacts, instance: str) -> ClusterResult:
+    """Every cluster check for a Kubernetes stack (the report sizes what is rendered, e.g. KEDA thresholds)."""
+    return ClusterResult(True, facts.source, tuple(_findings(cfg, report, facts, instance)))
 
 
-def _findings(cfg: StackConfig, facts: ClusterFacts, instance: str) -> list[Finding]:
+def _findings(cfg: StackConfig, report: PreflightReport, facts: ClusterFacts, instance: str) -> list[Finding]:
     from catalog.vllm_versions import RELEASES
     from cluster import checks
     from cluster.versions import image_cuda_major
@@ -82,7 +90,7 @@ def _findings(cfg: StackConfig, facts: ClusterFacts, instance: str) -> list[Find
     if cfg.cache.existing_claim is None:
         found += checks.check_storage(facts, cfg.cache.storage_class_name, cfg.cache.access_mode)
     if cfg.autoscaling.enabled:
-        found += checks.check_keda(facts, keda_features(cfg))
+        found += checks.check_keda(facts, keda_features(cfg, report, instance))
     if cfg.monitoring.enabled:
         labels = monitor_labels(cfg, instance)
         ns_labels = {NAMESPACE_NAME_LABEL: cfg.namespace.name, **_namespace_labels(facts, cfg.namespace.name)}
@@ -96,7 +104,7 @@ def _namespace_labels(facts: ClusterFacts, name: str) -> dict[str, str]:
     return dict((facts.namespaces or {}).get(name, {}))
 
 
-def check_snapshots(cfg: StackConfig, paths: Sequence[str | Path], stack: str) -> ClusterResult:
+def check_snapshots(cfg: StackConfig, report: PreflightReport, paths: Sequence[str | Path], stack: str) -> ClusterResult:
     """The CLI's and a stack's snapshot path. Raises cluster.snapshot.SnapshotError for a bad file."""
     from cluster.snapshot import read_snapshots
     from components.render.names import instance_name
@@ -105,10 +113,11 @@ def check_snapshots(cfg: StackConfig, paths: Sequence[str | Path], stack: str) -
         from cluster.report import not_checked
 
         return not_checked("target docker: no cluster")
-    return check_cluster(cfg, read_snapshots(paths, declared_pools(cfg)), instance_name(stack))
+    return check_cluster(cfg, report, read_snapshots(paths, declared_pools(cfg)), instance_name(stack))
 
 
-def program_cluster_result(cfg: StackConfig, stack: str, kubeconfig: str | None, context: str | None) -> ClusterResult:
+def program_cluster_result(cfg: StackConfig, report: PreflightReport, stack: str, kubeconfig: str | None,
+                           context: str | None) -> ClusterResult:
     """The Pulumi program's path: cluster.snapshot_files when set, else the live cluster (read-only).
 
     A live read that fails reports `not checked` (the reason included), or stops the program when
@@ -125,15 +134,16 @@ def program_cluster_result(cfg: StackConfig, stack: str, kubeconfig: str | None,
         from cluster.snapshot import SnapshotError
 
         try:
-            return check_snapshots(cfg, cfg.cluster.snapshot_files, stack)
+            return check_snapshots(cfg, report, cfg.cluster.snapshot_files, stack)
         except SnapshotError as error:
             raise ConfigError([ConfigIssue("cluster.snapshot_files", str(error))]) from None
     if not cfg.cluster.read_live:
         return not_checked("cluster.read_live is false and no cluster.snapshot_files are set")
-    return _live(cfg, stack, kubeconfig, context)
+    return _live(cfg, report, stack, kubeconfig, context)
 
 
-def _live(cfg: StackConfig, stack: str, kubeconfig: str | None, context: str | None) -> ClusterResult:
+def _live(cfg: StackConfig, report: PreflightReport, stack: str, kubeconfig: str | None,
+          context: str | None) -> ClusterResult:
     from cluster import live
     from cluster.report import not_checked
     from components.render.names import instance_name
@@ -147,4 +157,4 @@ def _live(cfg: StackConfig, stack: str, kubeconfig: str | None, context: str | N
                                          f"{error}.", "fix the kubeconfig/context (kubernetes:context), or set "
                                                       "cluster.snapshot_files to a kubectl snapshot.")]) from None
         return not_checked(f"the live cluster could not be read: {error}")
-    return check_cluster(cfg, facts, instance_name(stack))
+    return check_cluster(cfg, report, facts, instance_name(stack))

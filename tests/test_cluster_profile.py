@@ -117,3 +117,14 @@ def test_a_cluster_group_on_a_docker_stack_is_refused() -> None:
     with pytest.raises(ConfigError) as error:
         make_config(target="docker", cluster={"profile": "gke"}, docker={"host": "unix:///var/run/docker.sock"})
     assert "cluster" in [i.key.split(".")[0] for i in error.value.issues]
+
+
+def test_the_keda_features_checked_are_read_off_the_rendered_scaled_object() -> None:
+    from preflight import run_preflight
+    from preflight.cluster import keda_features
+
+    cfg = make_config(autoscaling={"enabled": True})
+    assert keda_features(cfg, run_preflight(cfg), "vllm-prod") == {
+        "scaledobject", "fallback.behavior", "fallback-with-value-metric"}  # kv_cache is a metricType Value trigger
+    cfg = make_config(autoscaling={"enabled": True, "triggers": ["queue", "running"]})
+    assert keda_features(cfg, run_preflight(cfg), "vllm-prod") == {"scaledobject", "fallback.behavior"}
