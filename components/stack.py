@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pulumi
@@ -14,6 +13,7 @@ from components.network_policy import NetworkPolicies, NetworkPoliciesArgs
 from components.provider import kubernetes_provider
 from components.render.checks import check_kubernetes
 from components.render.keda import capacity_from_report
+from components.render.names import instance_name
 from components.render.probes import server_startup_budget
 from components.render.vllm_checks import check_vllm_config
 from components.serving_stack import ServingStack, ServingStackArgs
@@ -28,13 +28,6 @@ def check_stack(cfg: StackConfig, report: PreflightReport) -> list[ConfigIssue]:
     if cfg.target == "docker":
         return check_vllm_config(cfg, report.resolved)
     return check_kubernetes(cfg, report)
-
-
-def instance_name(stack: str) -> str:
-    """The app.kubernetes.io/instance of this stack: `vllm-<stack>`, as a DNS label of at most 38 characters,
-    so two stacks can share a namespace without colliding."""
-    cleaned = re.sub(r"[^a-z0-9-]+", "-", stack.lower()).strip("-")
-    return f"vllm-{cleaned}"[:38].rstrip("-") if cleaned else "vllm"
 
 
 def build_stack(cfg: StackConfig, report: PreflightReport, secrets: StackSecrets,

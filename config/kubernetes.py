@@ -35,9 +35,9 @@ class SchedulingConfig(ConfigGroup):
     when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"] = Field(
         "ScheduleAnyway", description="topologySpreadConstraints whenUnsatisfiable.")
     max_skew: PositiveInt = Field(1, description="topologySpreadConstraints maxSkew.")
-    require_gpu_product_label: bool = Field(
-        True, description="Require nodes labelled nvidia.com/gpu.product (GPU Feature Discovery) with an acceptable "
-                          "product; false on clusters without GFD, where gpu.node_selector must name the GPU instead.")
+    require_gpu_product_label: bool | None = Field(
+        None, description="Override of cluster.gpu_label: true requires nvidia.com/gpu.product (GPU Feature Discovery), "
+                          "false selects no product (gpu.node_selector must name the GPU); unset follows cluster.profile.")
 
 
 class CacheConfig(ConfigGroup):
@@ -120,7 +120,7 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
     """Rules that span Kubernetes groups and the rest of the config."""
     if cfg.target != "kubernetes":  # config/docker.py rejects these groups on a docker stack
         return []
-    return _cache_issues(cfg) + _scheduling_issues(cfg) + _server_issues(cfg)
+    return _cache_issues(cfg) + _server_issues(cfg)
 
 
 def _cache_issues(cfg: StackConfig) -> list[ConfigIssue]:
@@ -146,19 +146,6 @@ def _cache_issues(cfg: StackConfig) -> list[ConfigIssue]:
             "remove cache.size_gib, or remove cache.existing_claim to create the volume.",
         ))
     return issues
-
-
-def _scheduling_issues(cfg: StackConfig) -> list[ConfigIssue]:
-    from config.errors import ConfigIssue
-
-    if cfg.scheduling.require_gpu_product_label or cfg.gpu.node_selector:
-        return []
-    return [ConfigIssue(
-        "scheduling.require_gpu_product_label",
-        "is false and gpu.node_selector is empty, so pods could land on any GPU, not the one the preflight sized for.",
-        "set gpu.node_selector to your cloud's GPU label, e.g. {cloud.google.com/gke-accelerator: nvidia-a100-80gb}, "
-        "or set scheduling.require_gpu_product_label: true.",
-    )]
 
 
 def _server_issues(cfg: StackConfig) -> list[ConfigIssue]:

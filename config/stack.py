@@ -7,8 +7,9 @@ from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, ValidationError
 
-from config import docker, kubernetes, multinode, observability
+from config import cluster, docker, kubernetes, multinode, observability
 from config.base import ConfigGroup
+from config.cluster import ClusterConfig
 from config.docker import DockerConfig
 from config.engine import EngineConfig
 from config.errors import ConfigError, ConfigIssue
@@ -48,6 +49,7 @@ class StackConfig(ConfigGroup):
     docker: DockerConfig | None = Field(None, description="The Docker host, for target docker.")
     multinode: MultinodeConfig = Field(
         default_factory=MultinodeConfig, description="A replica across several nodes (engine.nnodes > 1).")
+    cluster: ClusterConfig = Field(default_factory=ClusterConfig, description="Cluster profile and fact sources.")
     preflight: PreflightConfig = Field(default_factory=PreflightConfig, description="Preflight policies.")
     render_yaml_to_directory: str | None = Field(
         None, description="Write Kubernetes manifests to this folder instead of applying them (secrets in plain text).")
@@ -70,7 +72,7 @@ def validate_config(raw: Mapping[str, Any], secrets_present: frozenset[str] | No
     except ValidationError as error:
         raise ConfigError([issue_from_pydantic(StackConfig, e) for e in error.errors()]) from None
     issues = _core_checks(cfg) + ([] if secrets_present is None else missing_secrets(cfg, secrets_present))
-    for module in (kubernetes, observability, docker, multinode):
+    for module in (kubernetes, observability, docker, multinode, cluster):
         issues += module.cross_checks(cfg)
     if issues:
         raise ConfigError(issues)

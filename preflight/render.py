@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cluster.report import NOT_CHECKED, ClusterResult
 from preflight.report import PreflightReport
 
 
@@ -37,17 +38,19 @@ def figures(report: PreflightReport) -> list[tuple[str, str]]:
     ]
 
 
-def verdict(report: PreflightReport) -> str:
-    return "FITS" if report.fits else "BLOCKED"
+def verdict(report: PreflightReport, cluster: ClusterResult = NOT_CHECKED) -> str:
+    """BLOCKED when the model does not fit or the cluster cannot run it; a cluster not checked never blocks."""
+    return "FITS" if report.fits and not cluster.blocked else "BLOCKED"
 
 
-def render_table(report: PreflightReport) -> str:
+def render_table(report: PreflightReport, cluster: ClusterResult = NOT_CHECKED) -> str:
     rows = figures(report)
     width = max(len(label) for label, _ in rows)
-    lines = [f"vLLM preflight: {verdict(report)}", *(f"  {label:<{width}}  {value}" for label, value in rows)]
+    lines = [f"vLLM preflight: {verdict(report, cluster)}", *(f"  {label:<{width}}  {value}" for label, value in rows)]
     lines += _bullets("Blocked because", report.reasons)
     lines += _bullets("Warnings", report.warnings)
     lines += _bullets("What would fit instead", report.suggestions)
+    lines += [cluster.headline(), *(f"  {line}" for line in cluster.lines())]
     return "\n".join(lines)
 
 
@@ -58,14 +61,18 @@ def render_blocked(report: PreflightReport) -> str:
     return "\n".join([*lines, "", render_table(report)])
 
 
-def render_markdown(report: PreflightReport, title: str) -> str:
-    icon = "✅" if report.fits else "⛔"
-    lines = [f"### {icon} {title}: {verdict(report)}", "", "| Figure | Value |", "| --- | --- |"]
+def render_markdown(report: PreflightReport, title: str, cluster: ClusterResult = NOT_CHECKED) -> str:
+    icon = "✅" if verdict(report, cluster) == "FITS" else "⛔"
+    lines = [f"### {icon} {title}: {verdict(report, cluster)}", "", "| Figure | Value |", "| --- | --- |"]
     lines += [f"| {label} | {value} |" for label, value in figures(report)]
     for heading, items in (("Blocked because", report.reasons), ("Warnings", report.warnings),
                            ("What would fit instead", report.suggestions)):
         if items:
             lines += ["", f"**{heading}**", "", *(f"- {item}" for item in items)]
+    headline = cluster.headline()
+    lines += ["", f"**{headline[0].upper()}{headline[1:]}**"]
+    if cluster.findings:
+        lines += ["", *(f"- {line}" for line in cluster.lines())]
     return "\n".join(lines)
 
 

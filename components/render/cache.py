@@ -183,7 +183,7 @@ def _download_placement(cfg: StackConfig) -> dict[str, Any]:
     the server can reach. ReadWriteMany volumes can be filled from any node."""
     if cfg.cache.access_mode != "ReadWriteOnce":
         return {}
-    placement: dict[str, Any] = {"tolerations": scheduling.render_tolerations()}
+    placement: dict[str, Any] = {"tolerations": scheduling.render_tolerations(cfg)}
     affinity = scheduling.render_affinity(cfg)
     if affinity:
         placement["affinity"] = affinity

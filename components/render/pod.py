@@ -85,7 +85,7 @@ def render_pod_spec(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,  # a Service named like vllm-* would inject VLLM_* variables (§A.4)
         "securityContext": pod_security_context(cfg.security),
-        "tolerations": scheduling.render_tolerations(),
+        "tolerations": scheduling.render_tolerations(cfg),
         "terminationGracePeriodSeconds": cfg.server.termination_grace_period_seconds,
         "containers": [render_server_container(cfg, plan)],
         "volumes": render_volumes(cfg, plan.claim),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from components.render.scheduling import GPU_RESOURCE
+from cluster.selectors import GPU_RESOURCE
 from config.stack import StackConfig
 
 

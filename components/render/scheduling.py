@@ -4,32 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from catalog.gpus import GPUS
+from config.cluster import gpu_affinity_terms, gpu_tolerations
 from config.stack import StackConfig
 
-GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"  # GPU Feature Discovery (NVIDIA/k8s-device-plugin resource.go)
-GPU_RESOURCE = "nvidia.com/gpu"  # device plugin extended resource, also the conventional taint key (§F.2)
 TOPOLOGY_KEYS = {"hostname": "kubernetes.io/hostname", "zone": "topology.kubernetes.io/zone"}
 
 
-def gpu_products(cfg: StackConfig) -> list[str]:
-    """GFD label values of every acceptable product: the same list the preflight took its smallest from."""
-    return [GPUS[name].gfd_product for name in cfg.gpu.products]
-
-
 def render_affinity(cfg: StackConfig) -> dict[str, Any] | None:
-    """Required node affinity on the GPU product; `In` so several acceptable products work (§F.1).
-    None on clusters without GPU Feature Discovery: gpu.node_selector then names the GPU (config cross-check)."""
-    if not cfg.scheduling.require_gpu_product_label:
+    """Required node affinity on the GPU product, in the label the cluster profile names (config/cluster.py,
+    cluster/selectors.py: the same terms the cluster check matches nodes and pools against); `In` so several
+    acceptable products work (§F.1). None for gpu label `none`: gpu.node_selector then names the GPU."""
+    terms = gpu_affinity_terms(cfg)
+    if not terms:
         return None
-    expression = {"key": GPU_PRODUCT_LABEL, "operator": "In", "values": gpu_products(cfg)}
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": [expression]}]}}}
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
 
 
-def render_tolerations() -> list[dict[str, Any]]:
-    """Tolerate the nvidia.com/gpu taint whatever its value (`present`, `true`, empty; §F.2)."""
-    return [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}]
+def render_tolerations(cfg: StackConfig) -> list[dict[str, Any]]:
+    """Tolerate the nvidia.com/gpu taint whatever its value (`present`, `true`, empty; §F.2), plus the GPU pool
+    taint the cluster profile names (AKS: sku=gpu). The cluster check tests nodes against the same list."""
+    return [dict(t) for t in gpu_tolerations(cfg)]
 
 
 def render_node_selector(cfg: StackConfig) -> dict[str, str]:

@@ -1,0 +1,227 @@
+"""Cluster facts: one pure, frozen data type holding what the cluster checks need.
+
+Built from Kubernetes API objects exactly as `kubectl get -o json` (or a list call) returns them, so the
+snapshot reader and the live reader share one parser (`facts_from_items`). A kind that was not read is
+None (unknown), which the checks tell apart from "read, and there are none".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+OWNER_LABEL = "app.kubernetes.io/instance"  # who created a namespace (components/render/names.py labels)
+DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
+KEDA_OPERATOR = "keda-operator"  # the Deployment (and container) name in KEDA's Helm chart and manifests
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    labels: Mapping[str, str]
+    allocatable: Mapping[str, str]
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+
+
+@dataclass(frozen=True)
+class NodePool:
+    """A pool that can create nodes: a Karpenter NodePool, or a declared autoscaled pool (cluster.node_pools)."""
+
+    name: str
+    requirements: tuple[Mapping[str, Any], ...]  # node selector requirements (key, operator, values)
+    labels: Mapping[str, str]  # labels its nodes get for sure
+    taints: tuple[Taint, ...] = ()
+    gpu_limit: int | None = None  # spec.limits nvidia.com/gpu; None = unlimited
+    gpus_per_node: int | None = None  # known for declared pools
+    karpenter: bool = False  # the instance type is chosen at creation (cluster/karpenter.py)
+
+
+@dataclass(frozen=True)
+class StorageClass:
+    name: str
+    provisioner: str
+    binding_mode: str  # Immediate (the API default) or WaitForFirstConsumer
+    is_default: bool
+
+
+@dataclass(frozen=True)
+class Prometheus:
+    name: str
+    namespace: str
+    service_monitor_selector: Mapping[str, Any] | None  # None (null): selects no objects
+    service_monitor_namespace_selector: Mapping[str, Any] | None  # None: its own namespace only
+    rule_selector: Mapping[str, Any] | None
+    rule_namespace_selector: Mapping[str, Any] | None
+    pod_monitor_selector: Mapping[str, Any] | None = None
+    pod_monitor_namespace_selector: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ClusterFacts:
+    source: str  # "snapshot a.json, b.json" or "live (context x)"
+    nodes: tuple[Node, ...] = ()
+    node_pools: tuple[NodePool, ...] | None = None  # None: Karpenter NodePools not read
+    storage_classes: tuple[StorageClass, ...] = ()
+    crds: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # name -> served versions
+    namespaces: Mapping[str, Mapping[str, str]] | None = None  # name -> labels; None: not read
+    prometheuses: tuple[Prometheus, ...] | None = None  # None: not read
+    keda_version: str | None = None  # from the keda-operator image tag, e.g. "2.16.1"
+    keda_deployment_seen: bool = False
+    kinds_read: frozenset[str] = frozenset()
+
+    def has_crd(self, name: str) -> bool:
+        return name in self.crds
+
+
+def facts_from_items(items: Iterable[Mapping[str, Any]], source: str,
+                     declared_pools: tuple[NodePool, ...] = ()) -> ClusterFacts:
+    """Facts from API objects (any order, any mix of kinds); unknown kinds are ignored."""
+    by_kind: dict[str, list[Mapping[str, Any]]] = {}
+    for item in items:
+        by_kind.setdefault(str(item.get("kind", "")), []).append(item)
+    karpenter = [_node_pool(i) for i in by_kind.get("NodePool", []) if _api_group(i) == "karpenter.sh"]
+    pools = (*karpenter, *declared_pools) if (karpenter or declared_pools or "NodePool" in by_kind) else None
+    keda = [i for i in by_kind.get("Deployment", []) if _meta(i).get("name") == KEDA_OPERATOR]
+    return ClusterFacts(
+        source=source,
+        nodes=tuple(_node(i) for i in by_kind.get("Node", [])),
+        node_pools=pools,
+        storage_classes=tuple(_storage_class(i) for i in by_kind.get("StorageClass", [])),
+        crds={_meta(i).get("name", ""): _served(i) for i in by_kind.get("CustomResourceDefinition", [])},
+        namespaces={_meta(i).get("name", ""): _labels(i) for i in by_kind["Namespace"]}
+        if "Namespace" in by_kind else None,
+        prometheuses=tuple(_prometheus(i) for i in by_kind["Prometheus"]) if "Prometheus" in by_kind else None,
+        keda_version=next((v for v in map(_keda_version, keda) if v), None),
+        keda_deployment_seen=bool(keda),
+        kinds_read=frozenset(by_kind),
+    )
+
+
+def _meta(item: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = item.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _spec(item: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = item.get("spec")
+    return spec if isinstance(spec, Mapping) else {}
+
+
+def _labels(item: Mapping[str, Any]) -> dict[str, str]:
+    labels = _meta(item).get("labels")
+    return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}
+
+
+def _api_group(item: Mapping[str, Any]) -> str:
+    return str(item.get("apiVersion", "")).partition("/")[0]
+
+
+def _taints(raw: Any) -> tuple[Taint, ...]:
+    if not isinstance(raw, list):
+        return ()
+    return tuple(Taint(str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
+                 for t in raw if isinstance(t, Mapping))
+
+
+def _node(item: Mapping[str, Any]) -> Node:
+    status = item.get("status") if isinstance(item.get("status"), Mapping) else {}
+    allocatable = status.get("allocatable") if isinstance(status, Mapping) else None
+    return Node(
+        name=str(_meta(item).get("name", "")), labels=_labels(item),
+        allocatable={str(k): str(v) for k, v in allocatable.items()} if isinstance(allocatable, Mapping) else {},
+        taints=_taints(_spec(item).get("taints")), unschedulable=bool(_spec(item).get("unschedulable", False)),
+    )
+
+
+def _node_pool(item: Mapping[str, Any]) -> NodePool:
+    """A Karpenter v1 NodePool: spec.template.spec.requirements/taints, spec.template.metadata.labels, spec.limits."""
+    template = _spec(item).get("template") if isinstance(_spec(item).get("template"), Mapping) else {}
+    template_spec = template.get("spec") if isinstance(template, Mapping) else None
+    template_spec = template_spec if isinstance(template_spec, Mapping) else {}
+    template_meta = template.get("metadata") if isinstance(template, Mapping) else None
+    labels = template_meta.get("labels") if isinstance(template_meta, Mapping) else None
+    requirements = template_spec.get("requirements")
+    limits = _spec(item).get("limits")
+    gpu_limit = limits.get("nvidia.com/gpu") if isinstance(limits, Mapping) else None
+    return NodePool(
+        name=str(_meta(item).get("name", "")),
+        requirements=tuple(r for r in requirements if isinstance(r, Mapping)) if isinstance(requirements, list) else (),
+        labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {},
+        taints=_taints(template_spec.get("taints")),
+        gpu_limit=quantity_int(gpu_limit) if gpu_limit is not None else None, karpenter=True,
+    )
+
+
+def _storage_class(item: Mapping[str, Any]) -> StorageClass:
+    annotations = _meta(item).get("annotations")
+    default = isinstance(annotations, Mapping) and str(annotations.get(DEFAULT_CLASS_ANNOTATION, "")).lower() == "true"
+    return StorageClass(
+        name=str(_meta(item).get("name", "")), provisioner=str(item.get("provisioner", "")),
+        binding_mode=str(item.get("volumeBindingMode") or "Immediate"), is_default=default,
+    )
+
+
+def _served(item: Mapping[str, Any]) -> tuple[str, ...]:
+    versions = _spec(item).get("versions")
+    if not isinstance(versions, list):
+        return ()
+    return tuple(str(v.get("name")) for v in versions if isinstance(v, Mapping) and v.get("served", True))
+
+
+def _selector(spec: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
+    value = spec.get(key)
+    return value if isinstance(value, Mapping) else None
+
+
+def _prometheus(item: Mapping[str, Any]) -> Prometheus:
+    spec = _spec(item)
+    return Prometheus(
+        name=str(_meta(item).get("name", "")), namespace=str(_meta(item).get("namespace", "")),
+        service_monitor_selector=_selector(spec, "serviceMonitorSelector"),
+        service_monitor_namespace_selector=_selector(spec, "serviceMonitorNamespaceSelector"),
+        rule_selector=_selector(spec, "ruleSelector"),
+        rule_namespace_selector=_selector(spec, "ruleNamespaceSelector"),
+        pod_monitor_selector=_selector(spec, "podMonitorSelector"),
+        pod_monitor_namespace_selector=_selector(spec, "podMonitorNamespaceSelector"),
+    )
+
+
+_VERSION = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?)")
+
+
+def _keda_version(item: Mapping[str, Any]) -> str | None:
+    """The keda-operator container's image tag (ghcr.io/kedacore/keda:2.16.1 -> 2.16.1)."""
+    template = _spec(item).get("template")
+    pod_spec = template.get("spec") if isinstance(template, Mapping) else None
+    containers = pod_spec.get("containers") if isinstance(pod_spec, Mapping) else None
+    for container in containers if isinstance(containers, list) else []:
+        image = str(container.get("image", "")) if isinstance(container, Mapping) else ""
+        tag = image.split("@")[0].rpartition(":")[2] if ":" in image.split("@")[0].rpartition("/")[2] else ""
+        match = _VERSION.match(tag)
+        if match:
+            return match.group(1)
+    return None
+
+
+def quantity_int(value: Any) -> int:
+    """A whole-number Kubernetes quantity ("8", 8, "8.0"); anything else counts as 0."""
+    try:
+        return int(float(str(value)))
+    except ValueError:
+        return 0
+
+
+def parse_version(text: str) -> tuple[int, int, int]:
+    """ "2.16" -> (2, 16, 0)."""
+    major, minor, patch = ([int(p) for p in text.split(".")[:3]] + [0, 0, 0])[:3]
+    return major, minor, patch

@@ -1,0 +1,68 @@
+"""Version tables the cluster checks compare against, each in one place.
+
+KEDA (shared reference "serving-at-scale-facts.md" §4): fallback.behavior from v2.17.0 (kedacore/keda
+issue #6450, CHANGELOG v2.17.0); a fallback with a metricType Value trigger from v2.18.0 (PR #6655; until
+then the webhook rejects it: apis/keda/v1alpha1/scaledobject_types.go@v2.17.0:286-316).
+CUDA: the vllm/vllm-openai images moved to a CUDA 13 base (nvidia/cuda:13.0.3) and need driver >= 580;
+`-cu129` tags are CUDA 12.9 builds (shared reference "vllm-kubernetes-facts.md" §A.6, "serving-at-scale-
+facts.md" §3 GFD row).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+KEDA_FEATURES: dict[str, tuple[int, int, int]] = {
+    "scaledobject": (2, 0, 0),  # keda.sh/v1alpha1 ScaledObject
+    "fallback.behavior": (2, 17, 0),
+    "fallback-with-value-metric": (2, 18, 0),
+}
+
+# vLLM release -> CUDA major of its official vllm/vllm-openai image (unknown releases: not checked).
+IMAGE_CUDA_MAJOR: dict[str, int] = {"0.33.0": 13}
+MIN_DRIVER_MAJOR: dict[int, int] = {13: 580}  # CUDA major -> oldest driver branch that runs it
+OFFICIAL_IMAGE = "vllm/vllm-openai"
+
+
+def keda_minimum(features: Iterable[str]) -> tuple[tuple[int, int, int], list[str]]:
+    """The oldest KEDA that accepts every feature, and the features that need exactly that version."""
+    wanted = sorted(set(features))
+    unknown = [f for f in wanted if f not in KEDA_FEATURES]
+    if unknown:
+        raise KeyError(f"unknown KEDA feature(s) {unknown}; known: {sorted(KEDA_FEATURES)}")
+    minimum = max((KEDA_FEATURES[f] for f in wanted), default=KEDA_FEATURES["scaledobject"])
+    return minimum, [f for f in wanted if KEDA_FEATURES[f] == minimum]
+
+
+def keda_supports(version: str, feature: str) -> bool:
+    """Whether a KEDA release (e.g. "2.17.1", from ClusterFacts.keda_version) accepts a feature, so a renderer
+    can adapt to the installed KEDA instead of being refused by its webhook."""
+    major, minor, patch = ([int(p) for p in version.split(".")[:3] if p.isdigit()] + [0, 0, 0])[:3]
+    return (major, minor, patch) >= KEDA_FEATURES[feature]
+
+
+def image_cuda_major(image: str, tag: str, vllm_version: str) -> int | None:
+    """The CUDA major of an official image tag, or None when unknown (a custom image or release)."""
+    if image != OFFICIAL_IMAGE:
+        return None
+    if tag.endswith("-cu129"):
+        return 12
+    return IMAGE_CUDA_MAJOR.get(vllm_version) if tag in (f"v{vllm_version}", f"v{vllm_version}-ubuntu2404") else None
+
+
+def show(version: tuple[int, ...]) -> str:
+    return ".".join(str(p) for p in version)
+
+
+def keda_features_of(scaled_object_spec: Mapping[str, Any]) -> set[str]:
+    """The KEDA_FEATURES a rendered ScaledObject spec uses (so the check follows whatever is rendered)."""
+    features = {"scaledobject"}
+    fallback = scaled_object_spec.get("fallback")
+    if isinstance(fallback, Mapping):
+        if "behavior" in fallback:
+            features.add("fallback.behavior")
+        triggers = scaled_object_spec.get("triggers") or []
+        if any(isinstance(t, Mapping) and t.get("metricType") == "Value" for t in triggers):
+            features.add("fallback-with-value-metric")
+    return features
