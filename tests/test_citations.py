@@ -22,6 +22,9 @@ DOCS_PATH = re.compile(r"(?<![\w./-])docs/[\w./-]*[\w-]\.md\b")
 # What may stand between a document's name and its section ids: more ids, separators, closing quotes.
 BETWEEN = re.compile(r"""^(?:\s|[,;"'`\-–]|and\b|item \d+|#|""" + SECTION + r"""[A-Z]{0,2}\d*(?:\.\d+)*)*$""")
 SKIP_DIRS = {".git", "venv", ".venv", "node_modules", "__pycache__"}
+# docs/ pages written on other branches of the same issue. tests/test_readme.py expects their links to fail
+# (strict xfail) until they arrive; the integrator then empties this set.
+PENDING_PAGES = {"docs/model-delivery.md", "docs/exposure.md", "docs/calibration.md"}
 
 # Files whose citations still name the shared reference outside the repository. The integrator rewrites them
 # (see the report of the docs branch) and then empties this set: the xfail is strict, so a file that resolves
@@ -70,7 +73,7 @@ def citation_problems(text: str, citing: Path, ids: set[str]) -> list[str]:
         elif target == SOURCES.resolve() and match.group(1) not in ids:
             problems.append(f"{where}: {SECTION}{match.group(1)} is not a section of docs/sources.md")
     for path in DOCS_PATH.finditer(text):
-        if not (REPO / path.group(0)).is_file():
+        if not (REPO / path.group(0)).is_file() and path.group(0) not in PENDING_PAGES:
             line = text.count("\n", 0, path.start()) + 1
             problems.append(f"{citing.name}:{line}: {path.group(0)} does not exist")
     return problems
