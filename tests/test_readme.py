@@ -130,3 +130,20 @@ def test_every_config_key_named_in_the_docs_exists(page: Path) -> None:
     keys = {m.group(1) for m in KEY.finditer(page.read_text(encoding="utf-8"))
             if m.group(1).split(".")[0] in StackConfig.model_fields and not FILE_SUFFIX.search(m.group(1))}
     assert sorted(k for k in keys if not _resolves(StackConfig, k.split("."))) == []
+
+
+def test_the_readme_says_monitoring_is_on_by_default_as_the_config_does() -> None:
+    from config.observability import MonitoringConfig
+
+    assert "`monitoring.enabled` is\n  true (the default)" in readme() and MonitoringConfig().enabled is True
+
+
+def test_the_readme_test_command_installs_promtool_with_apt_as_root() -> None:
+    script = (REPO / "scripts" / "test.sh").read_text(encoding="utf-8")
+    assert "`scripts/test.sh`, which installs `promtool` with apt when run\n  as root" in readme()
+    assert 'if [ "$(id -u)" = 0 ]' in script and "apt-get install" in script and "promtool" in script
+
+
+def test_stack_files_live_where_the_readme_says() -> None:
+    assert "A stack is `stacks/Pulumi.<name>.yaml`" in readme()
+    assert "stackConfigDir: stacks" in (REPO / "Pulumi.yaml").read_text(encoding="utf-8")
