@@ -181,7 +181,7 @@ def test_deploy_does_not_comment_on_pull_requests() -> None:
 @pytest.mark.parametrize("workflow_name", ["preview.yml", "deploy.yml"])
 def test_every_secret_and_variable_a_workflow_reads_is_documented(workflow_name: str) -> None:
     text = (WORKFLOWS / workflow_name).read_text(encoding="utf-8")
-    docs = (ROOT / "README.md").read_text(encoding="utf-8")
+    docs = (ROOT / "docs" / "ci-and-gitops.md").read_text(encoding="utf-8")
     names = set(re.findall(r"\b(?:secrets|vars)\.([A-Z_]+)", text))
 
     assert sorted(name for name in names if f"`{name}`" not in docs) == []

@@ -1,0 +1,107 @@
+"""Measure the speed figures the docs quote, and print them as a table.
+
+Usage: venv/bin/python scripts/benchmark.py [--runs 20] [--render-runs 5] [--no-suite]
+
+- preflight CLI: median wall time of `python -m preflight STACK` over --runs runs per shipped stack
+  (stacks/Pulumi.*.yaml), each a new interpreter, so start-up and imports are included;
+- mocked render: median time to run __main__.py under Pulumi's mocks for the stack (tests/program.py, with
+  the api_key secret set), in this process after one warm-up run, over --render-runs runs;
+- fast suite: wall time of `python -m pytest -q` in a new interpreter.
+Every speed figure in README.md and docs/ comes from this script; quote the command beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def shipped_stacks() -> list[Path]:
+    return sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))
+
+
+def timed(action: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def cli_seconds(stack: Path, runs: int) -> float:
+    """Median wall time of the preflight CLI on one stack, interpreter start included."""
+    command = [sys.executable, "-m", "preflight", str(stack.relative_to(ROOT))]
+
+    def once() -> None:
+        subprocess.run(command, cwd=ROOT, capture_output=True, check=False, timeout=60)
+
+    return statistics.median(timed(once) for _ in range(runs))
+
+
+def render_seconds(stack: Path, runs: int) -> float:
+    """Median time of one mocked program run for the stack (after a warm-up run that pays the imports)."""
+    import contextlib
+    import io
+
+    from tests.program import run_stack_file
+
+    def once() -> None:  # with the api_key secret set, as a deploy of a stack that requires it has it
+        with contextlib.redirect_stderr(io.StringIO()):  # the preflight's warnings, once per run
+            _, error = run_stack_file(stack, extra={"api_key": "sk-benchmark"})
+        if error is not None:
+            raise RuntimeError(f"{stack.name} failed under mocks: {error}")
+
+    once()
+    return statistics.median(timed(once) for _ in range(runs))
+
+
+def suite() -> tuple[float, str]:
+    """Wall time of the whole fast suite, and pytest's summary line."""
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=ROOT, capture_output=True, text=True,
+                            check=False)
+    seconds = time.perf_counter() - start
+    lines = [line for line in result.stdout.splitlines() if re.search(r"\d+ (passed|failed)", line)]
+    return seconds, (lines[-1].strip("= ") if lines else f"pytest exited {result.returncode}")
+
+
+def table(rows: list[tuple[str, float, float]]) -> list[str]:
+    lines = ["| Stack | preflight CLI, median (s) | mocked render, median (s) |", "| --- | --- | --- |"]
+    lines += [f"| {name} | {cli:.3f} | {render:.3f} |" for name, cli, render in rows]
+    return lines
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--runs", type=int, default=20, help="CLI runs per stack (median reported)")
+    parser.add_argument("--render-runs", type=int, default=5, help="mocked program runs per stack")
+    parser.add_argument("--no-suite", action="store_true", help="skip timing the test suite")
+    args = parser.parse_args(argv)
+    print(f"# {platform.python_implementation()} {platform.python_version()}, {platform.machine()}, "
+          f"{_cpus()} CPUs; CLI runs {args.runs}, render runs {args.render_runs}")
+    rows = [(stack.name, cli_seconds(stack, args.runs), render_seconds(stack, args.render_runs))
+            for stack in shipped_stacks()]
+    print("\n".join(table(rows)))
+    if not args.no_suite:
+        seconds, summary = suite()
+        print(f"\nfast suite: {seconds:.1f} s wall ({summary})")
+    return 0
+
+
+def _cpus() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
