@@ -8,7 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.kube import timeouts, with_namespace
-from components.render import cache
+from components.render import cache, scheduling
 from components.render.names import Names, labels
 from components.render.security import HF_TOKEN_KEY, render_secret, render_service_account
 from config.stack import StackConfig
@@ -59,10 +59,10 @@ class ModelCache(pulumi.ComponentResource):
             secret = render_secret(token_secret, cfg.namespace.name, meta_labels, HF_TOKEN_KEY, args.hf_token)
             deps.append(k8s.core.v1.Secret(f"{name}-hf-token", metadata=with_namespace(secret, args.namespace),
                                            type="Opaque", string_data=secret["stringData"], opts=child))
-        job = cache.render_download_job(
+        job = scheduling.with_job_pod_settings(cfg, cache.render_download_job(
             cfg, args.weights_on_disk_gib, name=cache.job_name(cfg, args.weights_on_disk_gib, args.instance),
             namespace=cfg.namespace.name, claim=self.claim_name, service_account=names.download_service_account,
-            labels=meta_labels, token_secret=token_secret)
+            labels=meta_labels, token_secret=token_secret))
         resource = k8s.batch.v1.Job(
             f"{name}-download", metadata=with_namespace(job, args.namespace), spec=job["spec"],
             opts=pulumi.ResourceOptions(parent=self, depends_on=deps,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt
 
 from config.base import ConfigGroup
+from config.kube_names import ObjectName
 
 if TYPE_CHECKING:
     from config.errors import ConfigIssue
@@ -27,14 +28,22 @@ class NamespaceConfig(ConfigGroup):
 
 
 class SchedulingConfig(ConfigGroup):
-    """How replicas spread over GPU nodes."""
+    """How replicas spread over GPU nodes, and the pod-level settings that pick how a pod is run."""
 
     spread: Literal["hostname", "zone", "none"] = Field(
-        "hostname", description="topologySpreadConstraints topologyKey: kubernetes.io/hostname (hostname), "
-                                "topology.kubernetes.io/zone (zone), or no constraint (none).")
+        "hostname", description="topologySpreadConstraints topologyKey when more than one replica can run: "
+                                "kubernetes.io/hostname (hostname), topology.kubernetes.io/zone (zone), or none.")
     when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"] = Field(
-        "ScheduleAnyway", description="topologySpreadConstraints whenUnsatisfiable.")
+        "DoNotSchedule", description="topologySpreadConstraints whenUnsatisfiable. DoNotSchedule (required): two "
+                                     "replicas never share a node, so one node loss never takes both; "
+                                     "ScheduleAnyway lets them pack onto one node when no other has room.")
     max_skew: PositiveInt = Field(1, description="topologySpreadConstraints maxSkew.")
+    priority_class_name: ObjectName | None = Field(
+        None, description="PriorityClass of the server and download pods (it must exist in the cluster); "
+                          "the cluster's default priority when unset.")
+    runtime_class_name: ObjectName | None = Field(
+        None, description="RuntimeClass of the server pods, e.g. nvidia on GPU Operator clusters whose containerd "
+                          "has no NVIDIA default runtime; the node's default runtime when unset.")
     require_gpu_product_label: bool = Field(
         True, description="Require nodes labelled nvidia.com/gpu.product (GPU Feature Discovery) with an acceptable "
                           "product; false on clusters without GFD, where gpu.node_selector must name the GPU instead.")
@@ -105,6 +114,9 @@ class ServerConfig(ConfigGroup):
         180, description="terminationGracePeriodSeconds: preStop plus time for in-flight requests to finish.")
     image_pull_seconds: PositiveInt = Field(
         900, description="Allowance for pulling the vLLM image (~10 GiB), added to the Pulumi timeout.")
+    image_pull_secrets: tuple[ObjectName, ...] = Field(
+        (), description="Secrets (kubernetes.io/dockerconfigjson, in the stack's namespace) for pulling the vLLM "
+                        "image from a private registry; set on the server and download pods.")
 
 
 class SecurityConfig(ConfigGroup):

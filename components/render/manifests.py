@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.render import cache, pod
+from components.render import cache, pod, scheduling
 from components.render.names import Names, labels, selector_labels
 from components.render.probes import server_startup_budget
 from components.render.security import API_KEY_KEY, HF_TOKEN_KEY, render_namespace, render_secret, render_service_account
@@ -41,9 +41,9 @@ def cache_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
     if token_secret:
         objects.append(render_secret(token_secret, ns, meta, HF_TOKEN_KEY, SECRET_PLACEHOLDER))
     objects.append(render_service_account(names.download_service_account, ns, meta))
-    objects.append(cache.render_download_job(
+    objects.append(scheduling.with_job_pod_settings(cfg, cache.render_download_job(
         cfg, weights, name=cache.job_name(cfg, weights, instance), namespace=ns, claim=claim,
-        service_account=names.download_service_account, labels=meta, token_secret=token_secret))
+        service_account=names.download_service_account, labels=meta, token_secret=token_secret)))
     return objects
 
 
