@@ -8,7 +8,7 @@ CHANGELOG.md and apis/keda/v1alpha1/scaledobject_types.go (shared reference §4)
 from __future__ import annotations
 
 import re
-from enum import Enum
+from enum import StrEnum
 
 # The oldest KEDA release the rendering targets: every field rendered without a gate in FEATURES below
 # (prometheus trigger `ignoreNullValues`, trigger `name`, `advanced.horizontalPodAutoscalerConfig`) exists
@@ -17,7 +17,7 @@ OLDEST_SUPPORTED = "2.16"
 VERSION = re.compile(r"^v?([0-9]+)\.([0-9]+)(?:\.[0-9]+)?$")
 
 
-class Feature(str, Enum):
+class Feature(StrEnum):
     FALLBACK_BEHAVIOR = "fallback.behavior"
     FALLBACK_WITH_VALUE_TRIGGERS = "fallback with a metricType Value trigger"
 

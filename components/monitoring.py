@@ -2,7 +2,8 @@
 
 kube-prometheus-stack's Prometheus selects monitors and rules by the label `release: <helm release>`
 (`*SelectorNilUsesHelmValues: true`, facts §E), so every object here carries it unless monitoring.release
-is null; monitoring.monitor_labels and rule_labels replace it for another Prometheus's selectors. The Service's port is named `http` and serves /metrics (components/render/names.py PORT_NAME).
+is null; monitoring.monitor_labels and rule_labels replace it for another Prometheus's selectors.
+The Service's port is named `http` and serves /metrics (components/render/names.py PORT_NAME).
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from config.kubernetes import NamespaceConfig
 
 HF_HOME = "/home/vllm/.cache/huggingface"  # the cache volume's mount point; HF_HOME points here
 HOME = "/home/vllm"  # writable emptyDir: ~/.cache/vllm, ~/.triton, ~/.config
@@ -64,3 +68,13 @@ def cache_key(*parts: str | None) -> str:
     """Eight hex digits naming a combination (models + revisions, a volume spec) for object and marker names."""
     text = "|".join(part or "" for part in parts)
     return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def namespace_name(namespace: NamespaceConfig, instance: str) -> str:
+    """The stack's namespace: namespace.name, or the instance name (`vllm-<stack>`), which no other stack has."""
+    return namespace.name or instance
+
+
+def namespace_labels(instance: str) -> dict[str, str]:
+    """Labels of a Namespace this stack creates: app.kubernetes.io/instance says which stack owns it."""
+    return labels(instance, "server") | {"app.kubernetes.io/component": "namespace"}
