@@ -13,7 +13,7 @@ SELECTOR = {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "vll
 
 
 def wiring(**changes: Any) -> Any:
-    return prometheus_wiring(make_config(**changes), SELECTOR)
+    return prometheus_wiring(make_config(**changes), "vllm-test")
 
 
 def test_release_monitoring_gives_the_charts_usual_service() -> None:
@@ -92,7 +92,7 @@ def test_the_program_registers_exactly_the_wiring_labels_and_address() -> None:
                              "rule_labels": {"role": "alert-rules"}}}
     registered, error = run_main(config)
     assert error is None
-    found = prometheus_wiring(make_config(**config), SELECTOR)
+    found = prometheus_wiring(make_config(**config), "vllm-test")
     assert registered.one("kubernetes:monitoring.coreos.com/v1:ServiceMonitor")["metadata"]["labels"] == (
         found.monitor_labels)
     assert registered.one("kubernetes:monitoring.coreos.com/v1:PrometheusRule")["metadata"]["labels"] == (

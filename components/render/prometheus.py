@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from components.render.names import selector_labels
 from config.observability import MonitoringConfig
 from config.stack import StackConfig
 
@@ -64,13 +65,15 @@ def object_labels(selector_labels: dict[str, str], extra: dict[str, str]) -> dic
     return {**selector_labels, **extra}
 
 
-def prometheus_wiring(cfg: StackConfig, selector_labels: dict[str, str]) -> PrometheusWiring:
-    """Everything a cluster check needs to compare with the Prometheus objects in the cluster. The label
-    dicts are the full metadata.labels of the monitor and the rule (`selector_labels` are the server's)."""
+def prometheus_wiring(cfg: StackConfig, instance: str) -> PrometheusWiring:
+    """Everything a cluster check needs to compare with the Prometheus objects in the cluster: the full
+    metadata.labels of the monitor and the rule (the server's selector labels plus the selection labels, as
+    components/monitoring.py registers them), and KEDA's address. `instance` is `vllm-<stack>`."""
     monitor, rule = selection_labels(cfg.monitoring)
+    server = selector_labels(instance, "server")
     return PrometheusWiring(
         monitor_kind=cfg.monitoring.monitor_kind,
-        monitor_labels=object_labels(selector_labels, monitor),
-        rule_labels=object_labels(selector_labels, rule),
+        monitor_labels=object_labels(server, monitor),
+        rule_labels=object_labels(server, rule),
         server_address=server_address(cfg),
     )
