@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
-# The oldest KEDA release the rendering targets: every field rendered without a gate in FEATURES below
-# (prometheus trigger `ignoreNullValues`, trigger `name`, `advanced.horizontalPodAutoscalerConfig`) exists
-# there. Issue 9 names KEDA 2.16 as a release users still run (managed KEDA builds lag upstream).
+# The oldest KEDA release the rendering targets, and the default of autoscaling.keda_version: issue 9 names
+# 2.16 as a release users still run (managed KEDA builds lag upstream). FEATURES lists what it lacks; the
+# ungated fields are older (e.g. the prometheus trigger's ignoreNullValues: kedacore/keda#3073, KEDA 2.8).
 OLDEST_SUPPORTED = "2.16"
 VERSION = re.compile(r"^v?([0-9]+)\.([0-9]+)(?:\.[0-9]+)?$")
 
