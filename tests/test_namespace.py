@@ -3,14 +3,18 @@ stack creates says which stack that is (app.kubernetes.io/instance)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from pulumi.runtime import mocks as pulumi_mocks
 
+from components.render.names import namespace_name
 from components.serving_stack import ServingStack, ServingStackArgs
+from components.stack import instance_name
 from config.errors import ConfigError
 from config.secrets import StackSecrets
+from config.sources import load_stack_file
 from tests.factories import STACKS, make_config
 from tests.harness import Registered, run_program
 from tests.kubernetes_fixtures import configured, manifests, of_kind
@@ -41,6 +45,17 @@ def test_dev_creates_and_uses_its_own_namespace():
     registered = shipped("dev")
     assert registered.one(NAMESPACE)["metadata"]["name"] == "vllm-dev"
     assert namespaced(registered) == {"vllm-dev"}
+
+
+def stack_namespace(path: Path) -> str:
+    """The namespace a stack file deploys to: namespace.name, else its instance name (components/stack.py)."""
+    stack = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    return namespace_name(load_stack_file(path).namespace, instance_name(stack))
+
+
+def test_no_two_shipped_stacks_deploy_to_one_namespace():
+    names = [stack_namespace(path) for path in sorted(STACKS.glob("**/Pulumi.*.yaml"))]
+    assert len(names) == len(set(names)) >= 2
 
 
 def test_the_created_namespace_names_the_stack_that_owns_it():
