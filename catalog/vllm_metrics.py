@@ -110,6 +110,7 @@ VLLM_0_33_0: dict[str, MetricType] = {
 EXTERNAL: dict[str, MetricType] = {
     "kube_deployment_spec_replicas": G,
     "kube_deployment_status_replicas_available": G,
+    "kube_deployment_status_condition": G,
     "kube_pod_container_status_restarts_total": C,
     "kube_pod_container_status_last_terminated_reason": G,
     "kube_horizontalpodautoscaler_status_current_replicas": G,

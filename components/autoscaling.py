@@ -29,6 +29,7 @@ class KedaAutoscalerArgs:
     vllm_version: str  # picks the metric names (catalog/vllm_metrics.py)
     autoscaling: AutoscalingConfig
     capacity: Capacity  # from the preflight: thresholds left unset are derived from it
+    server_address: str  # Prometheus URL KEDA queries (components/render/prometheus.py server_address)
     scaled_object_name: str | None = None  # Kubernetes name; the component name when unset
     workload_kind: str = "Deployment"  # or LeaderWorkerSet (engine.nnodes > 1)
 
@@ -60,4 +61,4 @@ class KedaAutoscaler(pulumi.ComponentResource):
         workload = Workload(namespace=namespace, model_name=args.served_model_name,
                             deployment_name=deployment_name, hpa_name=self.hpa_name, kind=args.workload_kind)
         return render_scaled_object(self.scaled_object_name, args.selector_labels, args.autoscaling,
-                                    self.thresholds, metrics_for(args.vllm_version), workload)
+                                    self.thresholds, metrics_for(args.vllm_version), workload, args.server_address)

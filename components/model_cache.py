@@ -8,8 +8,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.kube import timeouts, with_namespace
-from components.render import cache
-from components.render.names import Names, labels
+from components.render import cache, scheduling
+from components.render.names import Names, labels, namespace_name
 from components.render.security import HF_TOKEN_KEY, render_secret, render_service_account
 from config.stack import StackConfig
 
@@ -35,11 +35,11 @@ class ModelCache(pulumi.ComponentResource):
     def __init__(self, name: str, args: ModelCacheArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("vllm-serving:index:ModelCache", name, None, opts)
         cfg, names = args.config, Names(args.instance)
-        meta_labels = labels(args.instance, "model-cache")
+        meta_labels, ns = labels(args.instance, "model-cache"), namespace_name(cfg.namespace, args.instance)
         self.claim_name = cache.claim_name(cfg, args.weights_on_disk_gib, args.instance)
         self.ready = []
         if cfg.cache.existing_claim is None:
-            pvc = cache.render_pvc(cfg, args.weights_on_disk_gib, self.claim_name, cfg.namespace.name, meta_labels)
+            pvc = cache.render_pvc(cfg, args.weights_on_disk_gib, self.claim_name, ns, meta_labels)
             self.ready.append(k8s.core.v1.PersistentVolumeClaim(
                 f"{name}-pvc", metadata=with_namespace(pvc, args.namespace), spec=pvc["spec"],
                 opts=pulumi.ResourceOptions(parent=self)))
@@ -50,19 +50,20 @@ class ModelCache(pulumi.ComponentResource):
     def _download_job(self, name: str, args: ModelCacheArgs, names: Names,
                       meta_labels: dict[str, str]) -> k8s.batch.v1.Job:
         cfg, child = args.config, pulumi.ResourceOptions(parent=self)
-        sa = render_service_account(names.download_service_account, cfg.namespace.name, meta_labels)
+        ns = namespace_name(cfg.namespace, args.instance)
+        sa = render_service_account(names.download_service_account, ns, meta_labels)
         deps: list[pulumi.Resource] = [*self.ready, k8s.core.v1.ServiceAccount(
             f"{name}-download-sa", metadata=with_namespace(sa, args.namespace),
             automount_service_account_token=False, opts=child)]
         token_secret = names.hf_token_secret if args.hf_token is not None else None
         if token_secret is not None:
-            secret = render_secret(token_secret, cfg.namespace.name, meta_labels, HF_TOKEN_KEY, args.hf_token)
+            secret = render_secret(token_secret, ns, meta_labels, HF_TOKEN_KEY, args.hf_token)
             deps.append(k8s.core.v1.Secret(f"{name}-hf-token", metadata=with_namespace(secret, args.namespace),
                                            type="Opaque", string_data=secret["stringData"], opts=child))
-        job = cache.render_download_job(
+        job = scheduling.with_job_pod_settings(cfg, cache.render_download_job(
             cfg, args.weights_on_disk_gib, name=cache.job_name(cfg, args.weights_on_disk_gib, args.instance),
-            namespace=cfg.namespace.name, claim=self.claim_name, service_account=names.download_service_account,
-            labels=meta_labels, token_secret=token_secret)
+            namespace=ns, claim=self.claim_name, service_account=names.download_service_account,
+            labels=meta_labels, token_secret=token_secret))
         resource = k8s.batch.v1.Job(
             f"{name}-download", metadata=with_namespace(job, args.namespace), spec=job["spec"],
             opts=pulumi.ResourceOptions(parent=self, depends_on=deps,

@@ -2,7 +2,8 @@
 
 kube-prometheus-stack's Prometheus selects monitors and rules by the label `release: <helm release>`
 (`*SelectorNilUsesHelmValues: true`, facts §E), so every object here carries it unless monitoring.release
-is null. The Service's port is named `http` and serves /metrics (components/render/names.py PORT_NAME).
+is null; monitoring.monitor_labels and rule_labels replace it for another Prometheus's selectors.
+The Service's port is named `http` and serves /metrics (components/render/names.py PORT_NAME).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from catalog.vllm_metrics import metrics_for
+from components.render import prometheus
 from components.render.alerts import AlertThresholds, gpu_memory_threshold, render_prometheus_rule, render_rule_groups
 from components.render.dashboard import SIDECAR_LABEL, render_dashboard, render_dashboard_data
 from components.render.keda import Capacity, derived_queue_threshold
@@ -36,15 +38,15 @@ class MonitoringArgs:
     capacity: Capacity  # from the preflight: the queue and GPU-memory alert thresholds
     queue_threshold: float | None = None  # the KEDA queue threshold, so alert and scaler agree; derived when unset
     hpa_name: str | None = None  # KedaAutoscaler.hpa_name when autoscaling is on: adds the at-max alert
-    # The server's startup budget (components/render/probes.py server_startup_budget): the not-ready and
-    # metrics-absent alerts wait at least this long plus a margin, so a normal model load never pages.
-    startup_seconds: int | None = None
+    # The server's rollout budget (components/render/probes.py rollout_timeout_seconds): the not-ready and
+    # metrics-absent alerts wait at least this long plus a margin, so a normal scale-up never pages.
+    rollout_seconds: int | None = None
     workload_kind: str = "Deployment"  # or LeaderWorkerSet (engine.nnodes > 1): replica series, pod names
 
 
 def object_labels(selector_labels: dict[str, str], cfg: MonitoringConfig) -> dict[str, str]:
-    release = {"release": cfg.release} if cfg.release else {}
-    return {**selector_labels, **release}
+    """The ServiceMonitor/PodMonitor labels (components/render/prometheus.py, shared with the cluster check)."""
+    return prometheus.object_labels(selector_labels, prometheus.selection_labels(cfg)[0])
 
 
 def render_monitor(name: str, namespace: str, selector_labels: dict[str, str], cfg: MonitoringConfig) -> dict[str, Any]:
@@ -68,7 +70,7 @@ def alert_thresholds(args: MonitoringArgs) -> AlertThresholds:
              or derived_queue_threshold(AutoscalingConfig().queue_fraction, args.capacity))
     gpu = gpu_memory_threshold(args.capacity.gpu_memory_utilization, args.monitoring.gpu_memory_headroom)
     return AlertThresholds(queue_per_replica=queue, gpu_memory_used_fraction=gpu,
-                           startup_seconds=args.startup_seconds or 0)
+                           rollout_seconds=args.rollout_seconds or 0)
 
 
 class Monitoring(pulumi.ComponentResource):
@@ -103,7 +105,7 @@ class Monitoring(pulumi.ComponentResource):
     def _rules(self, name: str, args: MonitoringArgs, workload: pulumi.Output[Workload],
                opts: pulumi.ResourceOptions) -> k8s.apiextensions.CustomResource:
         limits, metrics = alert_thresholds(args), metrics_for(args.vllm_version)
-        labels = object_labels(args.selector_labels, args.monitoring)
+        labels = prometheus.object_labels(args.selector_labels, prometheus.selection_labels(args.monitoring)[1])
         manifest = workload.apply(lambda w: render_prometheus_rule(
             name, labels, render_rule_groups(args.monitoring, limits, metrics, w), w.namespace))
         return self._custom(f"{name}-rules", "PrometheusRule", manifest, opts)

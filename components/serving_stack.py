@@ -13,7 +13,7 @@ import pulumi_kubernetes as k8s
 from components.model_cache import ModelCache, ModelCacheArgs
 from components.render import manifests
 from components.render.checks import check_kubernetes
-from components.render.names import PORT_NAME, labels, selector_labels
+from components.render.names import PORT_NAME, namespace_labels, namespace_name, selector_labels
 from components.render.security import render_namespace
 from components.vllm_server import VllmServer, VllmServerArgs
 from config.errors import ConfigError
@@ -74,12 +74,12 @@ class ServingStack(pulumi.ComponentResource):
         self.register_outputs(self.outputs())
 
     def _namespace(self, name: str, cfg: StackConfig) -> pulumi.Output[str]:
-        if not cfg.namespace.create:
-            return pulumi.Output.from_input(cfg.namespace.name)
-        rendered = render_namespace(cfg.namespace.name, labels(name, "server") | {"app.kubernetes.io/component": "namespace"},
+        if not cfg.namespace.creates:
+            return pulumi.Output.from_input(namespace_name(cfg.namespace, name))
+        rendered = render_namespace(namespace_name(cfg.namespace, name), namespace_labels(name),
                                     manifests.namespace_security_level(cfg))
-        namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=rendered["metadata"],
-                                          opts=pulumi.ResourceOptions(parent=self))
+        namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=rendered["metadata"], opts=pulumi.ResourceOptions(
+            parent=self, retain_on_delete=cfg.namespace.retain_on_delete or None))
         return namespace.metadata.apply(lambda m: m["name"])
 
     def outputs(self) -> dict[str, Any]:

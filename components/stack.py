@@ -14,7 +14,8 @@ from components.provider import kubernetes_provider
 from components.render.checks import check_kubernetes
 from components.render.keda import capacity_from_report
 from components.render.names import instance_name
-from components.render.probes import server_startup_budget
+from components.render.probes import rollout_timeout_seconds, server_startup_budget
+from components.render.prometheus import server_address
 from components.render.vllm_checks import check_vllm_config
 from components.serving_stack import ServingStack, ServingStackArgs
 from config.errors import ConfigError, ConfigIssue
@@ -68,7 +69,8 @@ def _observability(cfg: StackConfig, report: PreflightReport, name: str) -> Any:
                 namespace=stack.namespace, deployment_name=stack.deployment_name,
                 selector_labels=stack.selector_labels, served_model_name=cfg.served_model_name,
                 vllm_version=cfg.vllm.version, autoscaling=cfg.autoscaling, capacity=capacity,
-                scaled_object_name=name, workload_kind=workload_kind(cfg)), child)
+                scaled_object_name=name, server_address=server_address(cfg) or "",
+                workload_kind=workload_kind(cfg)), child)
         if cfg.monitoring.enabled:
             Monitoring(f"{name}-monitoring", MonitoringArgs(
                 namespace=stack.namespace, deployment_name=stack.deployment_name,
@@ -76,7 +78,7 @@ def _observability(cfg: StackConfig, report: PreflightReport, name: str) -> Any:
                 vllm_version=cfg.vllm.version, monitoring=cfg.monitoring, capacity=capacity,
                 queue_threshold=autoscaler.thresholds.queue if autoscaler else None,
                 hpa_name=autoscaler.hpa_name if autoscaler else None,
-                startup_seconds=server_startup_budget(cfg, report.weights_on_disk_gib).total_seconds,
+                rollout_seconds=rollout_timeout_seconds(cfg, server_startup_budget(cfg, report.weights_on_disk_gib)),
                 workload_kind=workload_kind(cfg)), child)
 
     return extend

@@ -80,7 +80,7 @@ class VllmServer(pulumi.ComponentResource):
             spec=rendered["spec"], opts=opts)
 
     def _service_account(self, name: str, args: VllmServerArgs) -> k8s.core.v1.ServiceAccount:
-        sa = render_service_account(self.plan.service_account, args.config.namespace.name, self.plan.labels)
+        sa = render_service_account(self.plan.service_account, self.plan.namespace, self.plan.labels)
         return k8s.core.v1.ServiceAccount(
             f"{name}-sa", metadata=with_namespace(sa, args.namespace), automount_service_account_token=False,
             opts=pulumi.ResourceOptions(parent=self))
@@ -88,7 +88,7 @@ class VllmServer(pulumi.ComponentResource):
     def _api_key_secret(self, name: str, args: VllmServerArgs) -> list[pulumi.Resource]:
         if self.plan.api_key_secret is None:
             return []
-        secret = render_secret(self.plan.api_key_secret, args.config.namespace.name, self.plan.labels,
+        secret = render_secret(self.plan.api_key_secret, self.plan.namespace, self.plan.labels,
                                API_KEY_KEY, args.api_key)
         return [k8s.core.v1.Secret(f"{name}-api-key", metadata=with_namespace(secret, args.namespace), type="Opaque",
                                    string_data=secret["stringData"], opts=pulumi.ResourceOptions(parent=self))]

@@ -38,7 +38,6 @@ class ClusterConfig(ConfigGroup):
                           "(instance-gpu-name + instance-gpu-memory), instance-type, or none; defaults to the profile's.")
     node_local_dns: bool | None = Field(
         None, description="NodeLocal DNSCache (169.254.20.10) runs on the nodes; defaults to the profile's.")
-    runtime_class: str | None = Field(None, description="runtimeClassName for GPU pods; defaults to the profile's.")
     snapshot_files: tuple[str, ...] = Field(
         (), description="`kubectl get ... -o json` files to check instead of reading the live cluster "
                         "(paths relative to the project directory).")
@@ -62,9 +61,10 @@ class ClusterConfig(ConfigGroup):
     def node_local_dns_present(self) -> bool:
         return self.defaults.node_local_dns if self.node_local_dns is None else self.node_local_dns
 
-    @property
-    def runtime_class_name(self) -> str | None:
-        return self.runtime_class or self.defaults.runtime_class
+
+def runtime_class_name(cfg: StackConfig) -> str | None:
+    """scheduling.runtime_class_name, or the profile's runtime class for GPU pods."""
+    return cfg.scheduling.runtime_class_name or cfg.cluster.defaults.runtime_class
 
 
 def gpu_label_scheme(cfg: StackConfig) -> GpuLabelScheme:

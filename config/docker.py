@@ -150,6 +150,14 @@ _FIXES: dict[str, str] = {
     "security": "remove it; on docker only security.require_api_key applies (the image runs as root, §A.6).",
 }
 _DEFAULT_FIX = "remove it; target docker does not use it."
+# Keys whose Kubernetes concept has a Docker counterpart the program already sets, or none.
+_KEY_FIXES: dict[tuple[str, str], str] = {
+    ("scheduling", "runtime_class_name"): "remove it; on docker the GPUs reach the container through docker.gpus "
+                                          "(Docker's --gpus device requests), which needs no runtime class.",
+    ("scheduling", "priority_class_name"): "remove it; one Docker host has no pod priorities.",
+    ("server", "image_pull_secrets"): "remove it; on docker the image is pulled with the Docker provider's "
+                                      "registry credentials (docker login where pulumi runs).",
+}
 
 
 def _kubernetes_only(cfg: StackConfig) -> list[ConfigIssue]:
@@ -178,7 +186,7 @@ def _k8s_only_issue(cfg: StackConfig, group: str, key: str) -> ConfigIssue:
     shown = _shown(getattr(value, key)) if key else ("{}" if isinstance(value, ConfigGroup) else _shown(value))
     return ConfigIssue(f"{group}.{key}" if key else group,
                        f"is {shown}, but {group} is Kubernetes-only and target is 'docker'.",
-                       _FIXES.get(group, _DEFAULT_FIX))
+                       _KEY_FIXES.get((group, key), _FIXES.get(group, _DEFAULT_FIX)))
 
 
 def _reported_elsewhere(cfg: StackConfig, group: str, key: str) -> bool:

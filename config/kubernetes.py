@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt
 
 from config.base import ConfigGroup
+from config.kube_names import ObjectName
 
 if TYPE_CHECKING:
     from config.errors import ConfigIssue
@@ -17,24 +18,43 @@ if TYPE_CHECKING:
 
 
 class NamespaceConfig(ConfigGroup):
-    """Where everything is created."""
+    """Where everything is created. By default each stack owns a namespace of its own, `vllm-<stack>`, so two
+    stacks never share one and destroying one never deletes another's objects."""
 
-    name: str = Field("vllm", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63,
-                      description="Namespace name (RFC 1123 label).")
-    create: bool = Field(
-        True, description="Create the namespace (labelled pod-security.kubernetes.io/enforce: restricted); "
-                          "false uses an existing one.")
+    name: str | None = Field(
+        None, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63,
+        description="Namespace name (RFC 1123 label); default the stack's instance name, vllm-<stack>.")
+    create: bool | None = Field(
+        None, description="Create the namespace (labelled pod-security.kubernetes.io/enforce: restricted and "
+                          "app.kubernetes.io/instance: <instance>) and delete it on destroy; default true for "
+                          "the stack's own vllm-<stack>, false for a named one (an existing namespace, left alone).")
+    retain_on_delete: bool = Field(
+        False, description="Keep the created namespace on `pulumi destroy` (Pulumi retainOnDelete), for a named "
+                           "namespace other tools also put objects in.")
+
+    @property
+    def creates(self) -> bool:
+        """Whether this stack creates (and so owns) its namespace."""
+        return self.create if self.create is not None else self.name is None
 
 
 class SchedulingConfig(ConfigGroup):
-    """How replicas spread over GPU nodes."""
+    """How replicas spread over GPU nodes, and the pod-level settings that pick how a pod is run."""
 
     spread: Literal["hostname", "zone", "none"] = Field(
-        "hostname", description="topologySpreadConstraints topologyKey: kubernetes.io/hostname (hostname), "
-                                "topology.kubernetes.io/zone (zone), or no constraint (none).")
+        "hostname", description="topologySpreadConstraints topologyKey when more than one replica can run: "
+                                "kubernetes.io/hostname (hostname), topology.kubernetes.io/zone (zone), or none.")
     when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"] = Field(
-        "ScheduleAnyway", description="topologySpreadConstraints whenUnsatisfiable.")
+        "DoNotSchedule", description="topologySpreadConstraints whenUnsatisfiable. DoNotSchedule (required): two "
+                                     "replicas never share a node, so one node loss never takes both; "
+                                     "ScheduleAnyway lets them pack onto one node when no other has room.")
     max_skew: PositiveInt = Field(1, description="topologySpreadConstraints maxSkew.")
+    priority_class_name: ObjectName | None = Field(
+        None, description="PriorityClass of the server and download pods (it must exist in the cluster); "
+                          "the cluster's default priority when unset.")
+    runtime_class_name: ObjectName | None = Field(
+        None, description="RuntimeClass of the server pods, e.g. nvidia on GPU Operator clusters whose containerd "
+                          "has no NVIDIA default runtime; cluster.profile's when unset.")
     require_gpu_product_label: bool | None = Field(
         None, description="Override of cluster.gpu_label: true requires nvidia.com/gpu.product (GPU Feature Discovery), "
                           "false selects no product (gpu.node_selector must name the GPU); unset follows cluster.profile.")
@@ -105,6 +125,9 @@ class ServerConfig(ConfigGroup):
         180, description="terminationGracePeriodSeconds: preStop plus time for in-flight requests to finish.")
     image_pull_seconds: PositiveInt = Field(
         900, description="Allowance for pulling the vLLM image (~10 GiB), added to the Pulumi timeout.")
+    image_pull_secrets: tuple[ObjectName, ...] = Field(
+        (), description="Secrets (kubernetes.io/dockerconfigjson, in the stack's namespace) for pulling the vLLM "
+                        "image from a private registry; set on the server and download pods.")
 
 
 class SecurityConfig(ConfigGroup):
@@ -120,7 +143,27 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
     """Rules that span Kubernetes groups and the rest of the config."""
     if cfg.target != "kubernetes":  # config/docker.py rejects these groups on a docker stack
         return []
-    return _cache_issues(cfg) + _server_issues(cfg)
+    return _cache_issues(cfg) + _server_issues(cfg) + _namespace_issues(cfg.namespace)
+
+
+# Namespaces every cluster has and Kubernetes manages (kubernetes.io/docs/concepts/overview/working-with-objects/
+# namespaces, "Initial namespaces"): never created, or deleted, by a stack.
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def _namespace_issues(namespace: NamespaceConfig) -> list[ConfigIssue]:
+    from config.errors import ConfigIssue
+
+    if namespace.creates and namespace.name in SYSTEM_NAMESPACES:
+        return [ConfigIssue(
+            "namespace.name", f"is {namespace.name!r}, a namespace Kubernetes creates itself, and namespace.create "
+            "would have this stack create it.", "set namespace.create: false to deploy into it, or remove "
+            "namespace.name to use the stack's own namespace vllm-<stack>.")]
+    if namespace.retain_on_delete and not namespace.creates:
+        return [ConfigIssue(
+            "namespace.retain_on_delete", "is true, but this stack does not create the namespace, so there is "
+            "nothing to keep on destroy.", "remove namespace.retain_on_delete, or set namespace.create: true.")]
+    return []
 
 
 def _cache_issues(cfg: StackConfig) -> list[ConfigIssue]:

@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, field_validator
 
+from catalog.keda import OLDEST_SUPPORTED, Feature, supports
 from config.base import ConfigGroup
 from config.errors import ConfigIssue
+from config.kube_names import Labels, ObjectName
 
 if TYPE_CHECKING:
     from config.stack import StackConfig
@@ -20,10 +22,11 @@ Trigger = Literal["queue", "running", "kv_cache", "latency"]
 FallbackBehavior = Literal["static", "currentReplicas", "currentReplicasIfHigher", "currentReplicasIfLower"]
 DURATION = r"^([0-9]+(ms|s|m|h))+$"  # Prometheus duration, e.g. 15s, 1h30m
 
-# Release name of kube-prometheus-stack; its Prometheus Service is `<release>-kube-prometheus-prometheus`
-# (chart templates/_helpers.tpl:14-25, facts §E).
+# Release name of kube-prometheus-stack; its Prometheus Service is `<fullname>-prometheus` on port 9090
+# (components/render/prometheus.py; chart templates/_helpers.tpl:14-25, facts §E).
 DEFAULT_RELEASE = "monitoring"
-DEFAULT_SERVER_ADDRESS = "http://monitoring-kube-prometheus-prometheus.monitoring.svc:9090"
+DEFAULT_PROMETHEUS_NAMESPACE = "monitoring"  # where `helm install monitoring ... -n monitoring` puts it
+DEFAULT_PROMETHEUS_PORT = 9090  # kube-prometheus-stack values.yaml prometheus.service.port
 
 
 def _fraction(value: float, key: str, example: float) -> float:
@@ -44,9 +47,14 @@ class AutoscalingConfig(ConfigGroup):
     polling_interval: PositiveInt = Field(30, description="KEDA pollingInterval: seconds between trigger queries.")
     cooldown_period: NonNegativeInt = Field(
         300, description="KEDA cooldownPeriod (seconds); only applies to scaling to zero, kept for completeness.")
-    server_address: str = Field(
-        DEFAULT_SERVER_ADDRESS, pattern=r"^https?://",
-        description="Prometheus trigger serverAddress (kube-prometheus-stack: <release>-kube-prometheus-prometheus).")
+    server_address: str | None = Field(
+        None, pattern=r"^https?://",
+        description="Prometheus trigger serverAddress; when unset, the Prometheus Service that monitoring names: "
+                    "http://<monitoring.prometheus_service>.<monitoring.prometheus_namespace>.svc:<prometheus_port>.")
+    keda_version: str = Field(
+        OLDEST_SUPPORTED, pattern=r"^v?[0-9]+\.[0-9]+(\.[0-9]+)?$",
+        description="The installed KEDA release (e.g. 2.17.1); fields only newer releases accept "
+                    "(catalog/keda.py) are rendered only from their release on. Default: the oldest supported.")
     triggers: tuple[Trigger, ...] = Field(
         ("queue", "running", "kv_cache"), min_length=1,
         description="Which Prometheus triggers to create: queue, running, kv_cache, latency (p95 time to first token).")
@@ -66,8 +74,9 @@ class AutoscalingConfig(ConfigGroup):
         3, description="KEDA fallback.failureThreshold: failed queries before the fallback applies.")
     fallback_replicas: PositiveInt | None = Field(
         None, description="KEDA fallback.replicas while Prometheus is unreachable; defaults to min_replica_count.")
-    fallback_behavior: FallbackBehavior = Field(
-        "currentReplicasIfHigher", description="KEDA fallback.behavior; the default never scales down on an outage.")
+    fallback_behavior: FallbackBehavior | None = Field(
+        None, description="KEDA fallback.behavior (KEDA >= 2.17); unset: currentReplicasIfHigher, which never "
+                          "scales down on an outage, where keda_version has it, else KEDA's static fallback.")
     scale_up_stabilization_window_seconds: NonNegativeInt = Field(
         0, le=3600, description="HPA behavior.scaleUp.stabilizationWindowSeconds.")
     scale_up_pods: PositiveInt = Field(2, description="HPA scaleUp policy: add at most this many pods per period.")
@@ -95,8 +104,20 @@ class MonitoringConfig(ConfigGroup):
 
     enabled: bool = Field(True, description="Create the monitoring objects.")
     release: str | None = Field(
-        DEFAULT_RELEASE, description="`release` label kube-prometheus-stack selects monitors and rules by; "
-                                     "null when Prometheus selects them all.")
+        DEFAULT_RELEASE, description="kube-prometheus-stack Helm release: the `release` label its Prometheus selects "
+                                     "monitors and rules by, and the base of its Service name; null when Prometheus "
+                                     "selects them all.")
+    monitor_labels: Labels | None = Field(
+        None, description="Labels on the ServiceMonitor/PodMonitor that the Prometheus serviceMonitorSelector "
+                          "(podMonitorSelector) matches; default {release: <release>}, {} with no release.")
+    rule_labels: Labels | None = Field(
+        None, description="Labels on the PrometheusRule that the Prometheus ruleSelector matches; default monitor_labels.")
+    prometheus_namespace: ObjectName = Field(
+        DEFAULT_PROMETHEUS_NAMESPACE, description="Namespace of the Prometheus Service KEDA queries.")
+    prometheus_service: ObjectName | None = Field(
+        None, description="Name of the Prometheus Service KEDA queries; default kube-prometheus-stack's "
+                          "<fullname>-prometheus for the release (monitoring-kube-prometheus-prometheus).")
+    prometheus_port: PositiveInt = Field(DEFAULT_PROMETHEUS_PORT, le=65535, description="Port of that Service.")
     monitor_kind: Literal["ServiceMonitor", "PodMonitor"] = Field(
         "ServiceMonitor", description="Scrape through the Service (port `http`) or the pods (container port `http`).")
     interval: str = Field("15s", pattern=DURATION, description="Scrape interval.")
@@ -120,7 +141,8 @@ class MonitoringConfig(ConfigGroup):
     not_ready_for: str = Field(
         "15m", pattern=DURATION,
         description="How long replicas may be unavailable (or vLLM's metrics absent) before paging; raised to "
-                    "the startup budget plus 5m when a model load takes longer.")
+                    "the rollout budget (image pull + startup budget + 2m, the Deployment's progressDeadlineSeconds) "
+                    "plus 5m when a new replica may take longer.")
     dcgm_namespace_label: str = Field(
         "exported_namespace", description="Label carrying the pod's namespace on DCGM series "
                                           "(exported_namespace when the exporter is scraped without honorLabels).")
@@ -148,7 +170,7 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
             "autoscaling.min_replica_count",
             f"({scaling.min_replica_count}) is above autoscaling.max_replica_count ({scaling.max_replica_count}).",
             "lower autoscaling.min_replica_count or raise autoscaling.max_replica_count."))
-    issues += _fallback_checks(scaling)
+    issues += _fallback_checks(scaling) + _keda_version_checks(scaling)
     if scaling.enabled:
         issues += _enabled_checks(cfg)
     return issues
@@ -165,6 +187,29 @@ def _fallback_checks(scaling: AutoscalingConfig) -> list[ConfigIssue]:
         "set autoscaling.fallback_replicas within that range, or remove it (it defaults to min_replica_count).")]
 
 
+def _keda_version_checks(scaling: AutoscalingConfig) -> list[ConfigIssue]:
+    if scaling.fallback_behavior is None or supports(scaling.keda_version, Feature.FALLBACK_BEHAVIOR):
+        return []
+    return [ConfigIssue(
+        "autoscaling.fallback_behavior",
+        f"is {scaling.fallback_behavior!r}, but KEDA {scaling.keda_version} (autoscaling.keda_version) has no "
+        "fallback.behavior: it arrived in KEDA 2.17 and older webhooks refuse the ScaledObject.",
+        "remove autoscaling.fallback_behavior, or set autoscaling.keda_version to the installed release if it "
+        "is 2.17 or newer.")]
+
+
+def _server_address_checks(cfg: StackConfig) -> list[ConfigIssue]:
+    monitoring = cfg.monitoring
+    if cfg.autoscaling.server_address or monitoring.release or monitoring.prometheus_service:
+        return []
+    return [ConfigIssue(
+        "autoscaling.server_address",
+        "is unset and monitoring.release is null, so there is no Prometheus Service name to derive KEDA's "
+        "serverAddress from.",
+        "set monitoring.prometheus_service (and monitoring.prometheus_namespace), or autoscaling.server_address, "
+        "e.g. http://prometheus-operated.monitoring.svc:9090.")]
+
+
 def _enabled_checks(cfg: StackConfig) -> list[ConfigIssue]:
     issues: list[ConfigIssue] = []
     if cfg.target != "kubernetes":
@@ -177,6 +222,7 @@ def _enabled_checks(cfg: StackConfig) -> list[ConfigIssue]:
             "is true, but monitoring.enabled is false: without the ServiceMonitor Prometheus never scrapes vLLM, "
             "so every trigger query fails and KEDA stays on its fallback.",
             "set monitoring.enabled: true, or autoscaling.enabled: false."))
+    issues += _server_address_checks(cfg)
     scaling = cfg.autoscaling
     bounds_valid = scaling.min_replica_count <= scaling.max_replica_count  # else already reported
     if bounds_valid and not scaling.min_replica_count <= cfg.replicas <= scaling.max_replica_count:

@@ -43,7 +43,8 @@ def test_the_alerts_rendered_for_vllm_0_33() -> None:
     assert sorted(rules()) == sorted([
         "VllmKvCacheNearlyFull", "VllmRequestsQueueing", "VllmPreemptions", "VllmMetricsAbsent",
         "VllmTimeToFirstTokenHigh", "VllmInterTokenLatencyHigh", "VllmRequestErrors", "VllmReplicasNotReady",
-        "VllmContainerRestarting", "VllmContainerOOMKilled", "VllmAutoscalerAtMaxReplicas", "VllmGpuMemoryNearlyFull"])
+        "VllmContainerRestarting", "VllmContainerOOMKilled", "VllmAutoscalerAtMaxReplicas", "VllmGpuMemoryNearlyFull",
+        "VllmRolloutStuck"])
 
 
 def test_no_request_error_alert_on_vllm_0_7_2_which_has_no_http_counter_in_its_table() -> None:
@@ -124,24 +125,36 @@ def test_metrics_absent_is_critical() -> None:
     assert rules()["VllmMetricsAbsent"]["labels"]["severity"] == "critical"
 
 
-def test_not_ready_window_grows_to_the_startup_budget_plus_five_minutes() -> None:
+def test_not_ready_window_grows_to_the_rollout_budget_plus_five_minutes() -> None:
     assert not_ready_window("15m", 1500) == "30m"
 
 
-def test_not_ready_window_keeps_the_configured_duration_when_the_model_loads_faster() -> None:
+def test_not_ready_window_keeps_the_configured_duration_when_a_replica_comes_up_faster() -> None:
     assert not_ready_window("15m", 600) == "15m"
 
 
-def test_not_ready_window_rounds_the_startup_budget_up_to_whole_minutes() -> None:
+def test_not_ready_window_rounds_the_rollout_budget_up_to_whole_minutes() -> None:
     assert not_ready_window("15m", 740 + 300) == "23m"
+
+
+def test_prod_not_ready_window_outlasts_its_1760_second_rollout_budget() -> None:
+    # stacks/Pulumi.prod.yaml: 900 s image pull + 740 s startup budget + 120 s = 1,760 s (issue 9).
+    assert duration_seconds(not_ready_window("15m", 1760)) >= 1760 + 300
+
+
+def test_rollout_stuck_alerts_on_progressing_false() -> None:
+    rule = rules()["VllmRolloutStuck"]
+    assert rule["expr"] == ('kube_deployment_status_condition{namespace="llm",deployment="llama-server",'
+                            'condition="Progressing",status="false"} == 1')
+    assert (rule["for"], rule["labels"]["severity"]) == ("1m", "critical")
 
 
 def test_duration_seconds_reads_compound_prometheus_durations() -> None:
     assert duration_seconds("1h30m15s") == 5415
 
 
-def test_a_long_startup_budget_delays_both_not_ready_and_metrics_absent() -> None:
-    slow = AlertThresholds(queue_per_replica=26, gpu_memory_used_fraction=0.95, startup_seconds=2400)
+def test_a_long_rollout_budget_delays_both_not_ready_and_metrics_absent() -> None:
+    slow = AlertThresholds(queue_per_replica=26, gpu_memory_used_fraction=0.95, rollout_seconds=2400)
     found = {r["alert"]: r for g in render_rule_groups(MonitoringConfig(), slow, VERSIONS["0.33.0"], WORKLOAD)
              for r in g["rules"]}
     assert (found["VllmReplicasNotReady"]["for"], found["VllmMetricsAbsent"]["for"]) == ("45m", "45m")

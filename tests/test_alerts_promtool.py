@@ -168,9 +168,45 @@ def test_replicas_not_ready_fires_after_fifteen_minutes_short(tmp_path: Path) ->
     promtool_test(tmp_path, replicas(2, 1), "VllmReplicasNotReady", [{"namespace": "llm", "deployment": "llama-server"}])
 
 
-def test_replicas_not_ready_stays_quiet_while_a_slow_model_is_within_its_startup_budget(tmp_path: Path) -> None:
-    slow = AlertThresholds(queue_per_replica=26, gpu_memory_used_fraction=0.95, startup_seconds=1500)  # 30m window
+def test_replicas_not_ready_stays_quiet_while_a_slow_model_is_within_its_rollout_budget(tmp_path: Path) -> None:
+    slow = AlertThresholds(queue_per_replica=26, gpu_memory_used_fraction=0.95, rollout_seconds=1500)  # 30m window
     promtool_test(tmp_path, replicas(2, 1), "VllmReplicasNotReady", [], eval_time="25m", limits=slow)
+
+
+PROD = AlertThresholds(queue_per_replica=26, gpu_memory_used_fraction=0.95, rollout_seconds=1760)  # 35m window
+
+
+def scale_up(minutes: int) -> Series:
+    """2 replicas, scaled to 4 at minute 5; the two new ones wait for GPU nodes for the whole run."""
+    labels = '{namespace="llm",deployment="llama-server"}'
+    return [(f"kube_deployment_spec_replicas{labels}", f"2x5 4x{minutes}"),
+            (f"kube_deployment_status_replicas_available{labels}", f"2x{minutes + 5}")]
+
+
+def test_a_scale_up_waiting_for_gpu_nodes_within_the_rollout_budget_does_not_page(tmp_path: Path) -> None:
+    # 30 minutes after the scale-up: past the old 18m window, inside prod's 1,760 s rollout budget + 5m.
+    promtool_test(tmp_path, scale_up(60), "VllmReplicasNotReady", [], eval_time="35m", limits=PROD)
+
+
+def test_a_scale_up_still_short_past_the_rollout_budget_pages(tmp_path: Path) -> None:
+    promtool_test(tmp_path, scale_up(60), "VllmReplicasNotReady", [{"namespace": "llm", "deployment": "llama-server"}],
+                  eval_time="45m", limits=PROD)
+
+
+def progressing(status: str) -> Series:
+    labels = '{namespace="llm",deployment="llama-server",condition="Progressing"'
+    reason = "ProgressDeadlineExceeded" if status == "false" else "ReplicaSetUpdated"
+    return [(f'kube_deployment_status_condition{labels},status="{status}",reason="{reason}"}}', "1x30")]
+
+
+def test_rollout_stuck_fires_once_the_progress_deadline_has_passed(tmp_path: Path) -> None:
+    promtool_test(tmp_path, progressing("false"), "VllmRolloutStuck",
+                  [{"namespace": "llm", "deployment": "llama-server", "condition": "Progressing", "status": "false",
+                    "reason": "ProgressDeadlineExceeded"}], eval_time="5m")
+
+
+def test_rollout_stuck_stays_quiet_while_the_rollout_progresses(tmp_path: Path) -> None:
+    promtool_test(tmp_path, progressing("true"), "VllmRolloutStuck", [], eval_time="5m")
 
 
 def test_metrics_absent_stays_quiet_during_a_normal_model_load(tmp_path: Path) -> None:

@@ -23,7 +23,8 @@ def args(**changes: Any) -> KedaAutoscalerArgs:
     values: dict[str, Any] = {
         "namespace": "llm", "deployment_name": "llama-server", "selector_labels": LABELS,
         "served_model_name": "llama-8b", "vllm_version": "0.33.0",
-        "autoscaling": AutoscalingConfig(enabled=True), "capacity": CAPACITY}
+        "autoscaling": AutoscalingConfig(enabled=True), "capacity": CAPACITY,
+        "server_address": "http://monitoring-kube-prometheus-prometheus.monitoring.svc:9090"}
     return KedaAutoscalerArgs(**{**values, **changes})
 
 
@@ -48,7 +49,8 @@ def test_scaled_object_spec_is_the_rendered_spec_verbatim() -> None:
     workload = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server",
                         hpa_name="keda-hpa-llama")
     cfg = AutoscalingConfig(enabled=True)
-    expected = render_scaled_object_spec("llama", cfg, derive_thresholds(cfg, CAPACITY), VERSIONS["0.33.0"], workload)
+    expected = render_scaled_object_spec("llama", cfg, derive_thresholds(cfg, CAPACITY), VERSIONS["0.33.0"], workload,
+                                         "http://monitoring-kube-prometheus-prometheus.monitoring.svc:9090")
     assert spec == expected
 
 
@@ -76,6 +78,11 @@ def test_registered_scaled_object_keeps_camel_case_keys() -> None:
     assert {"scaleTargetRef", "minReplicaCount", "maxReplicaCount", "pollingInterval"} <= set(spec)
 
 
+def test_every_trigger_queries_the_given_prometheus() -> None:
+    triggers = build(args(server_address="http://prom.obs.svc:9090")).one(SCALED_OBJECT)["spec"]["triggers"]
+    assert {t["metadata"]["serverAddress"] for t in triggers} == {"http://prom.obs.svc:9090"}
+
+
 def test_registered_scaled_object_matches_the_crd_schema() -> None:
     inputs = build(args()).one(SCALED_OBJECT)
     assert crd_errors(inputs, "keda.sh_scaledobjects.yaml") == []
@@ -84,4 +91,4 @@ def test_registered_scaled_object_matches_the_crd_schema() -> None:
 def test_vllm_0_7_2_scales_on_its_cache_gauge() -> None:
     triggers = build(args(vllm_version="0.7.2")).one(SCALED_OBJECT)["spec"]["triggers"]
     kv = next(t for t in triggers if t["name"] == "kv_cache")
-    assert kv["metadata"]["query"] == 'avg(vllm:gpu_cache_usage_perc{namespace="llm",model_name="llama-8b"})'
+    assert kv["metadata"]["query"] == 'sum(avg by (pod) (vllm:gpu_cache_usage_perc{namespace="llm",model_name="llama-8b"}))'

@@ -100,10 +100,12 @@ def test_the_aks_profile_tolerates_the_sku_gpu_taint_aks_guides_put_on_gpu_pools
 
 
 def test_node_local_dns_and_runtime_class_follow_the_profile_unless_set() -> None:
-    cluster = make_config(cluster={"profile": "gke"}).cluster
-    assert (cluster.node_local_dns_present, cluster.runtime_class_name) == (False, None)
-    cluster = make_config(cluster={"profile": "gke", "node_local_dns": True, "runtime_class": "nvidia"}).cluster
-    assert (cluster.node_local_dns_present, cluster.runtime_class_name) == (True, "nvidia")
+    from config.cluster import runtime_class_name
+
+    cfg = make_config(cluster={"profile": "gke"})
+    assert (cfg.cluster.node_local_dns_present, runtime_class_name(cfg)) == (False, None)
+    cfg = make_config(cluster={"profile": "gke", "node_local_dns": True}, scheduling={"runtime_class_name": "nvidia"})
+    assert (cfg.cluster.node_local_dns_present, runtime_class_name(cfg)) == (True, "nvidia")
 
 
 def test_the_profile_names_the_providers_storage_classes() -> None:

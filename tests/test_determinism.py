@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from components.render.manifests import render_manifests
+from components.render.names import namespace_name
 from components.render.network_policy import render_network_policies
 from config.sources import load_stack_file
 from preflight import run_preflight
@@ -40,7 +41,8 @@ def render_stack(path: Path) -> dict[str, Any]:
         "config": cfg.model_dump(mode="json"),
         "preflight": report.as_dict(),
         "manifests": render_manifests(cfg, report, instance),
-        "network_policies": render_network_policies(cfg.namespace.name, instance, cfg.server.port, cfg.network_policy),
+        "network_policies": render_network_policies(namespace_name(cfg.namespace, instance), instance,
+                                                    cfg.server.port, cfg.network_policy),
     }
 
 

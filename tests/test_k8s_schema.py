@@ -24,6 +24,10 @@ VARIANTS = {
     "read-write-once cache, GKE label without GFD": lambda: configured(
         cache={"access_mode": "ReadWriteOnce"}, scheduling={"require_gpu_product_label": False},
         gpu={"product": "A100-SXM4-80GB", "node_selector": {"cloud.google.com/gke-accelerator": "nvidia-a100-80gb"}}),
+    "priority, runtime class and pull secrets, best-effort spread": lambda: configured(
+        replicas=2, scheduling={"priority_class_name": "gpu-inference", "runtime_class_name": "nvidia",
+                                "when_unsatisfiable": "ScheduleAnyway"},
+        server={"image_pull_secrets": ["registry-a", "registry-b"]}),
     "local path on an existing claim": lambda: configured(
         model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "llama"}, cache={"existing_claim": "models"}),
 }

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from catalog.keda import Feature
 from catalog.vllm_metrics import VERSIONS
 from components.render.keda import (
     Capacity,
@@ -14,6 +15,7 @@ from components.render.keda import (
     derived_queue_threshold,
     derived_running_threshold,
     render_scaled_object,
+    rendered_features,
 )
 from components.render.promql import Workload
 from config.observability import AutoscalingConfig
@@ -28,9 +30,10 @@ SERVER = "http://monitoring-kube-prometheus-prometheus.monitoring.svc:9090"
 ALL_TRIGGERS = ("queue", "running", "kv_cache", "latency")
 
 
-def scaled_object(version: str = "0.33.0", **changes: Any) -> dict[str, Any]:
+def scaled_object(version: str = "0.33.0", server_address: str = SERVER, **changes: Any) -> dict[str, Any]:
     cfg = AutoscalingConfig(enabled=True, **changes)
-    return render_scaled_object("llama", LABELS, cfg, derive_thresholds(cfg, CAPACITY), VERSIONS[version], WORKLOAD)
+    return render_scaled_object("llama", LABELS, cfg, derive_thresholds(cfg, CAPACITY), VERSIONS[version], WORKLOAD,
+                                server_address)
 
 
 def trigger(name: str, version: str = "0.33.0", **changes: Any) -> dict[str, Any]:
@@ -91,9 +94,32 @@ def test_default_min_replica_count_is_one_not_kedas_zero() -> None:
     assert scaled_object()["spec"]["minReplicaCount"] == 1
 
 
-def test_fallback_defaults_to_min_replicas_without_scaling_down() -> None:
-    assert scaled_object(min_replica_count=2)["spec"]["fallback"] == {
+def test_fallback_on_the_oldest_supported_keda_has_no_behavior_field() -> None:
+    assert scaled_object(min_replica_count=2)["spec"]["fallback"] == {"failureThreshold": 3, "replicas": 2}
+
+
+def test_fallback_on_keda_2_17_never_scales_down_on_an_outage() -> None:
+    assert scaled_object(min_replica_count=2, keda_version="2.17.1")["spec"]["fallback"] == {
         "failureThreshold": 3, "replicas": 2, "behavior": "currentReplicasIfHigher"}
+
+
+def test_fallback_behavior_can_be_set_on_a_keda_that_has_it() -> None:
+    spec = scaled_object(keda_version="v2.18.0", fallback_behavior="static")["spec"]
+    assert spec["fallback"]["behavior"] == "static"
+
+
+def test_no_version_gated_feature_is_rendered_for_the_oldest_supported_keda() -> None:
+    assert rendered_features(AutoscalingConfig(enabled=True)) == []
+
+
+def test_fallback_behavior_is_reported_as_a_rendered_feature_on_keda_2_17() -> None:
+    assert rendered_features(AutoscalingConfig(enabled=True, keda_version="2.17")) == [Feature.FALLBACK_BEHAVIOR]
+
+
+@pytest.mark.parametrize("keda_version", ["2.16", "2.17", "2.18"])
+def test_every_trigger_is_average_value_so_every_keda_accepts_the_fallback(keda_version: str) -> None:
+    triggers = scaled_object(triggers=ALL_TRIGGERS, keda_version=keda_version)["spec"]["triggers"]
+    assert [t["metricType"] for t in triggers] == ["AverageValue"] * 4
 
 
 def test_fallback_replicas_can_be_set() -> None:
@@ -137,24 +163,26 @@ def test_running_trigger_sums_running_requests_against_the_derived_threshold() -
     assert trigger("running")["metricType"] == "AverageValue"
 
 
-def test_kv_cache_trigger_averages_a_fraction_with_metric_type_value() -> None:
+def test_kv_cache_trigger_sums_each_pods_usage_against_a_per_replica_fraction() -> None:
     kv = trigger("kv_cache")
-    assert kv["metricType"] == "Value"
-    assert kv["metadata"]["query"] == 'avg(vllm:kv_cache_usage_perc{namespace="llm",model_name="llama-8b"})'
+    assert kv["metricType"] == "AverageValue"
+    assert kv["metadata"]["query"] == (
+        'sum(avg by (pod) (vllm:kv_cache_usage_perc{namespace="llm",model_name="llama-8b"}))')
     assert kv["metadata"]["threshold"] == "0.85"
 
 
 def test_kv_cache_trigger_uses_the_v0_gauge_on_vllm_0_7_2() -> None:
     query = trigger("kv_cache", "0.7.2")["metadata"]["query"]
-    assert query == 'avg(vllm:gpu_cache_usage_perc{namespace="llm",model_name="llama-8b"})'
+    assert query == 'sum(avg by (pod) (vllm:gpu_cache_usage_perc{namespace="llm",model_name="llama-8b"}))'
 
 
 def test_latency_trigger_reads_p95_ttft_and_treats_an_idle_but_reporting_server_as_zero() -> None:
     latency = trigger("latency")
-    assert latency["metricType"] == "Value"
+    assert latency["metricType"] == "AverageValue"
     assert latency["metadata"]["query"] == (
-        "(histogram_quantile(0.95, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket"
-        '{namespace="llm",model_name="llama-8b"}[2m]))) > 0) or '
+        "((histogram_quantile(0.95, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket"
+        '{namespace="llm",model_name="llama-8b"}[2m]))) > 0) * on () count(count by (pod) '
+        '(vllm:num_requests_running{namespace="llm",model_name="llama-8b"}))) or '
         '(sum(vllm:num_requests_running{namespace="llm",model_name="llama-8b"}) * 0)')
     assert latency["metadata"]["threshold"] == "2"
 
@@ -178,14 +206,16 @@ def test_no_trigger_sets_an_activation_threshold_that_min_replicas_would_ignore(
                for t in scaled_object(triggers=ALL_TRIGGERS)["spec"]["triggers"])
 
 
-def test_server_address_is_configurable() -> None:
-    assert trigger("queue", server_address="http://prom.obs.svc:9090")["metadata"]["serverAddress"] == (
-        "http://prom.obs.svc:9090")
+def test_every_trigger_queries_the_server_address_it_is_given() -> None:
+    triggers = scaled_object(server_address="http://prom.obs.svc:9090", triggers=ALL_TRIGGERS)["spec"]["triggers"]
+    assert {t["metadata"]["serverAddress"] for t in triggers} == {"http://prom.obs.svc:9090"}
 
 
 @pytest.mark.parametrize("version", sorted(VERSIONS))
-def test_scaled_object_matches_the_keda_crd_schema(version: str) -> None:
-    assert crd_errors(scaled_object(version, triggers=ALL_TRIGGERS), "keda.sh_scaledobjects.yaml") == []
+@pytest.mark.parametrize("keda_version", ["2.16", "2.17"])
+def test_scaled_object_matches_the_keda_crd_schema(version: str, keda_version: str) -> None:
+    manifest = scaled_object(version, triggers=ALL_TRIGGERS, keda_version=keda_version)
+    assert crd_errors(manifest, "keda.sh_scaledobjects.yaml") == []
 
 
 def test_crd_check_catches_a_snake_case_field() -> None:

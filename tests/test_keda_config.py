@@ -19,8 +19,45 @@ def test_autoscaling_is_off_by_default() -> None:
     assert AutoscalingConfig().enabled is False
 
 
-def test_default_prometheus_address_is_kube_prometheus_stacks_service() -> None:
-    assert AutoscalingConfig().server_address == "http://monitoring-kube-prometheus-prometheus.monitoring.svc:9090"
+def test_prometheus_address_is_derived_from_monitoring_by_default() -> None:
+    assert AutoscalingConfig().server_address is None
+
+
+def test_default_keda_version_is_the_oldest_supported_release() -> None:
+    assert AutoscalingConfig().keda_version == "2.16"
+
+
+def test_fallback_behavior_on_a_keda_without_it_is_refused_with_the_fix() -> None:
+    issues = rendered_issues(autoscaling={"fallback_behavior": "static"})
+    assert issues == [
+        "vllm-serving:autoscaling.fallback_behavior: is 'static', but KEDA 2.16 (autoscaling.keda_version) has no "
+        "fallback.behavior: it arrived in KEDA 2.17 and older webhooks refuse the ScaledObject. Fix: remove "
+        "autoscaling.fallback_behavior, or set autoscaling.keda_version to the installed release if it is 2.17 or newer."]
+
+
+def test_fallback_behavior_loads_with_a_keda_that_has_it() -> None:
+    cfg = make_config(autoscaling={"fallback_behavior": "static", "keda_version": "2.17.0"})
+    assert cfg.autoscaling.fallback_behavior == "static"
+
+
+def test_a_keda_version_that_is_not_a_version_is_refused() -> None:
+    issues = rendered_issues(autoscaling={"keda_version": "latest"})
+    assert issues[0].startswith("vllm-serving:autoscaling.keda_version: 'latest' does not match the pattern")
+
+
+def test_autoscaling_without_a_release_needs_a_prometheus_service_or_address() -> None:
+    issues = rendered_issues(autoscaling={"enabled": True}, monitoring={"release": None})
+    assert issues == [
+        "vllm-serving:autoscaling.server_address: is unset and monitoring.release is null, so there is no "
+        "Prometheus Service name to derive KEDA's serverAddress from. Fix: set monitoring.prometheus_service (and "
+        "monitoring.prometheus_namespace), or autoscaling.server_address, e.g. "
+        "http://prometheus-operated.monitoring.svc:9090."]
+
+
+def test_a_monitor_label_that_is_not_a_kubernetes_label_is_refused() -> None:
+    issues = rendered_issues(monitoring={"monitor_labels": {"release": "kube prometheus"}})
+    assert issues[0].startswith("vllm-serving:monitoring.monitor_labels: 'kube prometheus' (label release) is not a "
+                                "Kubernetes label value.")
 
 
 def test_default_release_label_is_monitoring() -> None:

@@ -19,9 +19,9 @@ PODS = ("llama-server-7d9f8b6c5-x2x4k", "llama-server-7d9f8b6c5-q8w7e")
 Series = list[tuple[str, str]]
 
 
-def vllm(metric: str, pod: str, model: str = "llama-8b") -> str:
+def vllm(metric: str, pod: str, model: str = "llama-8b", engine: str = "0") -> str:
     """A vLLM series as the ServiceMonitor scrape labels it, with V1's engine label."""
-    return f'{metric}{{namespace="llm",model_name="{model}",engine="0",pod="{pod}"}}'
+    return f'{metric}{{namespace="llm",model_name="{model}",engine="{engine}",pod="{pod}"}}'
 
 
 def evaluate(tmp_path: Path, series: Series, query: str, samples: list[float]) -> None:
@@ -57,10 +57,18 @@ def test_running_query_is_one_sum_over_pods(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("version", sorted(VERSIONS))
-def test_kv_cache_query_is_one_average_fraction_over_pods(tmp_path: Path, version: str) -> None:
+def test_kv_cache_query_is_one_sum_of_pod_fractions(tmp_path: Path, version: str) -> None:
+    # AverageValue 0.85: ceil(1.4 / 0.85) = 2 replicas, as Value over the 0.7 average would give ceil(2 x 0.7 / 0.85).
     metric = VERSIONS[version].kv_cache_usage
     series = [(vllm(metric, PODS[0]), "0.9x15"), (vllm(metric, PODS[1]), "0.5x15")]
-    evaluate(tmp_path, series, query("kv_cache", version), [0.7])
+    evaluate(tmp_path, series, query("kv_cache", version), [1.4])
+
+
+def test_kv_cache_query_counts_a_pod_with_two_engines_once(tmp_path: Path) -> None:
+    metric = VERSIONS["0.33.0"].kv_cache_usage
+    series = [(vllm(metric, PODS[0], engine="0"), "0.8x15"), (vllm(metric, PODS[0], engine="1"), "1x15"),
+              (vllm(metric, PODS[1]), "0.5x15")]
+    evaluate(tmp_path, series, query("kv_cache"), [1.4])
 
 
 @pytest.mark.parametrize("name", ["queue", "running", "kv_cache"])
@@ -79,6 +87,13 @@ def ttft_buckets(per_minute_in_5s_bucket: int) -> Series:
 def test_latency_query_is_one_p95_over_pods(tmp_path: Path) -> None:
     series = [*ttft_buckets(10), (vllm("vllm:num_requests_running", PODS[0]), "4x15")]
     evaluate(tmp_path, series, query("latency"), [4.875])
+
+
+def test_latency_query_multiplies_the_p95_by_the_pods_reporting(tmp_path: Path) -> None:
+    # AverageValue 2 s: ceil(9.75 / 2) = 5 replicas, as Value over the 4.875 s p95 would give ceil(2 x 4.875 / 2).
+    series = [*ttft_buckets(10), (vllm("vllm:num_requests_running", PODS[0]), "4x15"),
+              (vllm("vllm:num_requests_running", PODS[1]), "0x15")]
+    evaluate(tmp_path, series, query("latency"), [9.75])
 
 
 def test_latency_query_reads_zero_for_an_idle_server_that_still_reports(tmp_path: Path) -> None:

@@ -58,8 +58,11 @@ def test_a_docker_stack_registers_no_kubernetes_object() -> None:
     assert "vllm-serving:index:DockerHost" in registered.types
 
 
-def test_the_prod_alerts_wait_out_the_computed_startup_budget_before_paging() -> None:
+def test_the_prod_alerts_wait_out_the_computed_rollout_budget_before_paging() -> None:
     registered, _ = run_stack_file(STACKS / "Pulumi.prod.yaml", extra={"api_key": "sk-test"})
     rules = registered.one("kubernetes:monitoring.coreos.com/v1:PrometheusRule")["spec"]["groups"]
-    absent = next(r for g in rules for r in g["rules"] if r.get("alert") == "VllmMetricsAbsent")
-    assert absent["for"] == "18m"  # 740 s startup budget + 5 min, in whole minutes
+    found = {r["alert"]: r for g in rules for r in g["rules"]}
+    deadline = registered.one("kubernetes:apps/v1:Deployment")["spec"]["progressDeadlineSeconds"]
+    assert deadline == 1760  # 900 s image pull + 740 s startup budget + 120 s
+    # 1,760 s + 5 min, in whole minutes: a 2 -> 4 scale-up that waits out its rollout budget never pages.
+    assert (found["VllmReplicasNotReady"]["for"], found["VllmMetricsAbsent"]["for"]) == ("35m", "35m")

@@ -121,12 +121,12 @@ def test_gpu_memory_alert_threshold_follows_gpu_memory_utilization() -> None:
     assert alert_thresholds(args(capacity=capacity)).gpu_memory_used_fraction == 0.97
 
 
-def test_the_startup_budget_reaches_the_alert_thresholds() -> None:
-    assert alert_thresholds(args(startup_seconds=1800)).startup_seconds == 1800
+def test_the_rollout_budget_reaches_the_alert_thresholds() -> None:
+    assert alert_thresholds(args(rollout_seconds=1800)).rollout_seconds == 1800
 
 
-def test_without_a_startup_budget_the_configured_not_ready_window_applies() -> None:
-    assert alert_thresholds(args()).startup_seconds == 0
+def test_without_a_rollout_budget_the_configured_not_ready_window_applies() -> None:
+    assert alert_thresholds(args()).rollout_seconds == 0
 
 
 def test_no_prometheus_rule_when_alerts_are_off() -> None:

@@ -70,10 +70,31 @@ def test_no_node_selector_without_extra_labels():
     assert "nodeSelector" not in pod_spec(manifests(*stack("prod")))
 
 
-def test_prod_replicas_spread_across_nodes():
+def test_prod_replicas_must_run_on_different_nodes():
     spread = pod_spec(manifests(*stack("prod")))["topologySpreadConstraints"]
     assert [(c["topologyKey"], c["maxSkew"], c["whenUnsatisfiable"]) for c in spread] == [
-        ("kubernetes.io/hostname", 1, "ScheduleAnyway")]
+        ("kubernetes.io/hostname", 1, "DoNotSchedule")]
+
+
+def test_prod_counts_missing_nodes_up_to_its_autoscaling_maximum():
+    # With one GPU node, skew over existing nodes would let replicas pack onto it; minDomains forbids that.
+    assert pod_spec(manifests(*stack("prod")))["topologySpreadConstraints"][0]["minDomains"] == 4
+
+
+def test_fixed_replicas_set_min_domains_to_the_replica_count():
+    cfg, report = configured(replicas=3)
+    assert pod_spec(manifests(cfg, report))["topologySpreadConstraints"][0]["minDomains"] == 3
+
+
+def test_a_stack_can_opt_back_into_best_effort_spread_without_min_domains():
+    cfg, report = configured(replicas=2, scheduling={"when_unsatisfiable": "ScheduleAnyway"})
+    spread = pod_spec(manifests(cfg, report))["topologySpreadConstraints"][0]
+    assert spread["whenUnsatisfiable"] == "ScheduleAnyway" and "minDomains" not in spread
+
+
+def test_zone_spread_sets_no_min_domains():
+    cfg, report = configured(replicas=4, scheduling={"spread": "zone"})
+    assert "minDomains" not in pod_spec(manifests(cfg, report))["topologySpreadConstraints"][0]
 
 
 def test_spread_selects_the_server_pods():

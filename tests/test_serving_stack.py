@@ -46,8 +46,8 @@ def test_shipped_stack_registers_namespace_cache_and_server(name: str):
 
 def test_prod_outputs_name_the_service_url_and_served_model():
     assert outputs_of(*stack("prod")) == {
-        "namespace": "vllm", "deploymentName": "llama-server", "serviceName": "llama-server",
-        "servicePortName": "http", "url": "http://llama-server.vllm.svc:8000", "servedModelName": "llama-70b",
+        "namespace": "llama", "deploymentName": "llama-server", "serviceName": "llama-server",
+        "servicePortName": "http", "url": "http://llama-server.llama.svc:8000", "servedModelName": "llama-70b",
         "podSelectorLabels": {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "llama",
                               "app.kubernetes.io/component": "server"}}
 

@@ -18,17 +18,19 @@ from config.observability import MonitoringConfig
 
 LATENCY_QUANTILE = 0.99
 SLOW = "10m"  # long enough that a burst the autoscaler absorbs does not page
-STARTUP_MARGIN_S = 300  # past the startup budget before a pod that is still loading counts as stuck
+STARTUP_MARGIN_S = 300  # past the rollout budget before a replica that is still coming up counts as stuck
 
 
 @dataclass(frozen=True)
 class AlertThresholds:
     """Values derived outside the config: the queue alert from capacity, GPU memory from the preflight, and
-    the server's startup budget (seconds), which the not-ready and metrics-absent alerts wait out."""
+    the server's rollout budget (seconds: image pull, startup budget and margin, the Deployment's
+    progressDeadlineSeconds; components/render/probes.py rollout_timeout_seconds), which the not-ready and
+    metrics-absent alerts wait out."""
 
     queue_per_replica: float
     gpu_memory_used_fraction: float
-    startup_seconds: int = 0
+    rollout_seconds: int = 0
 
 
 _DURATION_PART = re.compile(r"([0-9]+)(ms|s|m|h)")
@@ -40,11 +42,11 @@ def duration_seconds(duration: str) -> float:
     return sum(int(amount) * _SECONDS[unit] for amount, unit in _DURATION_PART.findall(duration))
 
 
-def not_ready_window(configured: str, startup_seconds: int) -> str:
-    """How long pods may be unready (or silent) before paging: the configured window, or, when a model load
-    takes longer, the startup budget plus one probe-failure margin, so a normal scale-up or first install
-    never pages. Whole minutes, as Prometheus writes them."""
-    needed = math.ceil((startup_seconds + STARTUP_MARGIN_S) / 60) if startup_seconds else 0
+def not_ready_window(configured: str, rollout_seconds: int) -> str:
+    """How long pods may be unready (or silent) before paging: the configured window, or, when a new replica
+    may take longer (pulling the image on a new node, then loading), the rollout budget plus a margin, so a
+    normal scale-up or first install never pages. Whole minutes, as Prometheus writes them."""
+    needed = math.ceil((rollout_seconds + STARTUP_MARGIN_S) / 60) if rollout_seconds else 0
     return configured if duration_seconds(configured) >= needed * 60 else f"{needed}m"
 
 
@@ -79,7 +81,7 @@ def engine_alerts(cfg: MonitoringConfig, limits: AlertThresholds, metrics: Versi
     match, by = workload.vllm, "namespace, model_name"
     kv = number(cfg.kv_cache_usage_alert_threshold)
     queue = number(limits.queue_per_replica)
-    silent = not_ready_window(cfg.not_ready_for, limits.startup_seconds)  # no vLLM pod is up while it loads
+    silent = not_ready_window(cfg.not_ready_for, limits.rollout_seconds)  # no vLLM pod is up while it loads
     return [
         Alert("VllmKvCacheNearlyFull", f"max by ({by}, pod) ({metrics.kv_cache_usage}{match}) > {kv}", "warning",
               "vLLM KV cache nearly full on {{ $labels.pod }}",
@@ -150,15 +152,26 @@ def kubernetes_alerts(cfg: MonitoringConfig, limits: AlertThresholds, workload: 
     """Pod lifecycle from kube-state-metrics."""
     wanted, available, owner = workload.replica_series()
     pods = workload.pods()
-    unready = not_ready_window(cfg.not_ready_for, limits.startup_seconds)
+    unready = not_ready_window(cfg.not_ready_for, limits.rollout_seconds)
     alerts = [
         Alert("VllmReplicasNotReady",
               f"{wanted} > on (namespace, {owner}) {available}", "critical",
               f"vLLM replicas not ready in {{{{ $labels.namespace }}}}/{{{{ $labels.{owner} }}}}",
-              f"Fewer replicas are available than wanted for {unready}, longer than a model load.",
+              f"Fewer replicas are available than wanted for {unready}, longer than a new replica may take "
+              "(image pull and model load, the rollout budget).",
               "1. kubectl describe pod: Pending on GPUs (node labels, taints, quota)? 2. Startup probe kills "
               "during model download or load? 3. Logs: CUDA OOM or 'KV cache needed > available' means the "
               "preflight inputs differ from the node.", for_=unready),
+        # The Deployment controller sets Progressing=False (reason ProgressDeadlineExceeded) once a rollout has
+        # run past progressDeadlineSeconds, the rollout budget (kube-state-metrics
+        # docs/metrics/workload/deployment-metrics.md: kube_deployment_status_condition, status true|false|unknown).
+        Alert("VllmRolloutStuck",
+              f"kube_deployment_status_condition{deployment[:-1]},condition=\"Progressing\",status=\"false\"}} == 1",
+              "critical", "vLLM rollout stuck in {{ $labels.namespace }}/{{ $labels.deployment }}",
+              "The Deployment's rollout has run past its progress deadline (the rollout budget) without new "
+              "replicas becoming available.",
+              "1. kubectl rollout status and describe the new pods: Pending on GPUs, image pull, or a crash "
+              "loop? 2. kubectl rollout undo if the new revision cannot start.", for_="1m"),
         Alert("VllmContainerRestarting",
               f"increase(kube_pod_container_status_restarts_total{pods}[30m]) >= {cfg.restarts_threshold}",
               "warning", "vLLM container restarting: {{ $labels.pod }}",

@@ -2,7 +2,7 @@
 
 KEDA facts (shared reference §D): a Prometheus trigger query must return exactly one element; with
 metricType AverageValue the HPA wants ceil(value / threshold) replicas, so a `sum()` over pods with a
-per-replica threshold; with Value it wants ceil(current x value / threshold), so an `avg()` or a ratio.
+per-replica threshold (every trigger here: see trigger_queries).
 `ignoreNullValues` defaults to true, turning an empty result into 0 and a silent scale-down; "false"
 makes it an error, which the `fallback` block then handles. Trigger metadata values are strings.
 """
@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from catalog import keda
 from catalog.vllm_metrics import VersionMetrics
 from components.render.promql import Workload, number, quantile
 from config.observability import AutoscalingConfig
@@ -24,6 +25,7 @@ API_VERSION = "keda.sh/v1alpha1"
 KIND = "ScaledObject"
 LATENCY_QUANTILE = 0.95
 LATENCY_WINDOW = "2m"  # short, so the trigger follows load; alerts use 5m
+DEFAULT_FALLBACK_BEHAVIOR = "currentReplicasIfHigher"  # never scale down because Prometheus is unreachable
 
 
 @dataclass(frozen=True)
@@ -83,25 +85,34 @@ def hpa_name(scaled_object_name: str) -> str:
 
 
 def trigger_queries(metrics: VersionMetrics, workload: Workload) -> dict[str, tuple[str, str]]:
-    """Per trigger name: (query, metricType). Each query returns exactly one series."""
+    """Per trigger name: (query, metricType). Each query returns exactly one series.
+
+    Every trigger is AverageValue: KEDA before 2.18 refuses a `fallback` unless every trigger is
+    (catalog/keda.py FALLBACK_WITH_VALUE_TRIGGERS). So each query is a sum over pods, and the HPA divides it
+    by the replica count itself: ceil(sum / threshold) replicas.
+    """
     match = workload.vllm
     latency = quantile(LATENCY_QUANTILE, "vllm:time_to_first_token_seconds", match, window=LATENCY_WINDOW)
+    running = f"vllm:num_requests_running{match}"
     return {
-        # Sums over every pod (and V1 engine): AverageValue divides by replicas itself.
+        # Sums over every pod (and V1 engine).
         "queue": (f"sum(vllm:num_requests_waiting{match})", "AverageValue"),
-        "running": (f"sum(vllm:num_requests_running{match})", "AverageValue"),
-        # Already an average (0..1), so Value; AverageValue would collapse to ceil(avg / threshold) = 1.
-        "kv_cache": (f"avg({metrics.kv_cache_usage}{match})", "Value"),
+        "running": (f"sum({running})", "AverageValue"),
+        # Each pod's usage (0..1, averaged over its engines), summed: ceil(sum / threshold) is the
+        # ceil(replicas x average / threshold) that metricType Value over the average would give.
+        "kv_cache": (f"sum(avg by (pod) ({metrics.kv_cache_usage}{match}))", "AverageValue"),
+        # The p95 times the pods reporting, so that AverageValue again wants ceil(pods x p95 / threshold).
         # No traffic makes every bucket rate 0 and the quantile NaN, which ignoreNullValues "false" would turn
         # into an error and the fallback; an idle server has no latency problem, so NaN reads as 0 here, but
         # only while vLLM reports at all: `or vector(0)` would also read 0 when its series are gone, the
         # silent scale-down that ignoreNullValues "false" is there to prevent.
-        "latency": (f"({latency} > 0) or (sum(vllm:num_requests_running{match}) * 0)", "Value"),
+        "latency": (f"(({latency} > 0) * on () count(count by (pod) ({running}))) or (sum({running}) * 0)",
+                    "AverageValue"),
     }
 
 
 def render_triggers(cfg: AutoscalingConfig, thresholds: Thresholds, metrics: VersionMetrics,
-                    workload: Workload) -> list[dict[str, Any]]:
+                    workload: Workload, server_address: str) -> list[dict[str, Any]]:
     values = {"queue": thresholds.queue, "running": thresholds.running,
               "kv_cache": thresholds.kv_cache_usage, "latency": thresholds.latency_seconds}
     queries = trigger_queries(metrics, workload)
@@ -110,12 +121,26 @@ def render_triggers(cfg: AutoscalingConfig, thresholds: Thresholds, metrics: Ver
         "name": name,
         "metricType": queries[name][1],
         "metadata": {
-            "serverAddress": cfg.server_address,
+            "serverAddress": server_address,
             "query": queries[name][0],
             "threshold": number(values[name]),
             "ignoreNullValues": "false",
         },
     } for name in cfg.triggers]
+
+
+def render_fallback(cfg: AutoscalingConfig) -> dict[str, Any]:
+    """fallback.behavior only where the KEDA release has it (2.17); older webhooks reject unknown fields."""
+    fallback: dict[str, Any] = {"failureThreshold": cfg.fallback_failure_threshold,
+                                "replicas": cfg.fallback_replicas or cfg.min_replica_count}
+    if keda.supports(cfg.keda_version, keda.Feature.FALLBACK_BEHAVIOR):
+        fallback["behavior"] = cfg.fallback_behavior or DEFAULT_FALLBACK_BEHAVIOR
+    return fallback
+
+
+def rendered_features(cfg: AutoscalingConfig) -> list[keda.Feature]:
+    """The version-gated KEDA features the ScaledObject uses, for a cluster check against the installed KEDA."""
+    return [keda.Feature.FALLBACK_BEHAVIOR] if keda.supports(cfg.keda_version, keda.Feature.FALLBACK_BEHAVIOR) else []
 
 
 def render_behavior(cfg: AutoscalingConfig) -> dict[str, Any]:
@@ -136,31 +161,28 @@ def render_behavior(cfg: AutoscalingConfig) -> dict[str, Any]:
 
 
 def render_scaled_object_spec(scaled_object_name: str, cfg: AutoscalingConfig, thresholds: Thresholds,
-                              metrics: VersionMetrics, workload: Workload) -> dict[str, Any]:
+                              metrics: VersionMetrics, workload: Workload, server_address: str) -> dict[str, Any]:
     return {
         "scaleTargetRef": workload.scale_target,
         "pollingInterval": cfg.polling_interval,
         "cooldownPeriod": cfg.cooldown_period,
         "minReplicaCount": cfg.min_replica_count,
         "maxReplicaCount": cfg.max_replica_count,
-        "fallback": {
-            "failureThreshold": cfg.fallback_failure_threshold,
-            "replicas": cfg.fallback_replicas or cfg.min_replica_count,
-            "behavior": cfg.fallback_behavior,
-        },
+        "fallback": render_fallback(cfg),
         "advanced": {
             "horizontalPodAutoscalerConfig": {"name": hpa_name(scaled_object_name), "behavior": render_behavior(cfg)},
         },
-        "triggers": render_triggers(cfg, thresholds, metrics, workload),
+        "triggers": render_triggers(cfg, thresholds, metrics, workload, server_address),
     }
 
 
 def render_scaled_object(scaled_object_name: str, labels: dict[str, str], cfg: AutoscalingConfig,
-                         thresholds: Thresholds, metrics: VersionMetrics, workload: Workload) -> dict[str, Any]:
-    """The whole object, as the API server receives it."""
+                         thresholds: Thresholds, metrics: VersionMetrics, workload: Workload,
+                         server_address: str) -> dict[str, Any]:
+    """The whole object, as the API server receives it; `server_address` from components/render/prometheus.py."""
     return {
         "apiVersion": API_VERSION,
         "kind": KIND,
         "metadata": {"name": scaled_object_name, "namespace": workload.namespace, "labels": dict(labels)},
-        "spec": render_scaled_object_spec(scaled_object_name, cfg, thresholds, metrics, workload),
+        "spec": render_scaled_object_spec(scaled_object_name, cfg, thresholds, metrics, workload, server_address),
     }

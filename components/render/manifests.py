@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.render import cache, leaderworkerset, pod
-from components.render.names import Names, labels, selector_labels
+from components.render import cache, leaderworkerset, pod, scheduling
+from components.render.names import Names, labels, namespace_labels, namespace_name, selector_labels
 from components.render.probes import server_startup_budget
 from components.render.security import (
     API_KEY_KEY,
@@ -28,7 +28,7 @@ SECRET_PLACEHOLDER = "<pulumi secret>"
 def server_plan(cfg: StackConfig, report: PreflightReport, instance: str) -> pod.ServerPlan:
     names = Names(instance)
     return pod.ServerPlan(
-        name=names.server, namespace=cfg.namespace.name, labels=labels(instance, "server"),
+        name=names.server, namespace=namespace_name(cfg.namespace, instance), labels=labels(instance, "server"),
         selector=selector_labels(instance, "server"), claim=cache.claim_name(cfg, report.weights_on_disk_gib, instance),
         service_account=names.server, api_key_secret=names.api_key_secret if cfg.security.require_api_key else None,
         resolved=report.resolved, budget=server_startup_budget(cfg, report.weights_on_disk_gib))
@@ -37,7 +37,7 @@ def server_plan(cfg: StackConfig, report: PreflightReport, instance: str) -> pod
 def cache_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
                     with_token: bool) -> list[dict[str, Any]]:
     names, meta = Names(instance), labels(instance, "model-cache")
-    ns, weights = cfg.namespace.name, report.weights_on_disk_gib
+    ns, weights = namespace_name(cfg.namespace, instance), report.weights_on_disk_gib
     claim = cache.claim_name(cfg, weights, instance)
     objects: list[dict[str, Any]] = []
     if cfg.cache.existing_claim is None:
@@ -48,9 +48,9 @@ def cache_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
     if token_secret:
         objects.append(render_secret(token_secret, ns, meta, HF_TOKEN_KEY, SECRET_PLACEHOLDER))
     objects.append(render_service_account(names.download_service_account, ns, meta))
-    objects.append(cache.render_download_job(
+    objects.append(scheduling.with_job_pod_settings(cfg, cache.render_download_job(
         cfg, weights, name=cache.job_name(cfg, weights, instance), namespace=ns, claim=claim,
-        service_account=names.download_service_account, labels=meta, token_secret=token_secret))
+        service_account=names.download_service_account, labels=meta, token_secret=token_secret)))
     return objects
 
 
@@ -86,7 +86,7 @@ def render_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
                      with_token: bool = False) -> list[dict[str, Any]]:
     """Namespace (when created), cache objects, then server objects."""
     objects: list[dict[str, Any]] = []
-    if cfg.namespace.create:
-        namespace_labels = labels(instance, "server") | {"app.kubernetes.io/component": "namespace"}
-        objects.append(render_namespace(cfg.namespace.name, namespace_labels, namespace_security_level(cfg)))
+    if cfg.namespace.creates:
+        objects.append(render_namespace(namespace_name(cfg.namespace, instance), namespace_labels(instance),
+                                        namespace_security_level(cfg)))
     return objects + cache_manifests(cfg, report, instance, with_token) + server_manifests(cfg, report, instance)

@@ -5,6 +5,10 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from config.kubernetes import NamespaceConfig
 
 HF_HOME = "/home/vllm/.cache/huggingface"  # the cache volume's mount point; HF_HOME points here
 HOME = "/home/vllm"  # writable emptyDir: ~/.cache/vllm, ~/.triton, ~/.config
@@ -72,3 +76,13 @@ def instance_name(stack: str) -> str:
     so two stacks can share a namespace without colliding."""
     cleaned = re.sub(r"[^a-z0-9-]+", "-", stack.lower()).strip("-")
     return f"vllm-{cleaned}"[:38].rstrip("-") if cleaned else "vllm"
+
+
+def namespace_name(namespace: NamespaceConfig, instance: str) -> str:
+    """The stack's namespace: namespace.name, or the instance name (`vllm-<stack>`), which no other stack has."""
+    return namespace.name or instance
+
+
+def namespace_labels(instance: str) -> dict[str, str]:
+    """Labels of a Namespace this stack creates: app.kubernetes.io/instance says which stack owns it."""
+    return labels(instance, "server") | {"app.kubernetes.io/component": "namespace"}

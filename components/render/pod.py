@@ -89,6 +89,7 @@ def render_pod_spec(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
         "terminationGracePeriodSeconds": cfg.server.termination_grace_period_seconds,
         "containers": [render_server_container(cfg, plan)],
         "volumes": render_volumes(cfg, plan.claim),
+        **scheduling.render_pod_settings(cfg, gpu=True),
     }
     if needs_download(cfg):
         spec["initContainers"] = [render_wait_container(cfg)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from config.cluster import gpu_affinity_terms, gpu_tolerations
+from config.cluster import gpu_affinity_terms, gpu_tolerations, runtime_class_name
 from config.stack import StackConfig
 
 TOPOLOGY_KEYS = {"hostname": "kubernetes.io/hostname", "zone": "topology.kubernetes.io/zone"}
@@ -35,17 +35,32 @@ def can_have_several_replicas(cfg: StackConfig) -> bool:
     return cfg.replicas > 1 or (cfg.autoscaling.enabled and cfg.autoscaling.max_replica_count > 1)
 
 
+def most_replicas(cfg: StackConfig) -> int:
+    return cfg.autoscaling.max_replica_count if cfg.autoscaling.enabled else cfg.replicas
+
+
 def render_topology_spread(cfg: StackConfig, selector: dict[str, str]) -> list[dict[str, Any]]:
-    """Spread replicas over nodes (or zones) so one node loss or drain never takes them all."""
-    if cfg.scheduling.spread == "none" or not can_have_several_replicas(cfg):
+    """Spread replicas over nodes (or zones) so one node loss or drain never takes them all.
+
+    Skew is counted over the nodes that exist, so with one GPU node a second replica would fit there at skew 0.
+    minDomains (GA in Kubernetes 1.30, DoNotSchedule only) counts the missing nodes as empty domains: with
+    hostname spread and minDomains = the most replicas, each replica needs its own node, and a Pending
+    replica makes the cluster autoscaler add one (kubernetes.io/docs/concepts/scheduling-eviction/
+    topology-spread-constraints, "minDomains"). Zones are few and fixed, so zone spread sets no minDomains.
+    """
+    scheduling = cfg.scheduling
+    if scheduling.spread == "none" or not can_have_several_replicas(cfg):
         return []
-    return [{
-        "maxSkew": cfg.scheduling.max_skew,
-        "topologyKey": TOPOLOGY_KEYS[cfg.scheduling.spread],
-        "whenUnsatisfiable": cfg.scheduling.when_unsatisfiable,
+    constraint: dict[str, Any] = {
+        "maxSkew": scheduling.max_skew,
+        "topologyKey": TOPOLOGY_KEYS[scheduling.spread],
+        "whenUnsatisfiable": scheduling.when_unsatisfiable,
         "labelSelector": {"matchLabels": dict(selector)},
         "matchLabelKeys": ["pod-template-hash"],  # spread each ReplicaSet revision on its own
-    }]
+    }
+    if scheduling.spread == "hostname" and scheduling.when_unsatisfiable == "DoNotSchedule":
+        constraint["minDomains"] = most_replicas(cfg)
+    return [constraint]
 
 
 def render_strategy(cfg: StackConfig) -> dict[str, Any]:
@@ -67,3 +82,24 @@ def render_pdb_spec(selector: dict[str, str]) -> dict[str, Any]:
     """
     return {"maxUnavailable": 1, "selector": {"matchLabels": dict(selector)},
             "unhealthyPodEvictionPolicy": "AlwaysAllow"}
+
+
+def render_pod_settings(cfg: StackConfig, *, gpu: bool) -> dict[str, Any]:
+    """priorityClassName, runtimeClassName (GPU pods only: the download Job needs no GPU runtime) and
+    imagePullSecrets, each only when set, so an unset key leaves the cluster's default."""
+    settings: dict[str, Any] = {}
+    if cfg.scheduling.priority_class_name:
+        settings["priorityClassName"] = cfg.scheduling.priority_class_name
+    runtime_class = runtime_class_name(cfg)
+    if gpu and runtime_class:
+        settings["runtimeClassName"] = runtime_class
+    if cfg.server.image_pull_secrets:
+        settings["imagePullSecrets"] = [{"name": name} for name in cfg.server.image_pull_secrets]
+    return settings
+
+
+def with_job_pod_settings(cfg: StackConfig, job: dict[str, Any]) -> dict[str, Any]:
+    """The download Job (components/render/cache.py) with the pod settings of a pod without GPUs."""
+    template = job["spec"]["template"]
+    pod = {**template["spec"], **render_pod_settings(cfg, gpu=False)}
+    return {**job, "spec": {**job["spec"], "template": {**template, "spec": pod}}}
