@@ -87,9 +87,11 @@ def test_client_namespaces_and_pod_labels_must_both_match_one_peer() -> None:
     }]
 
 
-def test_prometheus_namespace_may_reach_the_api_port_that_also_serves_metrics() -> None:
-    assert server()["spec"]["ingress"][1]["from"] == [{"namespaceSelector": {"matchExpressions": [
-        {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["monitoring"]}]}}]
+def test_only_the_prometheus_pods_of_the_prometheus_namespace_may_reach_the_port_that_serves_metrics() -> None:
+    assert server()["spec"]["ingress"][1]["from"] == [{
+        "namespaceSelector": {"matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["monitoring"]}]},
+        "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}]
 
 
 def test_no_prometheus_rule_when_prometheus_namespace_is_null() -> None:
