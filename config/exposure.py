@@ -55,8 +55,11 @@ class GatewayConfig(ConfigGroup):
     backend: Literal["Service", "InferencePool"] = Field(
         "Service", description="Route to the Service, or to an InferencePool (inference.networking.k8s.io/v1) "
                                "over the server pods, for gateways implementing the Inference Extension.")
-    request_timeout_seconds: PositiveInt = Field(
-        300, description="HTTPRoute rules timeouts.request: a long generation must not be cut at a proxy default.")
+    request_timeout_seconds: PositiveInt | None = Field(
+        300, description="HTTPRoute rules timeouts.request (Extended support): a long generation must not be cut at a "
+                         "proxy default; null leaves it out for implementations that reject it.")
+    url_scheme: Literal["https", "http"] = Field(
+        "https", description="Scheme of the Gateway listener, for the client URL and curl outputs.")
     pods_namespace: NamespaceName | None = Field(
         None, description="Namespace of the gateway's proxy pods (for the NetworkPolicy); the Gateway's when unset.")
     pod_selector: dict[str, str] | None = Field(
