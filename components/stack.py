@@ -14,10 +14,10 @@ from components.monitoring import Monitoring, MonitoringArgs
 from components.network_policy import NetworkPolicies, NetworkPoliciesArgs
 from components.provider import kubernetes_provider
 from components.render.checks import check_kubernetes
+from components.render.exposure import client_url
 from components.render.keda import capacity_from_report
 from components.render.probes import server_startup_budget
 from components.render.vllm_checks import check_vllm_config
-from components.render.exposure import client_url
 from components.serving_stack import ServingStack, ServingStackArgs
 from components.smoke_test import SmokeTest, SmokeTestArgs
 from config.errors import ConfigError, ConfigIssue

@@ -153,7 +153,8 @@ class SmokeTestConfig(ConfigGroup):
 
     enabled: bool = Field(True, description="Run the smoke test after each rollout that changes the model or image.")
     image: str = Field(SMOKE_IMAGE, min_length=1, description="Image with python3 that runs smoke/check.py.")
-    timeout_seconds: PositiveInt = Field(120, le=3600, description="Bound on the one request (smoke/check.py --timeout-seconds).")
+    timeout_seconds: PositiveInt = Field(
+        120, le=3600, description="Bound on the one request (smoke/check.py --timeout-seconds).")
     max_tokens: PositiveInt = Field(16, le=4096, description="max_tokens of the request.")
 
 

@@ -41,7 +41,7 @@ class NetworkPolicyConfig(ConfigGroup):
         "monitoring", description="Namespace of the Prometheus pods that scrape /metrics (the API port); null allows none.")
     prometheus_pod_selector: dict[str, str] = Field(
         # prometheus-operator labels every Prometheus pod app.kubernetes.io/name: prometheus
-        # (prometheus-operator/prometheus-operator pkg/prometheus/statefulset.go, podSelectorLabels).
+        # (prometheus-operator/prometheus-operator pkg/prometheus/server/statefulset.go, podSelectorLabels).
         default_factory=lambda: {"app.kubernetes.io/name": "prometheus"},
         description="Labels of the Prometheus pods in prometheus_namespace; {} admits every pod there (Grafana too).")
     node_local_dns: bool = Field(

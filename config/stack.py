@@ -11,8 +11,8 @@ from config import docker, exposure, kubernetes, observability
 from config.base import ConfigGroup
 from config.docker import DockerConfig
 from config.engine import EngineConfig
-from config.exposure import ExposureConfig, SmokeTestConfig
 from config.errors import ConfigError, ConfigIssue
+from config.exposure import ExposureConfig, SmokeTestConfig
 from config.gpu import GpuConfig
 from config.kubernetes import CacheConfig, NamespaceConfig, ProbesConfig, SchedulingConfig, SecurityConfig, ServerConfig
 from config.messages import issue_from_pydantic

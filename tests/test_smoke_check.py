@@ -31,7 +31,7 @@ def completion(model: str = MODEL, content: str | None = "ready") -> dict[str, A
 class FakeVllm(BaseHTTPRequestHandler):
     """Answers what the test put in `server.reply` (status, body, delay) and keeps the request it got."""
 
-    def do_POST(self) -> None:  # noqa: N802 - BaseHTTPRequestHandler's spelling
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
         self.server.seen.append((self.path, dict(self.headers), json.loads(self.rfile.read(length))))  # type: ignore[attr-defined]
         status, body, delay = self.server.reply  # type: ignore[attr-defined]

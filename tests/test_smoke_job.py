@@ -75,7 +75,8 @@ def test_the_default_image_is_python_pinned_by_digest() -> None:
 
 def test_the_pod_meets_the_restricted_pod_security_standard() -> None:
     spec = job()["spec"]["template"]["spec"]
-    assert (spec["securityContext"]["runAsNonRoot"], spec["securityContext"]["seccompProfile"]) == (True, {"type": "RuntimeDefault"})
+    context = spec["securityContext"]
+    assert (context["runAsNonRoot"], context["seccompProfile"]) == (True, {"type": "RuntimeDefault"})
     assert container()["securityContext"] == {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
                                               "runAsNonRoot": True, "capabilities": {"drop": ["ALL"]},
                                               "seccompProfile": {"type": "RuntimeDefault"}}

@@ -16,6 +16,7 @@ released by llm-d/llm-d-router (shared reference §5); without one, the gateway 
 
 from __future__ import annotations
 
+import json
 import shlex
 from typing import Any
 
@@ -109,10 +110,11 @@ def curl_command(cfg: StackConfig, instance: str) -> str:
     """One chat completion as a shell command, the key read from the Secret with kubectl. Without exposure
     the Service is reached through `kubectl port-forward` (it is not reachable from outside the cluster)."""
     names, ns = Names(instance), cfg.namespace.name
-    body = shlex.quote('{"model": "%s", "messages": [{"role": "user", "content": "Hello"}]}' % cfg.served_model_name)
+    message = {"model": cfg.served_model_name, "messages": [{"role": "user", "content": "Hello"}]}
+    body = shlex.quote(json.dumps(message))
     auth = ""
     if cfg.security.require_api_key:
-        template = shlex.quote('{{index .data "%s"}}' % API_KEY_KEY)
+        template = shlex.quote('{{index .data "' + API_KEY_KEY + '"}}')
         auth = (f' -H "Authorization: Bearer $(kubectl get secret -n {ns} {names.api_key_secret} '
                 f'-o go-template={template} | base64 -d)"')
     rest = f"/v1/chat/completions -H 'Content-Type: application/json'{auth} -d {body}"
