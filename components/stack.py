@@ -106,13 +106,14 @@ def _traffic(cfg: StackConfig, name: str, outputs: dict[str, Any]) -> Any:
             SmokeTest(f"{name}-smoke-test", SmokeTestArgs(
                 config=cfg, instance=name, namespace=stack.namespace,
                 wait_for=(stack.server.deployment, stack.server.service, *policies.all)), child)
-        pulumi.log.info(_how_clients_reach_it(cfg, name))
+        direct = cfg.exposure.kind == "none" and bool(cfg.network_policy.client_namespaces)
+        (pulumi.log.warn if direct else pulumi.log.info)(how_clients_reach_it(cfg, name))
         outputs.update(clientUrl=exposure.client_url, curl=exposure.curl)
 
     return extend
 
 
-def _how_clients_reach_it(cfg: StackConfig, name: str) -> str:
+def how_clients_reach_it(cfg: StackConfig, name: str) -> str:
     if cfg.exposure.kind != "none":
         return f"clients reach {cfg.served_model_name} at {client_url(cfg, name)} on {', '.join(cfg.exposure.paths)}"
     callers = (f"pods in namespaces {', '.join(cfg.network_policy.client_namespaces)}"

@@ -187,3 +187,19 @@ def test_the_curl_takes_the_key_from_the_secret_and_calls_the_gateway() -> None:
 def test_without_exposure_the_curl_goes_through_a_port_forward() -> None:
     assert curl_command(make_config(), INSTANCE).startswith(
         "kubectl port-forward -n vllm svc/prod-server 8000:8000 & sleep 2; curl -sS http://127.0.0.1:8000/v1/chat/")
+
+
+def test_the_log_says_how_clients_reach_an_unexposed_server_and_what_they_can_reach() -> None:
+    from components.stack import how_clients_reach_it
+
+    assert how_clients_reach_it(make_config(), INSTANCE) == (
+        "no exposure.gateway or exposure.ingress: http://prod-server.vllm.svc:8000 is reachable from pods in "
+        "namespace vllm only (network_policy), on every path, /invocations and /tokenize included; expose it "
+        "through a Gateway (exposure.gateway) to serve clients elsewhere (docs/exposure.md)")
+
+
+def test_the_log_names_the_gateway_url_and_the_routed_paths() -> None:
+    from components.stack import how_clients_reach_it
+
+    assert how_clients_reach_it(exposed(gateway=GATEWAY), INSTANCE) == (
+        "clients reach llama-8b at https://llm.example.com on /v1/chat/completions, /v1/completions, /v1/models")

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import json
+import runpy
 from typing import Any
 
 import kubernetes_validate
+import pulumi
 import pytest
 
 from components.render.smoke import render_smoke_job, render_smoke_test, smoke_name, smoke_script
 from config.exposure import SMOKE_IMAGE
 from config.stack import StackConfig
-from tests.factories import STACKS, make_config
-from tests.program import run_stack_file
+from tests.factories import REPO, STACKS, make_config
+from tests.harness import PROJECT
+from tests.kubernetes_fixtures import run_recording
+from tests.program import run_stack_file, stack_file_config
 
 INSTANCE = "prod"
 KEY = frozenset({"api_key"})
@@ -157,3 +162,20 @@ def test_prod_without_a_gateway_registers_no_route_or_ingress() -> None:
     registered, error = run_stack_file(STACKS / "Pulumi.prod.yaml", extra={"api_key": "sk-test"})
     assert error is None, error
     assert [r.typ for r in registered.resources if r.typ.endswith((":HTTPRoute", ":Ingress", ":InferencePool"))] == []
+
+
+def test_the_smoke_job_waits_for_the_rollout_the_service_and_the_network_policies() -> None:
+    config, _ = stack_file_config(STACKS / "Pulumi.prod.yaml")
+
+    def build() -> None:
+        pulumi.runtime.set_all_config({f"{PROJECT}:{key}": value if isinstance(value, str) else json.dumps(value)
+                                       for key, value in {**config, "api_key": "sk-test"}.items()},
+                                      [f"{PROJECT}:api_key"])
+        runpy.run_path(str(REPO / "__main__.py"), run_name="__main__")
+
+    _, requests = run_recording(build)
+    (job,) = [r for name, r in requests.items() if name.endswith("-smoke-test-job")]
+    waits_for = {dependency.rsplit("::", 1)[1] for dependency in job.dependencies}
+    assert {"vllm-test-server-deployment", "vllm-test-server-service", "vllm-test-network-server",
+            "vllm-test-network-smoke-test"} <= waits_for
+    assert job.timeouts["create"] == "12m"  # deadline 2 x (120 + 60) + 300 = 660 s, plus a minute
