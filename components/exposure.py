@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -35,7 +36,7 @@ class Exposure(pulumi.ComponentResource):
         self.resources: list[pulumi.Resource] = []
         for manifest in render_exposure(args.config, args.instance):
             child = pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on))
-            metadata = with_namespace(manifest, args.namespace)
+            metadata: Any = with_namespace(manifest, args.namespace)  # a plain dict; the SDK types a TypedDict
             resource_name = f"{name}-{manifest['kind'].lower()}"
             if manifest["kind"] == "Ingress":
                 self.resources.append(k8s.networking.v1.Ingress(

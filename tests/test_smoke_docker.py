@@ -42,7 +42,8 @@ def test_the_smoke_container_waits_for_its_exit_and_keeps_its_logs() -> None:
 
 def test_a_new_revision_replaces_the_smoke_container_so_it_runs_again() -> None:
     revision = {"id": "meta-llama/Llama-3.1-8B-Instruct", "revision": "0e9e39f249a16976918f6564b8830bc894c89659"}
-    assert render_docker_smoke(keyed_stack(model=revision), "vllm")["envs"] != render_docker_smoke(keyed_stack(), "vllm")["envs"]
+    before, after = render_docker_smoke(keyed_stack(), "vllm"), render_docker_smoke(keyed_stack(model=revision), "vllm")
+    assert before["envs"] != after["envs"]
 
 
 def test_the_smoke_container_shares_the_vllm_containers_network(deployed: Any) -> None:
