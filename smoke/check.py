@@ -29,7 +29,8 @@ class SmokeFailure(Exception):
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    url = args.base_url.rstrip("/") + "/v1/chat/completions"
+    base = args.base_url.rstrip("/")
+    url = base.removesuffix("/v1") + "/v1/chat/completions"  # an OpenAI-style base ending in /v1 works too
     try:
         key = _read_key(args.api_key_file)
         started = time.monotonic()

@@ -193,3 +193,8 @@ def test_the_script_imports_nothing_outside_the_standard_library() -> None:
     imported = {line.split()[1].split(".")[0] for line in SCRIPT.read_text().splitlines()
                 if line.startswith(("import ", "from ")) and not line.startswith("from __future__")}
     assert imported <= set(sys.stdlib_module_names)
+
+
+def test_an_openai_style_base_url_ending_in_v1_reaches_the_same_path(server: ThreadingHTTPServer) -> None:
+    assert run_check(url(server) + "/v1/").returncode == 0
+    assert server.seen[0][0] == "/v1/chat/completions"  # type: ignore[attr-defined]
