@@ -116,7 +116,9 @@ def _smoke_test(name: str, cfg: StackConfig, host: DockerHost, api_key: pulumi.O
     uploads = [docker.ContainerUploadArgs(file=DOCKER_SCRIPT, content=smoke_script(), permissions="0444")]
     if api_key is not None:
         uploads.append(docker.ContainerUploadArgs(
-            file=DOCKER_KEY_FILE, content=pulumi.Output.secret(api_key), permissions="0400"))
+            # pulumi 3.272's stub types Output.secret's argument as Never (the same error as lines above).
+            file=DOCKER_KEY_FILE, content=pulumi.Output.secret(api_key),  # type: ignore[arg-type]
+            permissions="0400"))
     spec = render_docker_smoke(cfg, docker_settings(cfg).container_name)
     smoke = docker.Container(
         f"{name}-smoke-test", image=image.image_id, network_mode=host.container.id.apply(lambda cid: f"container:{cid}"),
