@@ -16,6 +16,7 @@ import pulumi_docker as docker
 
 from components.provider import docker_provider
 from components.render.docker import HF_TOKEN_FILE, base_url, metrics_url, render_container, render_env, startup_seconds
+from components.render.smoke import DOCKER_KEY_FILE, DOCKER_SCRIPT, docker_smoke_verdict, render_docker_smoke, smoke_script
 from components.render.vllm_args import render_vllm_args
 from config.docker import docker_settings
 from config.secrets import StackSecrets
@@ -92,9 +93,35 @@ def build_docker_stack(cfg: StackConfig, report: PreflightReport, secrets: Stack
         stack=cfg, vllm_args=render_vllm_args(cfg, report.resolved), startup_seconds=seconds,
         env=render_env(cfg, report, seconds), hf_token=secrets.hf_token, api_key=secrets.api_key)
     host = DockerHost(name, args, opts=pulumi.ResourceOptions(provider=docker_provider(cfg)))
-    return {
+    outputs: dict[str, Any] = {
         "url": host.url,
         "metricsUrl": host.metrics_url,
         "containerName": host.container.name,
         "startupSeconds": seconds,
     }
+    if cfg.smoke_test.enabled:
+        outputs["smokeTest"] = _smoke_test(name, cfg, host, secrets.api_key)
+    return outputs
+
+
+def _smoke_test(name: str, cfg: StackConfig, host: DockerHost, api_key: pulumi.Output[str] | None) -> Any:
+    """The smoke script in a one-shot container on the vLLM container's network, after it is healthy.
+    Its verdict is a stack output: a failed check raises there, which fails `pulumi up` with the script's line."""
+    if not docker_settings(cfg).wait:
+        pulumi.log.warn("smoke test skipped: docker.wait is false, so the server may not be up yet; run "
+                        "python smoke/check.py --base-url <url output> --model <served name> by hand (docs/exposure.md)")
+        return None
+    child = pulumi.ResourceOptions(parent=host)
+    image = docker.RemoteImage(f"{name}-smoke-image", name=cfg.smoke_test.image, keep_locally=True, opts=child)
+    uploads = [docker.ContainerUploadArgs(file=DOCKER_SCRIPT, content=smoke_script(), permissions="0444")]
+    if api_key is not None:
+        uploads.append(docker.ContainerUploadArgs(
+            # pulumi 3.272's stub types Output.secret's argument as Never (the same error as lines above).
+            file=DOCKER_KEY_FILE, content=pulumi.Output.secret(api_key),  # type: ignore[arg-type]
+            permissions="0400"))
+    spec = render_docker_smoke(cfg, docker_settings(cfg).container_name)
+    smoke = docker.Container(
+        f"{name}-smoke-test", image=image.image_id, network_mode=host.container.id.apply(lambda cid: f"container:{cid}"),
+        uploads=uploads, **spec, opts=pulumi.ResourceOptions(parent=host, depends_on=[host.container]))
+    return pulumi.Output.all(smoke.exit_code, smoke.container_logs).apply(
+        lambda result: docker_smoke_verdict(result[0], result[1]))

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.render.network_policy import MODEL_CACHE, SERVER, render_network_policies
+from components.render.network_policy import MODEL_CACHE, NO_EXPOSURE, SERVER, render_network_policies
+from config.exposure import ExposureConfig
 from config.network import NetworkPolicyConfig
 
 TOKEN = "vllm-serving:index:NetworkPolicies"
@@ -19,6 +20,8 @@ class NetworkPoliciesArgs:
     instance: str  # app.kubernetes.io/instance of the server and download pods
     port: int  # the vLLM container port: the OpenAI API and /metrics
     policy: NetworkPolicyConfig
+    exposure: ExposureConfig = NO_EXPOSURE  # the gateway / ingress proxies become the callers
+    smoke_test: bool = False  # admit the smoke-test Job's pods, and restrict their egress
 
 
 class NetworkPolicies(pulumi.ComponentResource):
@@ -36,11 +39,12 @@ class NetworkPolicies(pulumi.ComponentResource):
         super().__init__(TOKEN, name, None, opts)
         created: dict[str, k8s.networking.v1.NetworkPolicy] = {}
         # Rendered without a namespace: it is set from args, where it may be an Output of the Namespace.
-        for manifest in render_network_policies("", args.instance, args.port, args.policy):
+        for manifest in render_network_policies("", args.instance, args.port, args.policy, args.exposure, args.smoke_test):
             component = manifest["metadata"]["labels"]["app.kubernetes.io/component"]
             created[component] = k8s.networking.v1.NetworkPolicy(
                 f"{name}-{component}", metadata={**manifest["metadata"], "namespace": args.namespace},
                 spec=manifest["spec"], opts=pulumi.ResourceOptions(parent=self))
         self.server = created.get(SERVER)
         self.model_cache = created.get(MODEL_CACHE)
+        self.all: list[k8s.networking.v1.NetworkPolicy] = list(created.values())
         self.register_outputs({"names": [policy.metadata.name for policy in created.values()]})

@@ -8,16 +8,19 @@ import pulumi
 
 from components.autoscaling import KedaAutoscaler, KedaAutoscalerArgs
 from components.docker_host import build_docker_stack
+from components.exposure import Exposure, ExposureArgs
 from components.monitoring import Monitoring, MonitoringArgs
 from components.network_policy import NetworkPolicies, NetworkPoliciesArgs
 from components.provider import kubernetes_provider
 from components.render.checks import check_kubernetes
+from components.render.exposure import client_url
 from components.render.keda import capacity_from_report
-from components.render.names import instance_name
+from components.render.names import instance_name, namespace_name
 from components.render.probes import rollout_timeout_seconds, server_startup_budget
 from components.render.prometheus import server_address
 from components.render.vllm_checks import check_vllm_config
 from components.serving_stack import ServingStack, ServingStackArgs
+from components.smoke_test import SmokeTest, SmokeTestArgs
 from config.errors import ConfigError, ConfigIssue
 from config.secrets import StackSecrets
 from config.stack import StackConfig, missing_secrets
@@ -51,10 +54,11 @@ def build_stack(cfg: StackConfig, report: PreflightReport, secrets: StackSecrets
 def build_kubernetes_stack(cfg: StackConfig, report: PreflightReport, secrets: StackSecrets,
                            name: str) -> dict[str, Any]:
     provider = kubernetes_provider(cfg)
-    extensions = (_observability(cfg, report, name), _network_policies(cfg, name))
+    traffic_outputs: dict[str, Any] = {}
+    extensions = (_observability(cfg, report, name), _traffic(cfg, name, traffic_outputs))
     serving = ServingStack(name, ServingStackArgs(cfg, report, secrets, extensions),
                            pulumi.ResourceOptions(provider=provider) if provider else None)
-    return serving.outputs()
+    return {**serving.outputs(), **traffic_outputs}
 
 
 def _observability(cfg: StackConfig, report: PreflightReport, name: str) -> Any:
@@ -88,10 +92,32 @@ def workload_kind(cfg: StackConfig) -> str:
     return "LeaderWorkerSet" if cfg.engine.nnodes > 1 else "Deployment"
 
 
-def _network_policies(cfg: StackConfig, name: str) -> Any:
+def _traffic(cfg: StackConfig, name: str, outputs: dict[str, Any]) -> Any:
+    """NetworkPolicies that follow the exposure, the route or Ingress, then the smoke test after the rollout;
+    fills `outputs` with clientUrl and curl."""
     def extend(stack: ServingStack) -> None:
-        NetworkPolicies(f"{name}-network", NetworkPoliciesArgs(
-            namespace=stack.namespace, instance=name, port=cfg.server.port, policy=cfg.network_policy),
-            pulumi.ResourceOptions(parent=stack))
+        child = pulumi.ResourceOptions(parent=stack)
+        policies = NetworkPolicies(f"{name}-network", NetworkPoliciesArgs(
+            namespace=stack.namespace, instance=name, port=cfg.server.port, policy=cfg.network_policy,
+            exposure=cfg.exposure, smoke_test=cfg.smoke_test.enabled), child)
+        exposure = Exposure(f"{name}-exposure", ExposureArgs(
+            config=cfg, instance=name, namespace=stack.namespace, depends_on=(stack.server.service,)), child)
+        if cfg.smoke_test.enabled:
+            SmokeTest(f"{name}-smoke-test", SmokeTestArgs(
+                config=cfg, instance=name, namespace=stack.namespace,
+                wait_for=(stack.server.deployment, stack.server.service, *policies.all)), child)
+        direct = cfg.exposure.kind == "none" and bool(cfg.network_policy.client_namespaces)
+        (pulumi.log.warn if direct else pulumi.log.info)(how_clients_reach_it(cfg, name))
+        outputs.update(clientUrl=exposure.client_url, curl=exposure.curl)
 
     return extend
+
+
+def how_clients_reach_it(cfg: StackConfig, name: str) -> str:
+    if cfg.exposure.kind != "none":
+        return f"clients reach {cfg.served_model_name} at {client_url(cfg, name)} on {', '.join(cfg.exposure.paths)}"
+    callers = (f"pods in namespaces {', '.join(cfg.network_policy.client_namespaces)}"
+               if cfg.network_policy.client_namespaces else f"pods in namespace {namespace_name(cfg.namespace, name)} only")
+    return (f"no exposure.gateway or exposure.ingress: {client_url(cfg, name)} is reachable from {callers} "
+            "(network_policy), on every path, /invocations and /tokenize included; expose it through a Gateway "
+            "(exposure.gateway) to serve clients elsewhere (docs/exposure.md)")

@@ -124,7 +124,7 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
 # Top-level keys a docker stack uses. Any other key the user sets is Kubernetes-only: failing closed means a
 # group added later for Kubernetes is rejected on docker rather than silently ignored.
 _DOCKER_KEYS = frozenset({"model", "gpu", "engine", "vllm", "replicas", "target", "probes", "server", "security",
-                          "docker", "preflight"})
+                          "docker", "preflight", "smoke_test"})
 # Groups shared with Kubernetes, and the only keys of each that mean something on one Docker host.
 _DOCKER_KEYS_IN_SHARED_GROUPS: dict[str, frozenset[str]] = {
     "server": frozenset({"port", "shm_size_gib"}),

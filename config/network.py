@@ -1,8 +1,9 @@
 """`network_policy`: which pods may reach the vLLM server, and where the serving and download pods may connect.
 
 Kubernetes NetworkPolicies work on addresses and ports, not HTTP paths. vLLM serves the OpenAI API (/v1) and
-/metrics on the same port, so the Prometheus namespace is allowed on that port too; it could also call /v1.
-Set `security.require_api_key` to keep /v1 closed to everything but the configured clients.
+/metrics on the same port, so the Prometheus pods are allowed on that port too; they could also call /v1.
+With `exposure.gateway` (or `exposure.ingress`) only the gateway's pods and Prometheus reach the port, and
+the route forwards only key-guarded paths (docs/exposure.md).
 """
 
 from __future__ import annotations
@@ -37,7 +38,18 @@ class NetworkPolicyConfig(ConfigGroup):
         default_factory=dict,
         description="Labels a client pod must carry (matchLabels), in those namespaces; empty means any pod there.")
     prometheus_namespace: NamespaceName | None = Field(
-        "monitoring", description="Namespace whose pods may scrape /metrics (the API port); null allows none.")
+        "monitoring", description="Namespace of the Prometheus pods that scrape /metrics (the API port); null allows none.")
+    prometheus_pod_selector: dict[str, str] = Field(
+        # prometheus-operator labels every Prometheus pod app.kubernetes.io/name: prometheus
+        # (prometheus-operator/prometheus-operator pkg/prometheus/server/statefulset.go, podSelectorLabels).
+        default_factory=lambda: {"app.kubernetes.io/name": "prometheus"},
+        description="Labels of the Prometheus pods in prometheus_namespace; {} admits every pod there (Grafana too).")
+    node_local_dns: bool = Field(
+        False, description="Allow DNS to NodeLocal DNSCache (host network, so no pod selector matches it).")
+    node_local_dns_addresses: tuple[str, ...] = Field(
+        # kubernetes/kubernetes cluster/addons/dns/nodelocaldns/README.md: "a link local ip(169.254.20.10/32 by default)".
+        ("169.254.20.10",),
+        description="Addresses NodeLocal DNSCache listens on; in kube-proxy iptables mode add the kube-dns Service IP.")
     dns_namespace: NamespaceName = Field("kube-system", description="Namespace of the cluster DNS pods.")
     dns_pod_selector: dict[str, str] = Field(
         default_factory=lambda: {"k8s-app": "kube-dns"},
@@ -50,12 +62,22 @@ class NetworkPolicyConfig(ConfigGroup):
         description="Addresses carved out of hub_egress_cidrs: cluster-internal ranges and cloud metadata.")
     hub_egress_ports: tuple[Port, ...] = Field((443,), description="TCP ports the download Job may reach.")
 
-    @field_validator("client_pod_selector", "dns_pod_selector")
+    @field_validator("client_pod_selector", "dns_pod_selector", "prometheus_pod_selector")
     @classmethod
     def _labels_valid(cls, labels: dict[str, str]) -> dict[str, str]:
         for key, value in labels.items():
             _check_label(key, value)
         return labels
+
+    @field_validator("node_local_dns_addresses")
+    @classmethod
+    def _addresses_valid(cls, addresses: tuple[str, ...]) -> tuple[str, ...]:
+        for address in addresses:
+            try:
+                ipaddress.ip_address(address)
+            except ValueError:
+                raise ValueError(f"{address!r} is not an IP address. Fix: write one such as 169.254.20.10.") from None
+        return addresses
 
     @field_validator("hub_egress_cidrs", "hub_egress_except_cidrs")
     @classmethod

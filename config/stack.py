@@ -7,12 +7,13 @@ from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, ValidationError
 
-from config import cluster, docker, kubernetes, multinode, observability
+from config import cluster, docker, exposure, kubernetes, multinode, observability
 from config.base import ConfigGroup
 from config.cluster import ClusterConfig
 from config.docker import DockerConfig
 from config.engine import EngineConfig
 from config.errors import ConfigError, ConfigIssue
+from config.exposure import ExposureConfig, SmokeTestConfig
 from config.gpu import GpuConfig
 from config.kubernetes import CacheConfig, NamespaceConfig, ProbesConfig, SchedulingConfig, SecurityConfig, ServerConfig
 from config.messages import issue_from_pydantic
@@ -44,6 +45,10 @@ class StackConfig(ConfigGroup):
     security: SecurityConfig = Field(default_factory=SecurityConfig, description="Security defaults.")
     network_policy: NetworkPolicyConfig = Field(
         default_factory=NetworkPolicyConfig, description="NetworkPolicies for the server and download pods.")
+    exposure: ExposureConfig = Field(
+        default_factory=ExposureConfig, description="How clients reach the API: a Gateway HTTPRoute or an Ingress.")
+    smoke_test: SmokeTestConfig = Field(
+        default_factory=SmokeTestConfig, description="The post-deploy chat completion that must answer.")
     autoscaling: AutoscalingConfig = Field(default_factory=AutoscalingConfig, description="KEDA autoscaling.")
     monitoring: MonitoringConfig = Field(default_factory=MonitoringConfig, description="Prometheus and Grafana.")
     docker: DockerConfig | None = Field(None, description="The Docker host, for target docker.")
@@ -72,7 +77,7 @@ def validate_config(raw: Mapping[str, Any], secrets_present: frozenset[str] | No
     except ValidationError as error:
         raise ConfigError([issue_from_pydantic(StackConfig, e) for e in error.errors()]) from None
     issues = _core_checks(cfg) + ([] if secrets_present is None else missing_secrets(cfg, secrets_present))
-    for module in (kubernetes, observability, docker, multinode, cluster):
+    for module in (kubernetes, observability, docker, multinode, cluster, exposure):
         issues += module.cross_checks(cfg)
     if issues:
         raise ConfigError(issues)

@@ -13,6 +13,7 @@ from typing import Any
 from cluster.facts import ClusterFacts, NodePool
 from cluster.findings import Finding
 from cluster.report import ClusterResult
+from components.render.names import namespace_name
 from config.stack import StackConfig
 from preflight.report import PreflightReport
 
@@ -50,7 +51,7 @@ def keda_features(cfg: StackConfig, report: PreflightReport, instance: str) -> s
     from components.render.names import Names
     from components.render.promql import Workload
 
-    workload = Workload(namespace=cfg.namespace.name, model_name=cfg.served_model_name,
+    workload = Workload(namespace=namespace_name(cfg.namespace, instance), model_name=cfg.served_model_name,
                         deployment_name=Names(instance).server, hpa_name=hpa_name(instance))
     thresholds = derive_thresholds(cfg.autoscaling, capacity_from_report(report))
     return keda_features_of(render_scaled_object_spec(instance, cfg.autoscaling, thresholds,
@@ -93,10 +94,11 @@ def _findings(cfg: StackConfig, report: PreflightReport, facts: ClusterFacts, in
         found += checks.check_keda(facts, keda_features(cfg, report, instance))
     if cfg.monitoring.enabled:
         labels = monitor_labels(cfg, instance)
-        ns_labels = {NAMESPACE_NAME_LABEL: cfg.namespace.name, **_namespace_labels(facts, cfg.namespace.name)}
-        found += checks.check_prometheus(facts, cfg.monitoring.monitor_kind, labels, labels, cfg.namespace.name,
+        namespace = namespace_name(cfg.namespace, instance)
+        ns_labels = {NAMESPACE_NAME_LABEL: namespace, **_namespace_labels(facts, namespace)}
+        found += checks.check_prometheus(facts, cfg.monitoring.monitor_kind, labels, labels, namespace,
                                          ns_labels, cfg.autoscaling.server_address if cfg.autoscaling.enabled else None)
-    found += checks.check_namespace(facts, cfg.namespace.name, cfg.namespace.create, instance)
+    found += checks.check_namespace(facts, namespace_name(cfg.namespace, instance), cfg.namespace.creates, instance)
     return found
 
 

@@ -51,7 +51,9 @@ def docker_mocks(monkeypatch: pytest.MonkeyPatch) -> list[DockerMocks]:
 
 
 def docker_stack(**overrides: Any) -> StackConfig:
-    raw = {"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"product": "L40S"}, "target": "docker"}
+    # The smoke-test container is off here (tests/test_smoke_docker.py covers it), so `one(CONTAINER)` is vLLM's.
+    raw = {"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"product": "L40S"}, "target": "docker",
+           "smoke_test": {"enabled": False}}
     return validate_config({**raw, **overrides}, frozenset({"api_key"}))
 
 

@@ -87,9 +87,11 @@ def test_client_namespaces_and_pod_labels_must_both_match_one_peer() -> None:
     }]
 
 
-def test_prometheus_namespace_may_reach_the_api_port_that_also_serves_metrics() -> None:
-    assert server()["spec"]["ingress"][1]["from"] == [{"namespaceSelector": {"matchExpressions": [
-        {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["monitoring"]}]}}]
+def test_only_the_prometheus_pods_of_the_prometheus_namespace_may_reach_the_port_that_serves_metrics() -> None:
+    assert server()["spec"]["ingress"][1]["from"] == [{
+        "namespaceSelector": {"matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["monitoring"]}]},
+        "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}]
 
 
 def test_no_prometheus_rule_when_prometheus_namespace_is_null() -> None:
@@ -224,3 +226,104 @@ def test_component_sends_the_rendered_spec_to_kubernetes() -> None:
 def test_component_registers_no_policy_when_disabled() -> None:
     resources, built = _register({"enabled": False})
     assert ([r.typ for r in resources], built["component"].server) == ([TOKEN], None)
+
+
+# The policy follows the exposure (config/exposure.py), and node-local DNS.
+
+def exposure_of(**fields: Any) -> Any:
+    from config.exposure import ExposureConfig
+
+    return ExposureConfig.model_validate(fields)
+
+
+GATEWAY_FIELDS = {"name": "inference-gateway", "namespace": "gateway-system"}
+
+
+def gateway_server(gateway: dict[str, Any] | None = None, smoke_test: bool = True, **fields: Any) -> dict[str, Any]:
+    return render_server_policy("inference", "prod", 8000, policy(**fields),
+                                exposure_of(gateway={**GATEWAY_FIELDS, **(gateway or {})}), smoke_test)
+
+
+def test_with_a_gateway_only_its_proxy_pods_smoke_test_pods_and_prometheus_may_call_the_port() -> None:
+    assert [rule["from"] for rule in gateway_server()["spec"]["ingress"]] == [
+        [{"namespaceSelector": {"matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["gateway-system"]}]},
+          "podSelector": {"matchLabels": {"gateway.networking.k8s.io/gateway-name": "inference-gateway"}}}],
+        [{"podSelector": {"matchLabels": selector_labels("prod", "smoke-test")}}],
+        [{"namespaceSelector": {"matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["monitoring"]}]},
+          "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}],
+    ]
+
+
+def test_the_gateway_proxy_namespace_and_labels_are_configurable() -> None:
+    peer = gateway_server({"pods_namespace": "envoy-gateway-system",
+                           "pod_selector": {"gateway.envoyproxy.io/owning-gateway-name": "inference-gateway"}},
+                          )["spec"]["ingress"][0]["from"][0]
+    assert peer == {"namespaceSelector": {"matchExpressions": [
+        {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["envoy-gateway-system"]}]},
+        "podSelector": {"matchLabels": {"gateway.envoyproxy.io/owning-gateway-name": "inference-gateway"}}}
+
+
+def test_a_gateway_in_the_stacks_namespace_is_looked_for_there() -> None:
+    peer = render_server_policy("inference", "prod", 8000, policy(), exposure_of(gateway={"name": "gw"}))[
+        "spec"]["ingress"][0]["from"][0]
+    assert peer["namespaceSelector"]["matchExpressions"][0]["values"] == ["inference"]
+
+
+def test_a_managed_gateways_proxy_subnet_is_admitted_as_an_ip_block() -> None:
+    assert gateway_server({"source_cidrs": ["10.129.0.0/23"]})["spec"]["ingress"][0]["from"][1] == {
+        "ipBlock": {"cidr": "10.129.0.0/23"}}
+
+
+def test_client_namespaces_stay_admitted_beside_a_gateway_when_named() -> None:
+    rules = gateway_server(client_namespaces=["apps"])["spec"]["ingress"]
+    assert rules[1]["from"][0]["namespaceSelector"]["matchExpressions"][0]["values"] == ["apps"]
+
+
+def test_with_an_ingress_only_the_controller_pods_may_call_the_port() -> None:
+    exposure = exposure_of(ingress={"class_name": "nginx", "host": "a.example.com", "controller_namespace": "ingress-nginx",
+                                    "controller_pod_selector": {"app.kubernetes.io/name": "ingress-nginx"}})
+    rules = render_server_policy("inference", "prod", 8000, policy(), exposure)["spec"]["ingress"]
+    assert rules[0]["from"] == [{"namespaceSelector": {"matchExpressions": [
+        {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["ingress-nginx"]}]},
+        "podSelector": {"matchLabels": {"app.kubernetes.io/name": "ingress-nginx"}}}]
+
+
+def test_without_exposure_the_own_namespace_rule_already_admits_the_smoke_test() -> None:
+    rules = render_server_policy("inference", "prod", 8000, policy(), smoke_test=True)["spec"]["ingress"]
+    assert [rule["from"] for rule in rules][:1] == [[{"podSelector": {"matchLabels": {}}}]] and len(rules) == 2
+
+
+def test_node_local_dns_is_allowed_at_its_link_local_address_when_configured() -> None:
+    assert server(node_local_dns=True)["spec"]["egress"][0]["to"][1:] == [{"ipBlock": {"cidr": "169.254.20.10/32"}}]
+
+
+def test_node_local_dns_addresses_apply_to_the_download_job_too() -> None:
+    assert model_cache(node_local_dns=True, node_local_dns_addresses=["169.254.20.10", "10.96.0.10"])[
+        "spec"]["egress"][0]["to"][1:] == [{"ipBlock": {"cidr": "169.254.20.10/32"}}, {"ipBlock": {"cidr": "10.96.0.10/32"}}]
+
+
+def test_without_node_local_dns_only_the_dns_pods_are_reachable() -> None:
+    assert len(server()["spec"]["egress"][0]["to"]) == 1
+
+
+def test_a_bad_node_local_dns_address_is_refused_with_the_fix() -> None:
+    with pytest.raises(ValidationError) as error:
+        policy(node_local_dns_addresses=["169.254.20.300"])
+    assert "'169.254.20.300' is not an IP address" in str(error.value)
+
+
+def test_the_smoke_test_pods_accept_nothing_and_reach_only_dns_and_the_server_port() -> None:
+    smoke = render_network_policies("inference", "prod", 8000, policy(), smoke_test=True)[2]
+    assert (smoke["metadata"]["name"], smoke["spec"]["ingress"], smoke["spec"]["egress"][1]) == (
+        "prod-smoke-test", [],
+        {"to": [{"podSelector": {"matchLabels": selector_labels("prod", "server")}}],
+         "ports": [{"protocol": "TCP", "port": 8000}]})
+
+
+@pytest.mark.parametrize("smoke_test", [True, False])
+def test_policies_with_a_gateway_and_node_local_dns_pass_strict_schema_validation(smoke_test: bool) -> None:
+    exposure = exposure_of(gateway={**GATEWAY_FIELDS, "source_cidrs": ["10.129.0.0/23"]})
+    for manifest in render_network_policies("inference", "prod", 8000, policy(node_local_dns=True), exposure, smoke_test):
+        kubernetes_validate.validate(manifest, NEWEST_KUBERNETES, strict=True)

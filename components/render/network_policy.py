@@ -1,9 +1,11 @@
 """NetworkPolicies (networking.k8s.io/v1) for the vLLM server pods and the model download Job.
 
-Server pods: ingress on the API port from the client namespaces/pods and from the Prometheus namespace
-(vLLM serves /v1 and /metrics on one port; a NetworkPolicy cannot tell paths apart), egress to cluster
-DNS only: the cache is filled by the download Job, so a serving pod never needs the model hub.
+Server pods: ingress on the API port from the callers (the gateway's or ingress controller's proxy pods
+when exposure names one, the client namespaces, else the stack's own namespace), from the smoke-test pods and
+from the Prometheus pods (vLLM serves /v1 and /metrics on one port; a NetworkPolicy cannot tell paths apart),
+egress to cluster DNS only: the cache is filled by the download Job, so a serving pod never needs the hub.
 Download pods: no ingress; egress to DNS and to the hub (hub_egress_cidrs minus the cluster ranges).
+Smoke-test pods: no ingress; egress to DNS and the server pods' API port.
 Pods are selected by the same three labels the Deployment and Job selectors use (render/names.py).
 Pure: plain dicts with Kubernetes' camelCase field names, no pulumi import.
 """
@@ -14,28 +16,39 @@ import ipaddress
 from typing import Any
 
 from components.render.names import labels, selector_labels
+from config.exposure import ExposureConfig
 from config.network import NetworkPolicyConfig
 
 SERVER = "server"  # app.kubernetes.io/component of the vLLM server pods
 MODEL_CACHE = "model-cache"  # app.kubernetes.io/component of the download Job's pods
+SMOKE_TEST = "smoke-test"  # app.kubernetes.io/component of the smoke-test Job's pods
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every namespace
+NO_EXPOSURE = ExposureConfig()
 
 
-def render_network_policies(namespace: str, instance: str, port: int, policy: NetworkPolicyConfig) -> list[dict[str, Any]]:
-    """The server and download-Job policies, in that order; none when network_policy.enabled is false."""
+def render_network_policies(namespace: str, instance: str, port: int, policy: NetworkPolicyConfig,
+                            exposure: ExposureConfig = NO_EXPOSURE, smoke_test: bool = False) -> list[dict[str, Any]]:
+    """The server, download-Job and (with smoke_test) smoke-test policies, in that order; none when
+    network_policy.enabled is false."""
     if not policy.enabled:
         return []
-    return [
-        render_server_policy(namespace, instance, port, policy),
+    objects = [
+        render_server_policy(namespace, instance, port, policy, exposure, smoke_test),
         render_model_cache_policy(namespace, instance, policy),
     ]
+    if smoke_test:
+        objects.append(render_smoke_test_policy(namespace, instance, port, policy))
+    return objects
 
 
-def render_server_policy(namespace: str, instance: str, port: int, policy: NetworkPolicyConfig) -> dict[str, Any]:
+def render_server_policy(namespace: str, instance: str, port: int, policy: NetworkPolicyConfig,
+                         exposure: ExposureConfig = NO_EXPOSURE, smoke_test: bool = False) -> dict[str, Any]:
     api_port = [{"protocol": "TCP", "port": port}]
-    ingress = [{"from": _client_peers(policy), "ports": api_port}]
+    ingress = [{"from": peers, "ports": api_port} for peers in _caller_peers(namespace, instance, policy, exposure, smoke_test)]
     if policy.prometheus_namespace is not None:
-        ingress.append({"from": [_namespace_peer([policy.prometheus_namespace])], "ports": api_port})
+        prometheus = {**_namespace_peer([policy.prometheus_namespace]),
+                      "podSelector": {"matchLabels": dict(sorted(policy.prometheus_pod_selector.items()))}}
+        ingress.append({"from": [prometheus], "ports": api_port})
     return _policy(namespace, instance, SERVER, ingress=ingress, egress=[_dns_rule(policy)])
 
 
@@ -47,6 +60,34 @@ def render_model_cache_policy(namespace: str, instance: str, policy: NetworkPoli
             "ports": [{"protocol": "TCP", "port": port} for port in policy.hub_egress_ports],
         })
     return _policy(namespace, instance, MODEL_CACHE, ingress=[], egress=egress)
+
+
+def render_smoke_test_policy(namespace: str, instance: str, port: int, policy: NetworkPolicyConfig) -> dict[str, Any]:
+    server = {"to": [{"podSelector": {"matchLabels": selector_labels(instance, SERVER)}}],
+              "ports": [{"protocol": "TCP", "port": port}]}
+    return _policy(namespace, instance, SMOKE_TEST, ingress=[], egress=[_dns_rule(policy), server])
+
+
+def _caller_peers(namespace: str, instance: str, policy: NetworkPolicyConfig, exposure: ExposureConfig,
+                  smoke_test: bool) -> list[list[dict[str, Any]]]:
+    """One peer list per ingress rule: the exposure's proxies, the client namespaces, and the smoke-test pods
+    (unless every pod of the own namespace is already admitted). With neither exposure nor client namespaces
+    the callers are the stack's own namespace."""
+    rules: list[list[dict[str, Any]]] = []
+    gateway, ingress = exposure.gateway, exposure.ingress
+    if gateway is not None:
+        proxies = {**_namespace_peer([gateway.proxy_namespace(namespace)]),
+                   "podSelector": {"matchLabels": dict(sorted(gateway.proxy_pod_selector().items()))}}
+        rules.append([proxies, *(_ip_block(cidr, ()) for cidr in gateway.source_cidrs)])
+    if ingress is not None:
+        rules.append([{**_namespace_peer([ingress.controller_namespace]),
+                       "podSelector": {"matchLabels": dict(sorted(ingress.controller_pod_selector.items()))}}])
+    whole_namespace = not rules and not policy.client_namespaces and not policy.client_pod_selector
+    if policy.client_namespaces or not rules:
+        rules.append(_client_peers(policy))
+    if smoke_test and not whole_namespace:
+        rules.append([{"podSelector": {"matchLabels": selector_labels(instance, SMOKE_TEST)}}])
+    return rules
 
 
 def _policy(namespace: str, instance: str, component: str, ingress: list[dict[str, Any]],
@@ -79,11 +120,14 @@ def _namespace_peer(namespaces: tuple[str, ...] | list[str]) -> dict[str, Any]:
 
 
 def _dns_rule(policy: NetworkPolicyConfig) -> dict[str, Any]:
-    dns_pods = {
+    """Cluster DNS pods, and NodeLocal DNSCache's addresses when it runs (host network: an ipBlock)."""
+    dns_pods: list[dict[str, Any]] = [{
         **_namespace_peer([policy.dns_namespace]),
         "podSelector": {"matchLabels": dict(sorted(policy.dns_pod_selector.items()))},
-    }
-    return {"to": [dns_pods], "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}
+    }]
+    if policy.node_local_dns:
+        dns_pods += [{"ipBlock": {"cidr": str(ipaddress.ip_network(address))}} for address in policy.node_local_dns_addresses]
+    return {"to": dns_pods, "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}
 
 
 def _ip_block(cidr: str, except_cidrs: tuple[str, ...]) -> dict[str, Any]:

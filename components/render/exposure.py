@@ -1,0 +1,125 @@
+"""How clients reach the server: an HTTPRoute on an existing Gateway (optionally to an InferencePool), or an
+Ingress; the URL clients use and a ready-to-paste curl. Pure.
+
+The route lists only `exposure.paths` (Exact matches, each one vLLM's API key guards; config/exposure.py),
+so /invocations, /tokenize, /detokenize, /pooling, /score, /rerank and /metrics are never forwarded.
+
+Cross-namespace: the route and its backend (Service or InferencePool) live in the stack's namespace, so no
+ReferenceGrant is needed (gateway-api: a ReferenceGrant is required for a route's backendRef into another
+namespace, not for a parentRef). A Gateway in another namespace must admit the route through its listener's
+allowedRoutes; that is the Gateway owner's side, and this stack does not own the Gateway.
+
+InferencePool (inference.networking.k8s.io/v1, GIE v1.6.0): `endpointPickerRef` is optional in v1 and left
+out. The endpoint picker is a separate Deployment this stack does not create, and since GIE v1.6.0 it is
+released by llm-d/llm-d-router (shared reference §5); without one, the gateway balances over the pool's pods.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+from components.render.names import Names, labels, namespace_name, selector_labels
+from components.render.security import API_KEY_KEY
+from config.exposure import GatewayConfig, IngressConfig
+from config.stack import StackConfig
+
+GATEWAY_GROUP = "gateway.networking.k8s.io"
+INFERENCE_GROUP = "inference.networking.k8s.io"
+COMPONENT = "exposure"
+
+
+def render_exposure(cfg: StackConfig, instance: str) -> list[dict[str, Any]]:
+    """InferencePool (when the route targets one) and HTTPRoute, or the Ingress, or nothing."""
+    gateway, ingress = cfg.exposure.gateway, cfg.exposure.ingress
+    if gateway is not None:
+        pool = [render_inference_pool(cfg, instance)] if gateway.backend == "InferencePool" else []
+        return [*pool, render_http_route(cfg, instance, gateway)]
+    if ingress is not None:
+        return [render_ingress(cfg, instance, ingress)]
+    return []
+
+
+def _metadata(cfg: StackConfig, instance: str) -> dict[str, Any]:
+    return {"name": Names(instance).server, "namespace": namespace_name(cfg.namespace, instance), "labels": labels(instance, COMPONENT)}
+
+
+def render_http_route(cfg: StackConfig, instance: str, gateway: GatewayConfig) -> dict[str, Any]:
+    parent: dict[str, Any] = {"group": GATEWAY_GROUP, "kind": "Gateway", "name": gateway.name}
+    if gateway.namespace:
+        parent["namespace"] = gateway.namespace
+    if gateway.section_name:
+        parent["sectionName"] = gateway.section_name
+    rule: dict[str, Any] = {
+        "matches": [{"path": {"type": "Exact", "value": path}} for path in cfg.exposure.paths],
+        "backendRefs": [_backend_ref(cfg, instance, gateway)],
+    }
+    if gateway.request_timeout_seconds is not None:
+        rule["timeouts"] = {"request": f"{gateway.request_timeout_seconds}s"}
+    spec: dict[str, Any] = {"parentRefs": [parent]}
+    if gateway.hostnames:
+        spec["hostnames"] = list(gateway.hostnames)
+    spec["rules"] = [rule]
+    return {"apiVersion": f"{GATEWAY_GROUP}/v1", "kind": "HTTPRoute", "metadata": _metadata(cfg, instance), "spec": spec}
+
+
+def _backend_ref(cfg: StackConfig, instance: str, gateway: GatewayConfig) -> dict[str, Any]:
+    if gateway.backend == "InferencePool":
+        return {"group": INFERENCE_GROUP, "kind": "InferencePool", "name": Names(instance).server}
+    return {"group": "", "kind": "Service", "name": Names(instance).server, "port": cfg.server.port}
+
+
+def render_inference_pool(cfg: StackConfig, instance: str) -> dict[str, Any]:
+    """The server pods (same selector as the Deployment) on the API port; no endpointPickerRef (module doc)."""
+    return {"apiVersion": f"{INFERENCE_GROUP}/v1", "kind": "InferencePool", "metadata": _metadata(cfg, instance),
+            "spec": {"selector": {"matchLabels": selector_labels(instance, "server")},
+                     "targetPorts": [{"number": cfg.server.port}], "appProtocol": "http"}}
+
+
+def render_ingress(cfg: StackConfig, instance: str, ingress: IngressConfig) -> dict[str, Any]:
+    backend = {"service": {"name": Names(instance).server, "port": {"number": cfg.server.port}}}
+    paths = [{"path": path, "pathType": "Exact", "backend": backend} for path in cfg.exposure.paths]
+    spec: dict[str, Any] = {"ingressClassName": ingress.class_name}
+    if ingress.tls_secret_name:
+        spec["tls"] = [{"hosts": [ingress.host], "secretName": ingress.tls_secret_name}]
+    spec["rules"] = [{"host": ingress.host, "http": {"paths": paths}}]
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": _metadata(cfg, instance), "spec": spec}
+
+
+def service_url(cfg: StackConfig, instance: str) -> str:
+    return f"http://{Names(instance).server}.{namespace_name(cfg.namespace, instance)}.svc:{cfg.server.port}"
+
+
+def client_url(cfg: StackConfig, instance: str) -> str:
+    """The base URL clients use: the route's first hostname, the Ingress host, or the in-cluster Service."""
+    gateway, ingress = cfg.exposure.gateway, cfg.exposure.ingress
+    if gateway is not None:
+        host = gateway.hostnames[0] if gateway.hostnames else f"<address of Gateway {gateway_ref(cfg, gateway, instance)}>"
+        return f"{gateway.url_scheme}://{host.replace('*', '<host>')}"
+    if ingress is not None:
+        return f"{'https' if ingress.tls_secret_name else 'http'}://{ingress.host}"
+    return service_url(cfg, instance)
+
+
+def gateway_ref(cfg: StackConfig, gateway: GatewayConfig, instance: str) -> str:
+    return f"{gateway.namespace or namespace_name(cfg.namespace, instance)}/{gateway.name}"
+
+
+def curl_command(cfg: StackConfig, instance: str) -> str:
+    """One chat completion as a shell command, the key read from the Secret with kubectl. Without exposure
+    the Service is reached through `kubectl port-forward` (it is not reachable from outside the cluster)."""
+    names, ns = Names(instance), namespace_name(cfg.namespace, instance)
+    message = {"model": cfg.served_model_name, "messages": [{"role": "user", "content": "Hello"}]}
+    body = shlex.quote(json.dumps(message))
+    auth = ""
+    if cfg.security.require_api_key:
+        template = shlex.quote('{{index .data "' + API_KEY_KEY + '"}}')
+        auth = (f' -H "Authorization: Bearer $(kubectl get secret -n {ns} {names.api_key_secret} '
+                f'-o go-template={template} | base64 -d)"')
+    rest = f"/v1/chat/completions -H 'Content-Type: application/json'{auth} -d {body}"
+    if cfg.exposure.kind != "none":
+        return f"curl -sS {client_url(cfg, instance)}{rest}"
+    port = cfg.server.port
+    forward = f"kubectl port-forward -n {ns} svc/{names.server} {port}:{port} & sleep 2; "
+    return f"{forward}curl -sS http://127.0.0.1:{port}{rest}"

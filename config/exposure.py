@@ -1,0 +1,171 @@
+"""`exposure` and `smoke_test`: how clients reach the server, and the post-deploy check that it answers.
+
+vLLM's `--api-key` guards only paths under /v1, /v2, /inference and /cohere
+(vllm-project/vllm vllm/entrypoints/serve/middleware/authenticate.py, GUARDED_PREFIX, in 0.33.0; shared
+reference §7). /invocations runs the same chat and completion handlers without a key, and /tokenize,
+/detokenize, /metrics, /health answer anyone. So clients reach the server only through a route that lists
+guarded paths, and the NetworkPolicy keeps every other pod off the port (docs/exposure.md).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Annotated, Literal, Self
+
+from pydantic import Field, PositiveInt, StringConstraints, field_validator, model_validator
+
+from config.base import ConfigGroup
+from config.network import NamespaceName, _check_cidr, _check_label
+
+if TYPE_CHECKING:
+    from config.errors import ConfigIssue
+    from config.stack import StackConfig
+
+# The prefixes vLLM 0.33.0 checks the key on (authenticate.py GUARDED_PREFIX).
+GUARDED_PREFIXES: tuple[str, ...] = ("/v1", "/v2", "/inference", "/cohere")
+# What a chat/completions client needs from a generative model; Exact matches, so /v1/chat/completions/render
+# and every unlisted /v1 path stay out.
+GENERATE_PATHS: tuple[str, ...] = ("/v1/chat/completions", "/v1/completions", "/v1/models")
+# Default smoke-test image: python:3.11-slim pinned by the digest public Dockerfiles pin it by (found with the
+# code search). This sandbox cannot reach Docker Hub to re-check it: `docker buildx imagetools inspect
+# python:3.11-slim` shows the current one; set smoke_test.image to pin your own.
+SMOKE_IMAGE = "python:3.11-slim@sha256:9c900dea9e8fb7e16277c179b555cc72d29a352dbc33cff48ad5a0412fd5bfc7"
+
+ObjectName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
+Hostname = Annotated[str, StringConstraints(
+    pattern=r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", max_length=253)]
+_PATH = re.compile(r"^/[A-Za-z0-9/_.-]*$")
+
+
+def _labels_valid(labels: dict[str, str]) -> dict[str, str]:
+    for key, value in labels.items():
+        _check_label(key, value)
+    return labels
+
+
+class GatewayConfig(ConfigGroup):
+    """An existing Gateway (gateway.networking.k8s.io/v1) the HTTPRoute attaches to."""
+
+    name: ObjectName = Field(description="Name of the Gateway (created by your platform, not by this stack).")
+    namespace: NamespaceName | None = Field(
+        None, description="Namespace of the Gateway; the stack's namespace when unset. Its listener's "
+                          "allowedRoutes must admit the stack's namespace.")
+    section_name: ObjectName | None = Field(None, description="The Gateway listener to attach to (parentRefs sectionName).")
+    hostnames: tuple[Hostname, ...] = Field((), description="HTTPRoute hostnames; empty takes the listener's.")
+    backend: Literal["Service", "InferencePool"] = Field(
+        "Service", description="Route to the Service, or to an InferencePool (inference.networking.k8s.io/v1) "
+                               "over the server pods, for gateways implementing the Inference Extension.")
+    request_timeout_seconds: PositiveInt | None = Field(
+        300, description="HTTPRoute rules timeouts.request (Extended support): a long generation must not be cut at a "
+                         "proxy default; null leaves it out for implementations that reject it.")
+    url_scheme: Literal["https", "http"] = Field(
+        "https", description="Scheme of the Gateway listener, for the client URL and curl outputs.")
+    pods_namespace: NamespaceName | None = Field(
+        None, description="Namespace of the gateway's proxy pods (for the NetworkPolicy); the Gateway's when unset.")
+    pod_selector: dict[str, str] | None = Field(
+        None, description="Labels of the gateway's proxy pods; default gateway.networking.k8s.io/gateway-name: <name> "
+                          "(GEP-1762). {} admits every pod of pods_namespace.")
+    source_cidrs: tuple[str, ...] = Field(
+        (), description="Addresses the gateway's proxies connect from when they are not pods (a cloud load "
+                        "balancer's proxy subnet); admitted on the API port.")
+
+    @field_validator("pod_selector")
+    @classmethod
+    def _pod_labels(cls, labels: dict[str, str] | None) -> dict[str, str] | None:
+        return None if labels is None else _labels_valid(labels)
+
+    @field_validator("source_cidrs")
+    @classmethod
+    def _cidrs_valid(cls, cidrs: tuple[str, ...]) -> tuple[str, ...]:
+        for cidr in cidrs:
+            _check_cidr(cidr)
+        return cidrs
+
+    def proxy_namespace(self, stack_namespace: str) -> str:
+        return self.pods_namespace or self.namespace or stack_namespace
+
+    def proxy_pod_selector(self) -> dict[str, str]:
+        """GEP-1762: an implementation deploying a Gateway "MUST label all generated resources (Service,
+        Deployment, etc) with gateway.networking.k8s.io/gateway-name" (kubernetes-sigs/gateway-api
+        geps/gep-1762)."""
+        if self.pod_selector is not None:
+            return dict(self.pod_selector)
+        return {"gateway.networking.k8s.io/gateway-name": self.name}
+
+
+class IngressConfig(ConfigGroup):
+    """An Ingress (networking.k8s.io/v1), for clusters without the Gateway API."""
+
+    class_name: ObjectName = Field(description="ingressClassName (e.g. nginx).")
+    host: Hostname = Field(description="The host name clients use.")
+    tls_secret_name: ObjectName | None = Field(
+        None, description="TLS Secret (in the stack's namespace) for host; unset serves plain HTTP.")
+    controller_namespace: NamespaceName = Field(description="Namespace of the ingress controller's pods.")
+    controller_pod_selector: dict[str, str] = Field(
+        default_factory=dict, description="Labels of the controller pods (e.g. app.kubernetes.io/name: ingress-nginx); "
+                                          "{} admits every pod of controller_namespace.")
+
+    @field_validator("controller_pod_selector")
+    @classmethod
+    def _pod_labels(cls, labels: dict[str, str]) -> dict[str, str]:
+        return _labels_valid(labels)
+
+
+class ExposureConfig(ConfigGroup):
+    """How clients outside the stack's namespace reach the API. Neither set: the Service only (ClusterIP)."""
+
+    gateway: GatewayConfig | None = Field(None, description="Attach an HTTPRoute to an existing Gateway.")
+    ingress: IngressConfig | None = Field(None, description="Create an Ingress instead (no Gateway API).")
+    paths: tuple[str, ...] = Field(
+        GENERATE_PATHS, description="Paths the route or Ingress forwards (Exact); each must be one vLLM's API key guards.")
+
+    @field_validator("paths")
+    @classmethod
+    def _paths_guarded(cls, paths: tuple[str, ...]) -> tuple[str, ...]:
+        if not paths:
+            raise ValueError("is empty. Fix: list at least /v1/chat/completions, or remove the key for the default.")
+        for path in paths:
+            if not _PATH.match(path) or ".." in path or not is_guarded(path):
+                raise ValueError(
+                    f"{path!r} is not a path vLLM's API key guards (only {', '.join(GUARDED_PREFIXES)} are; "
+                    "/invocations, /tokenize, /detokenize, /pooling, /score, /rerank and /metrics answer without it). "
+                    f"Fix: list paths such as {', '.join(GENERATE_PATHS)}.")
+        return paths
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Self:
+        if self.gateway is not None and self.ingress is not None:
+            raise ValueError("sets both gateway and ingress. Fix: keep one of exposure.gateway or exposure.ingress.")
+        return self
+
+    @property
+    def kind(self) -> Literal["gateway", "ingress", "none"]:
+        return "gateway" if self.gateway else "ingress" if self.ingress else "none"
+
+
+def is_guarded(path: str) -> bool:
+    """Whether vLLM 0.33.0 checks the key on `path`: its middleware tests `path.startswith(prefix)`."""
+    return path.startswith(GUARDED_PREFIXES)
+
+
+class SmokeTestConfig(ConfigGroup):
+    """A Job run after the rollout: one chat completion; its failure fails `pulumi up`."""
+
+    enabled: bool = Field(True, description="Run the smoke test after each rollout that changes the model or image.")
+    image: str = Field(SMOKE_IMAGE, min_length=1, description="Image with python3 that runs smoke/check.py.")
+    timeout_seconds: PositiveInt = Field(
+        120, le=3600, description="Bound on the one request (smoke/check.py --timeout-seconds).")
+    max_tokens: PositiveInt = Field(16, le=4096, description="max_tokens of the request.")
+
+
+def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
+    """An exposed server without a key would serve anyone the gateway lets in."""
+    from config.errors import ConfigIssue
+
+    if cfg.exposure.kind == "none" or cfg.security.require_api_key:
+        return []
+    return [ConfigIssue(
+        f"exposure.{cfg.exposure.kind}",
+        "exposes the API outside the namespace, but security.require_api_key is false: anyone the "
+        f"{cfg.exposure.kind} admits could run inference.",
+        "set security.require_api_key: true (and pulumi config set --secret api_key <key>).")]
