@@ -25,25 +25,24 @@ class Profile:
     gpu_label: GpuLabelScheme  # how pods select the GPU product (cluster/selectors.py)
     storage_class: str | None  # the provider's default class (ReadWriteOnce); None = the cluster default
     rwx_storage_class: str | None  # the provider's usual ReadWriteMany class, when it has one
-    node_local_dns: bool  # NodeLocal DNSCache (169.254.20.10) assumed present
     runtime_class: str | None  # runtimeClassName for GPU pods; None where the default runtime has the GPU hook
     gpu_tolerations: tuple[dict[str, str], ...] = field(default=())  # GPU pool taints besides nvidia.com/gpu
 
 
 PROFILES: dict[str, Profile] = {
     # Plain Kubernetes with the NVIDIA device plugin and GFD: GFD's nvidia.com/gpu.product.
-    "generic": Profile("generic", "gfd", None, None, False, None),
+    "generic": Profile("generic", "gfd", None, None, None),
     # On-prem with the NVIDIA GPU Operator (runs GFD; its toolkit makes nvidia the default runtime).
-    "gpu-operator": Profile("gpu-operator", "gfd", None, None, False, None),
+    "gpu-operator": Profile("gpu-operator", "gfd", None, None, None),
     # GKE: no GFD unless installed (NVIDIA/gpu-feature-discovery#44); NodeLocal DNSCache is an add-on.
-    "gke": Profile("gke", "gke-accelerator", "standard-rwo", "standard-rwx", False, None),
+    "gke": Profile("gke", "gke-accelerator", "standard-rwo", "standard-rwx", None),
     # EKS with Karpenter: labels known before the node exists (scale from zero).
-    "eks-karpenter": Profile("eks-karpenter", "karpenter", "gp2", "efs-sc", False, None),
+    "eks-karpenter": Profile("eks-karpenter", "karpenter", "gp2", "efs-sc", None),
     # AKS: the accelerator label is vendor only; the instance type names the GPU.
     # AKS's GPU guides taint GPU pools sku=gpu:NoSchedule (MicrosoftDocs/azure-docs articles/aks/gpu-cluster.md,
     # use-node-taints.md: `az aks nodepool add ... --node-taints sku=gpu:NoSchedule`).
-    "aks": Profile("aks", "instance-type", "managed-csi", "azurefile-csi", False, None,
+    "aks": Profile("aks", "instance-type", "managed-csi", "azurefile-csi", None,
                    ({"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},)),
     # OpenShift: GPUs come through the NVIDIA GPU Operator (GFD labels).
-    "openshift": Profile("openshift", "gfd", None, None, False, None),
+    "openshift": Profile("openshift", "gfd", None, None, None),
 }

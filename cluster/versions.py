@@ -1,8 +1,7 @@
 """Version tables the cluster checks compare against, each in one place.
 
-KEDA (shared reference "serving-at-scale-facts.md" §4): fallback.behavior from v2.17.0 (kedacore/keda
-issue #6450, CHANGELOG v2.17.0); a fallback with a metricType Value trigger from v2.18.0 (PR #6655; until
-then the webhook rejects it: apis/keda/v1alpha1/scaledobject_types.go@v2.17.0:286-316).
+KEDA: the feature table is catalog/keda.py's (fallback.behavior from v2.17.0, a fallback with a metricType
+Value trigger from v2.18.0; until then the webhook rejects it: apis/keda/v1alpha1/scaledobject_types.go@v2.17.0:286-316).
 CUDA: the vllm/vllm-openai images moved to a CUDA 13 base (nvidia/cuda:13.0.3) and need driver >= 580;
 `-cu129` tags are CUDA 12.9 builds (shared reference "vllm-kubernetes-facts.md" §A.6, "serving-at-scale-
 facts.md" §3 GFD row).
@@ -13,10 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from catalog.keda import FEATURES, Feature
+from catalog.keda import parse_version as parse_keda_version
+
+# Feature -> first KEDA release that accepts it: catalog/keda.py is the one table; "scaledobject" is the
+# keda.sh/v1alpha1 ScaledObject itself.
 KEDA_FEATURES: dict[str, tuple[int, int, int]] = {
-    "scaledobject": (2, 0, 0),  # keda.sh/v1alpha1 ScaledObject
-    "fallback.behavior": (2, 17, 0),
-    "fallback-with-value-metric": (2, 18, 0),
+    "scaledobject": (2, 0, 0),
+    **{str(feature): (*parse_keda_version(first), 0) for feature, (first, _source) in FEATURES.items()},
 }
 
 # vLLM release -> CUDA major of its official vllm/vllm-openai image (unknown releases: not checked).
@@ -61,8 +64,8 @@ def keda_features_of(scaled_object_spec: Mapping[str, Any]) -> set[str]:
     fallback = scaled_object_spec.get("fallback")
     if isinstance(fallback, Mapping):
         if "behavior" in fallback:
-            features.add("fallback.behavior")
+            features.add(str(Feature.FALLBACK_BEHAVIOR))
         triggers = scaled_object_spec.get("triggers") or []
         if any(isinstance(t, Mapping) and t.get("metricType") == "Value" for t in triggers):
-            features.add("fallback-with-value-metric")
+            features.add(str(Feature.FALLBACK_WITH_VALUE_TRIGGERS))
     return features

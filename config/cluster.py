@@ -36,8 +36,6 @@ class ClusterConfig(ConfigGroup):
     gpu_label: GpuLabelScheme | None = Field(
         None, description="How pods select the GPU: gfd (nvidia.com/gpu.product), gke-accelerator, karpenter "
                           "(instance-gpu-name + instance-gpu-memory), instance-type, or none; defaults to the profile's.")
-    node_local_dns: bool | None = Field(
-        None, description="NodeLocal DNSCache (169.254.20.10) runs on the nodes; defaults to the profile's.")
     snapshot_files: tuple[str, ...] = Field(
         (), description="`kubectl get ... -o json` files to check instead of reading the live cluster "
                         "(paths relative to the project directory).")
@@ -56,10 +54,6 @@ class ClusterConfig(ConfigGroup):
     @property
     def gpu_label_scheme(self) -> GpuLabelScheme:
         return self.gpu_label or self.defaults.gpu_label
-
-    @property
-    def node_local_dns_present(self) -> bool:
-        return self.defaults.node_local_dns if self.node_local_dns is None else self.node_local_dns
 
 
 def runtime_class_name(cfg: StackConfig) -> str | None:

@@ -136,9 +136,9 @@ def test_an_immediately_bound_zonal_disk_warns() -> None:
 
 def test_keda_older_than_a_rendered_feature_blocks_naming_the_feature() -> None:
     cluster = facts(crd("scaledobjects.keda.sh"), keda_operator("ghcr.io/kedacore/keda:2.16.1"))
-    finding = check_keda(cluster, {"fallback.behavior", "fallback-with-value-metric"})[0]
+    finding = check_keda(cluster, {"fallback.behavior", "fallback with a metricType Value trigger"})[0]
     assert finding.level == "block"
-    assert finding.message == "KEDA 2.16.1 rejects this ScaledObject; it needs >= 2.18.0 for fallback-with-value-metric."
+    assert finding.message == "KEDA 2.16.1 rejects this ScaledObject; it needs >= 2.18.0 for fallback with a metricType Value trigger."
 
 
 def test_keda_2_17_accepts_a_rendering_that_needs_only_fallback_behavior() -> None:
@@ -153,7 +153,7 @@ def test_keda_without_its_crd_blocks_and_an_unread_version_warns() -> None:
 
 def test_the_keda_features_come_from_the_rendered_scaled_object_spec() -> None:
     spec = {"fallback": {"behavior": "static"}, "triggers": [{"metricType": "Value"}, {"metricType": "AverageValue"}]}
-    assert keda_features_of(spec) == {"scaledobject", "fallback.behavior", "fallback-with-value-metric"}
+    assert keda_features_of(spec) == {"scaledobject", "fallback.behavior", "fallback with a metricType Value trigger"}
     assert keda_features_of({"triggers": [{"metricType": "Value"}]}) == {"scaledobject"}
 
 
@@ -231,6 +231,6 @@ def test_a_pod_monitor_is_matched_against_the_pod_monitor_selector() -> None:
 def test_keda_supports_answers_per_feature_from_the_one_table() -> None:
     from cluster.versions import keda_supports
 
-    assert (keda_supports("2.17.1", "fallback.behavior"), keda_supports("2.17.1", "fallback-with-value-metric")) == (
+    assert (keda_supports("2.17.1", "fallback.behavior"), keda_supports("2.17.1", "fallback with a metricType Value trigger")) == (
         True, False)
-    assert keda_supports("2.18", "fallback-with-value-metric")
+    assert keda_supports("2.18", "fallback with a metricType Value trigger")

@@ -95,7 +95,7 @@ def test_the_json_report_carries_the_cluster_verdict_and_findings(capsys) -> Non
     data = json.loads(capsys.readouterr().out)
     assert (data["fits"], data["verdict"], data["cluster"]["verdict"]) == (True, "BLOCKED", "blocked")
     assert {"check": "keda", "level": "block",
-            "message": "KEDA 2.17.0 rejects this ScaledObject; it needs >= 2.18.0 for fallback-with-value-metric.",
+            "message": "KEDA 2.17.0 rejects this ScaledObject; it needs >= 2.18.0 for fallback with a metricType Value trigger.",
             "fix": "upgrade KEDA to 2.18.0 or newer, or set autoscaling.enabled: false."} in data["cluster"]["findings"]
 
 

@@ -99,13 +99,11 @@ def test_the_aks_profile_tolerates_the_sku_gpu_taint_aks_guides_put_on_gpu_pools
     assert render_tolerations(make_config()) == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
 
 
-def test_node_local_dns_and_runtime_class_follow_the_profile_unless_set() -> None:
+def test_the_runtime_class_follows_the_profile_unless_set() -> None:
     from config.cluster import runtime_class_name
 
-    cfg = make_config(cluster={"profile": "gke"})
-    assert (cfg.cluster.node_local_dns_present, runtime_class_name(cfg)) == (False, None)
-    cfg = make_config(cluster={"profile": "gke", "node_local_dns": True}, scheduling={"runtime_class_name": "nvidia"})
-    assert (cfg.cluster.node_local_dns_present, runtime_class_name(cfg)) == (True, "nvidia")
+    assert runtime_class_name(make_config(cluster={"profile": "gke"})) is None
+    assert runtime_class_name(make_config(cluster={"profile": "gke"}, scheduling={"runtime_class_name": "nvidia"})) == "nvidia"
 
 
 def test_the_profile_names_the_providers_storage_classes() -> None:
@@ -127,6 +125,6 @@ def test_the_keda_features_checked_are_read_off_the_rendered_scaled_object() -> 
 
     cfg = make_config(autoscaling={"enabled": True})
     assert keda_features(cfg, run_preflight(cfg), "vllm-prod") == {
-        "scaledobject", "fallback.behavior", "fallback-with-value-metric"}  # kv_cache is a metricType Value trigger
+        "scaledobject", "fallback.behavior", "fallback with a metricType Value trigger"}  # kv_cache is a metricType Value trigger
     cfg = make_config(autoscaling={"enabled": True, "triggers": ["queue", "running"]})
     assert keda_features(cfg, run_preflight(cfg), "vllm-prod") == {"scaledobject", "fallback.behavior"}
