@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from components.render.scheduling import GPU_PRODUCT_LABEL, GPU_RESOURCE
+from cluster.selectors import GFD_PRODUCT as GPU_PRODUCT_LABEL
+from cluster.selectors import GPU_RESOURCE
 from config.sources import load_stack_file
 from config.stack import SECRET_KEYS, StackConfig
 from preflight.__main__ import main

@@ -148,6 +148,20 @@ def latency_alerts(cfg: MonitoringConfig, metrics: VersionMetrics, workload: Wor
     return alerts
 
 
+def rollout_stuck_alert(workload: Workload) -> Alert:
+    """The Deployment controller sets Progressing=False (reason ProgressDeadlineExceeded) once a rollout has run
+    past progressDeadlineSeconds, the rollout budget (kube-state-metrics docs/metrics/workload/deployment-metrics.md:
+    kube_deployment_status_condition, status true|false|unknown). A LeaderWorkerSet has no such condition series."""
+    deployment = selector({"namespace": workload.namespace, "deployment": workload.deployment_name,
+                           "condition": "Progressing", "status": "false"})
+    return Alert("VllmRolloutStuck", f"kube_deployment_status_condition{deployment} == 1",
+                 "critical", "vLLM rollout stuck in {{ $labels.namespace }}/{{ $labels.deployment }}",
+                 "The Deployment's rollout has run past its progress deadline (the rollout budget) without new "
+                 "replicas becoming available.",
+                 "1. kubectl rollout status and describe the new pods: Pending on GPUs, image pull, or a crash "
+                 "loop? 2. kubectl rollout undo if the new revision cannot start.", for_="1m")
+
+
 def kubernetes_alerts(cfg: MonitoringConfig, limits: AlertThresholds, workload: Workload) -> list[Alert]:
     """Pod lifecycle from kube-state-metrics."""
     wanted, available, owner = workload.replica_series()
@@ -162,16 +176,6 @@ def kubernetes_alerts(cfg: MonitoringConfig, limits: AlertThresholds, workload: 
               "1. kubectl describe pod: Pending on GPUs (node labels, taints, quota)? 2. Startup probe kills "
               "during model download or load? 3. Logs: CUDA OOM or 'KV cache needed > available' means the "
               "preflight inputs differ from the node.", for_=unready),
-        # The Deployment controller sets Progressing=False (reason ProgressDeadlineExceeded) once a rollout has
-        # run past progressDeadlineSeconds, the rollout budget (kube-state-metrics
-        # docs/metrics/workload/deployment-metrics.md: kube_deployment_status_condition, status true|false|unknown).
-        Alert("VllmRolloutStuck",
-              f"kube_deployment_status_condition{deployment[:-1]},condition=\"Progressing\",status=\"false\"}} == 1",
-              "critical", "vLLM rollout stuck in {{ $labels.namespace }}/{{ $labels.deployment }}",
-              "The Deployment's rollout has run past its progress deadline (the rollout budget) without new "
-              "replicas becoming available.",
-              "1. kubectl rollout status and describe the new pods: Pending on GPUs, image pull, or a crash "
-              "loop? 2. kubectl rollout undo if the new revision cannot start.", for_="1m"),
         Alert("VllmContainerRestarting",
               f"increase(kube_pod_container_status_restarts_total{pods}[30m]) >= {cfg.restarts_threshold}",
               "warning", "vLLM container restarting: {{ $labels.pod }}",
@@ -186,6 +190,8 @@ def kubernetes_alerts(cfg: MonitoringConfig, limits: AlertThresholds, workload: 
               "1. Raise the container memory limit: weights pass through host RAM while loading. 2. V0 "
               "(0.7.x) reserves --swap-space (4 GiB) of CPU memory per GPU. 3. Check /dev/shm sizing.", for_=None),
     ]
+    if workload.kind == "Deployment":
+        alerts.insert(1, rollout_stuck_alert(workload))
     if workload.hpa_name:
         hpa = selector({"namespace": workload.namespace, "horizontalpodautoscaler": workload.hpa_name})
         alerts.append(Alert(
