@@ -30,6 +30,7 @@ class KedaAutoscalerArgs:
     autoscaling: AutoscalingConfig
     capacity: Capacity  # from the preflight: thresholds left unset are derived from it
     scaled_object_name: str | None = None  # Kubernetes name; the component name when unset
+    workload_kind: str = "Deployment"  # StatefulSet with per-replica volumes (config/delivery.py)
 
 
 class KedaAutoscaler(pulumi.ComponentResource):
@@ -57,6 +58,6 @@ class KedaAutoscaler(pulumi.ComponentResource):
 
     def _render(self, args: KedaAutoscalerArgs, namespace: str, deployment_name: str) -> dict[str, Any]:
         workload = Workload(namespace=namespace, model_name=args.served_model_name,
-                            deployment_name=deployment_name, hpa_name=self.hpa_name)
+                            deployment_name=deployment_name, hpa_name=self.hpa_name, kind=args.workload_kind)
         return render_scaled_object(self.scaled_object_name, args.selector_labels, args.autoscaling,
                                     self.thresholds, metrics_for(args.vllm_version), workload)

@@ -17,6 +17,7 @@ from components.render.keda import capacity_from_report
 from components.render.probes import server_startup_budget
 from components.render.vllm_checks import check_vllm_config
 from components.serving_stack import ServingStack, ServingStackArgs
+from config.delivery import workload_kind
 from config.errors import ConfigError, ConfigIssue
 from config.secrets import StackSecrets
 from config.stack import StackConfig, missing_secrets
@@ -75,7 +76,7 @@ def _observability(cfg: StackConfig, report: PreflightReport, name: str) -> Any:
                 namespace=stack.namespace, deployment_name=stack.deployment_name,
                 selector_labels=stack.selector_labels, served_model_name=cfg.served_model_name,
                 vllm_version=cfg.vllm.version, autoscaling=cfg.autoscaling, capacity=capacity,
-                scaled_object_name=name), child)
+                scaled_object_name=name, workload_kind=workload_kind(cfg)), child)
         if cfg.monitoring.enabled:
             Monitoring(f"{name}-monitoring", MonitoringArgs(
                 namespace=stack.namespace, deployment_name=stack.deployment_name,

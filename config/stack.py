@@ -7,8 +7,9 @@ from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, ValidationError
 
-from config import docker, kubernetes, observability
+from config import delivery, docker, kubernetes, observability
 from config.base import ConfigGroup
+from config.delivery import DeliveryConfig
 from config.docker import DockerConfig
 from config.engine import EngineConfig
 from config.errors import ConfigError, ConfigIssue
@@ -37,6 +38,7 @@ class StackConfig(ConfigGroup):
     namespace: NamespaceConfig = Field(default_factory=NamespaceConfig, description="Kubernetes namespace.")
     scheduling: SchedulingConfig = Field(default_factory=SchedulingConfig, description="Replica spreading.")
     cache: CacheConfig = Field(default_factory=CacheConfig, description="Model cache volume.")
+    delivery: DeliveryConfig = Field(default_factory=DeliveryConfig, description="How weights reach the GPUs.")
     probes: ProbesConfig = Field(default_factory=ProbesConfig, description="Startup, readiness and liveness probes.")
     server: ServerConfig = Field(default_factory=ServerConfig, description="The vLLM container.")
     security: SecurityConfig = Field(default_factory=SecurityConfig, description="Security defaults.")
@@ -67,7 +69,7 @@ def validate_config(raw: Mapping[str, Any], secrets_present: frozenset[str] | No
     except ValidationError as error:
         raise ConfigError([issue_from_pydantic(StackConfig, e) for e in error.errors()]) from None
     issues = _core_checks(cfg) + ([] if secrets_present is None else missing_secrets(cfg, secrets_present))
-    for module in (kubernetes, observability, docker):
+    for module in (kubernetes, delivery, observability, docker):
         issues += module.cross_checks(cfg)
     if issues:
         raise ConfigError(issues)

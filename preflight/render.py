@@ -29,7 +29,21 @@ def figures(report: PreflightReport) -> list[tuple[str, str]]:
                                f"= {report.target_kv_tokens:,} tokens ({report.plain_kv_gib_for_target:.2f} GiB "
                                "whole model)"),
         ("Margin", f"{report.margin_percent:.1f} % of the KV cache left after the target"),
+        *startup_rows(report),
     ]
+
+
+def startup_rows(report: PreflightReport) -> list[tuple[str, str]]:
+    """The delivery mode and the startup budget, one row per term of the sum."""
+    budget = report.startup
+    if budget is None:
+        return []
+    rows = [("Model delivery", f"{budget.mode}, reading {budget.throughput.mib_per_s:g} MiB/s per replica "
+                               f"({budget.throughput.source})")]
+    rows.append(("Startup budget", f"{budget.first_start_seconds} s on the first start, the sum of:"))
+    rows += [(f"+ {term.name}", term.render().removeprefix(term.name + " ")) for term in budget.terms]
+    rows.append(("Startup probe", budget.probe.explain()))
+    return rows
 
 
 def verdict(report: PreflightReport) -> str:

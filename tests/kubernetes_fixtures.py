@@ -46,8 +46,15 @@ def one(objects: list[dict[str, Any]], kind: str) -> dict[str, Any]:
     return found[0]
 
 
+def workload(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    """The server's Deployment, or its StatefulSet with per-replica volumes."""
+    found = of_kind(objects, "Deployment") + of_kind(objects, "StatefulSet")
+    assert len(found) == 1, f"expected one Deployment or StatefulSet, found {len(found)}"
+    return found[0]
+
+
 def pod_spec(objects: list[dict[str, Any]]) -> dict[str, Any]:
-    return one(objects, "Deployment")["spec"]["template"]["spec"]
+    return workload(objects)["spec"]["template"]["spec"]
 
 
 def server(objects: list[dict[str, Any]]) -> dict[str, Any]:

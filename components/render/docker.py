@@ -13,6 +13,7 @@ from typing import Any
 
 from components.render.names import HF_HOME
 from components.render.vllm_args import render_vllm_env
+from config.delivery import read_throughput
 from config.docker import DockerCacheConfig, DockerConfig, docker_settings
 from config.stack import StackConfig
 from preflight.report import PreflightReport
@@ -72,7 +73,7 @@ def startup_seconds(cfg: StackConfig, report: PreflightReport) -> int:
     """
     probes = cfg.probes
     budget = startup_budget(
-        report.weights_on_disk_gib, probes.load_throughput_gib_per_s, report.gpus_per_replica,
+        report.weights_on_disk_gib, read_throughput(cfg).gib_per_s, report.gpus_per_replica,
         cfg.engine.enforce_eager, engine_start_seconds=probes.engine_start_seconds,
         per_gpu_start_seconds=probes.per_gpu_start_seconds, cuda_graph_capture_seconds=probes.cuda_graph_capture_seconds,
         safety_factor=probes.safety_factor, override_seconds=probes.startup_seconds)

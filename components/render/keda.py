@@ -138,7 +138,7 @@ def render_behavior(cfg: AutoscalingConfig) -> dict[str, Any]:
 def render_scaled_object_spec(scaled_object_name: str, cfg: AutoscalingConfig, thresholds: Thresholds,
                               metrics: VersionMetrics, workload: Workload) -> dict[str, Any]:
     return {
-        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": workload.deployment_name},
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": workload.kind, "name": workload.deployment_name},
         "pollingInterval": cfg.polling_interval,
         "cooldownPeriod": cfg.cooldown_period,
         "minReplicaCount": cfg.min_replica_count,

@@ -8,38 +8,53 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.render import cache, pod
+from components.render import cache, delivery, pod
 from components.render.names import Names, labels, selector_labels
-from components.render.probes import server_startup_budget
 from components.render.security import API_KEY_KEY, HF_TOKEN_KEY, render_namespace, render_secret, render_service_account
+from config.delivery import delivery_mode
 from config.stack import StackConfig
+from preflight.delivery import delivery_budget
 from preflight.report import PreflightReport
 
 SECRET_PLACEHOLDER = "<pulumi secret>"
 
 
-def server_plan(cfg: StackConfig, report: PreflightReport, instance: str) -> pod.ServerPlan:
-    names = Names(instance)
+def server_plan(cfg: StackConfig, report: PreflightReport, instance: str, with_token: bool = False) -> pod.ServerPlan:
+    names, weights = Names(instance), report.weights_on_disk_gib
+    budget = delivery_budget(cfg, weights)
+    per_replica_token = with_token and delivery_mode(cfg) == "per_replica_volume"
     return pod.ServerPlan(
         name=names.server, namespace=cfg.namespace.name, labels=labels(instance, "server"),
-        selector=selector_labels(instance, "server"), claim=cache.claim_name(cfg, report.weights_on_disk_gib, instance),
+        selector=selector_labels(instance, "server"), claim=cache.claim_name(cfg, weights, instance),
         service_account=names.server, api_key_secret=names.api_key_secret if cfg.security.require_api_key else None,
-        resolved=report.resolved, budget=server_startup_budget(cfg, report.weights_on_disk_gib))
+        resolved=report.resolved, budget=budget.probe, delivery=budget, weights_on_disk_gib=weights,
+        hf_token_secret=names.hf_token_secret if per_replica_token else None)
+
+
+def server_service_account(cfg: StackConfig, plan: pod.ServerPlan) -> dict[str, Any]:
+    """With object storage, workload identity annotations (IRSA, GKE Workload Identity) go here."""
+    account = render_service_account(plan.service_account, plan.namespace, plan.labels)
+    annotations = delivery.service_account_annotations(cfg)
+    if annotations:
+        account["metadata"]["annotations"] = annotations
+    return account
 
 
 def cache_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
                     with_token: bool) -> list[dict[str, Any]]:
     names, meta = Names(instance), labels(instance, "model-cache")
     ns, weights = cfg.namespace.name, report.weights_on_disk_gib
-    claim = cache.claim_name(cfg, weights, instance)
+    claim, mode = cache.claim_name(cfg, weights, instance), delivery_mode(cfg)
     objects: list[dict[str, Any]] = []
-    if cfg.cache.existing_claim is None:
+    if cfg.cache.existing_claim is None and mode == "shared_volume":
         objects.append(cache.render_pvc(cfg, weights, claim, ns, meta))
     if not cache.needs_download(cfg):
         return objects
     token_secret = names.hf_token_secret if with_token else None
     if token_secret:
         objects.append(render_secret(token_secret, ns, meta, HF_TOKEN_KEY, SECRET_PLACEHOLDER))
+    if mode == "per_replica_volume":  # each replica's init container downloads into its own claim
+        return objects
     objects.append(render_service_account(names.download_service_account, ns, meta))
     objects.append(cache.render_download_job(
         cfg, weights, name=cache.job_name(cfg, weights, instance), namespace=ns, claim=claim,
@@ -47,12 +62,13 @@ def cache_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
     return objects
 
 
-def server_manifests(cfg: StackConfig, report: PreflightReport, instance: str) -> list[dict[str, Any]]:
-    plan = server_plan(cfg, report, instance)
-    objects = [render_service_account(plan.service_account, plan.namespace, plan.labels)]
+def server_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
+                     with_token: bool = False) -> list[dict[str, Any]]:
+    plan = server_plan(cfg, report, instance, with_token)
+    objects = [server_service_account(cfg, plan)]
     if plan.api_key_secret:
         objects.append(render_secret(plan.api_key_secret, plan.namespace, plan.labels, API_KEY_KEY, SECRET_PLACEHOLDER))
-    return [*objects, pod.render_deployment(cfg, plan), pod.render_service(cfg, plan), pod.render_pdb(plan)]
+    return [*objects, pod.render_workload(cfg, plan), pod.render_service(cfg, plan), pod.render_pdb(plan)]
 
 
 def render_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
@@ -62,4 +78,5 @@ def render_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
     if cfg.namespace.create:
         namespace_labels = labels(instance, "server") | {"app.kubernetes.io/component": "namespace"}
         objects.append(render_namespace(cfg.namespace.name, namespace_labels))
-    return objects + cache_manifests(cfg, report, instance, with_token) + server_manifests(cfg, report, instance)
+    return objects + cache_manifests(cfg, report, instance, with_token) + server_manifests(
+        cfg, report, instance, with_token)

@@ -22,6 +22,7 @@ class Workload:
     model_name: str  # vLLM's model_name label: the first --served-model-name
     deployment_name: str
     hpa_name: str | None = None  # keda-hpa-<ScaledObject name> when autoscaling is on
+    kind: str = "Deployment"  # StatefulSet with per-replica volumes (config/delivery.py)
 
     @property
     def vllm(self) -> str:

@@ -18,7 +18,11 @@ from preflight.resolve import ResolvedEngine
 
 
 def model_argument(cfg: StackConfig, cache_dir: str = HF_HOME) -> str:
-    """The positional model: a Hugging Face id served from the offline cache, or a path on the cache volume."""
+    """The positional model: a Hugging Face id served from the offline cache, a path on the cache volume, or
+    the bucket folder vLLM streams from (delivery.mode object_storage)."""
+    bucket = cfg.delivery.object_storage
+    if bucket is not None and cfg.delivery.mode == "object_storage":
+        return bucket.uri
     local = cfg.model.local_path
     if local is None:
         return cfg.model.id
@@ -64,7 +68,10 @@ def _model_flags(cfg: StackConfig, resolved: ResolvedEngine, table: FlagTable) -
         flags += ["--quantization", engine.quantization]
     if resolved.enforce_eager:
         flags.append("--enforce-eager")
-    if cfg.model.revision and cfg.model.local_path is None:
+    if cfg.delivery.mode == "object_storage":
+        # Run:ai Model Streamer (vllm/transformers_utils/runai_utils.py); the bucket holds one revision.
+        flags += ["--load-format", "runai_streamer"]
+    elif cfg.model.revision and cfg.model.local_path is None:
         # Offline loads resolve this snapshot; without it vLLM looks for refs/main, absent for a sha download.
         flags += ["--revision", cfg.model.revision, "--tokenizer-revision", cfg.model.revision]
     if cfg.model.trust_remote_code:

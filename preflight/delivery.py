@@ -1,0 +1,105 @@
+"""The startup budget as a sum the user can read, per delivery mode, and the page-cache check.
+
+first start = image pull + download (first start only) + startup probe budget, where the probe budget is
+(load + engine start + compile and CUDA graphs) x safety factor and load = weights on disk / the mode's read
+throughput (config/delivery.py). Pure; the report, the probes' annotations and the Pulumi timeouts use it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from catalog.models import MODELS
+from config.delivery import Throughput, delivery_mode, effective_volume, read_throughput
+from config.stack import StackConfig
+from preflight.startup import StartupBudget, startup_budget
+
+_DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
+# vLLM 0.33.0 prefetches a checkpoint on a network file system only when it fits in 90 % of the available
+# (cgroup-limited) RAM (model_executor/model_loader/weight_utils.py, "Skipping auto-prefetch"; shared reference §2.1).
+PREFETCH_RAM_SHARE = 0.9
+
+
+@dataclass(frozen=True)
+class BudgetTerm:
+    name: str
+    seconds: float
+    how: str  # the arithmetic behind the figure
+
+    def render(self) -> str:
+        return f"{self.name} {self.seconds:.0f} s ({self.how})"
+
+
+@dataclass(frozen=True)
+class DeliveryBudget:
+    mode: str
+    throughput: Throughput
+    weights_gib: float  # every checkpoint the server reads: the model and any catalog draft model
+    terms: tuple[BudgetTerm, ...]  # image pull, download, load, engine start, compile and CUDA graphs
+    probe: StartupBudget  # what the startupProbe allows: (load + engine + compile) x safety factor
+    first_start_seconds: int  # image pull + download + probe budget
+
+    def explain(self) -> str:
+        sum_text = " + ".join(term.render() for term in self.terms)
+        return (f"first start {self.first_start_seconds} s = {sum_text}; startup probe {self.probe.explain()}")
+
+
+def draft_weights_on_disk_gib(cfg: StackConfig) -> float:
+    """The draft checkpoint's size when it is a catalog model; 0 otherwise (not sized)."""
+    spec = cfg.engine.speculative
+    arch = MODELS.get(spec.model) if spec is not None and spec.model else None
+    return 0.0 if arch is None else arch.num_parameters * _DTYPE_BYTES[arch.torch_dtype] / 2**30
+
+
+def download_seconds(cfg: StackConfig, weights_gib: float) -> float:
+    """Hub to volume on the first start; nothing for a model already on a volume or in a bucket."""
+    if cfg.model.local_path is not None or delivery_mode(cfg) == "object_storage":
+        return 0.0
+    return weights_gib / cfg.cache.download_throughput_gib_per_s
+
+
+def delivery_budget(cfg: StackConfig, weights_on_disk_gib: float) -> DeliveryBudget:
+    probes, throughput = cfg.probes, read_throughput(cfg)
+    weights = weights_on_disk_gib + draft_weights_on_disk_gib(cfg)
+    probe = startup_budget(
+        weights, throughput.gib_per_s, cfg.engine.gpus_per_replica, cfg.engine.enforce_eager,
+        engine_start_seconds=probes.engine_start_seconds, per_gpu_start_seconds=probes.per_gpu_start_seconds,
+        cuda_graph_capture_seconds=probes.cuda_graph_capture_seconds, safety_factor=probes.safety_factor,
+        period_seconds=probes.startup_period_seconds, override_seconds=probes.startup_seconds)
+    download = download_seconds(cfg, weights)
+    terms = (
+        BudgetTerm("image pull", cfg.server.image_pull_seconds, "server.image_pull_seconds"),
+        BudgetTerm("download", download, "first start only" if not download else
+                   f"{weights:.1f} GiB / {cfg.cache.download_throughput_gib_per_s:g} GiB/s, first start only"),
+        BudgetTerm("load", probe.load_seconds, f"{weights:.1f} GiB / {throughput.mib_per_s:g} MiB/s"),
+        BudgetTerm("engine start", probe.engine_start_seconds, "probes.engine_start_seconds + per extra GPU"),
+        BudgetTerm("compile + graphs", probe.cuda_graph_seconds,
+                   "0 with enforce_eager" if cfg.engine.enforce_eager else "probes.cuda_graph_capture_seconds"),
+    )
+    first = cfg.server.image_pull_seconds + math.ceil(download * probe.safety_factor) + probe.total_seconds
+    return DeliveryBudget(delivery_mode(cfg), throughput, weights, terms, probe, first)
+
+
+def server_memory_limit_gib(cfg: StackConfig) -> float:
+    """The server container's memory limit: process memory (16 + 12 per GPU unless set) plus /dev/shm, which a
+    memory-backed emptyDir charges to the same limit."""
+    shm = cfg.server.shm_size_gib or 2.0 * cfg.engine.gpus_per_replica
+    return (cfg.server.memory_gib or 16.0 + 12.0 * cfg.engine.gpus_per_replica) + shm
+
+
+def page_cache_warnings(cfg: StackConfig, weights_on_disk_gib: float) -> list[str]:
+    """A shared network volume is read fast only through the page cache; the limit must leave room for it."""
+    volume = effective_volume(cfg) if cfg.target == "kubernetes" else None
+    if volume is None or volume.access_mode != "ReadWriteMany":  # block disks are not read through NFS prefetch
+        return []
+    weights = weights_on_disk_gib + draft_weights_on_disk_gib(cfg)
+    limit = server_memory_limit_gib(cfg)
+    if weights <= PREFETCH_RAM_SHARE * limit:
+        return []
+    needed = math.ceil(weights / PREFETCH_RAM_SHARE)
+    return [f"delivery: the server's memory limit ({limit:g} GiB) is below the checkpoint one replica reads "
+            f"({weights:.1f} GiB) over 90 %: vLLM 0.33.0 then skips its network-file-system prefetch "
+            "(weight_utils.py \"Skipping auto-prefetch\") and reads the shared volume lazily, far below its "
+            f"throughput. Fix: set server.memory_gib to at least {needed} (plus /dev/shm), or use delivery.mode "
+            "per_replica_volume or object_storage."]
