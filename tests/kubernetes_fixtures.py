@@ -27,6 +27,17 @@ def stack(name: str) -> tuple[StackConfig, PreflightReport]:
     return planned(shipped_stack(name))
 
 
+def stack_with(name: str, **changes: Any) -> tuple[StackConfig, PreflightReport]:
+    """A shipped stack with some groups changed (merged one level deep), and its report."""
+    from config.stack import validate_config
+
+    cfg = shipped_stack(name)
+    raw = cfg.model_dump(exclude_unset=True)
+    for key, value in changes.items():
+        raw[key] = {**raw.get(key, {}), **value} if isinstance(value, dict) else value
+    return planned(validate_config(raw))
+
+
 def configured(secrets: frozenset[str] = frozenset(), **changes: Any) -> tuple[StackConfig, PreflightReport]:
     """The factories' base stack (Llama-3.1-8B on one A100-80GB) with changes, and its report."""
     return planned(make_config(secrets, **changes))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import kubernetes_validate
 import pytest
 
-from tests.kubernetes_fixtures import configured, manifests, one, stack
+from tests.kubernetes_fixtures import configured, manifests, one, stack, stack_with
 
 KUBERNETES_VERSION = "1.37.0"
 
@@ -24,6 +24,12 @@ VARIANTS = {
     "read-write-once cache, GKE label without GFD": lambda: configured(
         cache={"access_mode": "ReadWriteOnce"}, scheduling={"require_gpu_product_label": False},
         gpu={"product": "A100-SXM4-80GB", "node_selector": {"cloud.google.com/gke-accelerator": "nvidia-a100-80gb"}}),
+    "prod on per-replica volumes": lambda: stack_with("prod", delivery={"mode": "per_replica_volume"},
+                                                      cache={"storage_class_name": None}),
+    "prod streaming from object storage": lambda: stack_with("prod", delivery={
+        "mode": "object_storage", "object_storage": {
+            "uri": "s3://models/llama-70b/", "credentials_secret": "bucket-keys", "endpoint_url": "http://minio:9000",
+            "service_account_annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/r"}}}),
     "local path on an existing claim": lambda: configured(
         model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "llama"}, cache={"existing_claim": "models"}),
 }
