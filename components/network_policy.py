@@ -19,6 +19,7 @@ class NetworkPoliciesArgs:
     instance: str  # app.kubernetes.io/instance of the server and download pods
     port: int  # the vLLM container port: the OpenAI API and /metrics
     policy: NetworkPolicyConfig
+    server_fetches_weights: bool = False  # per-replica downloads or object storage: the server needs hub egress
 
 
 class NetworkPolicies(pulumi.ComponentResource):
@@ -36,7 +37,8 @@ class NetworkPolicies(pulumi.ComponentResource):
         super().__init__(TOKEN, name, None, opts)
         created: dict[str, k8s.networking.v1.NetworkPolicy] = {}
         # Rendered without a namespace: it is set from args, where it may be an Output of the Namespace.
-        for manifest in render_network_policies("", args.instance, args.port, args.policy):
+        for manifest in render_network_policies("", args.instance, args.port, args.policy,
+                                                args.server_fetches_weights):
             component = manifest["metadata"]["labels"]["app.kubernetes.io/component"]
             created[component] = k8s.networking.v1.NetworkPolicy(
                 f"{name}-{component}", metadata={**manifest["metadata"], "namespace": args.namespace},

@@ -17,7 +17,7 @@ from components.render.keda import capacity_from_report
 from components.render.probes import server_startup_budget
 from components.render.vllm_checks import check_vllm_config
 from components.serving_stack import ServingStack, ServingStackArgs
-from config.delivery import workload_kind
+from config.delivery import delivery_mode, workload_kind
 from config.errors import ConfigError, ConfigIssue
 from config.secrets import StackSecrets
 from config.stack import StackConfig, missing_secrets
@@ -92,7 +92,8 @@ def _observability(cfg: StackConfig, report: PreflightReport, name: str) -> Any:
 def _network_policies(cfg: StackConfig, name: str) -> Any:
     def extend(stack: ServingStack) -> None:
         NetworkPolicies(f"{name}-network", NetworkPoliciesArgs(
-            namespace=stack.namespace, instance=name, port=cfg.server.port, policy=cfg.network_policy),
+            namespace=stack.namespace, instance=name, port=cfg.server.port, policy=cfg.network_policy,
+            server_fetches_weights=delivery_mode(cfg) != "shared_volume"),
             pulumi.ResourceOptions(parent=stack))
 
     return extend

@@ -9,12 +9,18 @@ from components.render.cache import effective_volume
 from config.delivery import CacheVolume
 from config.errors import ConfigError
 from preflight.delivery import delivery_budget
-from tests.factories import make_config
+from tests.factories import REPO, make_config
 from tests.kubernetes_fixtures import configured, env_of, manifests, of_kind, one, pod_spec, server, stack, stack_with
+from tests.program import run_stack_file
 
 PER_REPLICA = {"mode": "per_replica_volume"}
 BUCKET = {"mode": "object_storage", "object_storage": {"uri": "s3://models/llama-70b/", "credentials_secret": "keys",
                                                        "endpoint_url": "http://minio:9000"}}
+
+
+def run_prod(**groups: object):  # type: ignore[no-untyped-def]
+    """The whole program under mocks on the prod stack file, with whole groups replaced."""
+    return run_stack_file(REPO / "stacks" / "Pulumi.prod.yaml", extra={"api_key": "sk-test", **groups})
 
 
 def per_replica_prod():  # type: ignore[no-untyped-def]
@@ -173,3 +179,30 @@ def test_enough_memory_for_the_page_cache_does_not_warn():
 
 def test_per_replica_block_disks_do_not_warn_about_the_page_cache():
     assert not any("memory limit" in w for w in per_replica_prod()[1].warnings)
+
+
+def test_prod_set_to_per_replica_volumes_by_one_key_registers_a_stateful_set_that_keda_scales():
+    registered, error = run_prod(delivery={"mode": "per_replica_volume"}, cache={})
+    assert error is None
+    statefulset = registered.one("kubernetes:apps/v1:StatefulSet")
+    scaled = registered.one("kubernetes:keda.sh/v1alpha1:ScaledObject")
+    assert scaled["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "StatefulSet",
+                                                "name": statefulset["metadata"]["name"]}
+    assert registered.of_type("kubernetes:apps/v1:Deployment") == []
+
+
+def test_prod_set_to_object_storage_by_one_key_registers_no_claim():
+    registered, error = run_prod(delivery=BUCKET, cache={})
+    assert error is None
+    assert registered.of_type("kubernetes:core/v1:PersistentVolumeClaim") == []
+    args = registered.one("kubernetes:apps/v1:Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args[:1] == ["s3://models/llama-70b/"] and "runai_streamer" in args
+
+
+def test_server_pods_that_fetch_weights_themselves_may_reach_the_hub():
+    from components.render.network_policy import render_server_policy
+    from config.network import NetworkPolicyConfig
+
+    fetching = render_server_policy("ns", "prod", 8000, NetworkPolicyConfig(), fetches_weights=True)
+    serving = render_server_policy("ns", "prod", 8000, NetworkPolicyConfig())
+    assert len(fetching["spec"]["egress"]) == 2 and len(serving["spec"]["egress"]) == 1

@@ -21,32 +21,40 @@ MODEL_CACHE = "model-cache"  # app.kubernetes.io/component of the download Job's
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every namespace
 
 
-def render_network_policies(namespace: str, instance: str, port: int, policy: NetworkPolicyConfig) -> list[dict[str, Any]]:
-    """The server and download-Job policies, in that order; none when network_policy.enabled is false."""
+def render_network_policies(namespace: str, instance: str, port: int, policy: NetworkPolicyConfig,
+                            server_fetches_weights: bool = False) -> list[dict[str, Any]]:
+    """The server and download-Job policies, in that order; none when network_policy.enabled is false.
+    `server_fetches_weights`: the server pods download (per-replica volumes) or stream (object storage) the
+    weights themselves, so they get the hub egress rule too (config/delivery.py)."""
     if not policy.enabled:
         return []
     return [
-        render_server_policy(namespace, instance, port, policy),
+        render_server_policy(namespace, instance, port, policy, server_fetches_weights),
         render_model_cache_policy(namespace, instance, policy),
     ]
 
 
-def render_server_policy(namespace: str, instance: str, port: int, policy: NetworkPolicyConfig) -> dict[str, Any]:
+def render_server_policy(namespace: str, instance: str, port: int, policy: NetworkPolicyConfig,
+                         fetches_weights: bool = False) -> dict[str, Any]:
     api_port = [{"protocol": "TCP", "port": port}]
     ingress = [{"from": _client_peers(policy), "ports": api_port}]
     if policy.prometheus_namespace is not None:
         ingress.append({"from": [_namespace_peer([policy.prometheus_namespace])], "ports": api_port})
-    return _policy(namespace, instance, SERVER, ingress=ingress, egress=[_dns_rule(policy)])
+    egress = [_dns_rule(policy), *(_hub_rules(policy) if fetches_weights else [])]
+    return _policy(namespace, instance, SERVER, ingress=ingress, egress=egress)
 
 
 def render_model_cache_policy(namespace: str, instance: str, policy: NetworkPolicyConfig) -> dict[str, Any]:
-    egress = [_dns_rule(policy)]
-    if policy.hub_egress_cidrs and policy.hub_egress_ports:
-        egress.append({
-            "to": [_ip_block(cidr, policy.hub_egress_except_cidrs) for cidr in policy.hub_egress_cidrs],
-            "ports": [{"protocol": "TCP", "port": port} for port in policy.hub_egress_ports],
-        })
-    return _policy(namespace, instance, MODEL_CACHE, ingress=[], egress=egress)
+    return _policy(namespace, instance, MODEL_CACHE, ingress=[], egress=[_dns_rule(policy), *_hub_rules(policy)])
+
+
+def _hub_rules(policy: NetworkPolicyConfig) -> list[dict[str, Any]]:
+    if not (policy.hub_egress_cidrs and policy.hub_egress_ports):
+        return []
+    return [{
+        "to": [_ip_block(cidr, policy.hub_egress_except_cidrs) for cidr in policy.hub_egress_cidrs],
+        "ports": [{"protocol": "TCP", "port": port} for port in policy.hub_egress_ports],
+    }]
 
 
 def _policy(namespace: str, instance: str, component: str, ingress: list[dict[str, Any]],
