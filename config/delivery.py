@@ -164,8 +164,8 @@ def _shared_volume_issues(cfg: StackConfig) -> list[ConfigIssue]:
     if volume.access_mode == "ReadWriteMany" and not volume.storage_class_name:
         return [_issue(
             "cache.storage_class_name",
-            f"is unset, but up to {most_replicas(cfg)} replicas share one ReadWriteMany claim, and the default "
-            "classes of EKS (EBS), GKE (PD) and AKS (Azure Disk) are ReadWriteOnce only: the claim would stay Pending.",
+            "is unset, but the model cache claim asks for ReadWriteMany, and the default classes of EKS (EBS), "
+            "GKE (PD) and AKS (Azure Disk) are ReadWriteOnce only: the claim would stay Pending.",
             "set cache.storage_class_name to a ReadWriteMany class (efs-sc, standard-rwx, azurefile-csi, cephfs), "
             "or set delivery.mode: per_replica_volume.")]
     return []

@@ -85,6 +85,17 @@ def test_object_storage_streams_the_bucket_with_the_run_ai_loader():
     assert args[args.index("--load-format") + 1] == "runai_streamer"
 
 
+def test_object_storage_holds_the_streamer_buffer_to_a_quarter_of_the_memory_limit():
+    args = server(manifests(*stack_with("prod", delivery=BUCKET)))["args"]
+    assert args[args.index("--model-loader-extra-config") + 1] == '{"memory_limit":19327352832}'  # 72 GiB / 4
+
+
+def test_read_write_many_without_a_storage_class_is_refused_even_for_one_replica():
+    with pytest.raises(ConfigError) as error:
+        make_config(cache={"access_mode": "ReadWriteMany"})
+    assert [i.key for i in error.value.issues] == ["cache.storage_class_name"]
+
+
 def test_object_storage_reads_credentials_from_the_secret_and_the_endpoint_from_config():
     container = server(manifests(*stack_with("prod", delivery=BUCKET)))
     assert container["envFrom"] == [{"secretRef": {"name": "keys"}}]

@@ -30,18 +30,26 @@ SKIP_AWAIT = "pulumi.com/skipAwait"
 # ones (the CLI changed: `huggingface-cli download` became `hf download` with different list options).
 DOWNLOAD_SCRIPT = """\
 import json, os, pathlib, signal, sys
-from huggingface_hub import scan_cache_dir, snapshot_download
+from huggingface_hub import HfApi, scan_cache_dir, snapshot_download
 marker = pathlib.Path(os.environ["CACHE_MARKER"])
 if marker.exists():
     print(f"cache already complete: {marker}")
     sys.exit(0)
-signal.alarm(int(os.environ["DOWNLOAD_DEADLINE_SECONDS"]))  # counts from here: not queueing, not the image pull
-wanted = {tuple(pair) for pair in json.loads(os.environ["DOWNLOADS"])}
-if os.environ.get("PRUNE_OTHER_REVISIONS") == "1":  # a per-replica volume: only this pod reads it
-    stale = [rev.commit_hash for repo in scan_cache_dir().repos for rev in repo.revisions
-             if not any(repo.repo_id == r and (v is None or v in {rev.commit_hash, *rev.refs}) for r, v in wanted)]
+deadline = int(os.environ["DOWNLOAD_DEADLINE_SECONDS"])
+def give_up(*_):  # os._exit: the download's worker threads would keep a normal exit waiting
+    print(f"download deadline of {deadline} s passed; a retry resumes the partial files", flush=True)
+    os._exit(1)
+signal.signal(signal.SIGALRM, give_up)
+signal.alarm(deadline)  # counts from here: not the time queued for a node, not the image pull
+def prune():  # a per-replica volume: only this pod reads it, so other revisions are freed before downloading
+    keep = {(repo, HfApi().repo_info(repo, revision=revision).sha) for repo, revision in json.loads(os.environ["DOWNLOADS"])}
+    stale = [rev.commit_hash for cached in scan_cache_dir().repos for rev in cached.revisions
+             if (cached.repo_id, rev.commit_hash) not in keep]
     if stale:
-        print(f"freeing {stale} before the new download"); scan_cache_dir().delete_revisions(*stale).execute()
+        print(f"freeing revisions {stale} before the download", flush=True)
+        scan_cache_dir().delete_revisions(*stale).execute()
+if os.environ.get("PRUNE_OTHER_REVISIONS") == "1" and pathlib.Path(os.environ["HF_HOME"], "hub").is_dir():
+    prune()
 for repo, revision in json.loads(os.environ["DOWNLOADS"]):
     path = pathlib.Path(snapshot_download(repo, revision=revision, max_workers=int(os.environ["MAX_WORKERS"]),
                                           ignore_patterns=json.loads(os.environ["IGNORE_PATTERNS"])))
