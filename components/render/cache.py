@@ -21,8 +21,9 @@ from preflight.delivery import draft_weights_on_disk_gib
 
 __all__ = ["CacheVolume", "effective_volume"]  # the one place the cache's access mode and class are decided
 
-# pulumi-kubernetes annotations: `pulumi.com/waitFor` replaces the built-in await with a condition (provider
-# >= 4.18), `pulumi.com/skipAwait` makes the create return at once.
+# pulumi-kubernetes annotations (pinned 4.34.2): `pulumi.com/waitFor` awaits a kubectl-style condition
+# (pulumi/pulumi-kubernetes#3134) and overrides the built-in await (#3344), which for a WaitForFirstConsumer
+# claim counts Pending as ready (#3130); `pulumi.com/skipAwait` makes the create return at once.
 WAIT_FOR = "pulumi.com/waitFor"
 SKIP_AWAIT = "pulumi.com/skipAwait"
 
