@@ -40,9 +40,14 @@ class DeliveryBudget:
     probe: StartupBudget  # what the startupProbe allows: (load + engine + compile) x safety factor
     first_start_seconds: int  # image pull + download + probe budget
 
+    def first_start_sum(self) -> str:
+        pull, download = self.terms[0].seconds, self.terms[1].seconds
+        return (f"{self.first_start_seconds} s first start = {pull:.0f} s image pull + {download:.0f} s download x "
+                f"{self.probe.safety_factor:g} + {self.probe.total_seconds} s startup probe")
+
     def explain(self) -> str:
-        sum_text = " + ".join(term.render() for term in self.terms)
-        return (f"first start {self.first_start_seconds} s = {sum_text}; startup probe {self.probe.explain()}")
+        terms = "; ".join(term.render() for term in self.terms)
+        return f"{self.first_start_sum()}; startup probe {self.probe.explain()}; terms: {terms}"
 
 
 def draft_weights_on_disk_gib(cfg: StackConfig) -> float:
@@ -67,12 +72,12 @@ def delivery_budget(cfg: StackConfig, weights_on_disk_gib: float) -> DeliveryBud
         engine_start_seconds=probes.engine_start_seconds, per_gpu_start_seconds=probes.per_gpu_start_seconds,
         cuda_graph_capture_seconds=probes.cuda_graph_capture_seconds, safety_factor=probes.safety_factor,
         period_seconds=probes.startup_period_seconds, override_seconds=probes.startup_seconds)
-    download = download_seconds(cfg, weights)
+    download = round(download_seconds(cfg, weights), 1)
     terms = (
-        BudgetTerm("image pull", cfg.server.image_pull_seconds, "server.image_pull_seconds"),
+        BudgetTerm("image pull", float(cfg.server.image_pull_seconds), "server.image_pull_seconds"),
         BudgetTerm("download", download, "first start only" if not download else
                    f"{weights:.1f} GiB / {cfg.cache.download_throughput_gib_per_s:g} GiB/s, first start only"),
-        BudgetTerm("load", probe.load_seconds, f"{weights:.1f} GiB / {throughput.mib_per_s:g} MiB/s"),
+        BudgetTerm("load", round(probe.load_seconds, 1), f"{weights:.1f} GiB / {throughput.mib_per_s:g} MiB/s"),
         BudgetTerm("engine start", probe.engine_start_seconds, "probes.engine_start_seconds + per extra GPU"),
         BudgetTerm("compile + graphs", probe.cuda_graph_seconds,
                    "0 with enforce_eager" if cfg.engine.enforce_eager else "probes.cuda_graph_capture_seconds"),
@@ -81,11 +86,15 @@ def delivery_budget(cfg: StackConfig, weights_on_disk_gib: float) -> DeliveryBud
     return DeliveryBudget(delivery_mode(cfg), throughput, weights, terms, probe, first)
 
 
+def shm_gib(cfg: StackConfig) -> float:
+    """/dev/shm: NCCL moves tensor-parallel traffic through it; 2 GiB per GPU unless set."""
+    return cfg.server.shm_size_gib or 2.0 * cfg.engine.gpus_per_replica
+
+
 def server_memory_limit_gib(cfg: StackConfig) -> float:
     """The server container's memory limit: process memory (16 + 12 per GPU unless set) plus /dev/shm, which a
     memory-backed emptyDir charges to the same limit."""
-    shm = cfg.server.shm_size_gib or 2.0 * cfg.engine.gpus_per_replica
-    return (cfg.server.memory_gib or 16.0 + 12.0 * cfg.engine.gpus_per_replica) + shm
+    return (cfg.server.memory_gib or 16.0 + 12.0 * cfg.engine.gpus_per_replica) + shm_gib(cfg)
 
 
 def page_cache_warnings(cfg: StackConfig, weights_on_disk_gib: float) -> list[str]:
@@ -97,9 +106,10 @@ def page_cache_warnings(cfg: StackConfig, weights_on_disk_gib: float) -> list[st
     limit = server_memory_limit_gib(cfg)
     if weights <= PREFETCH_RAM_SHARE * limit:
         return []
-    needed = math.ceil(weights / PREFETCH_RAM_SHARE)
-    return [f"delivery: the server's memory limit ({limit:g} GiB) is below the checkpoint one replica reads "
-            f"({weights:.1f} GiB) over 90 %: vLLM 0.33.0 then skips its network-file-system prefetch "
+    needed = weights / PREFETCH_RAM_SHARE
+    shm = shm_gib(cfg)
+    return [f"delivery: the server's memory limit ({limit:g} GiB) is below the {needed:.1f} GiB (the {weights:.1f} GiB "
+            "checkpoint / 0.9) vLLM 0.33.0 needs to prefetch from a network file system: it then skips the prefetch "
             "(weight_utils.py \"Skipping auto-prefetch\") and reads the shared volume lazily, far below its "
-            f"throughput. Fix: set server.memory_gib to at least {needed} (plus /dev/shm), or use delivery.mode "
-            "per_replica_volume or object_storage."]
+            f"throughput. Fix: set server.memory_gib to at least {math.ceil(needed - shm)} (the limit adds "
+            f"{shm:g} GiB of /dev/shm), or use delivery.mode per_replica_volume or object_storage."]

@@ -40,9 +40,9 @@ def startup_rows(report: PreflightReport) -> list[tuple[str, str]]:
         return []
     rows = [("Model delivery", f"{budget.mode}, reading {budget.throughput.mib_per_s:g} MiB/s per replica "
                                f"({budget.throughput.source})")]
-    rows.append(("Startup budget", f"{budget.first_start_seconds} s on the first start, the sum of:"))
-    rows += [(f"+ {term.name}", term.render().removeprefix(term.name + " ")) for term in budget.terms]
+    rows.append(("Startup budget", budget.first_start_sum()))
     rows.append(("Startup probe", budget.probe.explain()))
+    rows += [(f"  {term.name}", term.render().removeprefix(term.name + " ")) for term in budget.terms]
     return rows
 
 

@@ -48,12 +48,15 @@ def compile_cache_persists(cfg: StackConfig) -> bool:
     return volume is not None and volume.access_mode == "ReadWriteOnce"
 
 
+def compile_cache_env() -> dict[str, str]:
+    """vLLM's cache root (torch.compile artifacts), Triton's and Inductor's, under the model volume."""
+    return {"VLLM_CACHE_ROOT": f"{COMPILE_CACHE}/vllm", "TRITON_CACHE_DIR": f"{COMPILE_CACHE}/triton",
+            "TORCHINDUCTOR_CACHE_DIR": f"{COMPILE_CACHE}/torchinductor"}
+
+
 def server_env(cfg: StackConfig) -> dict[str, str]:
     """Environment the mode sets on the server, over render_vllm_env's defaults."""
-    env: dict[str, str] = {}
-    if compile_cache_persists(cfg):
-        env |= {"VLLM_CACHE_ROOT": f"{COMPILE_CACHE}/vllm", "TRITON_CACHE_DIR": f"{COMPILE_CACHE}/triton",
-                "TORCHINDUCTOR_CACHE_DIR": f"{COMPILE_CACHE}/torchinductor"}
+    env = compile_cache_env() if compile_cache_persists(cfg) else {}
     bucket = cfg.delivery.object_storage
     if delivery_mode(cfg) == "object_storage" and bucket is not None and bucket.endpoint_url:
         env |= {"AWS_ENDPOINT_URL": bucket.endpoint_url, "RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING": "0"}

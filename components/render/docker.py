@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from components.render.delivery import compile_cache_env
 from components.render.names import HF_HOME
 from components.render.vllm_args import render_vllm_env
 from config.delivery import read_throughput
@@ -61,8 +62,10 @@ def render_env(cfg: StackConfig, report: PreflightReport, startup_seconds: int) 
 
     On Kubernetes a Job fills the cache first and the server runs with HF_HUB_OFFLINE=1; a Docker host has
     no such Job, so the first start downloads (huggingface_hub reads "1"/"true" as on, anything else as off).
+    One container writes the cache volume, so the compile caches live there too and survive a re-create.
     """
-    return {**render_vllm_env(cfg, report.resolved, startup_seconds), "HF_HUB_OFFLINE": "0"}
+    env = render_vllm_env(cfg, report.resolved, startup_seconds) | compile_cache_env() | {"HF_HUB_OFFLINE": "0"}
+    return env | dict(cfg.vllm.extra_env)  # the user's word stays last, as in render_vllm_env
 
 
 def startup_seconds(cfg: StackConfig, report: PreflightReport) -> int:

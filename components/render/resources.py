@@ -7,7 +7,7 @@ from typing import Any
 
 from components.render.scheduling import GPU_RESOURCE
 from config.stack import StackConfig
-from preflight.delivery import server_memory_limit_gib
+from preflight.delivery import server_memory_limit_gib, shm_gib
 
 
 def memory_quantity(gib: float) -> str:
@@ -29,7 +29,7 @@ def server_cpu(cfg: StackConfig) -> str:
 
 def shm_size_gib(cfg: StackConfig) -> float:
     """NCCL moves tensor-parallel traffic through /dev/shm; 2 GiB per GPU unless set."""
-    return cfg.server.shm_size_gib or 2.0 * cfg.engine.gpus_per_replica
+    return shm_gib(cfg)
 
 
 def server_memory_gib(cfg: StackConfig) -> float:
