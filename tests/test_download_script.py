@@ -34,8 +34,11 @@ class FakeHub:
         def scan_cache_dir() -> types.SimpleNamespace:
             repos = [types.SimpleNamespace(repo_id=repo, revisions=[types.SimpleNamespace(commit_hash=sha) for sha in shas])
                      for repo, shas in fake.cached.items()]
-            strategy = types.SimpleNamespace(execute=lambda: None)
-            return types.SimpleNamespace(repos=repos, delete_revisions=lambda *shas: (fake.deleted.extend(shas), strategy)[1])
+            def delete_revisions(*shas: str) -> types.SimpleNamespace:
+                fake.deleted.extend(shas)
+                return types.SimpleNamespace(execute=lambda: None)
+
+            return types.SimpleNamespace(repos=repos, delete_revisions=delete_revisions)
 
         def snapshot_download(repo: str, revision: str | None, **_: object) -> str:
             path = fake.root / "snapshot"
