@@ -8,9 +8,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.kube import timeouts, with_namespace
-from components.render import cache
+from components.render import bucket_copy, cache, manifests
 from components.render.names import Names, labels
-from components.render.security import HF_TOKEN_KEY, render_secret, render_service_account
+from components.render.security import HF_TOKEN_KEY, render_secret
 from config.delivery import delivery_mode
 from config.stack import StackConfig
 
@@ -47,9 +47,12 @@ class ModelCache(pulumi.ComponentResource):
         self.ready = []
         shared = delivery_mode(cfg) == "shared_volume"
         self.job = None
-        if cache.needs_download(cfg):
+        if cache.needs_download(cfg) or bucket_copy.copies_to_bucket(cfg):
             token = self._token_secret(name, args, names, meta_labels)
-            self.job = self._download_job(name, args, names, meta_labels, token) if shared else None
+            if shared:
+                self.job = self._download_job(name, args, names, meta_labels, token)
+            elif bucket_copy.copies_to_bucket(cfg):
+                self._copy_job(name, args, names, meta_labels, token)
         if cfg.cache.existing_claim is None and shared:
             pvc = cache.render_pvc(cfg, args.weights_on_disk_gib, self.claim_name, cfg.namespace.name, meta_labels)
             self.ready.insert(0, k8s.core.v1.PersistentVolumeClaim(
@@ -71,13 +74,30 @@ class ModelCache(pulumi.ComponentResource):
         self.ready.append(resource)
         return resource
 
+    def _job_dependencies(self, name: str, args: ModelCacheArgs,
+                          token: k8s.core.v1.Secret | None) -> list[pulumi.Resource]:
+        sa = manifests.download_service_account(args.config, args.instance)
+        return [k8s.core.v1.ServiceAccount(
+            f"{name}-download-sa", metadata=with_namespace(sa, args.namespace),
+            automount_service_account_token=False, opts=pulumi.ResourceOptions(parent=self)), *([token] if token else [])]
+
+    def _copy_job(self, name: str, args: ModelCacheArgs, names: Names, meta_labels: dict[str, str],
+                  token: k8s.core.v1.Secret | None) -> None:
+        """Awaited: the server starts streaming only once the bucket holds the whole copy."""
+        cfg = args.config
+        job = bucket_copy.render_copy_job(
+            cfg, args.weights_on_disk_gib, name=bucket_copy.copy_job_name(cfg, args.instance),
+            namespace=cfg.namespace.name, service_account=names.download_service_account, labels=meta_labels,
+            token_secret=names.hf_token_secret if token is not None else None)
+        self.ready.append(k8s.batch.v1.Job(
+            f"{name}-copy", metadata=with_namespace(job, args.namespace), spec=job["spec"],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=self._job_dependencies(name, args, token),
+                                        custom_timeouts=timeouts(job["spec"]["activeDeadlineSeconds"]))))
+
     def _download_job(self, name: str, args: ModelCacheArgs, names: Names, meta_labels: dict[str, str],
                       token: k8s.core.v1.Secret | None) -> k8s.batch.v1.Job:
-        cfg, child = args.config, pulumi.ResourceOptions(parent=self)
-        sa = render_service_account(names.download_service_account, cfg.namespace.name, meta_labels)
-        deps: list[pulumi.Resource] = [k8s.core.v1.ServiceAccount(
-            f"{name}-download-sa", metadata=with_namespace(sa, args.namespace),
-            automount_service_account_token=False, opts=child), *([token] if token else [])]
+        cfg = args.config
+        deps = self._job_dependencies(name, args, token)
         token_secret = names.hf_token_secret if token is not None else None
         job = cache.render_download_job(
             cfg, args.weights_on_disk_gib, name=cache.job_name(cfg, args.weights_on_disk_gib, args.instance),

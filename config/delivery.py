@@ -71,6 +71,9 @@ class ObjectStorageConfig(ConfigGroup):
                                           "{eks.amazonaws.com/role-arn: ...} or {iam.gke.io/gcp-service-account: ...}.")
     endpoint_url: str | None = Field(
         None, description="S3-compatible endpoint (AWS_ENDPOINT_URL), e.g. a MinIO or Ceph RGW address.")
+    copy_from_hub: bool = Field(
+        False, description="Run a Job that copies the Hub snapshot (model.id at model.revision) to the s3:// uri "
+                            "once; false: the bucket already holds the copy.")
 
 
 class DeliveryConfig(ConfigGroup):
@@ -184,6 +187,16 @@ def _object_storage_issues(cfg: StackConfig) -> list[ConfigIssue]:
     if cfg.cache.existing_claim or cfg.model.local_path:
         issues.append(_issue("delivery.mode", "is object_storage, but cache.existing_claim or model.local_path "
                              "points at a volume.", "remove them, or set delivery.mode: shared_volume."))
+    bucket = cfg.delivery.object_storage
+    if bucket is not None and bucket.copy_from_hub and not bucket.uri.startswith("s3://"):
+        issues.append(_issue("delivery.object_storage.copy_from_hub", f"is true, but {bucket.uri[:60]!r} is not "
+                             "s3://: the copy Job uploads with boto3, the S3 client in the vLLM image.",
+                             "copy the snapshot yourself (docs/model-delivery.md) and set copy_from_hub: false."))
+    spec = cfg.engine.speculative
+    if spec is not None and spec.model:
+        issues.append(_issue("engine.speculative.model", f"is {spec.model!r}, but with object_storage the server "
+                             "has no Hub cache to load a draft model from.",
+                             "use a draft-free method (ngram), or delivery.mode shared_volume / per_replica_volume."))
     return issues
 
 

@@ -75,8 +75,7 @@ def delivery_budget(cfg: StackConfig, weights_on_disk_gib: float) -> DeliveryBud
     download = round(download_seconds(cfg, weights), 1)
     terms = (
         BudgetTerm("image pull", float(cfg.server.image_pull_seconds), "server.image_pull_seconds"),
-        BudgetTerm("download", download, "first start only" if not download else
-                   f"{weights:.1f} GiB / {cfg.cache.download_throughput_gib_per_s:g} GiB/s, first start only"),
+        BudgetTerm("download", download, _download_how(cfg, weights, download)),
         BudgetTerm("load", round(probe.load_seconds, 1), f"{weights:.1f} GiB / {throughput.mib_per_s:g} MiB/s"),
         BudgetTerm("engine start", probe.engine_start_seconds, "probes.engine_start_seconds + per extra GPU"),
         BudgetTerm("compile + graphs", probe.cuda_graph_seconds,
@@ -89,6 +88,14 @@ def delivery_budget(cfg: StackConfig, weights_on_disk_gib: float) -> DeliveryBud
 def shm_gib(cfg: StackConfig) -> float:
     """/dev/shm: NCCL moves tensor-parallel traffic through it; 2 GiB per GPU unless set."""
     return cfg.server.shm_size_gib or 2.0 * cfg.engine.gpus_per_replica
+
+
+def _download_how(cfg: StackConfig, weights: float, download: float) -> str:
+    if download:
+        return f"{weights:.1f} GiB / {cfg.cache.download_throughput_gib_per_s:g} GiB/s, first start only"
+    if delivery_mode(cfg) == "object_storage":
+        return "none: the bucket holds the copy (delivery.object_storage.copy_from_hub runs a Job before the server)"
+    return "none: model.local_path is already on the volume"
 
 
 def server_memory_limit_gib(cfg: StackConfig) -> float:

@@ -225,3 +225,45 @@ def test_a_docker_container_keeps_its_compile_caches_on_the_cache_volume():
 
     cfg, report = stack("docker-8b")
     assert render_env(cfg, report, 600)["VLLM_CACHE_ROOT"] == "/home/vllm/.cache/huggingface/compile-cache/vllm"
+
+
+COPYING = {"mode": "object_storage", "object_storage": {
+    "uri": "s3://models/llama-70b", "copy_from_hub": True,
+    "service_account_annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/writer"}}}
+
+
+def test_copy_from_hub_renders_one_job_that_uploads_to_the_bucket():
+    objects = manifests(*stack_with("prod", delivery=COPYING))
+    container = one(objects, "Job")["spec"]["template"]["spec"]["containers"][0]
+    assert (container["name"], env_of(container)["TARGET"]) == ("copy", "s3://models/llama-70b")
+    assert of_kind(objects, "PersistentVolumeClaim") == []
+
+
+def test_the_copy_job_writes_with_workload_identity_on_its_service_account():
+    accounts = {a["metadata"]["name"]: a["metadata"].get("annotations") for a in
+                of_kind(manifests(*stack_with("prod", delivery=COPYING)), "ServiceAccount")}
+    assert accounts["llama-model-download"] == {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/writer"}
+
+
+def test_copy_from_hub_is_refused_for_a_gs_bucket():
+    bucket = {"mode": "object_storage", "object_storage": {"uri": "gs://models/llama", "copy_from_hub": True}}
+    with pytest.raises(ConfigError) as error:
+        make_config(delivery=bucket)
+    assert [i.key for i in error.value.issues] == ["delivery.object_storage.copy_from_hub"]
+
+
+def test_object_storage_refuses_a_draft_model_it_could_not_load():
+    draft = {"method": "draft_model", "model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 3}
+    with pytest.raises(ConfigError) as error:
+        make_config(delivery=BUCKET, engine={"max_model_len": 8192, "speculative": draft})
+    assert [i.key for i in error.value.issues] == ["engine.speculative.model"]
+
+
+def test_the_server_waits_for_the_copy_job_which_is_awaited_to_its_deadline():
+    from tests.kubernetes_fixtures import run_recording
+    from tests.test_serving_stack import build_stack
+
+    _, requests = run_recording(build_stack(*stack_with("prod", delivery=COPYING, cache={"storage_class_name": None})))
+    assert any(d.endswith("::llama-cache-copy") for d in requests["llama-server-deployment"].dependencies)
+    # 131.4 GiB fetched and uploaded at 0.1 GiB/s x 1.5 (3942 s) + 900 s pull + 120 s = 4962 s
+    assert requests["llama-cache-copy"].timeouts == {"create": "83m", "update": "83m"}

@@ -187,7 +187,7 @@ def _download_env(cfg: StackConfig, weights_on_disk_gib: float, with_token: bool
     return [{"name": key, "value": value} for key, value in env.items()]
 
 
-def _download_volumes(claim: str, token_secret: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def download_volumes(claim: str, token_secret: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     volumes: list[dict[str, Any]] = [
         {"name": "model-cache", "persistentVolumeClaim": {"claimName": claim}},
         {"name": "home", "emptyDir": {"sizeLimit": "1Gi"}},
@@ -218,7 +218,7 @@ def render_download_job(cfg: StackConfig, weights_on_disk_gib: float, *, name: s
                         service_account: str, labels: dict[str, str], token_secret: str | None) -> dict[str, Any]:
     """One pod, one writer. No ttlSecondsAfterFinished: Pulumi would see the Job vanish and recreate it.
     skipAwait: the claim's bind await and the server's rollout wait for it instead (components/model_cache.py)."""
-    volumes, mounts = _download_volumes(claim, token_secret)
+    volumes, mounts = download_volumes(claim, token_secret)
     pod_spec = {"restartPolicy": "Never", "serviceAccountName": service_account,
                 "automountServiceAccountToken": False, "enableServiceLinks": False,
                 "securityContext": pod_security_context(cfg.security),

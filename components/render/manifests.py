@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.render import cache, delivery, pod
+from components.render import bucket_copy, cache, delivery, pod
 from components.render.names import Names, labels, selector_labels
 from components.render.security import API_KEY_KEY, HF_TOKEN_KEY, render_namespace, render_secret, render_service_account
 from config.delivery import delivery_mode
@@ -48,18 +48,32 @@ def cache_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
     objects: list[dict[str, Any]] = []
     if cfg.cache.existing_claim is None and mode == "shared_volume":
         objects.append(cache.render_pvc(cfg, weights, claim, ns, meta))
-    if not cache.needs_download(cfg):
+    if not (cache.needs_download(cfg) or bucket_copy.copies_to_bucket(cfg)):
         return objects
     token_secret = names.hf_token_secret if with_token else None
     if token_secret:
         objects.append(render_secret(token_secret, ns, meta, HF_TOKEN_KEY, SECRET_PLACEHOLDER))
     if mode == "per_replica_volume":  # each replica's init container downloads into its own claim
         return objects
-    objects.append(render_service_account(names.download_service_account, ns, meta))
+    objects.append(download_service_account(cfg, instance))
+    if mode == "object_storage":
+        return [*objects, bucket_copy.render_copy_job(
+            cfg, weights, name=bucket_copy.copy_job_name(cfg, instance), namespace=ns,
+            service_account=names.download_service_account, labels=meta, token_secret=token_secret)]
     objects.append(cache.render_download_job(
         cfg, weights, name=cache.job_name(cfg, weights, instance), namespace=ns, claim=claim,
         service_account=names.download_service_account, labels=meta, token_secret=token_secret))
     return objects
+
+
+def download_service_account(cfg: StackConfig, instance: str) -> dict[str, Any]:
+    """The download or bucket-copy Job's account; the copy writes to the bucket with workload identity."""
+    account = render_service_account(Names(instance).download_service_account, cfg.namespace.name,
+                                     labels(instance, "model-cache"))
+    annotations = delivery.service_account_annotations(cfg)
+    if annotations:
+        account["metadata"]["annotations"] = annotations
+    return account
 
 
 def server_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
