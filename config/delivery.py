@@ -72,8 +72,15 @@ class ObjectStorageConfig(ConfigGroup):
     endpoint_url: str | None = Field(
         None, description="S3-compatible endpoint (AWS_ENDPOINT_URL), e.g. a MinIO or Ceph RGW address.")
     copy_from_hub: bool = Field(
-        False, description="Run a Job that copies the Hub snapshot (model.id at model.revision) to the s3:// uri "
-                            "once; false: the bucket already holds the copy.")
+        False, description="Run a Job that copies the Hub snapshot (model.id at the pinned model.revision) once to "
+                            "<uri>/<revision>/, which the server then reads; false: uri already holds the copy.")
+
+    def model_uri(self, revision: str | None) -> str:
+        """What vLLM streams: the uri, or its per-revision folder the copy Job fills (a new revision never
+        mixes its shards with the old one's, which vLLM would load together)."""
+        if not self.copy_from_hub or revision is None:
+            return self.uri
+        return f"{self.uri.rstrip('/')}/{revision}/"
 
 
 class DeliveryConfig(ConfigGroup):
@@ -192,6 +199,9 @@ def _object_storage_issues(cfg: StackConfig) -> list[ConfigIssue]:
         issues.append(_issue("delivery.object_storage.copy_from_hub", f"is true, but {bucket.uri[:60]!r} is not "
                              "s3://: the copy Job uploads with boto3, the S3 client in the vLLM image.",
                              "copy the snapshot yourself (docs/model-delivery.md) and set copy_from_hub: false."))
+    if bucket is not None and bucket.copy_from_hub and not cfg.model.revision:
+        issues.append(_issue("model.revision", "is unset, but delivery.object_storage.copy_from_hub copies one "
+                             "revision into a folder named after it.", "set model.revision to a commit sha."))
     spec = cfg.engine.speculative
     if spec is not None and spec.model:
         issues.append(_issue("engine.speculative.model", f"is {spec.model!r}, but with object_storage the server "

@@ -232,23 +232,43 @@ COPYING = {"mode": "object_storage", "object_storage": {
     "service_account_annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/writer"}}}
 
 
-def test_copy_from_hub_renders_one_job_that_uploads_to_the_bucket():
-    objects = manifests(*stack_with("prod", delivery=COPYING))
+def copying_prod(revision: str = "aaaa111"):  # type: ignore[no-untyped-def]
+    return stack_with("prod", delivery=COPYING, model={"revision": revision})
+
+
+def test_copy_from_hub_renders_one_job_that_uploads_to_the_revision_folder():
+    objects = manifests(*copying_prod())
     container = one(objects, "Job")["spec"]["template"]["spec"]["containers"][0]
-    assert (container["name"], env_of(container)["TARGET"]) == ("copy", "s3://models/llama-70b")
+    assert (container["name"], env_of(container)["TARGET"]) == ("copy", "s3://models/llama-70b/aaaa111/")
     assert of_kind(objects, "PersistentVolumeClaim") == []
+
+
+def test_the_server_streams_the_folder_the_copy_job_fills():
+    assert server(manifests(*copying_prod()))["args"][0] == "s3://models/llama-70b/aaaa111/"
+
+
+def test_a_new_revision_is_copied_to_a_new_folder_by_a_new_job():
+    first, second = (one(manifests(*copying_prod(rev)), "Job") for rev in ("aaaa111", "bbbb222"))
+    assert first["metadata"]["name"] != second["metadata"]["name"]
+    assert env_of(second["spec"]["template"]["spec"]["containers"][0])["TARGET"].endswith("/bbbb222/")
+
+
+def test_copy_from_hub_needs_a_pinned_revision():
+    with pytest.raises(ConfigError) as error:
+        make_config(delivery=COPYING)
+    assert [i.key for i in error.value.issues] == ["model.revision"]
 
 
 def test_the_copy_job_writes_with_workload_identity_on_its_service_account():
     accounts = {a["metadata"]["name"]: a["metadata"].get("annotations") for a in
-                of_kind(manifests(*stack_with("prod", delivery=COPYING)), "ServiceAccount")}
+                of_kind(manifests(*copying_prod()), "ServiceAccount")}
     assert accounts["llama-model-download"] == {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/writer"}
 
 
 def test_copy_from_hub_is_refused_for_a_gs_bucket():
     bucket = {"mode": "object_storage", "object_storage": {"uri": "gs://models/llama", "copy_from_hub": True}}
     with pytest.raises(ConfigError) as error:
-        make_config(delivery=bucket)
+        make_config(delivery=bucket, model={"id": "meta-llama/Llama-3.1-8B-Instruct", "revision": "aaaa111"})
     assert [i.key for i in error.value.issues] == ["delivery.object_storage.copy_from_hub"]
 
 
@@ -263,7 +283,8 @@ def test_the_server_waits_for_the_copy_job_which_is_awaited_to_its_deadline():
     from tests.kubernetes_fixtures import run_recording
     from tests.test_serving_stack import build_stack
 
-    _, requests = run_recording(build_stack(*stack_with("prod", delivery=COPYING, cache={"storage_class_name": None})))
+    _, requests = run_recording(build_stack(*stack_with("prod", delivery=COPYING, cache={"storage_class_name": None},
+                                                        model={"revision": "aaaa111"})))
     assert any(d.endswith("::llama-cache-copy") for d in requests["llama-server-deployment"].dependencies)
     # 131.4 GiB fetched and uploaded at 0.1 GiB/s x 1.5 (3942 s) + 900 s pull + 120 s = 4962 s
     assert requests["llama-cache-copy"].timeouts == {"create": "83m", "update": "83m"}

@@ -30,7 +30,8 @@ VARIANTS = {
         "mode": "object_storage", "object_storage": {
             "uri": "s3://models/llama-70b/", "credentials_secret": "bucket-keys", "endpoint_url": "http://minio:9000",
             "service_account_annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/r"}}}),
-    "object storage filled by the copy Job": lambda: stack_with("prod", cache={"storage_class_name": None}, delivery={
+    "object storage filled by the copy Job": lambda: stack_with("prod", cache={"storage_class_name": None},
+                                                                model={"revision": "aaaa111"}, delivery={
         "mode": "object_storage", "object_storage": {"uri": "s3://models/llama-70b/", "copy_from_hub": True}}),
     "local path on an existing claim": lambda: configured(
         model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "llama"}, cache={"existing_claim": "models"}),

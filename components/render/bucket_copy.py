@@ -74,7 +74,8 @@ def copy_seconds(cfg: StackConfig, weights_on_disk_gib: float) -> int:
 
 def _copy_env(cfg: StackConfig, weights_on_disk_gib: float, with_token: bool) -> list[dict[str, str]]:
     bucket = cfg.delivery.object_storage
-    env = {"HOME": HOME, "TARGET": bucket.uri if bucket else "", "COMPLETE_OBJECT": COMPLETE_OBJECT,
+    env = {"HOME": HOME, "TARGET": bucket.model_uri(cfg.model.revision) if bucket else "",
+           "COMPLETE_OBJECT": COMPLETE_OBJECT,
            "DOWNLOADS": json.dumps(downloads(cfg)), "SCRATCH": "/tmp/hub",
            "IGNORE_PATTERNS": json.dumps(list(cfg.cache.download_ignore_patterns)),
            "COPY_DEADLINE_SECONDS": str(copy_seconds(cfg, weights_on_disk_gib)),

@@ -25,7 +25,7 @@ def model_argument(cfg: StackConfig, cache_dir: str = HF_HOME) -> str:
     the bucket folder vLLM streams from (delivery.mode object_storage)."""
     bucket = cfg.delivery.object_storage
     if bucket is not None and cfg.delivery.mode == "object_storage":
-        return bucket.uri
+        return bucket.model_uri(cfg.model.revision)
     local = cfg.model.local_path
     if local is None:
         return cfg.model.id
