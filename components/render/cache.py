@@ -15,11 +15,9 @@ from components.render import scheduling
 from components.render.names import HF_HOME, HOME, MARKER_DIR, Names, cache_key
 from components.render.resources import container_resources
 from components.render.security import HF_TOKEN_DIR, HF_TOKEN_KEY, container_security_context, pod_security_context
-from config.delivery import CacheVolume, delivery_mode, effective_volume
+from config.delivery import delivery_mode, effective_volume  # effective_volume: the access mode and class
 from config.stack import StackConfig
 from preflight.delivery import draft_weights_on_disk_gib
-
-__all__ = ["CacheVolume", "effective_volume"]  # the one place the cache's access mode and class are decided
 
 # pulumi-kubernetes annotations (pinned 4.34.2): `pulumi.com/waitFor` awaits a kubectl-style condition
 # (pulumi/pulumi-kubernetes#3134) and overrides the built-in await (#3344), which for a WaitForFirstConsumer

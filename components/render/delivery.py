@@ -100,7 +100,7 @@ def render_statefulset(cfg: StackConfig, plan: ServerPlan, pod_spec: dict[str, A
         "serviceName": plan.name,
         "selector": {"matchLabels": dict(plan.selector)},
         "podManagementPolicy": "Parallel",
-        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
+        "updateStrategy": {"type": "RollingUpdate"},  # one pod at a time
         "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete", "whenScaled": "Retain"},
         "revisionHistoryLimit": 3,
         "template": {"metadata": {"labels": dict(plan.labels)}, "spec": pod_spec},
