@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from catalog.models import MODELS
 from config.delivery import Throughput, delivery_mode, effective_volume, read_throughput
+from config.docker import docker_settings
 from config.stack import StackConfig
 from preflight.startup import StartupBudget, startup_budget
 
@@ -57,11 +58,21 @@ def draft_weights_on_disk_gib(cfg: StackConfig) -> float:
     return 0.0 if arch is None else arch.num_parameters * _DTYPE_BYTES[arch.torch_dtype] / 2**30
 
 
+def download_throughput_gib_per_s(cfg: StackConfig) -> float:
+    if cfg.target == "docker":  # the container downloads on its first start
+        return docker_settings(cfg).cache.download_throughput_gib_per_s
+    return cfg.cache.download_throughput_gib_per_s
+
+
+def mode_name(cfg: StackConfig) -> str:
+    return "docker host volume" if cfg.target == "docker" else delivery_mode(cfg)
+
+
 def download_seconds(cfg: StackConfig, weights_gib: float) -> float:
     """Hub to volume on the first start; nothing for a model already on a volume or in a bucket."""
-    if cfg.model.local_path is not None or delivery_mode(cfg) == "object_storage":
+    if cfg.model.local_path is not None or (cfg.target == "kubernetes" and delivery_mode(cfg) == "object_storage"):
         return 0.0
-    return weights_gib / cfg.cache.download_throughput_gib_per_s
+    return weights_gib / download_throughput_gib_per_s(cfg)
 
 
 def delivery_budget(cfg: StackConfig, weights_on_disk_gib: float) -> DeliveryBudget:
@@ -72,17 +83,17 @@ def delivery_budget(cfg: StackConfig, weights_on_disk_gib: float) -> DeliveryBud
         engine_start_seconds=probes.engine_start_seconds, per_gpu_start_seconds=probes.per_gpu_start_seconds,
         cuda_graph_capture_seconds=probes.cuda_graph_capture_seconds, safety_factor=probes.safety_factor,
         period_seconds=probes.startup_period_seconds, override_seconds=probes.startup_seconds)
-    download = round(download_seconds(cfg, weights), 1)
+    download = round(download_seconds(cfg, weights), 3)
     terms = (
         BudgetTerm("image pull", float(cfg.server.image_pull_seconds), "server.image_pull_seconds"),
         BudgetTerm("download", download, _download_how(cfg, weights, download)),
-        BudgetTerm("load", round(probe.load_seconds, 1), f"{weights:.1f} GiB / {throughput.mib_per_s:g} MiB/s"),
+        BudgetTerm("load", round(probe.load_seconds, 3), f"{weights:.1f} GiB / {throughput.mib_per_s:g} MiB/s"),
         BudgetTerm("engine start", probe.engine_start_seconds, "probes.engine_start_seconds + per extra GPU"),
         BudgetTerm("compile + graphs", probe.cuda_graph_seconds,
                    "0 with enforce_eager" if cfg.engine.enforce_eager else "probes.cuda_graph_capture_seconds"),
     )
     first = cfg.server.image_pull_seconds + math.ceil(download * probe.safety_factor) + probe.total_seconds
-    return DeliveryBudget(delivery_mode(cfg), throughput, weights, terms, probe, first)
+    return DeliveryBudget(mode_name(cfg), throughput, weights, terms, probe, first)
 
 
 def shm_gib(cfg: StackConfig) -> float:
@@ -92,7 +103,7 @@ def shm_gib(cfg: StackConfig) -> float:
 
 def _download_how(cfg: StackConfig, weights: float, download: float) -> str:
     if download:
-        return f"{weights:.1f} GiB / {cfg.cache.download_throughput_gib_per_s:g} GiB/s, first start only"
+        return f"{weights:.1f} GiB / {download_throughput_gib_per_s(cfg):g} GiB/s, first start only"
     if delivery_mode(cfg) == "object_storage":
         return "none: the bucket holds the copy (delivery.object_storage.copy_from_hub runs a Job before the server)"
     return "none: model.local_path is already on the volume"
