@@ -39,6 +39,7 @@ class MonitoringArgs:
     # The server's startup budget (components/render/probes.py server_startup_budget): the not-ready and
     # metrics-absent alerts wait at least this long plus a margin, so a normal model load never pages.
     startup_seconds: int | None = None
+    workload_kind: str = "Deployment"  # StatefulSet with per-replica volumes (config/delivery.py)
 
 
 def object_labels(selector_labels: dict[str, str], cfg: MonitoringConfig) -> dict[str, str]:
@@ -85,7 +86,7 @@ class Monitoring(pulumi.ComponentResource):
         cfg = args.monitoring
         workload = pulumi.Output.all(args.namespace, args.deployment_name).apply(lambda values: Workload(
             namespace=values[0], model_name=args.served_model_name, deployment_name=values[1],
-            hpa_name=args.hpa_name))
+            hpa_name=args.hpa_name, kind=args.workload_kind))
         monitor = workload.apply(lambda w: render_monitor(name, w.namespace, args.selector_labels, cfg))
         self.monitor = self._custom(f"{name}-{cfg.monitor_kind.lower()}", cfg.monitor_kind, monitor, child)
         self.rules = self._rules(name, args, workload, child) if cfg.alerts else None

@@ -84,7 +84,8 @@ def _observability(cfg: StackConfig, report: PreflightReport, name: str) -> Any:
                 vllm_version=cfg.vllm.version, monitoring=cfg.monitoring, capacity=capacity,
                 queue_threshold=autoscaler.thresholds.queue if autoscaler else None,
                 hpa_name=autoscaler.hpa_name if autoscaler else None,
-                startup_seconds=server_startup_budget(cfg, report.weights_on_disk_gib).total_seconds), child)
+                startup_seconds=server_startup_budget(cfg, report.weights_on_disk_gib).total_seconds,
+                workload_kind=workload_kind(cfg)), child)
 
     return extend
 

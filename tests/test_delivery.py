@@ -288,3 +288,18 @@ def test_the_server_waits_for_the_copy_job_which_is_awaited_to_its_deadline():
     assert any(d.endswith("::llama-cache-copy") for d in requests["llama-server-deployment"].dependencies)
     # 131.4 GiB fetched and uploaded at 0.1 GiB/s x 1.5 (3942 s) + 900 s pull + 120 s = 4962 s
     assert requests["llama-cache-copy"].timeouts == {"create": "83m", "update": "83m"}
+
+
+def test_a_stateful_set_is_watched_with_its_own_kube_state_metrics_series():
+    registered, error = run_prod(delivery={"mode": "per_replica_volume"}, cache={})
+    assert error is None
+    rules = registered.one("kubernetes:monitoring.coreos.com/v1:PrometheusRule")["spec"]["groups"]
+    expr = next(r["expr"] for g in rules for r in g["rules"] if r.get("alert") == "VllmReplicasNotReady")
+    assert expr == ('kube_statefulset_replicas{namespace="vllm",statefulset="vllm-prod-server"} > on (namespace, '
+                    'statefulset) kube_statefulset_status_replicas_ready{namespace="vllm",statefulset="vllm-prod-server"}')
+
+
+def test_stateful_set_pods_are_matched_by_their_ordinal():
+    from components.render.promql import Workload
+
+    assert Workload("vllm", "m", "llama-server", kind="StatefulSet").pod_regex == "llama-server-[0-9]+"

@@ -148,14 +148,14 @@ def latency_alerts(cfg: MonitoringConfig, metrics: VersionMetrics, workload: Wor
 
 def kubernetes_alerts(cfg: MonitoringConfig, limits: AlertThresholds, workload: Workload) -> list[Alert]:
     """Pod lifecycle from kube-state-metrics."""
-    deployment = selector({"namespace": workload.namespace, "deployment": workload.deployment_name})
+    wanted, available, name_label = workload.replica_series
+    deployment = selector({"namespace": workload.namespace, name_label: workload.deployment_name})
     pods = workload.pods()
     unready = not_ready_window(cfg.not_ready_for, limits.startup_seconds)
     alerts = [
         Alert("VllmReplicasNotReady",
-              f"kube_deployment_spec_replicas{deployment} > on (namespace, deployment) "
-              f"kube_deployment_status_replicas_available{deployment}", "critical",
-              "vLLM replicas not ready in {{ $labels.namespace }}/{{ $labels.deployment }}",
+              f"{wanted}{deployment} > on (namespace, {name_label}) {available}{deployment}", "critical",
+              f"vLLM replicas not ready in {{{{ $labels.namespace }}}}/{{{{ $labels.{name_label} }}}}",
               f"Fewer replicas are available than wanted for {unready}, longer than a model load.",
               "1. kubectl describe pod: Pending on GPUs (node labels, taints, quota)? 2. Startup probe kills "
               "during model download or load? 3. Logs: CUDA OOM or 'KV cache needed > available' means the "

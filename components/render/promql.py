@@ -31,8 +31,18 @@ class Workload:
 
     @property
     def pod_regex(self) -> str:
-        """Pods of the Deployment: <deployment>-<replicaset hash>-<suffix> (regexes are anchored in PromQL)."""
-        return self.deployment_name.replace(".", r"\.") + "-[a-z0-9]+-[a-z0-9]+"
+        """Pods of the Deployment: <deployment>-<replicaset hash>-<suffix>, or of the StatefulSet: <name>-<ordinal>
+        (regexes are anchored in PromQL)."""
+        suffix = "-[0-9]+" if self.kind == "StatefulSet" else "-[a-z0-9]+-[a-z0-9]+"
+        return self.deployment_name.replace(".", r"\.") + suffix
+
+    @property
+    def replica_series(self) -> tuple[str, str, str]:
+        """kube-state-metrics (wanted replicas, available replicas, name label) for the workload's kind
+        (kubernetes/kube-state-metrics docs/metrics/workload/{deployment,statefulset}-metrics.md)."""
+        if self.kind == "StatefulSet":
+            return "kube_statefulset_replicas", "kube_statefulset_status_replicas_ready", "statefulset"
+        return "kube_deployment_spec_replicas", "kube_deployment_status_replicas_available", "deployment"
 
     def pods(self, namespace_label: str = "namespace", pod_label: str = "pod", **extra: str) -> str:
         """Selector for exporter series about this Deployment's pods (kube-state-metrics, DCGM, HTTP)."""
