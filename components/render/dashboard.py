@@ -66,9 +66,9 @@ def cluster_panels(cfg: MonitoringConfig, workload: Workload) -> list[tuple[str,
     """GPU panels (DCGM exporter) and replica counts (kube-state-metrics)."""
     gpu = workload.pods(cfg.dcgm_namespace_label, cfg.dcgm_pod_label)
     pod, gpu_by = cfg.dcgm_pod_label, f"{cfg.dcgm_pod_label}, gpu"
-    deployment = selector({"namespace": workload.namespace, "deployment": workload.deployment_name})
-    replicas = [(f"kube_deployment_spec_replicas{deployment}", "wanted"),
-                (f"kube_deployment_status_replicas_available{deployment}", "available")]
+    wanted, available, name_label = workload.replica_series
+    deployment = selector({"namespace": workload.namespace, name_label: workload.deployment_name})
+    replicas = [(f"{wanted}{deployment}", "wanted"), (f"{available}{deployment}", "available")]
     if workload.hpa_name:
         hpa = selector({"namespace": workload.namespace, "horizontalpodautoscaler": workload.hpa_name})
         replicas.append((f"kube_horizontalpodautoscaler_spec_max_replicas{hpa}", "autoscaler max"))
