@@ -12,6 +12,7 @@ from preflight.delivery import delivery_budget
 from tests.factories import REPO, make_config
 from tests.kubernetes_fixtures import configured, env_of, manifests, of_kind, one, pod_spec, server, stack, stack_with
 from tests.program import run_stack_file
+from tests.test_determinism import SHIPPED, instance_name, render_stack
 
 PER_REPLICA = {"mode": "per_replica_volume"}
 BUCKET = {"mode": "object_storage", "object_storage": {"uri": "s3://models/llama-70b/", "credentials_secret": "keys",
@@ -303,3 +304,14 @@ def test_stateful_set_pods_are_matched_by_their_ordinal():
     from components.render.promql import Workload
 
     assert Workload("vllm", "m", "llama-server", kind="StatefulSet").pod_regex == "llama-server-[0-9]+"
+
+
+def claim_specs(objects: list[dict]) -> list[dict]:
+    specs = [o["spec"] for o in of_kind(objects, "PersistentVolumeClaim")]
+    return specs + [t["spec"] for o in of_kind(objects, "StatefulSet") for t in o["spec"]["volumeClaimTemplates"]]
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[instance_name(p) for p in SHIPPED])
+def test_no_shipped_stack_renders_read_write_many_without_a_storage_class(path):  # type: ignore[no-untyped-def]
+    specs = claim_specs(render_stack(path)["manifests"])
+    assert all(s.get("storageClassName") for s in specs if s["accessModes"] == ["ReadWriteMany"])
