@@ -31,7 +31,7 @@ class KedaAutoscalerArgs:
     capacity: Capacity  # from the preflight: thresholds left unset are derived from it
     server_address: str  # Prometheus URL KEDA queries (components/render/prometheus.py server_address)
     scaled_object_name: str | None = None  # Kubernetes name; the component name when unset
-    workload_kind: str = "Deployment"  # or LeaderWorkerSet (engine.nnodes > 1)
+    workload_kind: str = "Deployment"  # StatefulSet (per-replica volumes) or LeaderWorkerSet (engine.nnodes > 1)
 
 
 class KedaAutoscaler(pulumi.ComponentResource):

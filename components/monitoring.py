@@ -41,7 +41,7 @@ class MonitoringArgs:
     # The server's rollout budget (components/render/probes.py rollout_timeout_seconds): the not-ready and
     # metrics-absent alerts wait at least this long plus a margin, so a normal scale-up never pages.
     rollout_seconds: int | None = None
-    workload_kind: str = "Deployment"  # or LeaderWorkerSet (engine.nnodes > 1): replica series, pod names
+    workload_kind: str = "Deployment"  # StatefulSet or LeaderWorkerSet: replica series, pod names
 
 
 def object_labels(selector_labels: dict[str, str], cfg: MonitoringConfig) -> dict[str, str]:

@@ -22,6 +22,7 @@ class NetworkPoliciesArgs:
     policy: NetworkPolicyConfig
     exposure: ExposureConfig = NO_EXPOSURE  # the gateway / ingress proxies become the callers
     smoke_test: bool = False  # admit the smoke-test Job's pods, and restrict their egress
+    server_fetches_weights: bool = False  # per-replica downloads or object storage: the server needs hub egress
 
 
 class NetworkPolicies(pulumi.ComponentResource):
@@ -39,7 +40,8 @@ class NetworkPolicies(pulumi.ComponentResource):
         super().__init__(TOKEN, name, None, opts)
         created: dict[str, k8s.networking.v1.NetworkPolicy] = {}
         # Rendered without a namespace: it is set from args, where it may be an Output of the Namespace.
-        for manifest in render_network_policies("", args.instance, args.port, args.policy, args.exposure, args.smoke_test):
+        for manifest in render_network_policies("", args.instance, args.port, args.policy, args.exposure,
+                                                args.smoke_test, args.server_fetches_weights):
             component = manifest["metadata"]["labels"]["app.kubernetes.io/component"]
             created[component] = k8s.networking.v1.NetworkPolicy(
                 f"{name}-{component}", metadata={**manifest["metadata"], "namespace": args.namespace},

@@ -62,7 +62,8 @@ class ServingStack(pulumi.ComponentResource):
             hf_token=args.secrets.hf_token), pulumi.ResourceOptions(parent=self))
         self.server = VllmServer(f"{name}-server", VllmServerArgs(
             config=cfg, report=args.report, instance=name, namespace=self.namespace, claim_name=self.cache.claim_name,
-            api_key=args.secrets.api_key, wait_for=tuple(self.cache.ready)), pulumi.ResourceOptions(parent=self))
+            api_key=args.secrets.api_key, wait_for=tuple(self.cache.ready),
+            with_hf_token=args.secrets.hf_token is not None), pulumi.ResourceOptions(parent=self))
         self.deployment_name = self.server.deployment_name
         self.service_name = self.server.service_name
         self.service_port_name = PORT_NAME

@@ -21,6 +21,7 @@ from components.render.prometheus import server_address
 from components.render.vllm_checks import check_vllm_config
 from components.serving_stack import ServingStack, ServingStackArgs
 from components.smoke_test import SmokeTest, SmokeTestArgs
+from config.delivery import delivery_mode, workload_kind
 from config.errors import ConfigError, ConfigIssue
 from config.secrets import StackSecrets
 from config.stack import StackConfig, missing_secrets
@@ -88,10 +89,6 @@ def _observability(cfg: StackConfig, report: PreflightReport, name: str) -> Any:
     return extend
 
 
-def workload_kind(cfg: StackConfig) -> str:
-    return "LeaderWorkerSet" if cfg.engine.nnodes > 1 else "Deployment"
-
-
 def _traffic(cfg: StackConfig, name: str, outputs: dict[str, Any]) -> Any:
     """NetworkPolicies that follow the exposure, the route or Ingress, then the smoke test after the rollout;
     fills `outputs` with clientUrl and curl."""
@@ -99,7 +96,8 @@ def _traffic(cfg: StackConfig, name: str, outputs: dict[str, Any]) -> Any:
         child = pulumi.ResourceOptions(parent=stack)
         policies = NetworkPolicies(f"{name}-network", NetworkPoliciesArgs(
             namespace=stack.namespace, instance=name, port=cfg.server.port, policy=cfg.network_policy,
-            exposure=cfg.exposure, smoke_test=cfg.smoke_test.enabled), child)
+            exposure=cfg.exposure, smoke_test=cfg.smoke_test.enabled,
+            server_fetches_weights=delivery_mode(cfg) != "shared_volume"), child)
         exposure = Exposure(f"{name}-exposure", ExposureArgs(
             config=cfg, instance=name, namespace=stack.namespace, depends_on=(stack.server.service,)), child)
         if cfg.smoke_test.enabled:

@@ -13,7 +13,7 @@ from components.kube import timeouts, with_namespace
 from components.render import manifests, pod
 from components.render.names import PORT_NAME
 from components.render.probes import pulumi_timeout_seconds, rollout_timeout_seconds
-from components.render.security import API_KEY_KEY, render_secret, render_service_account
+from components.render.security import API_KEY_KEY, render_secret
 from config.stack import StackConfig
 from preflight.report import PreflightReport
 
@@ -27,17 +27,20 @@ class VllmServerArgs:
     claim_name: str  # the model cache PVC
     api_key: pulumi.Input[str] | None = None  # required when security.require_api_key
     wait_for: Sequence[pulumi.Resource] = field(default_factory=tuple)  # the cache PVC and download Job
+    with_hf_token: bool = False  # a per-replica download init container mounts the HF token Secret
 
 
 def server_plan(args: VllmServerArgs) -> pod.ServerPlan:
-    return replace(manifests.server_plan(args.config, args.report, args.instance), claim=args.claim_name)
+    plan = manifests.server_plan(args.config, args.report, args.instance, args.with_hf_token)
+    return replace(plan, claim=args.claim_name)
 
 
 class VllmServer(pulumi.ComponentResource):
     """Registers the rendered server objects. The Deployment waits for the model cache, and Pulumi's await
     is stretched to the computed startup budget; the Service waits for the Deployment."""
 
-    deployment: k8s.apps.v1.Deployment | k8s.apiextensions.CustomResource  # a LeaderWorkerSet with engine.nnodes > 1
+    # A StatefulSet for per-replica volumes, a LeaderWorkerSet with engine.nnodes > 1.
+    deployment: k8s.apps.v1.Deployment | k8s.apps.v1.StatefulSet | k8s.apiextensions.CustomResource
     service: k8s.core.v1.Service
     plan: pod.ServerPlan
 
@@ -52,7 +55,7 @@ class VllmServer(pulumi.ComponentResource):
         deps = [self._service_account(name, args), *self._api_key_secret(name, args), *args.wait_for]
         workload_opts = pulumi.ResourceOptions(
             parent=self, depends_on=deps,
-            custom_timeouts=timeouts(rollout_timeout_seconds(cfg, plan.budget), pulumi_timeout_seconds(cfg, plan.budget)),
+            custom_timeouts=timeouts(rollout_timeout_seconds(cfg, plan.delivery), pulumi_timeout_seconds(cfg, plan.delivery)),
             # KEDA's HPA owns the replica count; never send it back (pulumi-kubernetes#2491, #2258).
             ignore_changes=["spec.replicas"] if cfg.autoscaling.enabled else None)
         self.deployment = self._workload(name, deployment, args.namespace, workload_opts)
@@ -71,16 +74,19 @@ class VllmServer(pulumi.ComponentResource):
 
     @staticmethod
     def _workload(name: str, rendered: dict[str, Any], namespace: pulumi.Input[str],
-                  opts: pulumi.ResourceOptions) -> k8s.apps.v1.Deployment | k8s.apiextensions.CustomResource:
+                  opts: pulumi.ResourceOptions,
+                  ) -> k8s.apps.v1.Deployment | k8s.apps.v1.StatefulSet | k8s.apiextensions.CustomResource:
         metadata = with_namespace(rendered, namespace)
         if rendered["kind"] == "Deployment":
             return k8s.apps.v1.Deployment(f"{name}-deployment", metadata=metadata, spec=rendered["spec"], opts=opts)
+        if rendered["kind"] == "StatefulSet":
+            return k8s.apps.v1.StatefulSet(f"{name}-statefulset", metadata=metadata, spec=rendered["spec"], opts=opts)
         return k8s.apiextensions.CustomResource(
             f"{name}-leaderworkerset", api_version=rendered["apiVersion"], kind=rendered["kind"], metadata=metadata,
             spec=rendered["spec"], opts=opts)
 
     def _service_account(self, name: str, args: VllmServerArgs) -> k8s.core.v1.ServiceAccount:
-        sa = render_service_account(self.plan.service_account, self.plan.namespace, self.plan.labels)
+        sa = manifests.server_service_account(args.config, self.plan)
         return k8s.core.v1.ServiceAccount(
             f"{name}-sa", metadata=with_namespace(sa, args.namespace), automount_service_account_token=False,
             opts=pulumi.ResourceOptions(parent=self))

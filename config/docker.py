@@ -142,6 +142,7 @@ _FIXES: dict[str, str] = {
     "namespace": "remove it; a Docker host has no namespaces.",
     "scheduling": "remove it; one host has no nodes to spread over.",
     "cache": "remove it, and set docker.cache.volume_name or docker.cache.host_path instead.",
+    "delivery": "remove it; a Docker host reads the weights from docker.cache.",
     "autoscaling": "remove it; a docker stack runs one container (use target: kubernetes to autoscale).",
     "monitoring": "remove it; on docker, point your Prometheus at the metrics_url stack output.",
     "render_yaml_to_directory": "remove it; it renders Kubernetes manifests.",

@@ -68,8 +68,9 @@ class CacheConfig(ConfigGroup):
     headroom_percent: float = Field(
         25.0, ge=0, le=500, description="Extra room over the weights for tokenizer, config and partial downloads.")
     storage_class_name: str | None = Field(None, description="StorageClass; the cluster default when unset.")
-    access_mode: Literal["ReadWriteMany", "ReadWriteOnce"] = Field(
-        "ReadWriteMany", description="PVC access mode; ReadWriteMany when replicas can land on different nodes.")
+    access_mode: Literal["ReadWriteMany", "ReadWriteOnce"] | None = Field(
+        None, description="PVC access mode; unset: ReadWriteOnce when at most one replica can run or each replica "
+                          "owns its claim, ReadWriteMany for a shared volume (config/delivery.py effective_volume).")
     existing_claim: str | None = Field(
         None, description="Use this existing PVC instead of creating one (required with model.local_path).")
     download_max_workers: PositiveInt = Field(
@@ -86,8 +87,9 @@ class CacheConfig(ConfigGroup):
 class ProbesConfig(ConfigGroup):
     """Probe timing; the startup budget is computed from the model size."""
 
-    load_throughput_gib_per_s: PositiveFloat = Field(
-        0.5, description="Weights read from the cache volume per second, per replica (network volumes: 0.2-1).")
+    load_throughput_gib_per_s: PositiveFloat | None = Field(
+        None, description="Measured weights read per second, per replica; unset: the delivery mode's sourced "
+                          "default (docs/model-delivery.md).")
     engine_start_seconds: PositiveInt = Field(
         60, description="Process and engine start before loading weights (Python imports, CUDA init).")
     per_gpu_start_seconds: NonNegativeInt = Field(
@@ -170,13 +172,17 @@ def _cache_issues(cfg: StackConfig) -> list[ConfigIssue]:
     from config.errors import ConfigIssue
 
     issues: list[ConfigIssue] = []
-    most = cfg.autoscaling.max_replica_count if cfg.autoscaling.enabled else cfg.replicas
-    if cfg.cache.access_mode == "ReadWriteOnce" and most > 1 and cfg.cache.existing_claim is None:
+    from config.delivery import delivery_mode, most_replicas
+
+    most = most_replicas(cfg)
+    if (cfg.cache.access_mode == "ReadWriteOnce" and most > 1 and cfg.cache.existing_claim is None
+            and delivery_mode(cfg) == "shared_volume"):
         issues.append(ConfigIssue(
             "cache.access_mode",
             f"is ReadWriteOnce, but up to {most} replicas can land on different nodes and a ReadWriteOnce "
             "volume attaches to one node only (the others stay Pending with Multi-Attach errors).",
-            "set cache.access_mode: ReadWriteMany with a storage class that supports it, or run 1 replica.",
+            "set cache.access_mode: ReadWriteMany with a storage class that supports it, set "
+            "delivery.mode: per_replica_volume, or run 1 replica.",
         ))
     if cfg.model.local_path is not None and cfg.cache.existing_claim is None:
         issues.append(ConfigIssue(

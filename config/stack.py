@@ -7,9 +7,10 @@ from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, ValidationError
 
-from config import cluster, docker, exposure, kubernetes, multinode, observability
+from config import cluster, delivery, docker, exposure, kubernetes, multinode, observability
 from config.base import ConfigGroup
 from config.cluster import ClusterConfig
+from config.delivery import DeliveryConfig
 from config.docker import DockerConfig
 from config.engine import EngineConfig
 from config.errors import ConfigError, ConfigIssue
@@ -40,6 +41,7 @@ class StackConfig(ConfigGroup):
     namespace: NamespaceConfig = Field(default_factory=NamespaceConfig, description="Kubernetes namespace.")
     scheduling: SchedulingConfig = Field(default_factory=SchedulingConfig, description="Replica spreading.")
     cache: CacheConfig = Field(default_factory=CacheConfig, description="Model cache volume.")
+    delivery: DeliveryConfig = Field(default_factory=DeliveryConfig, description="How weights reach the GPUs.")
     probes: ProbesConfig = Field(default_factory=ProbesConfig, description="Startup, readiness and liveness probes.")
     server: ServerConfig = Field(default_factory=ServerConfig, description="The vLLM container.")
     security: SecurityConfig = Field(default_factory=SecurityConfig, description="Security defaults.")
@@ -77,7 +79,7 @@ def validate_config(raw: Mapping[str, Any], secrets_present: frozenset[str] | No
     except ValidationError as error:
         raise ConfigError([issue_from_pydantic(StackConfig, e) for e in error.errors()]) from None
     issues = _core_checks(cfg) + ([] if secrets_present is None else missing_secrets(cfg, secrets_present))
-    for module in (kubernetes, observability, docker, multinode, cluster, exposure):
+    for module in (kubernetes, delivery, observability, docker, multinode, cluster, exposure):
         issues += module.cross_checks(cfg)
     if issues:
         raise ConfigError(issues)

@@ -35,12 +35,27 @@ def figures(report: PreflightReport) -> list[tuple[str, str]]:
                                f"= {report.target_kv_tokens:,} tokens ({report.plain_kv_gib_for_target:.2f} GiB "
                                "whole model)"),
         ("Margin", f"{report.margin_percent:.1f} % of the KV cache left after the target"),
+        *startup_rows(report),
     ]
 
 
 def verdict(report: PreflightReport, cluster: ClusterResult = NOT_CHECKED) -> str:
     """BLOCKED when the model does not fit or the cluster cannot run it; a cluster not checked never blocks."""
     return "FITS" if report.fits and not cluster.blocked else "BLOCKED"
+
+
+def startup_rows(report: PreflightReport) -> list[tuple[str, str]]:
+    """The delivery mode and the startup budget, one row per term of the sum."""
+    budget = report.startup
+    if budget is None:
+        return []
+    rows = [("Model delivery", f"{budget.mode}, reading {budget.throughput.mib_per_s:g} MiB/s per replica "
+                               f"({budget.throughput.source})")]
+    rows.append(("Startup budget", budget.first_start_sum()))
+    rows.append(("Startup probe", budget.probe.explain()))
+    rows += [(f"  {term.name}", term.render().removeprefix(term.name + " ")) for term in budget.terms]
+    return rows
+
 
 
 def render_table(report: PreflightReport, cluster: ClusterResult = NOT_CHECKED) -> str:

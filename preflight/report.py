@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from preflight.delivery import DeliveryBudget
 from preflight.resolve import ResolvedEngine
 
 
@@ -47,6 +48,7 @@ class PreflightReport:
     plain_kv_bytes_per_token: int  # whole model, all layers and heads (the capacity-guide figure)
     plain_kv_gib_for_target: float
     resolved: ResolvedEngine = field(repr=False, compare=False)
+    startup: DeliveryBudget | None = None  # the startup budget term by term, for the delivery mode
     nnodes: int = 1  # nodes one replica spans (a LeaderWorkerSet group when > 1)
 
     def as_dict(self) -> dict[str, Any]:

@@ -27,6 +27,17 @@ def stack(name: str) -> tuple[StackConfig, PreflightReport]:
     return planned(shipped_stack(name))
 
 
+def stack_with(name: str, **changes: Any) -> tuple[StackConfig, PreflightReport]:
+    """A shipped stack with some groups changed (merged one level deep), and its report."""
+    from config.stack import validate_config
+
+    cfg = shipped_stack(name)
+    raw = cfg.model_dump(exclude_unset=True)
+    for key, value in changes.items():
+        raw[key] = {**raw.get(key, {}), **value} if isinstance(value, dict) else value
+    return planned(validate_config(raw))
+
+
 def configured(secrets: frozenset[str] = frozenset(), **changes: Any) -> tuple[StackConfig, PreflightReport]:
     """The factories' base stack (Llama-3.1-8B on one A100-80GB) with changes, and its report."""
     return planned(make_config(secrets, **changes))
@@ -46,8 +57,15 @@ def one(objects: list[dict[str, Any]], kind: str) -> dict[str, Any]:
     return found[0]
 
 
+def workload(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    """The server's Deployment, or its StatefulSet with per-replica volumes."""
+    found = of_kind(objects, "Deployment") + of_kind(objects, "StatefulSet")
+    assert len(found) == 1, f"expected one Deployment or StatefulSet, found {len(found)}"
+    return found[0]
+
+
 def pod_spec(objects: list[dict[str, Any]]) -> dict[str, Any]:
-    return one(objects, "Deployment")["spec"]["template"]["spec"]
+    return workload(objects)["spec"]["template"]["spec"]
 
 
 def server(objects: list[dict[str, Any]]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import csv
 import math
 from typing import Any
 
+from components.render.delivery import compile_cache_env
 from components.render.docker import (
     CACHE_PATH,
     HF_TOKEN_FILE,
@@ -104,7 +105,8 @@ def test_env_is_the_kubernetes_env_but_online_for_the_first_download() -> None:
     cfg = stack()
     report = run_preflight(cfg)
 
-    assert render_env(cfg, report, 600) == {**render_vllm_env(cfg, report.resolved, 600), "HF_HUB_OFFLINE": "0"}
+    assert render_env(cfg, report, 600) == {**render_vllm_env(cfg, report.resolved, 600), **compile_cache_env(),
+                                            "HF_HUB_OFFLINE": "0"}
 
 
 def test_restart_policy_is_unless_stopped() -> None:

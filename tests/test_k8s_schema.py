@@ -6,7 +6,7 @@ from __future__ import annotations
 import kubernetes_validate
 import pytest
 
-from tests.kubernetes_fixtures import configured, manifests, one, stack
+from tests.kubernetes_fixtures import configured, manifests, one, stack, stack_with
 
 KUBERNETES_VERSION = "1.37.0"
 
@@ -28,6 +28,15 @@ VARIANTS = {
         replicas=2, scheduling={"priority_class_name": "gpu-inference", "runtime_class_name": "nvidia",
                                 "when_unsatisfiable": "ScheduleAnyway"},
         server={"image_pull_secrets": ["registry-a", "registry-b"]}),
+    "prod on per-replica volumes": lambda: stack_with("prod", delivery={"mode": "per_replica_volume"},
+                                                      cache={"storage_class_name": None}),
+    "prod streaming from object storage": lambda: stack_with("prod", delivery={
+        "mode": "object_storage", "object_storage": {
+            "uri": "s3://models/llama-70b/", "credentials_secret": "bucket-keys", "endpoint_url": "http://minio:9000",
+            "service_account_annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/r"}}}),
+    "object storage filled by the copy Job": lambda: stack_with("prod", cache={"storage_class_name": None},
+                                                                model={"revision": "aaaa111"}, delivery={
+        "mode": "object_storage", "object_storage": {"uri": "s3://models/llama-70b/", "copy_from_hub": True}}),
     "local path on an existing claim": lambda: configured(
         model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "llama"}, cache={"existing_claim": "models"}),
 }

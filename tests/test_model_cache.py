@@ -42,16 +42,32 @@ def test_token_becomes_a_secret_only_when_given():
     assert without.of_type("kubernetes:core/v1:Secret") == []
 
 
-def test_job_waits_for_the_volume_and_the_token_secret():
+def test_job_waits_for_the_token_secret():
     _, requests = run_recording(build_cache(*stack("prod"), hf_token="hf_x"))
-    dependencies = requests["llama-cache-download"].dependencies
-    assert any(d.endswith("::llama-cache-pvc") for d in dependencies)
-    assert any(d.endswith("::llama-cache-hf-token") for d in dependencies)
+    assert any(d.endswith("::llama-cache-hf-token") for d in requests["llama-cache-download"].dependencies)
 
 
-def test_job_timeout_follows_the_download_budget_not_the_ten_minute_default():
+def test_claim_is_created_after_the_job_that_is_its_first_consumer():
     _, requests = run_recording(build_cache(*stack("prod")))
-    assert requests["llama-cache-download"].timeouts == {"create": "50m", "update": "50m"}  # 2992 s
+    assert any(d.endswith("::llama-cache-download") for d in requests["llama-cache-pvc"].dependencies)
+
+
+def test_claim_that_cannot_bind_fails_the_update_within_the_bind_timeout():
+    _, requests = run_recording(build_cache(*stack("prod")))
+    assert requests["llama-cache-pvc"].timeouts == {"create": "10m", "update": "10m"}
+
+
+def test_claim_is_awaited_until_bound_and_the_job_is_not_awaited():
+    registered = run_program(build_cache(*stack("prod")))
+    pvc, job = registered.one("kubernetes:core/v1:PersistentVolumeClaim"), registered.one("kubernetes:batch/v1:Job")
+    assert pvc["metadata"]["annotations"] == {"pulumi.com/waitFor": "jsonpath={.status.phase}=Bound"}
+    assert job["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
+
+
+def test_per_replica_volumes_register_only_the_token_secret():
+    cfg, report = configured(replicas=2, delivery={"mode": "per_replica_volume"})
+    assert run_program(build_cache(cfg, report, hf_token="hf_x")).types == [
+        "kubernetes:core/v1:Secret", "vllm-serving:index:ModelCache"]
 
 
 def test_existing_claim_registers_no_pvc():

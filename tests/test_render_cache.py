@@ -32,8 +32,9 @@ def test_cache_includes_a_catalog_draft_model():
     assert int(with_draft.removesuffix("Gi")) > int(plain.removesuffix("Gi"))
 
 
-def test_cache_is_read_write_many_by_default():
-    assert one(manifests(*stack("prod")), "PersistentVolumeClaim")["spec"]["accessModes"] == ["ReadWriteMany"]
+def test_prod_shares_one_read_write_many_claim_of_its_storage_class():
+    spec = one(manifests(*stack("prod")), "PersistentVolumeClaim")["spec"]
+    assert (spec["accessModes"], spec["storageClassName"]) == (["ReadWriteMany"], "efs-sc")
 
 
 def test_storage_class_comes_from_config():
@@ -42,7 +43,7 @@ def test_storage_class_comes_from_config():
 
 
 def test_no_storage_class_means_the_cluster_default():
-    assert "storageClassName" not in one(manifests(*stack("prod")), "PersistentVolumeClaim")["spec"]
+    assert "storageClassName" not in one(manifests(*stack("dev")), "PersistentVolumeClaim")["spec"]
 
 
 def test_existing_claim_is_mounted_and_no_volume_is_created():
@@ -102,7 +103,7 @@ def test_download_job_has_one_writer_and_bounded_retries():
 def test_download_job_deadline_grows_with_the_weights():
     prod = one(manifests(*stack("prod")), "Job")["spec"]["activeDeadlineSeconds"]
     dev = one(manifests(*stack("dev")), "Job")["spec"]["activeDeadlineSeconds"]
-    assert prod == 2992 and prod > dev  # 131.4 GiB / 0.1 GiB/s x 1.5 + 900 s image pull + 120 s
+    assert prod == 3592 and prod > dev  # 131.4 GiB / 0.1 GiB/s x 1.5 + 600 s bind + 900 s image pull + 120 s
 
 
 def test_download_job_deadline_includes_the_image_pull_allowance():

@@ -53,16 +53,18 @@ def test_version_problems_are_included():
 
 def test_read_write_once_cache_with_two_replicas_is_refused():
     with pytest.raises(ConfigError) as error:
-        make_config(replicas=2, cache={"access_mode": "ReadWriteOnce"})
+        make_config(replicas=2, cache={"access_mode": "ReadWriteOnce"}, delivery={"mode": "shared_volume"})
     assert error.value.issues == [ConfigIssue(
         "cache.access_mode", "is ReadWriteOnce, but up to 2 replicas can land on different nodes and a ReadWriteOnce "
         "volume attaches to one node only (the others stay Pending with Multi-Attach errors).",
-        "set cache.access_mode: ReadWriteMany with a storage class that supports it, or run 1 replica.")]
+        "set cache.access_mode: ReadWriteMany with a storage class that supports it, set "
+        "delivery.mode: per_replica_volume, or run 1 replica.")]
 
 
 def test_read_write_once_cache_with_autoscaling_above_one_is_refused():
     with pytest.raises(ConfigError, match=r"cache\.access_mode"):
-        make_config(cache={"access_mode": "ReadWriteOnce"}, autoscaling={"enabled": True, "max_replica_count": 3})
+        make_config(cache={"access_mode": "ReadWriteOnce", "storage_class_name": "gp3"},
+                    autoscaling={"enabled": True, "max_replica_count": 3})
 
 
 def test_read_write_once_cache_with_one_replica_is_accepted():

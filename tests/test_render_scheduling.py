@@ -128,7 +128,8 @@ def test_a_single_replica_is_recreated_so_its_gpus_are_freed_first():
 
 
 def test_autoscaled_stack_rolls_even_when_it_starts_with_one_replica():
-    cfg, report = configured(autoscaling={"enabled": True, "min_replica_count": 1, "max_replica_count": 3})
+    cfg, report = configured(autoscaling={"enabled": True, "min_replica_count": 1, "max_replica_count": 3},
+                             cache={"storage_class_name": "efs-sc"})
     assert one(manifests(cfg, report), "Deployment")["spec"]["strategy"]["type"] == "RollingUpdate"
 
 

@@ -39,7 +39,7 @@ def test_deployment_inputs_request_four_gpus_for_tensor_parallel_four():
 
 def test_deployment_inputs_carry_the_startup_probe_budget():
     deployment = run_program(build_server(*stack("prod"))).one(DEPLOYMENT)
-    assert deployment["spec"]["template"]["spec"]["containers"][0]["startupProbe"]["failureThreshold"] == 74.0
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["startupProbe"]["failureThreshold"] == 236.0
 
 
 def test_service_is_registered_after_the_deployment():
@@ -49,12 +49,13 @@ def test_service_is_registered_after_the_deployment():
 
 def test_deployment_timeouts_cover_one_pod_on_create_and_every_replica_on_update():
     _, requests = run_recording(build_server(*stack("prod")))
-    # prod autoscales up to 4 replicas: an update may roll all four, one at a time
-    assert requests["llama-server-deployment"].timeouts == {"create": "30m", "update": "118m"}
+    # first start 5232 s + 120 s; prod autoscales up to 4 replicas: an update may roll all four, one at a time
+    assert requests["llama-server-deployment"].timeouts == {"create": "90m", "update": "357m"}
 
 
 def test_replica_count_is_ignored_when_an_autoscaler_owns_it():
-    _, requests = run_recording(build_server(*configured(autoscaling={"enabled": True})))
+    _, requests = run_recording(build_server(*configured(autoscaling={"enabled": True},
+                                                         cache={"storage_class_name": "efs-sc"})))
     assert requests["llama-server-deployment"].ignore_changes == ["spec.replicas"]
 
 

@@ -11,24 +11,44 @@ import json
 import math
 from typing import Any
 
-from catalog.models import MODELS
 from components.render import scheduling
 from components.render.names import HF_HOME, HOME, MARKER_DIR, Names, cache_key
 from components.render.resources import container_resources
 from components.render.security import HF_TOKEN_DIR, HF_TOKEN_KEY, container_security_context, pod_security_context
+from config.delivery import delivery_mode, effective_volume  # effective_volume: the access mode and class
 from config.stack import StackConfig
+from preflight.delivery import draft_weights_on_disk_gib
 
-_DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
+# pulumi-kubernetes annotations (pinned 4.34.2): `pulumi.com/waitFor` awaits a kubectl-style condition
+# (pulumi/pulumi-kubernetes#3134) and overrides the built-in await (#3344), which for a WaitForFirstConsumer
+# claim counts Pending as ready (#3130); `pulumi.com/skipAwait` makes the create return at once.
+WAIT_FOR = "pulumi.com/waitFor"
+SKIP_AWAIT = "pulumi.com/skipAwait"
 
 # Uses huggingface_hub's snapshot_download, whose arguments are stable from the 0.7.2 image to current
 # ones (the CLI changed: `huggingface-cli download` became `hf download` with different list options).
 DOWNLOAD_SCRIPT = """\
-import json, os, pathlib, sys
-from huggingface_hub import snapshot_download
+import json, os, pathlib, signal, sys
+from huggingface_hub import HfApi, scan_cache_dir, snapshot_download
 marker = pathlib.Path(os.environ["CACHE_MARKER"])
 if marker.exists():
     print(f"cache already complete: {marker}")
     sys.exit(0)
+deadline = int(os.environ["DOWNLOAD_DEADLINE_SECONDS"])
+def give_up(*_):  # os._exit: the download's worker threads would keep a normal exit waiting
+    print(f"download deadline of {deadline} s passed; a retry resumes the partial files", flush=True)
+    os._exit(1)
+signal.signal(signal.SIGALRM, give_up)
+signal.alarm(deadline)  # counts from here: not the time queued for a node, not the image pull
+def prune():  # a per-replica volume: only this pod reads it, so other revisions are freed before downloading
+    keep = {(repo, HfApi().repo_info(repo, revision=revision).sha) for repo, revision in json.loads(os.environ["DOWNLOADS"])}
+    stale = [rev.commit_hash for cached in scan_cache_dir().repos for rev in cached.revisions
+             if (cached.repo_id, rev.commit_hash) not in keep]
+    if stale:
+        print(f"freeing revisions {stale} before the download", flush=True)
+        scan_cache_dir().delete_revisions(*stale).execute()
+if os.environ.get("PRUNE_OTHER_REVISIONS") == "1" and pathlib.Path(os.environ["HF_HOME"], "hub").is_dir():
+    prune()
 for repo, revision in json.loads(os.environ["DOWNLOADS"]):
     path = pathlib.Path(snapshot_download(repo, revision=revision, max_workers=int(os.environ["MAX_WORKERS"]),
                                           ignore_patterns=json.loads(os.environ["IGNORE_PATTERNS"])))
@@ -46,7 +66,8 @@ WAIT_SCRIPT = 'until [ -f "$CACHE_MARKER" ]; do echo "waiting for $CACHE_MARKER 
 
 
 def needs_download(cfg: StackConfig) -> bool:
-    return cfg.model.local_path is None
+    """From the Hub to a volume: not for a model already on one, nor one streamed from a bucket."""
+    return cfg.model.local_path is None and delivery_mode(cfg) != "object_storage"
 
 
 def downloads(cfg: StackConfig) -> list[tuple[str, str | None]]:
@@ -67,17 +88,23 @@ def marker_path(cfg: StackConfig) -> str:
     return f"{HF_HOME}/{MARKER_DIR}/complete-{content_key(cfg)}"
 
 
-def claim_name(cfg: StackConfig, weights_on_disk_gib: float, instance: str) -> str:
-    """The existing claim, or a created one named after its spec.
+def volume_key(cfg: StackConfig, weights_on_disk_gib: float) -> str:
+    """What the volume holds and how it is made: content (models, revisions), size, class and access mode.
 
-    pulumi-kubernetes replaces a PVC on any `.spec` change (provider diff.go forceNew), and with an unchanged
-    name it must delete first: that waits on the pvc-protection finalizer while the server still mounts the
-    volume. A new name per size, class and access mode makes the replacement create-before-delete instead.
+    A new model.revision gets a new claim sized for it, filled beside the old one: pulumi-kubernetes replaces a
+    PVC on any `.spec` change (provider diff.go forceNew), and a new name makes that create-before-delete, so
+    the old claim is released only after the new replicas are ready, and never reused when too small.
     """
+    volume = effective_volume(cfg)
+    access, storage_class = (volume.access_mode, volume.storage_class_name) if volume else (None, None)
+    return cache_key(content_key(cfg), str(cache_size_gib(cfg, weights_on_disk_gib)), storage_class, access)
+
+
+def claim_name(cfg: StackConfig, weights_on_disk_gib: float, instance: str) -> str:
+    """The existing claim, or a created one named after its content and spec."""
     if cfg.cache.existing_claim:
         return cfg.cache.existing_claim
-    volume = (str(cache_size_gib(cfg, weights_on_disk_gib)), cfg.cache.storage_class_name, cfg.cache.access_mode)
-    return Names(instance).cache_claim(cache_key(*volume))
+    return Names(instance).cache_claim(volume_key(cfg, weights_on_disk_gib))
 
 
 def job_name(cfg: StackConfig, weights_on_disk_gib: float, instance: str) -> str:
@@ -85,13 +112,6 @@ def job_name(cfg: StackConfig, weights_on_disk_gib: float, instance: str) -> str
     replaced (empty) volume would otherwise leave the server waiting for the marker forever."""
     claim = claim_name(cfg, weights_on_disk_gib, instance)
     return Names(instance).download_job(cache_key(claim, *(part for pair in downloads(cfg) for part in pair)))
-
-
-def draft_weights_on_disk_gib(cfg: StackConfig) -> float:
-    """The draft checkpoint's size when it is a catalog model; 0 otherwise (not sized)."""
-    spec = cfg.engine.speculative
-    arch = MODELS.get(spec.model) if spec is not None and spec.model else None
-    return 0.0 if arch is None else arch.num_parameters * _DTYPE_BYTES[arch.torch_dtype] / 2**30
 
 
 def default_size_gib(cfg: StackConfig, weights_on_disk_gib: float) -> int:
@@ -103,32 +123,56 @@ def cache_size_gib(cfg: StackConfig, weights_on_disk_gib: float) -> int:
     return math.ceil(cfg.cache.size_gib) if cfg.cache.size_gib else default_size_gib(cfg, weights_on_disk_gib)
 
 
-def download_timeout_seconds(cfg: StackConfig, weights_on_disk_gib: float) -> int:
-    """Job deadline and Pulumi timeout: download at the configured speed x1.5, plus pulling the vLLM image
-    (activeDeadlineSeconds counts from the Job's start, image pull included) and 2 min for the pod."""
+def download_seconds(cfg: StackConfig, weights_on_disk_gib: float) -> int:
+    """One attempt's deadline, counted from the script's start: the download at the configured speed x1.5."""
     weights = weights_on_disk_gib + draft_weights_on_disk_gib(cfg)
-    return math.ceil(weights / cfg.cache.download_throughput_gib_per_s * 1.5) + cfg.server.image_pull_seconds + 120
+    return math.ceil(weights / cfg.cache.download_throughput_gib_per_s * 1.5)
+
+
+def download_timeout_seconds(cfg: StackConfig, weights_on_disk_gib: float) -> int:
+    """The Job's activeDeadlineSeconds, an upper bound only: it counts from the Job's start, so it allows the
+    claim's binding, the image pull and 2 min for the pod; the script's own deadline (download_seconds) is
+    what stops a stalled attempt, which the Job then retries with resume."""
+    return (download_seconds(cfg, weights_on_disk_gib) + cfg.delivery.claim_bind_timeout_seconds
+            + cfg.server.image_pull_seconds + 120)
+
+
+def download_image(cfg: StackConfig) -> str:
+    return cfg.delivery.download_image or cfg.vllm.image_ref
 
 
 def render_pvc(cfg: StackConfig, weights_on_disk_gib: float, name: str, namespace: str,
                labels: dict[str, str]) -> dict[str, Any]:
+    """Pulumi waits for Bound (not the default "Pending is fine" for WaitForFirstConsumer classes), bounded by
+    delivery.claim_bind_timeout_seconds: a claim that cannot bind fails the update in minutes."""
+    metadata = {"name": name, "namespace": namespace, "labels": dict(labels),
+                "annotations": {WAIT_FOR: "jsonpath={.status.phase}=Bound"}}
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": metadata,
+            "spec": claim_spec(cfg, weights_on_disk_gib)}
+
+
+def claim_spec(cfg: StackConfig, weights_on_disk_gib: float) -> dict[str, Any]:
+    volume = effective_volume(cfg)
+    if volume is None:
+        raise ValueError("delivery.mode object_storage has no cache claim")
     spec: dict[str, Any] = {
-        "accessModes": [cfg.cache.access_mode],
+        "accessModes": [volume.access_mode],
         "volumeMode": "Filesystem",
         "resources": {"requests": {"storage": f"{cache_size_gib(cfg, weights_on_disk_gib)}Gi"}},
     }
-    if cfg.cache.storage_class_name:
-        spec["storageClassName"] = cfg.cache.storage_class_name
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-            "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)}, "spec": spec}
+    if volume.storage_class_name:
+        spec["storageClassName"] = volume.storage_class_name
+    return spec
 
 
-def _download_env(cfg: StackConfig, with_token: bool) -> list[dict[str, str]]:
+def _download_env(cfg: StackConfig, weights_on_disk_gib: float, with_token: bool) -> list[dict[str, str]]:
     env = {
         "HOME": HOME, "HF_HOME": HF_HOME, "CACHE_MARKER": marker_path(cfg),
         "DOWNLOADS": json.dumps(downloads(cfg)),
         "IGNORE_PATTERNS": json.dumps(list(cfg.cache.download_ignore_patterns)),
         "MAX_WORKERS": str(cfg.cache.download_max_workers),
+        "DOWNLOAD_DEADLINE_SECONDS": str(download_seconds(cfg, weights_on_disk_gib)),
+        "PRUNE_OTHER_REVISIONS": "1" if delivery_mode(cfg) == "per_replica_volume" else "0",
         "HF_HUB_DOWNLOAD_TIMEOUT": "60",  # a stalled connection errors and the Job retries (resumes)
         "HF_HUB_DISABLE_TELEMETRY": "1",
         # hf_xet keeps a 10 GB chunk cache in $HF_HOME/xet by default: on the shared volume it would eat the
@@ -141,7 +185,7 @@ def _download_env(cfg: StackConfig, with_token: bool) -> list[dict[str, str]]:
     return [{"name": key, "value": value} for key, value in env.items()]
 
 
-def _download_volumes(claim: str, token_secret: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def download_volumes(claim: str, token_secret: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     volumes: list[dict[str, Any]] = [
         {"name": "model-cache", "persistentVolumeClaim": {"claimName": claim}},
         {"name": "home", "emptyDir": {"sizeLimit": "1Gi"}},
@@ -156,23 +200,30 @@ def _download_volumes(claim: str, token_secret: str | None) -> tuple[list[dict[s
     return volumes, mounts
 
 
-def render_download_job(cfg: StackConfig, weights_on_disk_gib: float, *, name: str, namespace: str, claim: str,
-                        service_account: str, labels: dict[str, str], token_secret: str | None) -> dict[str, Any]:
-    """One pod, one writer. No ttlSecondsAfterFinished: Pulumi would see the Job vanish and recreate it."""
-    volumes, mounts = _download_volumes(claim, token_secret)
-    container = {
-        "name": "download", "image": cfg.vllm.image_ref, "imagePullPolicy": cfg.vllm.image_pull_policy,
+def render_download_container(cfg: StackConfig, weights_on_disk_gib: float, token_secret: str | None,
+                              mounts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Runs the script with huggingface_hub: the Job's container, or a per-replica init container."""
+    return {
+        "name": "download", "image": download_image(cfg), "imagePullPolicy": cfg.vllm.image_pull_policy,
         "command": ["python3", "-c", DOWNLOAD_SCRIPT],
-        "env": _download_env(cfg, token_secret is not None), "volumeMounts": mounts,
+        "env": _download_env(cfg, weights_on_disk_gib, token_secret is not None), "volumeMounts": mounts,
         "resources": container_resources(cfg.cache.download_cpu, cfg.cache.download_memory_gib),
         "securityContext": container_security_context(),
     }
+
+
+def render_download_job(cfg: StackConfig, weights_on_disk_gib: float, *, name: str, namespace: str, claim: str,
+                        service_account: str, labels: dict[str, str], token_secret: str | None) -> dict[str, Any]:
+    """One pod, one writer. No ttlSecondsAfterFinished: Pulumi would see the Job vanish and recreate it.
+    skipAwait: the claim's bind await and the server's rollout wait for it instead (components/model_cache.py)."""
+    volumes, mounts = download_volumes(claim, token_secret)
     pod_spec = {"restartPolicy": "Never", "serviceAccountName": service_account,
                 "automountServiceAccountToken": False, "enableServiceLinks": False,
-                "securityContext": pod_security_context(cfg.security), "containers": [container], "volumes": volumes,
-                **_download_placement(cfg)}
-    return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+                "securityContext": pod_security_context(cfg.security),
+                "containers": [render_download_container(cfg, weights_on_disk_gib, token_secret, mounts)],
+                "volumes": volumes, **_download_placement(cfg)}
+    metadata = {"name": name, "namespace": namespace, "labels": dict(labels), "annotations": {SKIP_AWAIT: "true"}}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata,
             "spec": {"backoffLimit": 4, "activeDeadlineSeconds": download_timeout_seconds(cfg, weights_on_disk_gib),
                      "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec}}}
 
@@ -181,7 +232,8 @@ def _download_placement(cfg: StackConfig) -> dict[str, Any]:
     """A ReadWriteOnce volume is usually zonal and, with WaitForFirstConsumer, provisioned where its first pod
     runs: the Job then runs on the server's GPU nodes (without requesting GPUs), so the volume lands in a zone
     the server can reach. ReadWriteMany volumes can be filled from any node."""
-    if cfg.cache.access_mode != "ReadWriteOnce":
+    volume = effective_volume(cfg)
+    if volume is None or volume.access_mode != "ReadWriteOnce":
         return {}
     placement: dict[str, Any] = {"tolerations": scheduling.render_tolerations(cfg)}
     affinity = scheduling.render_affinity(cfg)

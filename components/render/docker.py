@@ -11,12 +11,13 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from components.render.delivery import compile_cache_env
 from components.render.names import HF_HOME
 from components.render.vllm_args import render_vllm_env
 from config.docker import DockerCacheConfig, DockerConfig, docker_settings
 from config.stack import StackConfig
+from preflight.delivery import delivery_budget
 from preflight.report import PreflightReport
-from preflight.startup import startup_budget
 
 # The cache mounts where render_vllm_env points HF_HOME, the same path as on Kubernetes.
 CACHE_PATH = HF_HOME
@@ -60,26 +61,24 @@ def render_env(cfg: StackConfig, report: PreflightReport, startup_seconds: int) 
 
     On Kubernetes a Job fills the cache first and the server runs with HF_HUB_OFFLINE=1; a Docker host has
     no such Job, so the first start downloads (huggingface_hub reads "1"/"true" as on, anything else as off).
+    One container writes the cache volume, so the compile caches live there too and survive a re-create.
     """
-    return {**render_vllm_env(cfg, report.resolved, startup_seconds), "HF_HUB_OFFLINE": "0"}
+    env = render_vllm_env(cfg, report.resolved, startup_seconds) | compile_cache_env() | {"HF_HUB_OFFLINE": "0"}
+    return env | dict(cfg.vllm.extra_env)  # the user's word stays last, as in render_vllm_env
 
 
 def startup_seconds(cfg: StackConfig, report: PreflightReport) -> int:
-    """The health check's start period: the Kubernetes startup budget plus the first start's download.
+    """The health check's start period: the Kubernetes startup budget plus the first start's download
+    (preflight/delivery.py, the same terms the report shows).
 
     With a warm cache the container turns healthy at its first passing check, so the download allowance
     costs nothing after the first start.
     """
-    probes = cfg.probes
-    budget = startup_budget(
-        report.weights_on_disk_gib, probes.load_throughput_gib_per_s, report.gpus_per_replica,
-        cfg.engine.enforce_eager, engine_start_seconds=probes.engine_start_seconds,
-        per_gpu_start_seconds=probes.per_gpu_start_seconds, cuda_graph_capture_seconds=probes.cuda_graph_capture_seconds,
-        safety_factor=probes.safety_factor, override_seconds=probes.startup_seconds)
-    if budget.overridden or cfg.model.local_path is not None:
-        return budget.total_seconds  # an override is final; a local_path model is never downloaded
-    download_s = report.weights_on_disk_gib / docker_settings(cfg).cache.download_throughput_gib_per_s
-    return budget.total_seconds + math.ceil(download_s * budget.safety_factor)
+    budget = delivery_budget(cfg, report.weights_on_disk_gib)
+    if budget.probe.overridden:
+        return budget.probe.total_seconds  # an override is final
+    download = budget.terms[1].seconds  # 0 for a local_path model, never downloaded
+    return budget.probe.total_seconds + math.ceil(download * budget.probe.safety_factor)
 
 
 def shm_size_mib(cfg: StackConfig) -> int:

@@ -27,13 +27,15 @@ NO_EXPOSURE = ExposureConfig()
 
 
 def render_network_policies(namespace: str, instance: str, port: int, policy: NetworkPolicyConfig,
-                            exposure: ExposureConfig = NO_EXPOSURE, smoke_test: bool = False) -> list[dict[str, Any]]:
+                            exposure: ExposureConfig = NO_EXPOSURE, smoke_test: bool = False,
+                            server_fetches_weights: bool = False) -> list[dict[str, Any]]:
     """The server, download-Job and (with smoke_test) smoke-test policies, in that order; none when
-    network_policy.enabled is false."""
+    network_policy.enabled is false. `server_fetches_weights`: the server pods download (per-replica volumes) or
+    stream (object storage) the weights themselves, so they get the hub egress rule too (config/delivery.py)."""
     if not policy.enabled:
         return []
     objects = [
-        render_server_policy(namespace, instance, port, policy, exposure, smoke_test),
+        render_server_policy(namespace, instance, port, policy, exposure, smoke_test, server_fetches_weights),
         render_model_cache_policy(namespace, instance, policy),
     ]
     if smoke_test:
@@ -42,24 +44,29 @@ def render_network_policies(namespace: str, instance: str, port: int, policy: Ne
 
 
 def render_server_policy(namespace: str, instance: str, port: int, policy: NetworkPolicyConfig,
-                         exposure: ExposureConfig = NO_EXPOSURE, smoke_test: bool = False) -> dict[str, Any]:
+                         exposure: ExposureConfig = NO_EXPOSURE, smoke_test: bool = False,
+                         fetches_weights: bool = False) -> dict[str, Any]:
     api_port = [{"protocol": "TCP", "port": port}]
     ingress = [{"from": peers, "ports": api_port} for peers in _caller_peers(namespace, instance, policy, exposure, smoke_test)]
     if policy.prometheus_namespace is not None:
         prometheus = {**_namespace_peer([policy.prometheus_namespace]),
                       "podSelector": {"matchLabels": dict(sorted(policy.prometheus_pod_selector.items()))}}
         ingress.append({"from": [prometheus], "ports": api_port})
-    return _policy(namespace, instance, SERVER, ingress=ingress, egress=[_dns_rule(policy)])
+    egress = [_dns_rule(policy), *(_hub_rules(policy) if fetches_weights else [])]
+    return _policy(namespace, instance, SERVER, ingress=ingress, egress=egress)
 
 
 def render_model_cache_policy(namespace: str, instance: str, policy: NetworkPolicyConfig) -> dict[str, Any]:
-    egress = [_dns_rule(policy)]
-    if policy.hub_egress_cidrs and policy.hub_egress_ports:
-        egress.append({
-            "to": [_ip_block(cidr, policy.hub_egress_except_cidrs) for cidr in policy.hub_egress_cidrs],
-            "ports": [{"protocol": "TCP", "port": port} for port in policy.hub_egress_ports],
-        })
-    return _policy(namespace, instance, MODEL_CACHE, ingress=[], egress=egress)
+    return _policy(namespace, instance, MODEL_CACHE, ingress=[], egress=[_dns_rule(policy), *_hub_rules(policy)])
+
+
+def _hub_rules(policy: NetworkPolicyConfig) -> list[dict[str, Any]]:
+    if not (policy.hub_egress_cidrs and policy.hub_egress_ports):
+        return []
+    return [{
+        "to": [_ip_block(cidr, policy.hub_egress_except_cidrs) for cidr in policy.hub_egress_cidrs],
+        "ports": [{"protocol": "TCP", "port": port} for port in policy.hub_egress_ports],
+    }]
 
 
 def render_smoke_test_policy(namespace: str, instance: str, port: int, policy: NetworkPolicyConfig) -> dict[str, Any]:

@@ -9,14 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from components.render import scheduling
+from components.render import delivery, scheduling
 from components.render.cache import needs_download, render_wait_container
 from components.render.names import HF_HOME, HOME, PORT_NAME
-from components.render.probes import render_probes, rollout_timeout_seconds
+from components.render.probes import budget_annotations, render_probes, rollout_timeout_seconds
 from components.render.resources import memory_quantity, render_server_resources, shm_size_gib
 from components.render.security import api_key_env, container_security_context, pod_security_context
 from components.render.vllm_args import render_vllm_args, render_vllm_env
+from config.delivery import delivery_mode, workload_kind
 from config.stack import StackConfig
+from preflight.delivery import DeliveryBudget
 from preflight.resolve import ResolvedEngine
 from preflight.startup import StartupBudget
 
@@ -33,12 +35,15 @@ class ServerPlan:
     service_account: str
     api_key_secret: str | None  # set when security.require_api_key
     resolved: ResolvedEngine
-    budget: StartupBudget
+    budget: StartupBudget  # the startup probe's
+    delivery: DeliveryBudget  # the first start's sum, term by term
+    weights_on_disk_gib: float
+    hf_token_secret: str | None = None  # mounted by a per-replica download init container
 
 
-def render_volumes(cfg: StackConfig, claim: str) -> list[dict[str, Any]]:
+def render_volumes(cfg: StackConfig, claim: str, hf_token_secret: str | None = None) -> list[dict[str, Any]]:
     return [
-        {"name": "model-cache", "persistentVolumeClaim": {"claimName": claim}},
+        *delivery.model_volumes(cfg, claim, hf_token_secret),
         # Shared memory for NCCL/tensor parallel; the default 64 MiB /dev/shm makes multi-GPU start fail.
         {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": memory_quantity(shm_size_gib(cfg))}},
         {"name": "home", "emptyDir": {"sizeLimit": memory_quantity(cfg.server.home_size_gib)}},
@@ -46,15 +51,16 @@ def render_volumes(cfg: StackConfig, claim: str) -> list[dict[str, Any]]:
     ]
 
 
-def render_volume_mounts() -> list[dict[str, Any]]:
+def render_volume_mounts() -> list[dict[str, Any]]:  # model-cache: a claim, a per-replica claim or an emptyDir
     # The cache stays writable: huggingface_hub and vLLM may take lock files next to the snapshot.
     return [{"name": "model-cache", "mountPath": HF_HOME}, {"name": "dshm", "mountPath": "/dev/shm"},
             {"name": "home", "mountPath": HOME}, {"name": "tmp", "mountPath": "/tmp"}]
 
 
 def render_env(cfg: StackConfig, plan: ServerPlan) -> list[dict[str, Any]]:
-    env: list[dict[str, Any]] = [{"name": key, "value": value}
-                                 for key, value in render_vllm_env(cfg, plan.resolved, plan.budget.total_seconds).items()]
+    values = render_vllm_env(cfg, plan.resolved, plan.budget.total_seconds) | delivery.server_env(cfg)
+    values.update(cfg.vllm.extra_env)  # the user's word stays last, as in render_vllm_env
+    env: list[dict[str, Any]] = [{"name": key, "value": value} for key, value in values.items()]
     if plan.api_key_secret:
         env.append(api_key_env(plan.api_key_secret))
     return env
@@ -69,6 +75,7 @@ def render_server_container(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any
         "args": render_vllm_args(cfg, plan.resolved),
         "ports": [{"name": PORT_NAME, "containerPort": cfg.server.port, "protocol": "TCP"}],
         "env": render_env(cfg, plan),
+        **delivery.server_env_from(cfg),
         "resources": render_server_resources(cfg),
         "volumeMounts": render_volume_mounts(),
         **render_probes(cfg, plan.budget),
@@ -88,10 +95,12 @@ def render_pod_spec(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
         "tolerations": scheduling.render_tolerations(cfg),
         "terminationGracePeriodSeconds": cfg.server.termination_grace_period_seconds,
         "containers": [render_server_container(cfg, plan)],
-        "volumes": render_volumes(cfg, plan.claim),
+        "volumes": render_volumes(cfg, plan.claim, plan.hf_token_secret),
         **scheduling.render_pod_settings(cfg, gpu=True),
     }
-    if needs_download(cfg):
+    if delivery_mode(cfg) == "per_replica_volume" and needs_download(cfg):
+        spec["initContainers"] = [delivery.per_replica_download(cfg, plan.weights_on_disk_gib, plan.hf_token_secret)]
+    elif needs_download(cfg):
         spec["initContainers"] = [render_wait_container(cfg)]
     affinity = scheduling.render_affinity(cfg)
     if affinity:
@@ -104,19 +113,28 @@ def render_pod_spec(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
     return spec
 
 
+def render_workload(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
+    """A StatefulSet when each replica owns its claim, else a Deployment."""
+    if workload_kind(cfg) == "StatefulSet":
+        return delivery.render_statefulset(cfg, plan, render_pod_spec(cfg, plan), budget_annotations(plan.delivery))
+    return render_deployment(cfg, plan)
+
+
 def render_deployment(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
-    """spec.replicas is left out when KEDA owns it, so Server-Side Apply never fights the HPA (§H.8)."""
+    """spec.replicas is left out when KEDA owns it, so Server-Side Apply never fights the HPA (§H.8).
+    The annotations carry the startup budget term by term (the probe's and the deadline's arithmetic)."""
     spec: dict[str, Any] = {
         "selector": {"matchLabels": dict(plan.selector)},
         "strategy": scheduling.render_strategy(cfg),
-        "progressDeadlineSeconds": rollout_timeout_seconds(cfg, plan.budget),
+        "progressDeadlineSeconds": rollout_timeout_seconds(cfg, plan.delivery),
         "revisionHistoryLimit": 3,
         "template": {"metadata": {"labels": dict(plan.labels)}, "spec": render_pod_spec(cfg, plan)},
     }
     if not cfg.autoscaling.enabled:
         spec = {"replicas": cfg.replicas, **spec}
-    return {"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": plan.name, "namespace": plan.namespace, "labels": dict(plan.labels)}, "spec": spec}
+    metadata = {"name": plan.name, "namespace": plan.namespace, "labels": dict(plan.labels),
+                "annotations": budget_annotations(plan.delivery)}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": metadata, "spec": spec}
 
 
 def render_service(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:

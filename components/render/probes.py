@@ -8,24 +8,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.render.cache import draft_weights_on_disk_gib
 from components.render.names import PORT_NAME
 from config.stack import StackConfig
-from preflight.startup import StartupBudget, startup_budget
+from preflight.delivery import DeliveryBudget, delivery_budget
+from preflight.startup import StartupBudget
+
+# Annotations on the server workload: the budget the probe and the timeouts were computed from, term by term.
+BUDGET_ANNOTATION = "vllm-serving.io/startup-budget"
+THROUGHPUT_ANNOTATION = "vllm-serving.io/load-throughput"
 
 
 def server_startup_budget(cfg: StackConfig, weights_on_disk_gib: float) -> StartupBudget:
-    """Every checkpoint the server reads from the cache counts: the model and any draft model."""
-    probes = cfg.probes
-    weights = weights_on_disk_gib + draft_weights_on_disk_gib(cfg)
-    # Ranks on different nodes spawn and load in parallel; a group then waits for every rank and NCCL init.
-    group_init = cfg.multinode.group_init_seconds if cfg.engine.nnodes > 1 else 0
-    return startup_budget(
-        weights, probes.load_throughput_gib_per_s, cfg.engine.gpus_per_node, cfg.engine.enforce_eager,
-        engine_start_seconds=probes.engine_start_seconds + group_init, per_gpu_start_seconds=probes.per_gpu_start_seconds,
-        cuda_graph_capture_seconds=probes.cuda_graph_capture_seconds, safety_factor=probes.safety_factor,
-        period_seconds=probes.startup_period_seconds, override_seconds=probes.startup_seconds,
-    )
+    """The startup probe's budget. Every checkpoint the server reads counts: the model and any draft model,
+    read at the delivery mode's throughput (config/delivery.py read_throughput)."""
+    return delivery_budget(cfg, weights_on_disk_gib).probe
+
+
+def budget_annotations(budget: DeliveryBudget) -> dict[str, str]:
+    return {BUDGET_ANNOTATION: budget.explain(),
+            THROUGHPUT_ANNOTATION: f"{budget.mode}: {budget.throughput.mib_per_s:g} MiB/s ({budget.throughput.source})"}
 
 
 def _http_get() -> dict[str, Any]:
@@ -48,13 +49,14 @@ def render_probes(cfg: StackConfig, budget: StartupBudget) -> dict[str, dict[str
     }
 
 
-def rollout_timeout_seconds(cfg: StackConfig, budget: StartupBudget) -> int:
-    """How long one new pod may take to become ready: image pull, then the startup budget, plus a margin.
-    Used for progressDeadlineSeconds (default 600 s would fail a large model's rollout)."""
-    return cfg.server.image_pull_seconds + budget.total_seconds + 120
+def rollout_timeout_seconds(cfg: StackConfig, budget: DeliveryBudget) -> int:
+    """How long one new pod may take to become ready: the first start's sum (image pull, download, startup
+    budget) plus a margin. progressDeadlineSeconds (default 600 s would fail a large model's rollout); the
+    download counts because the server waits for it (the Job is not awaited, components/model_cache.py)."""
+    return budget.first_start_seconds + 120
 
 
-def pulumi_timeout_seconds(cfg: StackConfig, budget: StartupBudget) -> int:
+def pulumi_timeout_seconds(cfg: StackConfig, budget: DeliveryBudget) -> int:
     """Pulumi waits for the whole rollout: with maxSurge 0 pods are replaced one after another."""
     most = cfg.autoscaling.max_replica_count if cfg.autoscaling.enabled else cfg.replicas
     return rollout_timeout_seconds(cfg, budget) * max(1, most)

@@ -22,18 +22,18 @@ class Workload:
     model_name: str  # vLLM's model_name label: the first --served-model-name
     deployment_name: str  # the Deployment, or the LeaderWorkerSet when kind says so
     hpa_name: str | None = None  # keda-hpa-<ScaledObject name> when autoscaling is on
-    kind: str = "Deployment"  # or "LeaderWorkerSet" (engine.nnodes > 1)
+    kind: str = "Deployment"  # StatefulSet (per-replica volumes, config/delivery.py), LeaderWorkerSet (engine.nnodes > 1)
 
     @property
     def scale_target(self) -> dict[str, str]:
-        if self.kind == "LeaderWorkerSet":  # its scale subresource counts groups and selects the leaders
-            return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": self.kind, "name": self.deployment_name}
-        return {"apiVersion": "apps/v1", "kind": "Deployment", "name": self.deployment_name}
+        api = "leaderworkerset.x-k8s.io/v1" if self.kind == "LeaderWorkerSet" else "apps/v1"
+        return {"apiVersion": api, "kind": self.kind, "name": self.deployment_name}
 
     def replica_series(self) -> tuple[str, str, str]:
-        """(wanted, available, label) from kube-state-metrics. A LeaderWorkerSet's leader StatefulSet carries its
+        """(wanted, available, name label) from kube-state-metrics (kubernetes/kube-state-metrics
+        docs/metrics/workload/{deployment,statefulset}-metrics.md). A LeaderWorkerSet's leader StatefulSet carries its
         name and counts groups; a leader is ready only when its whole group joined (docs/multinode.md)."""
-        if self.kind == "LeaderWorkerSet":
+        if self.kind in ("StatefulSet", "LeaderWorkerSet"):
             match = selector({"namespace": self.namespace, "statefulset": self.deployment_name})
             return (f"kube_statefulset_replicas{match}", f"kube_statefulset_status_replicas_ready{match}",
                     "statefulset")
@@ -47,10 +47,11 @@ class Workload:
 
     @property
     def pod_regex(self) -> str:
-        """Pods of the Deployment: <deployment>-<replicaset hash>-<suffix>; of a LeaderWorkerSet: <lws>-<group> and
-        <lws>-<group>-<worker> (leaderworkerset_types.go@024af084:100-110). PromQL anchors regexes."""
-        name = self.deployment_name.replace(".", r"\.")
-        return name + ("-[0-9]+(-[0-9]+)?" if self.kind == "LeaderWorkerSet" else "-[a-z0-9]+-[a-z0-9]+")
+        """Pods of the Deployment: <deployment>-<replicaset hash>-<suffix>; of a StatefulSet: <name>-<ordinal>; of a
+        LeaderWorkerSet: <lws>-<group> and <lws>-<group>-<worker> (leaderworkerset_types.go@024af084:100-110).
+        PromQL anchors regexes."""
+        suffixes = {"StatefulSet": "-[0-9]+", "LeaderWorkerSet": "-[0-9]+(-[0-9]+)?"}
+        return self.deployment_name.replace(".", r"\.") + suffixes.get(self.kind, "-[a-z0-9]+-[a-z0-9]+")
 
     def pods(self, namespace_label: str = "namespace", pod_label: str = "pod", **extra: str) -> str:
         """Selector for exporter series about this Deployment's pods (kube-state-metrics, DCGM, HTTP)."""

@@ -7,6 +7,7 @@ from typing import Any
 
 from cluster.selectors import GPU_RESOURCE
 from config.stack import StackConfig
+from preflight.delivery import server_memory_limit_gib, shm_gib
 
 
 def memory_quantity(gib: float) -> str:
@@ -28,13 +29,13 @@ def server_cpu(cfg: StackConfig) -> str:
 
 def shm_size_gib(cfg: StackConfig) -> float:
     """NCCL moves tensor-parallel traffic through /dev/shm; 2 GiB per GPU unless set."""
-    return cfg.server.shm_size_gib or 2.0 * cfg.engine.gpus_per_node
+    return shm_gib(cfg)
 
 
 def server_memory_gib(cfg: StackConfig) -> float:
-    """Process memory plus /dev/shm: a memory-backed emptyDir is charged to the container's memory limit."""
-    base = cfg.server.memory_gib or 16.0 + 12.0 * cfg.engine.gpus_per_node
-    return base + shm_size_gib(cfg)
+    """Process memory plus /dev/shm: a memory-backed emptyDir is charged to the container's memory limit.
+    One formula with the preflight's page-cache check (preflight/delivery.py)."""
+    return server_memory_limit_gib(cfg)
 
 
 def render_server_resources(cfg: StackConfig) -> dict[str, Any]:

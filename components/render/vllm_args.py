@@ -14,11 +14,18 @@ from catalog.vllm_flags import FLAG_TABLES, FlagTable
 from components.render.names import HF_HOME, HOME
 from config.errors import ConfigError
 from config.stack import StackConfig
+from preflight.delivery import server_memory_limit_gib
 from preflight.resolve import ResolvedEngine
+
+STREAMER_BUFFER_SHARE = 0.25  # of the server's memory limit, for the Run:ai streamer's CPU buffer
 
 
 def model_argument(cfg: StackConfig, cache_dir: str = HF_HOME) -> str:
-    """The positional model: a Hugging Face id served from the offline cache, or a path on the cache volume."""
+    """The positional model: a Hugging Face id served from the offline cache, a path on the cache volume, or
+    the bucket folder vLLM streams from (delivery.mode object_storage)."""
+    bucket = cfg.delivery.object_storage
+    if bucket is not None and cfg.delivery.mode == "object_storage":
+        return bucket.model_uri(cfg.model.revision)
     local = cfg.model.local_path
     if local is None:
         return cfg.model.id
@@ -64,7 +71,13 @@ def _model_flags(cfg: StackConfig, resolved: ResolvedEngine, table: FlagTable) -
         flags += ["--quantization", engine.quantization]
     if resolved.enforce_eager:
         flags.append("--enforce-eager")
-    if cfg.model.revision and cfg.model.local_path is None:
+    if cfg.delivery.mode == "object_storage":
+        # Run:ai Model Streamer (vllm/transformers_utils/runai_utils.py); the bucket holds one revision. Its CPU
+        # buffer (`memory_limit`, runai_streamer_loader.py) is held to a quarter of the container's limit.
+        buffer = int(server_memory_limit_gib(cfg) * STREAMER_BUFFER_SHARE * 2**30)
+        flags += ["--load-format", "runai_streamer",
+                  "--model-loader-extra-config", json.dumps({"memory_limit": buffer}, separators=(",", ":"))]
+    elif cfg.model.revision and cfg.model.local_path is None:
         # Offline loads resolve this snapshot; without it vLLM looks for refs/main, absent for a sha download.
         flags += ["--revision", cfg.model.revision, "--tokenizer-revision", cfg.model.revision]
     if cfg.model.trust_remote_code:

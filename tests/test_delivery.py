@@ -1,0 +1,317 @@
+"""Model delivery modes: the objects each renders, the effective volume, the budget term by term, revisions,
+and the page-cache warning (config/delivery.py, preflight/delivery.py, components/render/delivery.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.render.cache import effective_volume
+from config.delivery import CacheVolume
+from config.errors import ConfigError
+from preflight.delivery import delivery_budget
+from tests.factories import REPO, make_config
+from tests.kubernetes_fixtures import configured, env_of, manifests, of_kind, one, pod_spec, server, stack, stack_with
+from tests.program import run_stack_file
+from tests.test_determinism import SHIPPED, instance_name, render_stack
+
+PER_REPLICA = {"mode": "per_replica_volume"}
+BUCKET = {"mode": "object_storage", "object_storage": {"uri": "s3://models/llama-70b/", "credentials_secret": "keys",
+                                                       "endpoint_url": "http://minio:9000"}}
+
+
+def run_prod(**groups: object):  # type: ignore[no-untyped-def]
+    """The whole program under mocks on the prod stack file, with whole groups replaced."""
+    return run_stack_file(REPO / "stacks" / "Pulumi.prod.yaml", extra={"api_key": "sk-test", **groups})
+
+
+def per_replica_prod():  # type: ignore[no-untyped-def]
+    return stack_with("prod", delivery=PER_REPLICA, cache={"storage_class_name": None})
+
+
+def test_dev_stack_renders_a_read_write_once_claim():
+    assert one(manifests(*stack("dev")), "PersistentVolumeClaim")["spec"]["accessModes"] == ["ReadWriteOnce"]
+
+
+def test_several_replicas_without_a_storage_class_default_to_per_replica_claims():
+    cfg, _ = configured(replicas=2)
+    assert effective_volume(cfg) == CacheVolume("ReadWriteOnce", None)
+
+
+def test_a_shared_volume_for_several_replicas_needs_a_storage_class():
+    with pytest.raises(ConfigError) as error:
+        make_config(replicas=2, delivery={"mode": "shared_volume"})
+    assert [i.key for i in error.value.issues] == ["cache.storage_class_name"]
+
+
+def test_a_shared_volume_with_a_class_is_read_write_many():
+    cfg, _ = configured(replicas=2, cache={"storage_class_name": "efs-sc"})
+    assert effective_volume(cfg) == CacheVolume("ReadWriteMany", "efs-sc")
+
+
+def test_object_storage_has_no_cache_volume():
+    assert effective_volume(configured(**{"delivery": BUCKET})[0]) is None
+
+
+def test_per_replica_volumes_render_a_stateful_set_with_one_claim_template():
+    objects = manifests(*per_replica_prod())
+    template = one(objects, "StatefulSet")["spec"]["volumeClaimTemplates"][0]
+    assert (template["metadata"]["name"], template["spec"]["accessModes"]) == ("model-cache", ["ReadWriteOnce"])
+    assert (of_kind(objects, "PersistentVolumeClaim"), of_kind(objects, "Job"), of_kind(objects, "Deployment")) == (
+        [], [], [])
+
+
+def test_per_replica_claims_are_kept_when_the_set_scales_down():
+    spec = one(manifests(*per_replica_prod()), "StatefulSet")["spec"]
+    assert spec["persistentVolumeClaimRetentionPolicy"]["whenScaled"] == "Retain"
+
+
+def test_per_replica_download_runs_as_an_init_container_that_frees_old_revisions():
+    init = pod_spec(manifests(*per_replica_prod()))["initContainers"]
+    assert [c["name"] for c in init] == ["download"]
+    assert env_of(init[0])["PRUNE_OTHER_REVISIONS"] == "1"
+
+
+def test_per_replica_volumes_keep_the_compile_caches_on_the_claim():
+    env = env_of(server(manifests(*per_replica_prod())))
+    assert env["VLLM_CACHE_ROOT"] == "/home/vllm/.cache/huggingface/compile-cache/vllm"
+
+
+def test_a_shared_read_write_many_volume_keeps_compile_caches_per_pod():
+    assert env_of(server(manifests(*stack("prod"))))["VLLM_CACHE_ROOT"] == "/home/vllm/.cache/vllm"
+
+
+def test_object_storage_streams_the_bucket_with_the_run_ai_loader():
+    args = server(manifests(*stack_with("prod", delivery=BUCKET)))["args"]
+    assert args[0] == "s3://models/llama-70b/"
+    assert args[args.index("--load-format") + 1] == "runai_streamer"
+
+
+def test_object_storage_holds_the_streamer_buffer_to_a_quarter_of_the_memory_limit():
+    args = server(manifests(*stack_with("prod", delivery=BUCKET)))["args"]
+    assert args[args.index("--model-loader-extra-config") + 1] == '{"memory_limit":19327352832}'  # 72 GiB / 4
+
+
+def test_read_write_many_without_a_storage_class_is_refused_even_for_one_replica():
+    with pytest.raises(ConfigError) as error:
+        make_config(cache={"access_mode": "ReadWriteMany"})
+    assert [i.key for i in error.value.issues] == ["cache.storage_class_name"]
+
+
+def test_object_storage_reads_credentials_from_the_secret_and_the_endpoint_from_config():
+    container = server(manifests(*stack_with("prod", delivery=BUCKET)))
+    assert container["envFrom"] == [{"secretRef": {"name": "keys"}}]
+    assert env_of(container)["AWS_ENDPOINT_URL"] == "http://minio:9000"
+
+
+def test_object_storage_puts_workload_identity_on_the_server_service_account():
+    bucket = {"mode": "object_storage", "object_storage": {
+        "uri": "gs://models/llama/", "service_account_annotations": {"iam.gke.io/gcp-service-account": "m@p.iam"}}}
+    accounts = of_kind(manifests(*stack_with("prod", delivery=bucket)), "ServiceAccount")
+    assert [a["metadata"].get("annotations") for a in accounts] == [{"iam.gke.io/gcp-service-account": "m@p.iam"}]
+
+
+def test_object_storage_renders_no_claim_and_no_download():
+    objects = manifests(*stack_with("prod", delivery=BUCKET))
+    assert (of_kind(objects, "PersistentVolumeClaim"), of_kind(objects, "Job")) == ([], [])
+    assert "initContainers" not in pod_spec(objects)
+
+
+def test_object_storage_is_refused_on_vllm_0_7_2():
+    with pytest.raises(ConfigError) as error:
+        make_config(vllm={"version": "0.7.2"}, delivery=BUCKET)
+    assert [i.key for i in error.value.issues] == ["vllm.version"]
+
+
+def test_object_storage_without_a_bucket_is_refused():
+    with pytest.raises(ConfigError) as error:
+        make_config(delivery={"mode": "object_storage"})
+    assert [i.key for i in error.value.issues] == ["delivery.object_storage"]
+
+
+def test_a_70b_on_a_shared_volume_at_150_mib_per_s_budgets_reading_131_gib():
+    cfg, report = stack_with("prod", probes={"load_throughput_gib_per_s": 150 / 1024})
+    budget = delivery_budget(cfg, report.weights_on_disk_gib)
+    assert budget.probe.load_seconds == pytest.approx(131.42 * 1024 / 150, abs=1)  # 897 s
+    assert budget.probe.total_seconds >= budget.probe.load_seconds + 105 + 120
+
+
+def test_budget_terms_are_image_pull_download_load_engine_start_and_compile():
+    cfg, report = stack("prod")
+    terms = {t.name: round(t.seconds) for t in delivery_budget(cfg, report.weights_on_disk_gib).terms}
+    # 900 s; 131.42 GiB / 0.1 GiB/s; 131.42 GiB / 100 MiB/s; 60 + 3 x 15 s; 120 s
+    assert terms == {"image pull": 900, "download": 1314, "load": 1346, "engine start": 105, "compile + graphs": 120}
+
+
+def test_first_start_is_pull_plus_download_plus_the_probe_budget():
+    cfg, report = stack("prod")
+    budget = delivery_budget(cfg, report.weights_on_disk_gib)
+    assert budget.first_start_seconds == 900 + 1972 + 2360  # download x 1.5; (1346 + 105 + 120) x 1.5 -> 2360
+
+
+def test_object_storage_has_no_download_term_and_reads_at_its_default():
+    cfg, report = stack_with("prod", delivery=BUCKET)
+    budget = delivery_budget(cfg, report.weights_on_disk_gib)
+    assert (budget.terms[1].seconds, budget.throughput.mib_per_s) == (0.0, 1024.0)
+
+
+def test_a_measured_throughput_wins_over_the_mode_default():
+    cfg, report = stack_with("prod", probes={"load_throughput_gib_per_s": 2.0})
+    assert delivery_budget(cfg, report.weights_on_disk_gib).throughput.source.startswith("measured")
+
+
+def test_the_workload_carries_the_budget_term_by_term():
+    annotations = one(manifests(*stack("prod")), "Deployment")["metadata"]["annotations"]
+    assert annotations["vllm-serving.io/startup-budget"].startswith(
+        "5232 s first start = 900 s image pull + 1314 s download x 1.5 + 2360 s startup probe")
+
+
+def test_the_preflight_report_lists_the_budget_terms():
+    from preflight.render import render_table
+
+    table = render_table(stack("prod")[1])
+    assert "  load" in table and "1346 s (131.4 GiB / 100 MiB/s)" in table
+
+
+def test_a_new_revision_gets_a_new_claim_sized_for_it():
+    first = one(manifests(*stack_with("prod", model={"revision": "aaaa111"})), "PersistentVolumeClaim")
+    second = one(manifests(*stack_with("prod", model={"revision": "bbbb222"})), "PersistentVolumeClaim")
+    assert first["metadata"]["name"] != second["metadata"]["name"]
+    assert second["spec"]["resources"]["requests"]["storage"] == "166Gi"  # 131.4 GiB x 1.25 + 1
+
+
+def test_prod_memory_limit_below_the_checkpoint_warns_with_the_numbers():
+    warnings = stack("prod")[1].warnings
+    # 131.4 GiB / 0.9 = 146.0 GiB; the 72 GiB limit holds 8 GiB of /dev/shm, so server.memory_gib >= 139
+    assert any("memory limit (72 GiB)" in w and "146.0 GiB" in w and "at least 139" in w for w in warnings)
+
+
+def test_enough_memory_for_the_page_cache_does_not_warn():
+    report = stack_with("prod", server={"memory_gib": 150})[1]
+    assert not any("memory limit" in w for w in report.warnings)
+
+
+def test_per_replica_block_disks_do_not_warn_about_the_page_cache():
+    assert not any("memory limit" in w for w in per_replica_prod()[1].warnings)
+
+
+def test_prod_set_to_per_replica_volumes_by_one_key_registers_a_stateful_set_that_keda_scales():
+    registered, error = run_prod(delivery={"mode": "per_replica_volume"}, cache={})
+    assert error is None
+    statefulset = registered.one("kubernetes:apps/v1:StatefulSet")
+    scaled = registered.one("kubernetes:keda.sh/v1alpha1:ScaledObject")
+    assert scaled["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "StatefulSet",
+                                                "name": statefulset["metadata"]["name"]}
+    assert registered.of_type("kubernetes:apps/v1:Deployment") == []
+
+
+def test_prod_set_to_object_storage_by_one_key_registers_no_claim():
+    registered, error = run_prod(delivery=BUCKET, cache={})
+    assert error is None
+    assert registered.of_type("kubernetes:core/v1:PersistentVolumeClaim") == []
+    args = registered.one("kubernetes:apps/v1:Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args[:1] == ["s3://models/llama-70b/"] and "runai_streamer" in args
+
+
+def test_server_pods_that_fetch_weights_themselves_may_reach_the_hub():
+    from components.render.network_policy import render_server_policy
+    from config.network import NetworkPolicyConfig
+
+    fetching = render_server_policy("ns", "prod", 8000, NetworkPolicyConfig(), fetches_weights=True)
+    serving = render_server_policy("ns", "prod", 8000, NetworkPolicyConfig())
+    assert len(fetching["spec"]["egress"]) == 2 and len(serving["spec"]["egress"]) == 1
+
+
+def test_a_docker_container_keeps_its_compile_caches_on_the_cache_volume():
+    from components.render.docker import render_env
+
+    cfg, report = stack("docker-8b")
+    assert render_env(cfg, report, 600)["VLLM_CACHE_ROOT"] == "/home/vllm/.cache/huggingface/compile-cache/vllm"
+
+
+COPYING = {"mode": "object_storage", "object_storage": {
+    "uri": "s3://models/llama-70b", "copy_from_hub": True,
+    "service_account_annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/writer"}}}
+
+
+def copying_prod(revision: str = "aaaa111"):  # type: ignore[no-untyped-def]
+    return stack_with("prod", delivery=COPYING, model={"revision": revision})
+
+
+def test_copy_from_hub_renders_one_job_that_uploads_to_the_revision_folder():
+    objects = manifests(*copying_prod())
+    container = one(objects, "Job")["spec"]["template"]["spec"]["containers"][0]
+    assert (container["name"], env_of(container)["TARGET"]) == ("copy", "s3://models/llama-70b/aaaa111/")
+    assert of_kind(objects, "PersistentVolumeClaim") == []
+
+
+def test_the_server_streams_the_folder_the_copy_job_fills():
+    assert server(manifests(*copying_prod()))["args"][0] == "s3://models/llama-70b/aaaa111/"
+
+
+def test_a_new_revision_is_copied_to_a_new_folder_by_a_new_job():
+    first, second = (one(manifests(*copying_prod(rev)), "Job") for rev in ("aaaa111", "bbbb222"))
+    assert first["metadata"]["name"] != second["metadata"]["name"]
+    assert env_of(second["spec"]["template"]["spec"]["containers"][0])["TARGET"].endswith("/bbbb222/")
+
+
+def test_copy_from_hub_needs_a_pinned_revision():
+    with pytest.raises(ConfigError) as error:
+        make_config(delivery=COPYING)
+    assert [i.key for i in error.value.issues] == ["model.revision"]
+
+
+def test_the_copy_job_writes_with_workload_identity_on_its_service_account():
+    accounts = {a["metadata"]["name"]: a["metadata"].get("annotations") for a in
+                of_kind(manifests(*copying_prod()), "ServiceAccount")}
+    assert accounts["llama-model-download"] == {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/writer"}
+
+
+def test_copy_from_hub_is_refused_for_a_gs_bucket():
+    bucket = {"mode": "object_storage", "object_storage": {"uri": "gs://models/llama", "copy_from_hub": True}}
+    with pytest.raises(ConfigError) as error:
+        make_config(delivery=bucket, model={"id": "meta-llama/Llama-3.1-8B-Instruct", "revision": "aaaa111"})
+    assert [i.key for i in error.value.issues] == ["delivery.object_storage.copy_from_hub"]
+
+
+def test_object_storage_refuses_a_draft_model_it_could_not_load():
+    draft = {"method": "draft_model", "model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 3}
+    with pytest.raises(ConfigError) as error:
+        make_config(delivery=BUCKET, engine={"max_model_len": 8192, "speculative": draft})
+    assert [i.key for i in error.value.issues] == ["engine.speculative.model"]
+
+
+def test_the_server_waits_for_the_copy_job_which_is_awaited_to_its_deadline():
+    from tests.kubernetes_fixtures import run_recording
+    from tests.test_serving_stack import build_stack
+
+    _, requests = run_recording(build_stack(*stack_with("prod", delivery=COPYING, cache={"storage_class_name": None},
+                                                        model={"revision": "aaaa111"})))
+    assert any(d.endswith("::llama-cache-copy") for d in requests["llama-server-deployment"].dependencies)
+    # 131.4 GiB fetched and uploaded at 0.1 GiB/s x 1.5 (3942 s) + 900 s pull + 120 s = 4962 s
+    assert requests["llama-cache-copy"].timeouts == {"create": "83m", "update": "83m"}
+
+
+def test_a_stateful_set_is_watched_with_its_own_kube_state_metrics_series():
+    registered, error = run_prod(delivery={"mode": "per_replica_volume"}, cache={})
+    assert error is None
+    rules = registered.one("kubernetes:monitoring.coreos.com/v1:PrometheusRule")["spec"]["groups"]
+    expr = next(r["expr"] for g in rules for r in g["rules"] if r.get("alert") == "VllmReplicasNotReady")
+    assert expr == ('kube_statefulset_replicas{namespace="vllm",statefulset="vllm-prod-server"} > on (namespace, '
+                    'statefulset) kube_statefulset_status_replicas_ready{namespace="vllm",statefulset="vllm-prod-server"}')
+
+
+def test_stateful_set_pods_are_matched_by_their_ordinal():
+    from components.render.promql import Workload
+
+    assert Workload("vllm", "m", "llama-server", kind="StatefulSet").pod_regex == "llama-server-[0-9]+"
+
+
+def claim_specs(objects: list[dict]) -> list[dict]:
+    specs = [o["spec"] for o in of_kind(objects, "PersistentVolumeClaim")]
+    return specs + [t["spec"] for o in of_kind(objects, "StatefulSet") for t in o["spec"]["volumeClaimTemplates"]]
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[instance_name(p) for p in SHIPPED])
+def test_no_shipped_stack_renders_read_write_many_without_a_storage_class(path):  # type: ignore[no-untyped-def]
+    specs = claim_specs(render_stack(path)["manifests"])
+    assert all(s.get("storageClassName") for s in specs if s["accessModes"] == ["ReadWriteMany"])
