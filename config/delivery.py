@@ -114,6 +114,8 @@ def delivery_mode(cfg: StackConfig) -> DeliveryMode:
     """The configured mode, or the one that works on the cluster's default class."""
     if cfg.delivery.mode is not None:
         return cfg.delivery.mode
+    if cfg.engine.nnodes > 1:  # the pods of one group run on several nodes and read one copy
+        return "shared_volume"
     if most_replicas(cfg) <= 1 or cfg.cache.storage_class_name or cfg.cache.existing_claim:
         return "shared_volume"
     return "per_replica_volume"
@@ -138,7 +140,7 @@ def effective_volume(cfg: StackConfig) -> CacheVolume | None:
         return None
     if mode == "per_replica_volume":
         return CacheVolume("ReadWriteOnce", cfg.cache.storage_class_name)
-    shared: AccessMode = "ReadWriteOnce" if most_replicas(cfg) <= 1 else "ReadWriteMany"
+    shared: AccessMode = "ReadWriteOnce" if most_replicas(cfg) <= 1 and cfg.engine.nnodes == 1 else "ReadWriteMany"
     return CacheVolume(cfg.cache.access_mode or shared, cfg.cache.storage_class_name)
 
 

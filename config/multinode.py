@@ -100,12 +100,25 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
             "monitoring.monitor_kind", f"is PodMonitor, but with engine.nnodes {nnodes} the headless worker pods "
             "serve no metrics; only the leader does.", "set monitoring.monitor_kind: ServiceMonitor (it selects "
             "the leaders through the Service)."))
+    return issues + _delivery_issues(cfg)
+
+
+def _delivery_issues(cfg: StackConfig) -> list[ConfigIssue]:
+    """Every pod of a group reads the weights of its stage: one copy all nodes mount, or object storage."""
+    from config.delivery import delivery_mode
+
+    nnodes = cfg.engine.nnodes
+    if delivery_mode(cfg) == "per_replica_volume":
+        return [ConfigIssue(
+            "delivery.mode", f"is per_replica_volume, but with engine.nnodes {nnodes} the pods of one replica run on "
+            f"{nnodes} nodes; per-replica claims are not rendered for a LeaderWorkerSet.",
+            "use delivery.mode shared_volume with a ReadWriteMany storage class, or object_storage.")]
     if cfg.cache.access_mode == "ReadWriteOnce" and cfg.cache.existing_claim is None:
-        issues.append(ConfigIssue(
+        return [ConfigIssue(
             "cache.access_mode", f"is ReadWriteOnce, but the {nnodes} pods of a replica run on {nnodes} nodes and "
             "each reads the weights of its stage.", "set cache.access_mode: ReadWriteMany with a storage class that "
-            "supports it, or name an existing ReadWriteMany claim in cache.existing_claim."))
-    return issues
+            "supports it, or name an existing ReadWriteMany claim in cache.existing_claim.")]
+    return []
 
 
 def supports_native_multinode(version: str) -> bool:
