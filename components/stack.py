@@ -16,7 +16,7 @@ from components.render.checks import check_kubernetes
 from components.render.exposure import client_url
 from components.render.keda import capacity_from_report
 from components.render.names import instance_name, namespace_name
-from components.render.probes import rollout_timeout_seconds, server_startup_budget
+from components.render.probes import new_replica_seconds, server_startup_budget
 from components.render.prometheus import server_address
 from components.render.vllm_checks import check_vllm_config
 from components.serving_stack import ServingStack, ServingStackArgs
@@ -25,6 +25,7 @@ from config.delivery import delivery_mode, workload_kind
 from config.errors import ConfigError, ConfigIssue
 from config.secrets import StackSecrets
 from config.stack import StackConfig, missing_secrets
+from preflight.delivery import delivery_budget
 from preflight.report import PreflightReport
 
 
@@ -83,7 +84,7 @@ def _observability(cfg: StackConfig, report: PreflightReport, name: str) -> Any:
                 vllm_version=cfg.vllm.version, monitoring=cfg.monitoring, capacity=capacity,
                 queue_threshold=autoscaler.thresholds.queue if autoscaler else None,
                 hpa_name=autoscaler.hpa_name if autoscaler else None,
-                rollout_seconds=rollout_timeout_seconds(cfg, server_startup_budget(cfg, report.weights_on_disk_gib)),
+                rollout_seconds=new_replica_seconds(cfg, delivery_budget(cfg, report.weights_on_disk_gib)),
                 workload_kind=workload_kind(cfg)), child)
 
     return extend

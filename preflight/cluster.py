@@ -49,21 +49,15 @@ def keda_features(cfg: StackConfig, report: PreflightReport, instance: str) -> s
     from cluster.versions import keda_features_of
     from components.render.keda import capacity_from_report, derive_thresholds, hpa_name, render_scaled_object_spec
     from components.render.names import Names
+    from components.render.prometheus import server_address
     from components.render.promql import Workload
+    from config.delivery import workload_kind
 
     workload = Workload(namespace=namespace_name(cfg.namespace, instance), model_name=cfg.served_model_name,
-                        deployment_name=Names(instance).server, hpa_name=hpa_name(instance))
+                        deployment_name=Names(instance).server, hpa_name=hpa_name(instance), kind=workload_kind(cfg))
     thresholds = derive_thresholds(cfg.autoscaling, capacity_from_report(report))
     return keda_features_of(render_scaled_object_spec(instance, cfg.autoscaling, thresholds,
-                                                      metrics_for(cfg.vllm.version), workload))
-
-
-def monitor_labels(cfg: StackConfig, instance: str) -> dict[str, str]:
-    """The labels of the ServiceMonitor/PodMonitor and PrometheusRule (components/monitoring.py object_labels)."""
-    from components.render.names import selector_labels
-
-    release = {"release": cfg.monitoring.release} if cfg.monitoring.release else {}
-    return {**selector_labels(instance, "server"), **release}
+                                                      metrics_for(cfg.vllm.version), workload, server_address(cfg) or ""))
 
 
 def label_fix(cfg: StackConfig) -> str:
@@ -81,23 +75,26 @@ def _findings(cfg: StackConfig, report: PreflightReport, facts: ClusterFacts, in
     from catalog.vllm_versions import RELEASES
     from cluster import checks
     from cluster.versions import image_cuda_major
+    from components.render.prometheus import prometheus_wiring
     from config.cluster import gpu_tolerations
+    from config.delivery import effective_volume
 
     terms = gpu_terms(cfg)
     tag = cfg.vllm.tag or RELEASES[cfg.vllm.version].image_tag
-    found = checks.check_gpu(facts, terms, cfg.engine.gpus_per_replica, gpu_tolerations(cfg), label_fix(cfg))
+    found = checks.check_gpu(facts, terms, cfg.engine.gpus_per_node, gpu_tolerations(cfg), label_fix(cfg))
     found += checks.check_driver(facts, terms, image_cuda_major(cfg.vllm.image, tag, cfg.vllm.version),
                                  cfg.vllm.image_ref)
-    if cfg.cache.existing_claim is None:
-        found += checks.check_storage(facts, cfg.cache.storage_class_name, cfg.cache.access_mode)
+    volume = effective_volume(cfg)
+    if cfg.cache.existing_claim is None and volume is not None:
+        found += checks.check_storage(facts, volume.storage_class_name, volume.access_mode)
     if cfg.autoscaling.enabled:
         found += checks.check_keda(facts, keda_features(cfg, report, instance))
     if cfg.monitoring.enabled:
-        labels = monitor_labels(cfg, instance)
+        wiring = prometheus_wiring(cfg, instance)
         namespace = namespace_name(cfg.namespace, instance)
         ns_labels = {NAMESPACE_NAME_LABEL: namespace, **_namespace_labels(facts, namespace)}
-        found += checks.check_prometheus(facts, cfg.monitoring.monitor_kind, labels, labels, namespace,
-                                         ns_labels, cfg.autoscaling.server_address if cfg.autoscaling.enabled else None)
+        found += checks.check_prometheus(facts, wiring.monitor_kind, wiring.monitor_labels, wiring.rule_labels,
+                                         namespace, ns_labels, wiring.server_address if cfg.autoscaling.enabled else None)
     found += checks.check_namespace(facts, namespace_name(cfg.namespace, instance), cfg.namespace.creates, instance)
     return found
 

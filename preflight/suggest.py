@@ -129,8 +129,10 @@ def _multinode(cfg: StackConfig, current: Evaluation) -> Suggestion | None:
     layers = current.resolved.architecture.num_hidden_layers
     for nodes in range(2, min(MAX_SUGGESTED_NODES, layers) + 1):
         changes = _multinode_changes(cfg, sizes[-1], nodes)
+        if changes is None:
+            return None
         if fits_with(cfg, changes):
-            cache = " and cache.access_mode ReadWriteMany" if "cache" in changes else ""
+            cache = "".join(f" and cache.{key} {value}" for key, value in changes.get("cache", {}).items())
             return Suggestion(
                 f"engine.nnodes {nodes} with engine.tensor_parallel_size {sizes[-1]} and engine.pipeline_parallel_size "
                 f"{nodes}{cache} fits: one replica spans {nodes} nodes of {sizes[-1]} GPUs (a LeaderWorkerSet group).",
@@ -138,13 +140,23 @@ def _multinode(cfg: StackConfig, current: Evaluation) -> Suggestion | None:
     return None
 
 
-def _multinode_changes(cfg: StackConfig, tp: int, nodes: int) -> dict[str, Any]:
+def _multinode_changes(cfg: StackConfig, tp: int, nodes: int) -> dict[str, Any] | None:
+    """The layout, and a ReadWriteMany copy every node of a group mounts: the stack's own class or claim, a bucket,
+    or the profile's usual ReadWriteMany class. None when none is known (the change alone could not be deployed)."""
     changes: dict[str, Any] = {"engine": {"tensor_parallel_size": tp, "pipeline_parallel_size": nodes, "nnodes": nodes}}
     if cfg.gpu.count is not None:
         changes["gpu"] = {"count": tp * nodes}
-    if cfg.cache.access_mode == "ReadWriteOnce" and cfg.cache.existing_claim is None:
-        changes["cache"] = {"access_mode": "ReadWriteMany"}  # every node of the group reads the weights
-    return changes
+    cache: dict[str, Any] = {}
+    if cfg.cache.access_mode == "ReadWriteOnce":
+        cache["access_mode"] = "ReadWriteMany"
+    shared = cfg.cache.existing_claim or cfg.delivery.mode == "object_storage"
+    if not (shared or cfg.cache.storage_class_name):
+        if cfg.cluster.defaults.rwx_storage_class is None:
+            return None
+        cache["storage_class_name"] = cfg.cluster.defaults.rwx_storage_class
+    if cfg.delivery.mode == "per_replica_volume":
+        changes["delivery"] = {"mode": "shared_volume"}
+    return {**changes, "cache": cache} if cache else changes
 
 
 def _utilization(cfg: StackConfig, current: Evaluation) -> Suggestion | None:

@@ -296,8 +296,8 @@ def test_a_stateful_set_is_watched_with_its_own_kube_state_metrics_series():
     assert error is None
     rules = registered.one("kubernetes:monitoring.coreos.com/v1:PrometheusRule")["spec"]["groups"]
     expr = next(r["expr"] for g in rules for r in g["rules"] if r.get("alert") == "VllmReplicasNotReady")
-    assert expr == ('kube_statefulset_replicas{namespace="vllm",statefulset="vllm-prod-server"} > on (namespace, '
-                    'statefulset) kube_statefulset_status_replicas_ready{namespace="vllm",statefulset="vllm-prod-server"}')
+    assert expr == ('kube_statefulset_replicas{namespace="vllm-prod",statefulset="vllm-prod-server"} > on (namespace, '
+                    'statefulset) kube_statefulset_status_replicas_ready{namespace="vllm-prod",statefulset="vllm-prod-server"}')
 
 
 def test_stateful_set_pods_are_matched_by_their_ordinal():

@@ -25,8 +25,11 @@ EXAMPLE = "llama-405b-on-2x8-a100-80gb"
 LLAMA_405B = {"id": "meta-llama/Llama-3.1-405B-Instruct"}
 
 
+RWX = {"storage_class_name": "efs-sc"}  # a group's nodes share one ReadWriteMany copy
+
+
 def two_node_405b(product: str = "A100-SXM4-80GB", **engine: Any) -> Any:
-    return make_config(model=LLAMA_405B, gpu={"product": product}, engine={
+    return make_config(model=LLAMA_405B, gpu={"product": product}, cache=RWX, engine={
         "tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2, "max_model_len": 8192,
         "max_num_seqs": 64, **engine})
 
@@ -90,7 +93,7 @@ def test_the_blocked_single_node_405b_stack_suggests_the_two_node_layout() -> No
 def test_the_multinode_suggestion_fits_when_applied() -> None:
     report = run_preflight(example_stack("blocked-llama-405b-on-one-a100-node"))
     changes = next(c for c in report.suggested_changes if "nnodes" in c.get("engine", {}))
-    applied = make_config(model=LLAMA_405B, gpu={"product": "A100-SXM4-80GB"},
+    applied = make_config(model=LLAMA_405B, gpu={"product": "A100-SXM4-80GB"}, cache=RWX,
                           engine={"max_model_len": 8192, "max_num_seqs": 64, **changes["engine"]})
     assert run_preflight(applied).fits
 
@@ -116,7 +119,7 @@ def test_more_gpus_per_node_than_a_node_has_blocks_naming_the_nodes_needed() -> 
 
 def config_issue_keys(**changes: Any) -> list[str]:
     with pytest.raises(ConfigError) as caught:
-        make_config(model=LLAMA_405B, **changes)
+        make_config(model=LLAMA_405B, **{"cache": RWX, **changes})
     return [issue.key for issue in caught.value.issues]
 
 
@@ -144,6 +147,20 @@ def test_a_read_write_once_cache_is_refused_with_several_nodes_per_replica() -> 
     keys = config_issue_keys(engine={"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2},
                              cache={"access_mode": "ReadWriteOnce"})
     assert keys == ["cache.access_mode"]
+
+
+def test_per_replica_volumes_are_refused_with_several_nodes_per_replica() -> None:
+    keys = config_issue_keys(engine={"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2},
+                             cache={}, delivery={"mode": "per_replica_volume"})
+    assert keys == ["delivery.mode"]
+
+
+def test_a_multinode_stack_shares_one_read_write_many_copy_by_default() -> None:
+    from config.delivery import delivery_mode, effective_volume
+
+    cfg = two_node_405b()
+    assert delivery_mode(cfg) == "shared_volume"
+    assert effective_volume(cfg).access_mode == "ReadWriteMany"  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("token", ["--nnodes=2", "--node_rank=1", "-n", "--master-addr", "--headless",
@@ -274,12 +291,13 @@ def test_the_leaderworkerset_name_differs_from_the_service_it_would_collide_with
 
 
 def test_the_startup_budget_adds_the_group_join_time() -> None:
-    single = planned(make_config(model=LLAMA_405B, engine={"tensor_parallel_size": 8}, gpu={"product": "H200"}))
-    single_budget = manifests(*single)
-    multi_probe = leader()["startupProbe"]
-    one_node = one(single_budget, "Deployment")["spec"]["template"]["spec"]["containers"][0]["startupProbe"]
-    # Same weights and GPUs per pod; the group adds 120 s x 1.5 safety = 180 s = 18 periods of 10 s.
-    assert multi_probe["failureThreshold"] - one_node["failureThreshold"] == 18
+    from preflight.delivery import delivery_budget
+
+    single = make_config(model=LLAMA_405B, engine={"tensor_parallel_size": 8}, gpu={"product": "H200"}, cache=RWX)
+    weights = run_preflight(single).weights_on_disk_gib
+    # The same GPUs per pod (8): the group adds multinode.group_init_seconds (120 s) to the engine start.
+    multi, one_node = delivery_budget(two_node_405b(), weights).probe, delivery_budget(single, weights).probe
+    assert multi.engine_start_seconds - one_node.engine_start_seconds == 120
 
 
 # --- KEDA and monitoring follow the group -----------------------------------------------------------------
@@ -294,7 +312,8 @@ def test_keda_scales_the_leaderworkerset_through_its_scale_subresource() -> None
     from components.render.keda import capacity_from_report
 
     thresholds = derive_thresholds(cfg.autoscaling, capacity_from_report(report))
-    scaled = render_scaled_object("x", {}, cfg.autoscaling, thresholds, metrics_for("0.33.0"), lws_workload())
+    scaled = render_scaled_object("x", {}, cfg.autoscaling, thresholds, metrics_for("0.33.0"), lws_workload(),
+                                  "http://prometheus.monitoring.svc:9090")
     assert scaled["spec"]["scaleTargetRef"] == {"apiVersion": "leaderworkerset.x-k8s.io/v1",
                                                 "kind": "LeaderWorkerSet", "name": "llama-group"}
     assert crd_errors(scaled, "keda.sh_scaledobjects.yaml") == []
@@ -336,7 +355,7 @@ def test_the_rules_for_a_leaderworkerset_pass_promtool(tmp_path: Any) -> None:
     from config.observability import MonitoringConfig
     from tests.promtool import check_rules, write_yaml
 
-    limits = AlertThresholds(queue_per_replica=26.0, gpu_memory_used_fraction=0.95, startup_seconds=900)
+    limits = AlertThresholds(queue_per_replica=26.0, gpu_memory_used_fraction=0.95, rollout_seconds=900)
     groups = render_rule_groups(MonitoringConfig(), limits, metrics_for("0.33.0"), lws_workload())
     result = check_rules(write_yaml(tmp_path / "rules.yaml", {"groups": groups}))
     assert result.returncode == 0, result.stdout + result.stderr

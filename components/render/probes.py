@@ -56,6 +56,12 @@ def rollout_timeout_seconds(cfg: StackConfig, budget: DeliveryBudget) -> int:
     return budget.first_start_seconds + 120
 
 
+def new_replica_seconds(cfg: StackConfig, budget: DeliveryBudget) -> int:
+    """How long a replica added after the first start may take to become ready: image pull on a new node, then
+    the startup budget (the weights are already on the volume). The not-ready alerts wait this out."""
+    return cfg.server.image_pull_seconds + budget.probe.total_seconds + 120
+
+
 def pulumi_timeout_seconds(cfg: StackConfig, budget: DeliveryBudget) -> int:
     """Pulumi waits for the whole rollout: with maxSurge 0 pods are replaced one after another."""
     most = cfg.autoscaling.max_replica_count if cfg.autoscaling.enabled else cfg.replicas
