@@ -99,7 +99,7 @@ def test_a_null_request_timeout_leaves_timeouts_out() -> None:
 
 def test_the_route_lives_in_the_stacks_namespace_beside_its_backend_so_no_reference_grant_is_needed() -> None:
     objects = render_exposure(exposed(gateway={**GATEWAY, "backend": "InferencePool"}), INSTANCE)
-    assert [(o["kind"], o["metadata"]["namespace"]) for o in objects] == [("InferencePool", "vllm"), ("HTTPRoute", "vllm")]
+    assert [(o["kind"], o["metadata"]["namespace"]) for o in objects] == [("InferencePool", "prod"), ("HTTPRoute", "prod")]
 
 
 def test_the_inference_pool_selects_the_server_pods_on_the_api_port_without_an_endpoint_picker() -> None:
@@ -173,28 +173,28 @@ def test_clients_use_the_gateway_hostname() -> None:
 
 
 def test_without_exposure_clients_use_the_service_dns_name() -> None:
-    assert client_url(make_config(), INSTANCE) == "http://prod-server.vllm.svc:8000"
+    assert client_url(make_config(), INSTANCE) == "http://prod-server.prod.svc:8000"
 
 
 def test_the_curl_takes_the_key_from_the_secret_and_calls_the_gateway() -> None:
     assert curl_command(exposed(gateway=GATEWAY), INSTANCE) == (
         "curl -sS https://llm.example.com/v1/chat/completions -H 'Content-Type: application/json' "
-        "-H \"Authorization: Bearer $(kubectl get secret -n vllm prod-api-key "
+        "-H \"Authorization: Bearer $(kubectl get secret -n prod prod-api-key "
         "-o go-template='{{index .data \"api-key\"}}' | base64 -d)\" "
         "-d '{\"model\": \"llama-8b\", \"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}]}'")
 
 
 def test_without_exposure_the_curl_goes_through_a_port_forward() -> None:
     assert curl_command(make_config(), INSTANCE).startswith(
-        "kubectl port-forward -n vllm svc/prod-server 8000:8000 & sleep 2; curl -sS http://127.0.0.1:8000/v1/chat/")
+        "kubectl port-forward -n prod svc/prod-server 8000:8000 & sleep 2; curl -sS http://127.0.0.1:8000/v1/chat/")
 
 
 def test_the_log_says_how_clients_reach_an_unexposed_server_and_what_they_can_reach() -> None:
     from components.stack import how_clients_reach_it
 
     assert how_clients_reach_it(make_config(), INSTANCE) == (
-        "no exposure.gateway or exposure.ingress: http://prod-server.vllm.svc:8000 is reachable from pods in "
-        "namespace vllm only (network_policy), on every path, /invocations and /tokenize included; expose it "
+        "no exposure.gateway or exposure.ingress: http://prod-server.prod.svc:8000 is reachable from pods in "
+        "namespace prod only (network_policy), on every path, /invocations and /tokenize included; expose it "
         "through a Gateway (exposure.gateway) to serve clients elsewhere (docs/exposure.md)")
 
 

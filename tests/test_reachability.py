@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from components.render.exposure import render_exposure
+from components.render.names import namespace_name
 from components.render.network_policy import render_server_policy
 from config.exposure import is_guarded
 from config.stack import StackConfig
@@ -40,8 +41,8 @@ SOURCES = (
     Source("other pod in the gateway namespace", "gateway-system", (("app", "debug"),)),
     Source("prometheus", "monitoring", (("app.kubernetes.io/name", "prometheus"),), True),
     Source("grafana", "monitoring", (("app.kubernetes.io/name", "grafana"),)),
-    Source("pod in the stack's namespace", "vllm", (("app", "notebook"),)),
-    Source("smoke test", "vllm", (("app.kubernetes.io/name", "vllm"), ("app.kubernetes.io/instance", INSTANCE),
+    Source("pod in the stack's namespace", INSTANCE, (("app", "notebook"),)),
+    Source("smoke test", INSTANCE, (("app.kubernetes.io/name", "vllm"), ("app.kubernetes.io/instance", INSTANCE),
                                   ("app.kubernetes.io/component", "smoke-test")), True),
     Source("pod in another namespace", "team-a", (("app", "web"),)),
 )
@@ -70,7 +71,8 @@ def opens_port(policy: dict[str, Any], source: Source, port: int) -> bool:
 
 def reachable(cfg: StackConfig) -> set[tuple[str, str]]:
     """Every (source, path) pair that reaches the server."""
-    policy = render_server_policy(cfg.namespace.name, INSTANCE, cfg.server.port, cfg.network_policy, cfg.exposure,
+    policy = render_server_policy(namespace_name(cfg.namespace, INSTANCE), INSTANCE, cfg.server.port, cfg.network_policy,
+                                  cfg.exposure,
                                   smoke_test=cfg.smoke_test.enabled)
     routed = {m["path"]["value"] for obj in render_exposure(cfg, INSTANCE) if obj["kind"] == "HTTPRoute"
               for rule in obj["spec"]["rules"] for m in rule["matches"]}
