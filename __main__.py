@@ -1,30 +1,31 @@
-"""The Pulumi program: load config, run the preflight, build the stack. Nothing is created when either fails."""
+"""The Pulumi program: load config, validate the stack for its target (validation.assess, the same call
+`python -m preflight` makes), build it. Nothing is created when any of it fails."""
 
 import pulumi
 
 from components.stack import build_stack
 from config.errors import ConfigError
-from config.sources import load_pulumi_config, load_pulumi_secrets
-from preflight import run_preflight
+from config.sources import load_pulumi_config_with_secrets, load_pulumi_secrets
 from preflight.render import render_blocked, render_table
+from validation import Outcome, assess
 
 try:
-    cfg = load_pulumi_config()
-    report = run_preflight(cfg)
+    cfg, secrets_present = load_pulumi_config_with_secrets()
 except ConfigError as error:
     raise pulumi.RunError(error.render()) from None
+verdict = assess(cfg, secrets_present)
+if verdict.outcome is Outcome.CONFIG_ERROR:
+    raise pulumi.RunError(ConfigError(list(verdict.issues)).render())
+report = verdict.report
+assert report is not None  # sized whenever the config is valid
 
 pulumi.log.info(render_table(report))
 for warning in report.warnings:
     pulumi.log.warn(f"preflight: {warning}")
-if not report.fits:
+if verdict.outcome is Outcome.BLOCKED:
     raise pulumi.RunError(render_blocked(report))
 
-try:
-    outputs = build_stack(cfg, report, load_pulumi_secrets(), stack=pulumi.get_stack())
-except ConfigError as error:
-    raise pulumi.RunError(error.render()) from None
-
+outputs = build_stack(cfg, report, load_pulumi_secrets(), stack=pulumi.get_stack())
 pulumi.export("preflight", report.as_dict())
 for name, value in outputs.items():
     pulumi.export(name, value)

@@ -11,13 +11,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.model_cache import ModelCache, ModelCacheArgs
-from components.render.checks import check_kubernetes
 from components.render.names import PORT_NAME, labels, selector_labels
 from components.render.security import render_namespace
 from components.vllm_server import VllmServer, VllmServerArgs
-from config.errors import ConfigError
 from config.secrets import StackSecrets
-from config.stack import StackConfig, missing_secrets
+from config.stack import StackConfig
 from preflight.report import PreflightReport
 
 # Object names are `<name>-model-download-<8 hex>`; Kubernetes names (and Job labels) stop at 63 characters.
@@ -35,8 +33,7 @@ class ServingStackArgs:
 
 
 class ServingStack(pulumi.ComponentResource):
-    """Everything one model needs on Kubernetes. Every config problem is raised as ConfigError before
-    anything (this component included) is registered."""
+    """Everything one model needs on Kubernetes, for a config that passed validation.check_stack."""
 
     namespace: pulumi.Output[str]
     deployment_name: pulumi.Output[str]
@@ -49,10 +46,6 @@ class ServingStack(pulumi.ComponentResource):
     def __init__(self, name: str, args: ServingStackArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         if not _INSTANCE.match(name):
             raise ValueError(f"ServingStack name {name!r} must be a DNS label of at most 38 characters")
-        issues = check_kubernetes(args.config, args.report)
-        issues += missing_secrets(args.config, args.secrets.present)
-        if issues:
-            raise ConfigError(issues)
         super().__init__("vllm-serving:index:ServingStack", name, None, opts)
         cfg = args.config
         self.namespace = self._namespace(name, cfg)

@@ -12,22 +12,12 @@ from components.docker_host import build_docker_stack
 from components.monitoring import Monitoring, MonitoringArgs
 from components.network_policy import NetworkPolicies, NetworkPoliciesArgs
 from components.provider import kubernetes_provider
-from components.render.checks import check_kubernetes
 from components.render.keda import capacity_from_report
 from components.render.probes import server_startup_budget
-from components.render.vllm_checks import check_vllm_config
 from components.serving_stack import ServingStack, ServingStackArgs
-from config.errors import ConfigError, ConfigIssue
 from config.secrets import StackSecrets
-from config.stack import StackConfig, missing_secrets
+from config.stack import StackConfig
 from preflight.report import PreflightReport
-
-
-def check_stack(cfg: StackConfig, report: PreflightReport) -> list[ConfigIssue]:
-    """Every reason the target cannot be built; run before anything is registered."""
-    if cfg.target == "docker":
-        return check_vllm_config(cfg, report.resolved)
-    return check_kubernetes(cfg, report)
 
 
 def instance_name(stack: str) -> str:
@@ -39,11 +29,8 @@ def instance_name(stack: str) -> str:
 
 def build_stack(cfg: StackConfig, report: PreflightReport, secrets: StackSecrets,
                 stack: str = "dev") -> dict[str, Any]:
-    """Register every resource for the stack; return the stack outputs. Raises ConfigError first if the
-    target cannot be built, so nothing is registered then."""
-    issues = check_stack(cfg, report) + missing_secrets(cfg, secrets.present)
-    if issues:
-        raise ConfigError(issues)
+    """Register every resource for the stack; return the stack outputs. `cfg` passed validation.check_stack
+    (__main__.py runs validation.assess first), so nothing here re-checks it."""
     if secrets.hf_token is None and cfg.model.local_path is None:
         pulumi.log.warn(f"no hf_token secret: downloading {cfg.model.id} works only if the repository is public; "
                         "gated ones (Llama, Gemma) fail with 401. Set it: pulumi config set --secret hf_token <token>.")

@@ -41,8 +41,6 @@ class VllmServer(pulumi.ComponentResource):
     plan: pod.ServerPlan
 
     def __init__(self, name: str, args: VllmServerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        if args.config.security.require_api_key and args.api_key is None:
-            raise ValueError("security.require_api_key is true but no api_key secret was passed")
         self.plan = plan = server_plan(args)
         cfg = args.config
         deployment, service, pdb = pod.render_deployment(cfg, plan), pod.render_service(cfg, plan), pod.render_pdb(plan)

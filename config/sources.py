@@ -24,7 +24,7 @@ def load_stack_file(path: str | Path) -> StackConfig:
 def load_stack_file_with_secrets(path: str | Path) -> tuple[StackConfig, frozenset[str]]:
     """The validated config and the names of the secrets the file sets (encrypted values are not read)."""
     raw, secrets, issues = read_stack_file(path)
-    return _validate(raw, None, issues), secrets
+    return _validate(raw, issues), secrets
 
 
 def read_stack_file(path: str | Path) -> tuple[dict[str, Any], frozenset[str], list[ConfigIssue]]:
@@ -85,9 +85,9 @@ def _plain_text_secret(name: str) -> ConfigIssue:
                        f"pulumi config rm {name} && pulumi config set --secret {name} <value>.")
 
 
-def _validate(raw: dict[str, Any], secrets: frozenset[str] | None, issues: list[ConfigIssue]) -> StackConfig:
+def _validate(raw: dict[str, Any], issues: list[ConfigIssue]) -> StackConfig:
     try:
-        cfg = validate_config(raw, secrets)
+        cfg = validate_config(raw)
     except ConfigError as error:
         raise ConfigError(issues + error.issues) from None
     if issues:
@@ -96,14 +96,19 @@ def _validate(raw: dict[str, Any], secrets: frozenset[str] | None, issues: list[
 
 
 def load_pulumi_config() -> StackConfig:
-    """Read the running Pulumi program's config. Only this function touches the Pulumi SDK's config."""
+    """Read the running Pulumi program's config."""
+    return load_pulumi_config_with_secrets()[0]
+
+
+def load_pulumi_config_with_secrets() -> tuple[StackConfig, frozenset[str]]:
+    """The running program's validated config and the secrets set. Only here the Pulumi SDK's config is read."""
     from pulumi.runtime import config as runtime_config
 
     keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
     items = [(key, _decode(runtime_config.get_config(key))) for key in sorted(keys)]
     raw, secrets, issues = split_project_keys(
         items, is_secret=lambda key, _value: runtime_config.is_config_secret(key))
-    return _validate(raw, secrets, issues)
+    return _validate(raw, issues), secrets
 
 
 def load_pulumi_secrets() -> StackSecrets:

@@ -54,19 +54,18 @@ class StackConfig(ConfigGroup):
         return self.engine.served_model_name or self.model.id
 
 
-def validate_config(raw: Mapping[str, Any], secrets_present: frozenset[str] | None = None) -> StackConfig:
+def validate_config(raw: Mapping[str, Any]) -> StackConfig:
     """Validate the project's config keys (without the `vllm-serving:` prefix) into a StackConfig.
 
-    Raises ConfigError listing every problem: unknown keys, bad values, and cross-key rules. Required secrets
-    are checked only when `secrets_present` is known (the Pulumi engine); a stack file may get them from
-    elsewhere (a Pulumi ESC environment, CI), so the offline preflight only notes them (missing_secrets).
+    Raises ConfigError listing every problem: unknown keys, bad values, and cross-key rules. The rules that
+    need the preflight report, the target or the secrets run next, in validation.check_stack.
     """
     data = {key: value for key, value in raw.items() if key not in SECRET_KEYS}
     try:
         cfg = StackConfig.model_validate(data)
     except ValidationError as error:
         raise ConfigError([issue_from_pydantic(StackConfig, e) for e in error.errors()]) from None
-    issues = _core_checks(cfg) + ([] if secrets_present is None else missing_secrets(cfg, secrets_present))
+    issues = _core_checks(cfg)
     for module in (kubernetes, observability, docker):
         issues += module.cross_checks(cfg)
     if issues:
@@ -75,7 +74,8 @@ def validate_config(raw: Mapping[str, Any], secrets_present: frozenset[str] | No
 
 
 def missing_secrets(cfg: StackConfig, secrets_present: frozenset[str]) -> list[ConfigIssue]:
-    """Secrets the config requires that are not set."""
+    """Secrets the config requires that are not set. A rule of validation.check_stack: a stack file may get
+    them from elsewhere (a Pulumi ESC environment, CI), so the offline preflight only notes them."""
     if cfg.security.require_api_key and "api_key" not in secrets_present:
         return [ConfigIssue(
             "api_key", "is required because security.require_api_key is true, but it is not set.",

@@ -1,4 +1,9 @@
-"""`python -m preflight STACK_FILE [--json | --markdown]`: exit 0 fits, 1 blocked, 2 config error."""
+"""`python -m preflight STACK_FILE [--json | --markdown] [--debug]`.
+
+Exit 0 fits, 1 blocked (a memory or structural verdict), 2 config error, 3 internal error (a bug: one line
+asking to report it; the traceback only with --debug). The verdict is validation.assess's, the same call
+the Pulumi program makes, so the exit code and `pulumi preview` agree.
+"""
 
 from __future__ import annotations
 
@@ -10,37 +15,67 @@ from pathlib import Path
 from config.errors import ConfigError
 from config.sources import load_stack_file_with_secrets
 from config.stack import missing_secrets
-from preflight import run_preflight
 from preflight.render import render_markdown, render_table
+from validation import Outcome, Verdict, assess
 
-EXIT_FITS, EXIT_BLOCKED, EXIT_CONFIG_ERROR = 0, 1, 2
+EXIT_FITS, EXIT_BLOCKED, EXIT_CONFIG_ERROR = Outcome.FITS.value, Outcome.BLOCKED.value, Outcome.CONFIG_ERROR.value
+EXIT_INTERNAL_ERROR = 3
+REPORT_BUG = "internal error in the preflight ({}); please report it with the stack file (rerun with --debug for details)."
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m preflight", description=__doc__)
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except (Exception, RecursionError, MemoryError) as error:  # a bug, never a verdict: exit 3, not 1
+        if args.debug:
+            raise
+        print(REPORT_BUG.format(type(error).__name__), file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m preflight", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("stack_file", help="a stack file, e.g. stacks/Pulumi.prod.yaml")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print the report's fields as JSON")
     output.add_argument("--markdown", action="store_true", help="print the report as Markdown (CI summaries)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
+    return parser
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         cfg, secrets = load_stack_file_with_secrets(args.stack_file)
-        report = run_preflight(cfg)
     except ConfigError as error:
-        if args.json:
-            print(json.dumps({"fits": False, "config_errors": [i.render() for i in error.issues]}, indent=2))
-        else:
-            print(error.render(), file=sys.stderr)
-        return EXIT_CONFIG_ERROR
-    for issue in missing_secrets(cfg, secrets):  # may come from a Pulumi ESC environment or CI instead
+        return _config_error(args, error)
+    verdict = assess(cfg)  # secrets unknown offline: they may come from a Pulumi ESC environment or CI
+    if verdict.outcome is Outcome.CONFIG_ERROR:
+        return _config_error(args, ConfigError(list(verdict.issues)))
+    for issue in missing_secrets(cfg, secrets):
         print(f"note: {issue.render()} (pulumi preview stops unless it is set elsewhere)", file=sys.stderr)
+    _print_report(args, verdict)
+    return verdict.outcome.value
+
+
+def _config_error(args: argparse.Namespace, error: ConfigError) -> int:
+    if args.json:
+        print(json.dumps({"fits": False, "config_errors": [i.render() for i in error.issues]}, indent=2))
+    else:
+        print(error.render(), file=sys.stderr)
+    return EXIT_CONFIG_ERROR
+
+
+def _print_report(args: argparse.Namespace, verdict: Verdict) -> None:
+    report = verdict.report
+    assert report is not None  # sized whenever there is no config error
     if args.json:
         print(json.dumps(report.as_dict(), indent=2))
     elif args.markdown:
         print(render_markdown(report, Path(args.stack_file).name))
     else:
         print(render_table(report))
-    return EXIT_FITS if report.fits else EXIT_BLOCKED
 
 
 if __name__ == "__main__":

@@ -27,9 +27,9 @@ def stack(name: str) -> tuple[StackConfig, PreflightReport]:
     return planned(shipped_stack(name))
 
 
-def configured(secrets: frozenset[str] = frozenset(), **changes: Any) -> tuple[StackConfig, PreflightReport]:
+def configured(**changes: Any) -> tuple[StackConfig, PreflightReport]:
     """The factories' base stack (Llama-3.1-8B on one A100-80GB) with changes, and its report."""
-    return planned(make_config(secrets, **changes))
+    return planned(make_config(**changes))
 
 
 def manifests(cfg: StackConfig, report: PreflightReport, with_token: bool = False) -> list[dict[str, Any]]:

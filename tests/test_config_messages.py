@@ -31,10 +31,10 @@ def meaning(model: type[BaseModel], name: str) -> str:
     return f" — {rest} ({flag})." if colon and flag.startswith("--") and " " not in flag else f" — {text}."
 
 
-def only_issue(secrets: frozenset[str] = frozenset(), **changes: Any) -> str:
+def only_issue(**changes: Any) -> str:
     """The one rendered issue a stack with `changes` has."""
     with pytest.raises(ConfigError) as caught:
-        validate_config(raw_config(**changes), secrets)
+        validate_config(raw_config(**changes))
     issues = [issue.render() for issue in caught.value.issues]
     assert len(issues) == 1, issues
     return issues[0]

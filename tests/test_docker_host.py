@@ -52,7 +52,7 @@ def docker_mocks(monkeypatch: pytest.MonkeyPatch) -> list[DockerMocks]:
 
 def docker_stack(**overrides: Any) -> StackConfig:
     raw = {"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"product": "L40S"}, "target": "docker"}
-    return validate_config({**raw, **overrides}, frozenset({"api_key"}))
+    return validate_config({**raw, **overrides})
 
 
 def deploy(cfg: StackConfig, secrets: StackSecrets | None = None) -> tuple[Registered, dict[str, Any]]:
@@ -204,7 +204,7 @@ def test_the_stack_outputs_say_where_metrics_are() -> None:
 def kubernetes_twin(cfg: StackConfig) -> StackConfig:
     """The same model, GPUs and engine on Kubernetes."""
     raw = cfg.model_dump(exclude={"docker", "target"}, exclude_unset=True)
-    return validate_config(raw, frozenset({"api_key"}))
+    return validate_config(raw)
 
 
 @pytest.mark.parametrize("stack", ["docker-70b", "docker-8b"])

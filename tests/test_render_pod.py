@@ -141,7 +141,7 @@ def test_shutdown_sleeps_before_sigterm_and_leaves_time_to_drain():
 
 
 def test_api_key_comes_from_a_secret_reference():
-    objects = manifests(*configured(frozenset({"api_key"}), security={"require_api_key": True}))
+    objects = manifests(*configured(security={"require_api_key": True}))
     assert env_of(server(objects))["VLLM_API_KEY"] == {"secretKeyRef": {"name": "llama-api-key", "key": "api-key"}}
     assert "--api-key" not in server(objects)["args"]
 

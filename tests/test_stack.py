@@ -5,7 +5,6 @@ from __future__ import annotations
 import pulumi
 
 from components.stack import build_stack, instance_name
-from config.errors import ConfigError
 from config.secrets import StackSecrets
 from preflight import run_preflight
 from tests.factories import make_config
@@ -25,24 +24,8 @@ def test_a_stack_name_with_nothing_usable_falls_back_to_vllm() -> None:
     assert instance_name("___") == "vllm"
 
 
-def test_a_failed_kubernetes_check_registers_not_even_the_render_provider() -> None:
-    cfg = make_config(cache={"size_gib": 1.0}, render_yaml_to_directory="rendered")
-    registered, error = run_program_catching(lambda: build_stack(cfg, run_preflight(cfg), StackSecrets()))
-    assert isinstance(error, ConfigError)
-    assert [issue.key for issue in error.issues] == ["cache.size_gib"]
-    assert registered.resources == []
-
-
-def test_a_docker_stack_without_its_required_api_key_registers_nothing() -> None:
-    cfg = make_config(frozenset({"api_key"}), target="docker", docker={}, security={"require_api_key": True})
-    registered, error = run_program_catching(lambda: build_stack(cfg, run_preflight(cfg), StackSecrets()))
-    assert isinstance(error, ConfigError)
-    assert [issue.key for issue in error.issues] == ["api_key"]
-    assert registered.resources == []
-
-
 def test_a_docker_stack_with_its_api_key_builds() -> None:
-    cfg = make_config(frozenset({"api_key"}), target="docker", docker={}, security={"require_api_key": True})
+    cfg = make_config(target="docker", docker={}, security={"require_api_key": True})
     secrets = StackSecrets(api_key=pulumi.Output.secret("sk-test"))
     registered, error = run_program_catching(lambda: build_stack(cfg, run_preflight(cfg), secrets))
     assert error is None
