@@ -41,8 +41,10 @@ def run_stack_file(path: Path, extra: dict[str, Any] | None = None) -> tuple[Reg
 
 def pulumi_config(path: Path) -> tuple[dict[str, Any], tuple[str, ...]] | None:
     """The file as `pulumi config` would hold it (secure values become secret keys); None if it cannot."""
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    from config.loading import parse_stack_yaml
+
+    try:  # the bounded loader: a file it refuses (an alias, a duplicate key) is not handed to the program
+        document = parse_stack_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError:
         return None
     if not isinstance(document, dict) or not isinstance(document.get("config"), dict):
@@ -50,7 +52,7 @@ def pulumi_config(path: Path) -> tuple[dict[str, Any], tuple[str, ...]] | None:
     values: dict[str, Any] = {}
     secrets: list[str] = []
     for full_key, value in document["config"].items():
-        key = str(full_key).removeprefix(f"{PROJECT}:")
+        key = str(full_key).removeprefix(f"{PROJECT}:")  # another namespace's keys keep theirs
         if isinstance(value, dict) and set(value) == {"secure"}:
             value = str(value["secure"])
             secrets.append(key)

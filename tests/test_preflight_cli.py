@@ -104,7 +104,7 @@ def test_an_unreadable_stack_file_exits_two_naming_the_file(tmp_path, monkeypatc
     def refuse(*_args: object, **_kwargs: object) -> str:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(Path, "read_text", refuse)
+    monkeypatch.setattr(Path, "open", refuse)
     assert main([str(stack)]) == 2
     assert f"{stack}: cannot be read (Permission denied)." in capsys.readouterr().err
 
@@ -113,4 +113,4 @@ def test_a_file_that_is_not_yaml_exits_two_saying_so(tmp_path, capsys) -> None: 
     stack = tmp_path / "Pulumi.binary.yaml"
     stack.write_bytes(b"\x93\x00\xff config")
     assert main([str(stack)]) == 2
-    assert f"{stack}: not valid YAML" in capsys.readouterr().err
+    assert f"{stack}: is not UTF-8 text (byte 0)" in capsys.readouterr().err
