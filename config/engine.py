@@ -8,7 +8,7 @@ from pydantic import Field, PositiveInt, field_validator, model_validator
 
 from catalog.models import MODELS
 from config.base import ConfigGroup
-from config.errors import suggest
+from config.errors import show, suggest
 
 # vLLM --quantization values this program can size (weight bytes per parameter known).
 Quantization = Literal["fp8", "awq", "awq_marlin", "gptq", "gptq_marlin", "bitsandbytes"]
@@ -33,7 +33,7 @@ class SpeculativeConfig(ConfigGroup):
     def _draft_in_catalog(cls, value: str | None) -> str | None:
         if value is not None and value not in MODELS:
             hint = suggest(value, list(MODELS))
-            raise ValueError(f"draft model {value!r} is not in the catalog{' (' + hint + ')' if hint else ''}; "
+            raise ValueError(f"draft model {show(value)} is not in the catalog{' (' + hint + ')' if hint else ''}; "
                              "the preflight must size its weights and KV cache. Fix: pick a catalog model.")
         return value
 

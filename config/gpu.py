@@ -6,13 +6,13 @@ from pydantic import Field, PositiveInt, field_validator
 
 from catalog.gpus import GPUS
 from config.base import ConfigGroup
-from config.errors import suggest
+from config.errors import show, suggest
 
 
 def _check_product(name: str) -> str:
     if name not in GPUS:
         hint = suggest(name, list(GPUS))
-        raise ValueError(f"unknown GPU product {name!r}{' (' + hint + ')' if hint else ''}. "
+        raise ValueError(f"unknown GPU product {show(name)}{' (' + hint + ')' if hint else ''}. "
                          f"Fix: use one of {', '.join(GPUS)}.")
     return name
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt
 
 from config.base import ConfigGroup
+from config.errors import show
 
 if TYPE_CHECKING:
     from config.errors import ConfigIssue
@@ -137,7 +138,7 @@ def _cache_issues(cfg: StackConfig) -> list[ConfigIssue]:
         ))
     if cfg.model.local_path is not None and cfg.cache.existing_claim is None:
         issues.append(ConfigIssue(
-            "model.local_path", f"is {cfg.model.local_path!r}, but a new cache volume would be empty.",
+            "model.local_path", f"is {show(cfg.model.local_path)}, but a new cache volume would be empty.",
             "set cache.existing_claim to the PVC that holds the model, or remove model.local_path to download it.",
         ))
     if cfg.cache.existing_claim is not None and cfg.cache.size_gib is not None:

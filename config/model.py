@@ -8,6 +8,7 @@ from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
 
 from catalog.models import MODELS
 from config.base import ConfigGroup
+from config.errors import show
 
 
 class ArchitectureConfig(ConfigGroup):
@@ -85,6 +86,6 @@ def _unknown_model_message(model_id: str) -> str:
 
     hint = suggest(model_id, list(MODELS))
     catalog = ", ".join(MODELS)
-    return (f"{model_id!r} is not in the catalog and no architecture was given"
+    return (f"{show(model_id)} is not in the catalog and no architecture was given"
             f"{' (' + hint + ')' if hint else ''}. Fix: use a catalog model ({catalog}), or describe it "
             "with model.architecture (config.json keys) or model.config_json.")

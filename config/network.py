@@ -14,6 +14,7 @@ from typing import Annotated
 from pydantic import BeforeValidator, Field, StringConstraints, field_validator
 
 from config.base import ConfigGroup, refuse_bool
+from config.errors import show
 
 NamespaceName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
 Port = Annotated[int, BeforeValidator(lambda value: refuse_bool(value, int)), Field(ge=1, le=65535)]
@@ -70,10 +71,10 @@ def _check_label(key: str, value: str) -> None:
     key_ok = (not slash or (bool(_DNS_SUBDOMAIN.match(prefix)) and len(prefix) <= 253)) and \
         len(name) <= 63 and bool(_LABEL_NAME.match(name))
     if not key_ok:
-        raise ValueError(f"{key!r} is not a Kubernetes label key. Fix: use a key such as "
+        raise ValueError(f"{show(key)} is not a Kubernetes label key. Fix: use a key such as "
                          "app.kubernetes.io/name: an optional DNS prefix and a name of at most 63 letters, digits, -_.")
     if value and (len(value) > 63 or not _LABEL_NAME.match(value)):
-        raise ValueError(f"{value!r} (label {key}) is not a Kubernetes label value. Fix: use at most 63 letters, "
+        raise ValueError(f"{show(value)} (label {key}) is not a Kubernetes label value. Fix: use at most 63 letters, "
                          "digits, '-', '_' or '.', starting and ending with a letter or digit.")
 
 
@@ -81,5 +82,5 @@ def _check_cidr(cidr: str) -> None:
     try:
         ipaddress.ip_network(cidr, strict=True)
     except ValueError:
-        raise ValueError(f"{cidr!r} is not a network in CIDR notation. "
+        raise ValueError(f"{show(cidr)} is not a network in CIDR notation. "
                          "Fix: write it as address/prefix with no host bits set, e.g. 10.0.0.0/8.") from None

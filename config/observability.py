@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, field_validator
 
 from config.base import ConfigGroup
-from config.errors import ConfigIssue
+from config.errors import ConfigIssue, show
 
 if TYPE_CHECKING:
     from config.stack import StackConfig
@@ -169,7 +169,7 @@ def _enabled_checks(cfg: StackConfig) -> list[ConfigIssue]:
     issues: list[ConfigIssue] = []
     if cfg.target != "kubernetes":
         issues.append(ConfigIssue(
-            "autoscaling.enabled", f"is true, but target is {cfg.target!r}; KEDA only scales Kubernetes Deployments.",
+            "autoscaling.enabled", f"is true, but target is {show(cfg.target)}; KEDA only scales Kubernetes Deployments.",
             "set autoscaling.enabled: false, or target: kubernetes."))
     if not cfg.monitoring.enabled:
         issues.append(ConfigIssue(

@@ -7,7 +7,7 @@ import math
 from catalog.gpus import GPUS
 from components.render.cache import default_size_gib, draft_weights_on_disk_gib
 from components.render.names import HF_HOME
-from config.errors import ConfigIssue
+from config.errors import ConfigIssue, show
 from config.stack import StackConfig
 from preflight.report import PreflightReport
 
@@ -42,7 +42,7 @@ def check_local_path(cfg: StackConfig) -> list[ConfigIssue]:
     if path is None or not path.startswith("/") or path.startswith(HF_HOME + "/"):
         return []
     return [ConfigIssue(
-        "model.local_path", f"is {path!r}, outside the cache volume (mounted at {HF_HOME}).",
+        "model.local_path", f"is {show(path)}, outside the cache volume (mounted at {HF_HOME}).",
         f"give a path relative to the volume's root, or one under {HF_HOME}/.")]
 
 
