@@ -11,10 +11,11 @@ from __future__ import annotations
 import ipaddress
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
+from pydantic import Field, PositiveFloat, field_validator, model_validator
 
 from config.base import ConfigGroup
 from config.errors import ConfigIssue, show
+from config.syntax import NonNegativeInt, PositiveInt
 
 if TYPE_CHECKING:
     from config.stack import StackConfig
@@ -71,7 +72,7 @@ class DockerConfig(ConfigGroup):
         "all", description="`all`, or the device ids/UUIDs one replica uses (as many as GPUs per replica).")
     publish_address: str = Field(
         "127.0.0.1", description="Host address the port is published on; 127.0.0.1 keeps the API off the network.")
-    port: PositiveInt = Field(8000, le=65535, description="Host port published for the container's server.port.")
+    port: int = Field(8000, gt=0, le=65535, description="Host port published for the container's server.port.")
     restart: Literal["no", "on-failure", "always", "unless-stopped"] = Field(
         "unless-stopped", description="Restart policy (`docker run --restart`).")
     wait: bool = Field(True, description="`pulumi up` waits until /health passes, up to the startup budget.")

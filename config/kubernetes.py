@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt
+from pydantic import Field, PositiveFloat
 
 from config.base import ConfigGroup
 from config.errors import show
+from config.syntax import DnsLabel, DnsSubdomain, NonNegativeInt, PositiveInt
 
 if TYPE_CHECKING:
     from config.errors import ConfigIssue
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 class NamespaceConfig(ConfigGroup):
     """Where everything is created."""
 
-    name: str = Field("vllm", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63,
+    name: DnsLabel = Field("vllm",
                       description="Namespace name (RFC 1123 label).")
     create: bool = Field(
         True, description="Create the namespace (labelled pod-security.kubernetes.io/enforce: restricted); "
@@ -48,10 +49,10 @@ class CacheConfig(ConfigGroup):
         None, description="PVC size in GiB; defaults to the weights on disk (plus any draft model) plus headroom_percent.")
     headroom_percent: float = Field(
         25.0, ge=0, le=500, description="Extra room over the weights for tokenizer, config and partial downloads.")
-    storage_class_name: str | None = Field(None, description="StorageClass; the cluster default when unset.")
+    storage_class_name: DnsSubdomain | None = Field(None, description="StorageClass; the cluster default when unset.")
     access_mode: Literal["ReadWriteMany", "ReadWriteOnce"] = Field(
         "ReadWriteMany", description="PVC access mode; ReadWriteMany when replicas can land on different nodes.")
-    existing_claim: str | None = Field(
+    existing_claim: DnsSubdomain | None = Field(
         None, description="Use this existing PVC instead of creating one (required with model.local_path).")
     download_max_workers: PositiveInt = Field(
         8, description="Parallel file downloads in the pre-download Job (huggingface_hub max_workers).")
@@ -91,7 +92,7 @@ class ProbesConfig(ConfigGroup):
 class ServerConfig(ConfigGroup):
     """The vLLM container."""
 
-    port: PositiveInt = Field(8000, le=65535, description="Container and Service port of the OpenAI server.")
+    port: int = Field(8000, gt=0, le=65535, description="Container and Service port of the OpenAI server.")
     cpu: str | None = Field(None, description="CPU request = limit; defaults to 2 + 4 per GPU.")
     memory_gib: PositiveFloat | None = Field(
         None, description="Memory request = limit without /dev/shm, GiB; defaults to 16 + 12 per GPU.")
@@ -112,9 +113,11 @@ class SecurityConfig(ConfigGroup):
     """Pod security (Pod Security Standards "restricted") and the API key."""
 
     require_api_key: bool = Field(False, description="Require an API key on /v1 (secret api_key).")
-    run_as_user: PositiveInt = Field(2000, description="runAsUser (non-root; 2000 as in vLLM's nonroot image).")
-    run_as_group: PositiveInt = Field(2000, description="runAsGroup.")
-    fs_group: PositiveInt = Field(2000, description="fsGroup: group ownership of the cache volume.")
+    # The image needs no particular UID (HOME is a volume). 10000 and above: checkov CKV_K8S_40, "run as a high
+    # UID to avoid host conflict" (bridgecrewio/checkov checkov/kubernetes/checks/resource/k8s/RootContainersHighUID.py).
+    run_as_user: PositiveInt = Field(10001, description="runAsUser (non-root, a high UID no host user has).")
+    run_as_group: PositiveInt = Field(10001, description="runAsGroup.")
+    fs_group: PositiveInt = Field(10001, description="fsGroup: group ownership of the cache volume.")
 
 
 def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:

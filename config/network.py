@@ -8,23 +8,21 @@ Set `security.require_api_key` to keep /v1 closed to everything but the configur
 from __future__ import annotations
 
 import ipaddress
-import re
 from typing import Annotated
 
-from pydantic import BeforeValidator, Field, StringConstraints, field_validator
+from pydantic import BeforeValidator, Field, field_validator
 
 from config.base import ConfigGroup, refuse_bool
 from config.errors import show
+from config.syntax import DnsLabel, check_label
 
-NamespaceName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
+NamespaceName = DnsLabel
 Port = Annotated[int, BeforeValidator(lambda value: refuse_bool(value, int)), Field(ge=1, le=65535)]
 
 # Addresses inside a cluster or a cloud VPC: private, carrier-grade NAT, link-local (cloud metadata), ULA.
 CLUSTER_INTERNAL_CIDRS: tuple[str, ...] = (
     "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16", "fc00::/7", "fe80::/10")
 
-_LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
 class NetworkPolicyConfig(ConfigGroup):
@@ -55,7 +53,7 @@ class NetworkPolicyConfig(ConfigGroup):
     @classmethod
     def _labels_valid(cls, labels: dict[str, str]) -> dict[str, str]:
         for key, value in labels.items():
-            _check_label(key, value)
+            check_label(key, value)
         return labels
 
     @field_validator("hub_egress_cidrs", "hub_egress_except_cidrs")
@@ -64,18 +62,6 @@ class NetworkPolicyConfig(ConfigGroup):
         for cidr in cidrs:
             _check_cidr(cidr)
         return cidrs
-
-
-def _check_label(key: str, value: str) -> None:
-    prefix, slash, name = key.rpartition("/")
-    key_ok = (not slash or (bool(_DNS_SUBDOMAIN.match(prefix)) and len(prefix) <= 253)) and \
-        len(name) <= 63 and bool(_LABEL_NAME.match(name))
-    if not key_ok:
-        raise ValueError(f"{show(key)} is not a Kubernetes label key. Fix: use a key such as "
-                         "app.kubernetes.io/name: an optional DNS prefix and a name of at most 63 letters, digits, -_.")
-    if value and (len(value) > 63 or not _LABEL_NAME.match(value)):
-        raise ValueError(f"{show(value)} (label {key}) is not a Kubernetes label value. Fix: use at most 63 letters, "
-                         "digits, '-', '_' or '.', starting and ending with a letter or digit.")
 
 
 def _check_cidr(cidr: str) -> None:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, field_validator
+from pydantic import Field, PositiveFloat, field_validator
 
 from config.base import ConfigGroup
 from config.errors import ConfigIssue, show
+from config.syntax import DnsLabel, NonNegativeInt, PositiveInt
 
 if TYPE_CHECKING:
     from config.stack import StackConfig
@@ -68,14 +69,14 @@ class AutoscalingConfig(ConfigGroup):
         None, description="KEDA fallback.replicas while Prometheus is unreachable; defaults to min_replica_count.")
     fallback_behavior: FallbackBehavior = Field(
         "currentReplicasIfHigher", description="KEDA fallback.behavior; the default never scales down on an outage.")
-    scale_up_stabilization_window_seconds: NonNegativeInt = Field(
-        0, le=3600, description="HPA behavior.scaleUp.stabilizationWindowSeconds.")
+    scale_up_stabilization_window_seconds: int = Field(
+        0, ge=0, le=3600, description="HPA behavior.scaleUp.stabilizationWindowSeconds.")
     scale_up_pods: PositiveInt = Field(2, description="HPA scaleUp policy: add at most this many pods per period.")
-    scale_up_period_seconds: PositiveInt = Field(60, le=1800, description="HPA scaleUp policy periodSeconds.")
-    scale_down_stabilization_window_seconds: NonNegativeInt = Field(
-        600, le=3600, description="HPA behavior.scaleDown.stabilizationWindowSeconds (slow: GPU pods start slowly).")
+    scale_up_period_seconds: int = Field(60, gt=0, le=1800, description="HPA scaleUp policy periodSeconds.")
+    scale_down_stabilization_window_seconds: int = Field(
+        600, ge=0, le=3600, description="HPA behavior.scaleDown.stabilizationWindowSeconds (slow: GPU pods start slowly).")
     scale_down_pods: PositiveInt = Field(1, description="HPA scaleDown policy: remove at most this many pods per period.")
-    scale_down_period_seconds: PositiveInt = Field(300, le=1800, description="HPA scaleDown policy periodSeconds.")
+    scale_down_period_seconds: int = Field(300, gt=0, le=1800, description="HPA scaleDown policy periodSeconds.")
 
     @field_validator("kv_cache_usage_threshold")
     @classmethod
@@ -101,7 +102,7 @@ class MonitoringConfig(ConfigGroup):
         "ServiceMonitor", description="Scrape through the Service (port `http`) or the pods (container port `http`).")
     interval: str = Field("15s", pattern=DURATION, description="Scrape interval.")
     dashboard: bool = Field(True, description="Create the Grafana dashboard ConfigMap.")
-    dashboard_namespace: str | None = Field(
+    dashboard_namespace: DnsLabel | None = Field(
         None, description="Namespace for the dashboard ConfigMap; the deployment's namespace when unset.")
     alerts: bool = Field(True, description="Create the PrometheusRule.")
     kv_cache_usage_alert_threshold: float = Field(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import Field, PositiveInt, ValidationError
+from pydantic import Field, ValidationError
 
 from config import docker, kubernetes, observability
 from config.base import ConfigGroup
@@ -19,6 +19,7 @@ from config.model import ModelConfig
 from config.network import NetworkPolicyConfig
 from config.observability import AutoscalingConfig, MonitoringConfig
 from config.preflight import PreflightConfig
+from config.syntax import Replicas
 from config.vllm import VllmConfig
 
 # Keys that hold credentials: only ever set with `pulumi config set --secret`.
@@ -32,7 +33,7 @@ class StackConfig(ConfigGroup):
     gpu: GpuConfig = Field(description="GPU product and GPUs per replica.")
     engine: EngineConfig = Field(default_factory=EngineConfig, description="vLLM engine arguments.")
     vllm: VllmConfig = Field(default_factory=VllmConfig, description="vLLM release and image.")
-    replicas: PositiveInt = Field(1, description="Replicas (the starting count when autoscaling is on).")
+    replicas: Replicas = Field(1, description="Replicas (the starting count when autoscaling is on).")
     target: Literal["kubernetes", "docker"] = Field("kubernetes", description="Where to deploy.")
     namespace: NamespaceConfig = Field(default_factory=NamespaceConfig, description="Kubernetes namespace.")
     scheduling: SchedulingConfig = Field(default_factory=SchedulingConfig, description="Replica spreading.")

@@ -52,7 +52,7 @@ MESSAGES: dict[str, tuple[dict[str, Any], str, tuple[type[BaseModel], str] | Non
         "engine.gpu_memory_utilization to a number in (0, 1]", (EngineConfig, "gpu_memory_utilization")),
     "whole number out of range": (
         {"replicas": 0},
-        "vllm-serving:replicas: 0 is out of range: must be ≥ 1. Fix: set replicas to a whole number ≥ 1",
+        "vllm-serving:replicas: 0 is out of range: must be ≥ 1. Fix: set replicas to a whole number from 1 to 1000",
         (StackConfig, "replicas")),
     "whole number with both bounds": (
         {"server": {"port": 70000}},

@@ -111,7 +111,7 @@ def test_every_container_pull_policy_is_explicit():
 
 def test_pod_runs_as_a_fixed_non_root_user_with_fs_group():
     context = pod_spec(manifests(*stack("prod")))["securityContext"]
-    assert context == {"runAsNonRoot": True, "runAsUser": 2000, "runAsGroup": 2000, "fsGroup": 2000,
+    assert context == {"runAsNonRoot": True, "runAsUser": 10001, "runAsGroup": 10001, "fsGroup": 10001,
                        "fsGroupChangePolicy": "OnRootMismatch", "seccompProfile": {"type": "RuntimeDefault"}}
 
 
