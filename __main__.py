@@ -6,7 +6,7 @@ import pulumi
 from components.stack import build_stack
 from config.errors import ConfigError
 from config.sources import load_pulumi_config_with_secrets, load_pulumi_secrets
-from preflight.render import render_blocked, render_table
+from preflight.text import blocked_text, table_text
 from validation import Outcome, assess
 
 try:
@@ -19,11 +19,11 @@ if verdict.outcome is Outcome.CONFIG_ERROR:
 report = verdict.report
 assert report is not None  # sized whenever the config is valid
 
-pulumi.log.info(render_table(report))
+pulumi.log.info(table_text(report))
 for warning in report.warnings:
     pulumi.log.warn(f"preflight: {warning}")
 if verdict.outcome is Outcome.BLOCKED:
-    raise pulumi.RunError(render_blocked(report))
+    raise pulumi.RunError(blocked_text(report))
 
 outputs = build_stack(cfg, report, load_pulumi_secrets(), stack=pulumi.get_stack())
 pulumi.export("preflight", report.as_dict())

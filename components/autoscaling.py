@@ -17,7 +17,7 @@ from components.render.keda import API_VERSION, KIND, Capacity, derive_threshold
 from components.render.promql import Workload
 from config.observability import AutoscalingConfig
 
-TOKEN = "vllm-serving:index:KedaAutoscaler"
+TYPE_TOKEN = "vllm-serving:index:KedaAutoscaler"
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class KedaAutoscaler(pulumi.ComponentResource):
     """
 
     def __init__(self, name: str, args: KedaAutoscalerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__(TOKEN, name, None, opts)
+        super().__init__(TYPE_TOKEN, name, None, opts)
         self.scaled_object_name = args.scaled_object_name or name
         self.hpa_name = hpa_name(self.scaled_object_name)
         self.thresholds = derive_thresholds(args.autoscaling, args.capacity)

@@ -14,13 +14,9 @@ from typing import Any
 import pulumi
 import pulumi_docker as docker
 
-from components.provider import docker_provider
-from components.render.docker import HF_TOKEN_FILE, base_url, metrics_url, render_container, render_env, startup_seconds
-from components.render.vllm_args import render_vllm_args
+from components.render.docker import HF_TOKEN_FILE, base_url, metrics_url, render_container
 from config.docker import docker_settings
-from config.secrets import StackSecrets
 from config.stack import StackConfig
-from preflight.report import PreflightReport
 
 TYPE_TOKEN = "vllm-serving:index:DockerHost"
 
@@ -29,7 +25,7 @@ TYPE_TOKEN = "vllm-serving:index:DockerHost"
 class DockerHostArgs:
     """Inputs of a DockerHost."""
 
-    stack: StackConfig  # a validated stack with target: docker
+    config: StackConfig  # a validated stack with target: docker
     vllm_args: Sequence[str]  # `vllm serve` arguments from render_vllm_args: the same as on Kubernetes
     startup_seconds: int  # the health check's start period (startup budget plus first download)
     env: Mapping[str, str] = field(default_factory=dict)  # plain (non-secret) environment of the server
@@ -49,18 +45,18 @@ class DockerHost(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: DockerHostArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
-        cache = docker_settings(args.stack).cache
+        cache = docker_settings(args.config).cache
         self.image = docker.RemoteImage(
-            f"{name}-image", name=args.stack.vllm.image_ref, keep_locally=True, opts=pulumi.ResourceOptions(parent=self))
+            f"{name}-image", name=args.config.vllm.image_ref, keep_locally=True, opts=pulumi.ResourceOptions(parent=self))
         self.cache_volume = None if cache.host_path is not None else self._cache_volume(name, cache.volume_name)
-        spec = render_container(args.stack, args.vllm_args, args.startup_seconds, args.env,
+        spec = render_container(args.config, args.vllm_args, args.startup_seconds, args.env,
                                 with_hf_token=args.hf_token is not None)
         spec["envs"] = _with_api_key(spec["envs"], args.api_key)
         self.container = docker.Container(
             f"{name}-server", image=self.image.image_id, uploads=_token_upload(args.hf_token), **spec,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cache_volume] if self.cache_volume else None))
-        self.url = pulumi.Output.from_input(base_url(args.stack))
-        self.metrics_url = pulumi.Output.from_input(metrics_url(args.stack))
+        self.url = pulumi.Output.from_input(base_url(args.config))
+        self.metrics_url = pulumi.Output.from_input(metrics_url(args.config))
         self.register_outputs({"url": self.url, "metricsUrl": self.metrics_url, "containerName": self.container.name})
 
     def _cache_volume(self, name: str, volume_name: str) -> docker.Volume:
@@ -82,19 +78,3 @@ def _token_upload(hf_token: pulumi.Output[str] | None) -> list[docker.ContainerU
         return None
     # Permissions as octal text, as terraform-provider-docker's own upload tests write them ("0600").
     return [docker.ContainerUploadArgs(file=HF_TOKEN_FILE, content=pulumi.Output.secret(hf_token), permissions="0400")]
-
-
-def build_docker_stack(cfg: StackConfig, report: PreflightReport, secrets: StackSecrets,
-                       name: str = "vllm") -> dict[str, Any]:
-    """Register a docker stack (provider + DockerHost); return its stack outputs. For build_stack."""
-    seconds = startup_seconds(cfg, report)
-    args = DockerHostArgs(
-        stack=cfg, vllm_args=render_vllm_args(cfg, report.resolved), startup_seconds=seconds,
-        env=render_env(cfg, report, seconds), hf_token=secrets.hf_token, api_key=secrets.api_key)
-    host = DockerHost(name, args, opts=pulumi.ResourceOptions(provider=docker_provider(cfg)))
-    return {
-        "url": host.url,
-        "metricsUrl": host.metrics_url,
-        "containerName": host.container.name,
-        "startupSeconds": seconds,
-    }

@@ -13,6 +13,7 @@ from components.render.names import Names, labels
 from components.render.security import HF_TOKEN_KEY, render_secret, render_service_account
 from config.stack import StackConfig
 
+TYPE_TOKEN = "vllm-serving:index:ModelCache"
 
 @dataclass(frozen=True)
 class ModelCacheArgs:
@@ -33,7 +34,7 @@ class ModelCache(pulumi.ComponentResource):
     ready: list[pulumi.Resource]
 
     def __init__(self, name: str, args: ModelCacheArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("vllm-serving:index:ModelCache", name, None, opts)
+        super().__init__(TYPE_TOKEN, name, None, opts)
         cfg, names = args.config, Names(args.instance)
         meta_labels = labels(args.instance, "model-cache")
         self.claim_name = cache.claim_name(cfg, args.weights_on_disk_gib, args.instance)

@@ -10,7 +10,7 @@ import pulumi_kubernetes as k8s
 from components.render.network_policy import MODEL_CACHE, SERVER, render_network_policies
 from config.network import NetworkPolicyConfig
 
-TOKEN = "vllm-serving:index:NetworkPolicies"
+TYPE_TOKEN = "vllm-serving:index:NetworkPolicies"
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class NetworkPolicies(pulumi.ComponentResource):
     model_cache: k8s.networking.v1.NetworkPolicy | None
 
     def __init__(self, name: str, args: NetworkPoliciesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__(TOKEN, name, None, opts)
+        super().__init__(TYPE_TOKEN, name, None, opts)
         created: dict[str, k8s.networking.v1.NetworkPolicy] = {}
         # Rendered without a namespace: it is set from args, where it may be an Output of the Namespace.
         for manifest in render_network_policies("", args.instance, args.port, args.policy):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,8 +10,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.model_cache import ModelCache, ModelCacheArgs
-from components.render.names import PORT_NAME, labels, selector_labels
-from components.render.security import render_namespace
+from components.render import manifests
+from components.render.names import PORT_NAME, selector_labels
 from components.vllm_server import VllmServer, VllmServerArgs
 from config.secrets import StackSecrets
 from config.stack import StackConfig
@@ -21,15 +20,13 @@ from preflight.report import PreflightReport
 # Object names are `<name>-model-download-<8 hex>`; Kubernetes names (and Job labels) stop at 63 characters.
 _INSTANCE = re.compile(r"^[a-z]([-a-z0-9]{0,36}[a-z0-9])?$")
 
+TYPE_TOKEN = "vllm-serving:index:ServingStack"
 
 @dataclass(frozen=True)
 class ServingStackArgs:
     config: StackConfig
     report: PreflightReport
     secrets: StackSecrets = field(default_factory=StackSecrets)
-    # Called with the stack before its outputs are registered, to add children (autoscaling, monitoring,
-    # network policy) with `pulumi.ResourceOptions(parent=stack)`.
-    extensions: tuple[Callable[[ServingStack], Any], ...] = ()
 
 
 class ServingStack(pulumi.ComponentResource):
@@ -46,7 +43,7 @@ class ServingStack(pulumi.ComponentResource):
     def __init__(self, name: str, args: ServingStackArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         if not _INSTANCE.match(name):
             raise ValueError(f"ServingStack name {name!r} must be a DNS label of at most 38 characters")
-        super().__init__("vllm-serving:index:ServingStack", name, None, opts)
+        super().__init__(TYPE_TOKEN, name, None, opts)
         cfg = args.config
         self.namespace = self._namespace(name, cfg)
         self.cache = ModelCache(f"{name}-cache", ModelCacheArgs(
@@ -61,14 +58,12 @@ class ServingStack(pulumi.ComponentResource):
         self.selector_labels = selector_labels(name, "server")
         self.url = self.server.url
         self.served_model_name = args.report.resolved.served_model_name
-        for extend in args.extensions:
-            extend(self)
         self.register_outputs(self.outputs())
 
     def _namespace(self, name: str, cfg: StackConfig) -> pulumi.Output[str]:
         if not cfg.namespace.create:
             return pulumi.Output.from_input(cfg.namespace.name)
-        rendered = render_namespace(cfg.namespace.name, labels(name, "server") | {"app.kubernetes.io/component": "namespace"})
+        rendered = manifests.namespace_manifest(cfg, name)
         namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=rendered["metadata"],
                                           opts=pulumi.ResourceOptions(parent=self))
         return namespace.metadata.apply(lambda m: m["name"])

@@ -1,4 +1,5 @@
-"""The one place that maps the typed config onto components."""
+"""The one place that maps the typed config onto components: the Kubernetes stack and the Docker stack side
+by side, each calling its components directly."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ from typing import Any
 import pulumi
 
 from components.autoscaling import KedaAutoscaler, KedaAutoscalerArgs
-from components.docker_host import build_docker_stack
+from components.docker_host import DockerHost, DockerHostArgs
 from components.monitoring import Monitoring, MonitoringArgs
 from components.network_policy import NetworkPolicies, NetworkPoliciesArgs
-from components.provider import kubernetes_provider
+from components.provider import docker_provider, kubernetes_provider
+from components.render.docker import render_env, startup_seconds
 from components.render.keda import capacity_from_report
 from components.render.probes import server_startup_budget
+from components.render.vllm_args import render_vllm_args
 from components.serving_stack import ServingStack, ServingStackArgs
 from config.secrets import StackSecrets
 from config.stack import StackConfig
@@ -43,42 +46,39 @@ def build_stack(cfg: StackConfig, report: PreflightReport, secrets: StackSecrets
 
 def build_kubernetes_stack(cfg: StackConfig, report: PreflightReport, secrets: StackSecrets,
                            name: str) -> dict[str, Any]:
+    """Namespace, cache and server (ServingStack), then network policies, KEDA and monitoring as its children."""
     provider = kubernetes_provider(cfg)
-    extensions = (_observability(cfg, report, name), _network_policies(cfg, name))
-    serving = ServingStack(name, ServingStackArgs(cfg, report, secrets, extensions),
+    serving = ServingStack(name, ServingStackArgs(cfg, report, secrets),
                            pulumi.ResourceOptions(provider=provider) if provider else None)
+    child = pulumi.ResourceOptions(parent=serving)
+    NetworkPolicies(f"{name}-network", NetworkPoliciesArgs(
+        namespace=serving.namespace, instance=name, port=cfg.server.port, policy=cfg.network_policy), child)
+    capacity = capacity_from_report(report)
+    autoscaler = None
+    if cfg.autoscaling.enabled:
+        autoscaler = KedaAutoscaler(f"{name}-autoscaler", KedaAutoscalerArgs(
+            namespace=serving.namespace, deployment_name=serving.deployment_name,
+            selector_labels=serving.selector_labels, served_model_name=cfg.served_model_name,
+            vllm_version=cfg.vllm.version, autoscaling=cfg.autoscaling, capacity=capacity,
+            scaled_object_name=name), child)
+    if cfg.monitoring.enabled:  # the queue alert fires where the scaler acts
+        Monitoring(f"{name}-monitoring", MonitoringArgs(
+            namespace=serving.namespace, deployment_name=serving.deployment_name,
+            selector_labels=serving.selector_labels, served_model_name=cfg.served_model_name,
+            vllm_version=cfg.vllm.version, monitoring=cfg.monitoring, capacity=capacity,
+            autoscaling=cfg.autoscaling, queue_threshold=autoscaler.thresholds.queue if autoscaler else None,
+            hpa_name=autoscaler.hpa_name if autoscaler else None,
+            startup_seconds=server_startup_budget(cfg, report.weights_on_disk_gib).total_seconds), child)
     return serving.outputs()
 
 
-def _observability(cfg: StackConfig, report: PreflightReport, name: str) -> Any:
-    """KEDA (when on) and monitoring share thresholds: the queue alert fires where the scaler acts."""
-    capacity = capacity_from_report(report)
-
-    def extend(stack: ServingStack) -> None:
-        child = pulumi.ResourceOptions(parent=stack)
-        autoscaler = None
-        if cfg.autoscaling.enabled:
-            autoscaler = KedaAutoscaler(f"{name}-autoscaler", KedaAutoscalerArgs(
-                namespace=stack.namespace, deployment_name=stack.deployment_name,
-                selector_labels=stack.selector_labels, served_model_name=cfg.served_model_name,
-                vllm_version=cfg.vllm.version, autoscaling=cfg.autoscaling, capacity=capacity,
-                scaled_object_name=name), child)
-        if cfg.monitoring.enabled:
-            Monitoring(f"{name}-monitoring", MonitoringArgs(
-                namespace=stack.namespace, deployment_name=stack.deployment_name,
-                selector_labels=stack.selector_labels, served_model_name=cfg.served_model_name,
-                vllm_version=cfg.vllm.version, monitoring=cfg.monitoring, capacity=capacity,
-                queue_threshold=autoscaler.thresholds.queue if autoscaler else None,
-                hpa_name=autoscaler.hpa_name if autoscaler else None,
-                startup_seconds=server_startup_budget(cfg, report.weights_on_disk_gib).total_seconds), child)
-
-    return extend
-
-
-def _network_policies(cfg: StackConfig, name: str) -> Any:
-    def extend(stack: ServingStack) -> None:
-        NetworkPolicies(f"{name}-network", NetworkPoliciesArgs(
-            namespace=stack.namespace, instance=name, port=cfg.server.port, policy=cfg.network_policy),
-            pulumi.ResourceOptions(parent=stack))
-
-    return extend
+def build_docker_stack(cfg: StackConfig, report: PreflightReport, secrets: StackSecrets,
+                       name: str = "vllm") -> dict[str, Any]:
+    """The Docker host's provider and one DockerHost; the same `vllm serve` arguments as on Kubernetes."""
+    seconds = startup_seconds(cfg, report)
+    args = DockerHostArgs(
+        config=cfg, vllm_args=render_vllm_args(cfg, report.resolved), startup_seconds=seconds,
+        env=render_env(cfg, report, seconds), hf_token=secrets.hf_token, api_key=secrets.api_key)
+    host = DockerHost(name, args, opts=pulumi.ResourceOptions(provider=docker_provider(cfg)))
+    return {"url": host.url, "metricsUrl": host.metrics_url, "containerName": host.container.name,
+            "startupSeconds": seconds}

@@ -16,6 +16,7 @@ from components.render.security import API_KEY_KEY, render_secret, render_servic
 from config.stack import StackConfig
 from preflight.report import PreflightReport
 
+TYPE_TOKEN = "vllm-serving:index:VllmServer"
 
 @dataclass(frozen=True)
 class VllmServerArgs:
@@ -44,7 +45,7 @@ class VllmServer(pulumi.ComponentResource):
         self.plan = plan = server_plan(args)
         cfg = args.config
         deployment, service, pdb = pod.render_deployment(cfg, plan), pod.render_service(cfg, plan), pod.render_pdb(plan)
-        super().__init__("vllm-serving:index:VllmServer", name, None, opts)
+        super().__init__(TYPE_TOKEN, name, None, opts)
         deps = [self._service_account(name, args), *self._api_key_secret(name, args), *args.wait_for]
         self.deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment", metadata=with_namespace(deployment, args.namespace), spec=deployment["spec"],

@@ -15,7 +15,7 @@ from pathlib import Path
 from config.errors import ConfigError
 from config.sources import load_stack_file_with_secrets
 from config.stack import missing_secrets
-from preflight.render import render_markdown, render_table
+from preflight.text import markdown_text, table_text
 from validation import Outcome, Verdict, assess
 
 EXIT_FITS, EXIT_BLOCKED, EXIT_CONFIG_ERROR = Outcome.FITS.value, Outcome.BLOCKED.value, Outcome.CONFIG_ERROR.value
@@ -73,9 +73,9 @@ def _print_report(args: argparse.Namespace, verdict: Verdict) -> None:
     if args.json:
         print(json.dumps(report.as_dict(), indent=2))
     elif args.markdown:
-        print(render_markdown(report, Path(args.stack_file).name))
+        print(markdown_text(report, Path(args.stack_file).name))
     else:
-        print(render_table(report))
+        print(table_text(report))
 
 
 if __name__ == "__main__":

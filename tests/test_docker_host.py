@@ -9,10 +9,11 @@ from typing import Any
 import pulumi
 import pytest
 
-from components.docker_host import TYPE_TOKEN, build_docker_stack
+from components.docker_host import TYPE_TOKEN
 from components.render.docker import HF_TOKEN_FILE, startup_seconds
 from components.render.names import HF_HOME
 from components.render.vllm_args import render_vllm_args
+from components.stack import build_docker_stack
 from config.secrets import StackSecrets
 from config.sources import load_stack_file
 from config.stack import StackConfig, validate_config

@@ -33,7 +33,8 @@ def everything(version: str) -> Registered:
 
     def build() -> None:
         autoscaler = KedaAutoscaler("llama", KedaAutoscalerArgs(autoscaling=scaling, **common))
-        Monitoring("llama", MonitoringArgs(monitoring=MonitoringConfig(), hpa_name=autoscaler.hpa_name, **common))
+        Monitoring("llama", MonitoringArgs(monitoring=MonitoringConfig(), autoscaling=scaling,
+                                           hpa_name=autoscaler.hpa_name, **common))
 
     return run_program(build)
 

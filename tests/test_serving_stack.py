@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 import pytest
 
 from components.serving_stack import ServingStack, ServingStackArgs
@@ -16,11 +15,10 @@ from tests.kubernetes_fixtures import configured, run_recording, stack
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 
 
-def build_stack(cfg, report, secrets: StackSecrets | None = None, keep: list | None = None,  # type: ignore[no-untyped-def]
-                extensions: tuple = ()):
+def build_stack(cfg, report, secrets: StackSecrets | None = None, keep: list | None = None):  # type: ignore[no-untyped-def]
     def build() -> None:
         default = StackSecrets(api_key=pulumi.Output.secret("sk-test")) if cfg.security.require_api_key else StackSecrets()
-        serving = ServingStack("llama", ServingStackArgs(cfg, report, secrets or default, extensions))
+        serving = ServingStack("llama", ServingStackArgs(cfg, report, secrets or default))
         if keep is not None:
             keep.append(serving)
     return build
@@ -84,13 +82,6 @@ def test_hf_token_secret_is_created_from_the_pulumi_secret():
         ServingStack("llama", ServingStackArgs(*stack("prod"), secrets))
     secrets = run_program(build).of_type("kubernetes:core/v1:Secret")
     assert sorted(s.inputs["metadata"]["name"] for s in secrets) == ["llama-api-key", "llama-hf-token"]
-
-
-def test_extensions_add_children_before_outputs_are_registered():
-    def add_config_map(serving: ServingStack) -> None:
-        k8s.core.v1.ConfigMap("llama-extra", data={"k": "v"}, opts=pulumi.ResourceOptions(parent=serving))
-    _, requests = run_recording(build_stack(*stack("dev"), extensions=(add_config_map,)))
-    assert requests["llama-extra"].parent.endswith("vllm-serving:index:ServingStack::llama")
 
 
 def test_required_api_key_reaches_the_server_as_a_secret_reference():

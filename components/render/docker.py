@@ -11,12 +11,14 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from components.render.cache import draft_weights_on_disk_gib
 from components.render.names import HF_HOME
+from components.render.probes import server_startup_budget
+from components.render.resources import shm_size_gib
 from components.render.vllm_args import render_vllm_env
 from config.docker import DockerCacheConfig, DockerConfig, docker_settings
 from config.stack import StackConfig
 from preflight.report import PreflightReport
-from preflight.startup import startup_budget
 
 # The cache mounts where render_vllm_env points HF_HOME, the same path as on Kubernetes.
 CACHE_PATH = HF_HOME
@@ -70,26 +72,26 @@ def startup_seconds(cfg: StackConfig, report: PreflightReport) -> int:
     With a warm cache the container turns healthy at its first passing check, so the download allowance
     costs nothing after the first start.
     """
-    probes = cfg.probes
-    budget = startup_budget(
-        report.weights_on_disk_gib, probes.load_throughput_gib_per_s, report.gpus_per_replica,
-        cfg.engine.enforce_eager, engine_start_seconds=probes.engine_start_seconds,
-        per_gpu_start_seconds=probes.per_gpu_start_seconds, cuda_graph_capture_seconds=probes.cuda_graph_capture_seconds,
-        safety_factor=probes.safety_factor, override_seconds=probes.startup_seconds)
+    budget = server_startup_budget(cfg, report.weights_on_disk_gib)  # the same budget as the startupProbe
+    return budget.total_seconds + first_download_seconds(cfg, report)
+
+
+def first_download_seconds(cfg: StackConfig, report: PreflightReport) -> int:
+    """What the first start adds on Docker, where no Job fills the cache first: the model and any draft model."""
+    budget = server_startup_budget(cfg, report.weights_on_disk_gib)
     if budget.overridden or cfg.model.local_path is not None:
-        return budget.total_seconds  # an override is final; a local_path model is never downloaded
-    download_s = report.weights_on_disk_gib / docker_settings(cfg).cache.download_throughput_gib_per_s
-    return budget.total_seconds + math.ceil(download_s * budget.safety_factor)
+        return 0  # an override is final; a local_path model is never downloaded
+    weights = report.weights_on_disk_gib + draft_weights_on_disk_gib(cfg)
+    return math.ceil(weights / docker_settings(cfg).cache.download_throughput_gib_per_s * budget.safety_factor)
 
 
 def shm_size_mib(cfg: StackConfig) -> int:
-    """/dev/shm in MiB (pulumi-docker `shm_size`): server.shm_size_gib, else 2 GiB per GPU as on Kubernetes.
+    """/dev/shm in MiB (pulumi-docker `shm_size`): resources.shm_size_gib, the same size as on Kubernetes.
 
     Docker's default is 64 MiB, which NCCL outgrows as soon as tensor parallel is above 1 (§A.6: vLLM's
     docs require --ipc=host or --shm-size).
     """
-    gib = cfg.server.shm_size_gib or 2 * cfg.engine.gpus_per_replica
-    return math.ceil(gib * 1024)
+    return math.ceil(shm_size_gib(cfg) * 1024)
 
 
 def render_gpus(gpus: str | Sequence[int | str]) -> str:

@@ -1,7 +1,9 @@
 """Every Kubernetes object of the kubernetes target as plain manifests, without Pulumi. Pure.
 
-The components register these same renderings; this list is what the schema test validates and what a
-reviewer can dump to YAML. Secret values are placeholders here.
+`stack_manifests` is the complete, ordered list for a stack: what the components register (tests/
+test_offline_render.py holds them equal, object by object) and what `python -m components.render` writes.
+Secret values are placeholders here. To add an object: render it in a pure module, add a `*_manifests`
+group function below (or extend one) and append it in `stack_manifests`; register it in its component.
 """
 
 from __future__ import annotations
@@ -9,8 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from components.render import cache, pod
+from components.render.keda import capacity_from_report, derive_thresholds, hpa_name
 from components.render.names import Names, labels, selector_labels
+from components.render.network_policy import render_network_policies
+from components.render.observability import alert_limits, monitoring_objects, scaled_object
 from components.render.probes import server_startup_budget
+from components.render.promql import Workload
 from components.render.security import API_KEY_KEY, HF_TOKEN_KEY, render_namespace, render_secret, render_service_account
 from config.stack import StackConfig
 from preflight.report import PreflightReport
@@ -55,11 +61,40 @@ def server_manifests(cfg: StackConfig, report: PreflightReport, instance: str) -
     return [*objects, pod.render_deployment(cfg, plan), pod.render_service(cfg, plan), pod.render_pdb(plan)]
 
 
+def namespace_manifest(cfg: StackConfig, instance: str) -> dict[str, Any]:
+    """The Namespace, labelled for the instance and Pod Security "restricted"."""
+    return render_namespace(cfg.namespace.name, labels(instance, "server") | {"app.kubernetes.io/component": "namespace"})
+
+
 def render_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
                      with_token: bool = False) -> list[dict[str, Any]]:
     """Namespace (when created), cache objects, then server objects."""
-    objects: list[dict[str, Any]] = []
-    if cfg.namespace.create:
-        namespace_labels = labels(instance, "server") | {"app.kubernetes.io/component": "namespace"}
-        objects.append(render_namespace(cfg.namespace.name, namespace_labels))
+    objects = [namespace_manifest(cfg, instance)] if cfg.namespace.create else []
     return objects + cache_manifests(cfg, report, instance, with_token) + server_manifests(cfg, report, instance)
+
+
+def network_manifests(cfg: StackConfig, instance: str) -> list[dict[str, Any]]:
+    return render_network_policies(cfg.namespace.name, instance, cfg.server.port, cfg.network_policy)
+
+
+def observability_manifests(cfg: StackConfig, report: PreflightReport, instance: str) -> list[dict[str, Any]]:
+    """KEDA's ScaledObject (when on), then the monitoring objects; the queue alert fires where KEDA acts."""
+    capacity, selector = capacity_from_report(report), selector_labels(instance, "server")
+    hpa = hpa_name(instance) if cfg.autoscaling.enabled else None
+    workload = Workload(cfg.namespace.name, cfg.served_model_name, Names(instance).server, hpa)
+    thresholds = derive_thresholds(cfg.autoscaling, capacity)
+    objects = [scaled_object(instance, selector, cfg.autoscaling, thresholds, cfg.vllm.version, workload)] \
+        if cfg.autoscaling.enabled else []
+    if cfg.monitoring.enabled:
+        budget = server_startup_budget(cfg, report.weights_on_disk_gib).total_seconds
+        limits = alert_limits(cfg.monitoring, cfg.autoscaling, capacity, thresholds.queue if hpa else None, budget)
+        objects += monitoring_objects(f"{instance}-monitoring", cfg.monitoring, limits, cfg.vllm.version, selector,
+                                      workload)
+    return objects
+
+
+def stack_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
+                    with_token: bool = False) -> list[dict[str, Any]]:
+    """Every object of a kubernetes stack, in the order the program registers them."""
+    return (render_manifests(cfg, report, instance, with_token) + network_manifests(cfg, instance)
+            + observability_manifests(cfg, report, instance))

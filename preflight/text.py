@@ -36,7 +36,7 @@ def verdict(report: PreflightReport) -> str:
     return "FITS" if report.fits else "BLOCKED"
 
 
-def render_table(report: PreflightReport) -> str:
+def table_text(report: PreflightReport) -> str:
     rows = figures(report)
     width = max(len(label) for label, _ in rows)
     lines = [f"vLLM preflight: {verdict(report)}", *(f"  {label:<{width}}  {value}" for label, value in rows)]
@@ -46,14 +46,14 @@ def render_table(report: PreflightReport) -> str:
     return "\n".join(lines)
 
 
-def render_blocked(report: PreflightReport) -> str:
+def blocked_text(report: PreflightReport) -> str:
     """The error a blocked `pulumi preview`/`up` stops with: reasons first, then the figures."""
     lines = ["vLLM preflight blocked this stack; nothing was created.", *(f"  - {r}" for r in report.reasons)]
     lines += _bullets("What would fit instead", report.suggestions)
-    return "\n".join([*lines, "", render_table(report)])
+    return "\n".join([*lines, "", table_text(report)])
 
 
-def render_markdown(report: PreflightReport, title: str) -> str:
+def markdown_text(report: PreflightReport, title: str) -> str:
     icon = "✅" if report.fits else "⛔"
     lines = [f"### {icon} {title}: {verdict(report)}", "", "| Figure | Value |", "| --- | --- |"]
     lines += [f"| {label} | {value} |" for label, value in figures(report)]
