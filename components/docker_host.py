@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import pulumi
 import pulumi_docker as docker
@@ -70,11 +70,12 @@ def _with_api_key(envs: list[str], api_key: pulumi.Output[str] | None) -> list[A
     if api_key is None:
         return list(envs)
     # Secret in Pulumi state (the Output carries secretness); still visible to `docker inspect` on the host.
-    return [*envs, pulumi.Output.secret(api_key).apply(lambda key: f"VLLM_API_KEY={key}")]
+    return [*envs, pulumi.Output.secret(cast(Any, api_key)).apply(lambda key: f"VLLM_API_KEY={key}")]
 
 
 def _token_upload(hf_token: pulumi.Output[str] | None) -> list[docker.ContainerUploadArgs] | None:
     if hf_token is None:
         return None
     # Permissions as octal text, as terraform-provider-docker's own upload tests write them ("0600").
-    return [docker.ContainerUploadArgs(file=HF_TOKEN_FILE, content=pulumi.Output.secret(hf_token), permissions="0400")]
+    content = pulumi.Output.secret(cast(Any, hf_token))
+    return [docker.ContainerUploadArgs(file=HF_TOKEN_FILE, content=content, permissions="0400")]

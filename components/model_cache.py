@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 
-from components.kube import timeouts, with_namespace
-from components.render import cache
-from components.render.names import Names, labels
-from components.render.security import HF_TOKEN_KEY, render_secret, render_service_account
+from components.kube import register, timeouts
+from components.render import cache, manifests
 from config.stack import StackConfig
 
 TYPE_TOKEN = "vllm-serving:index:ModelCache"
@@ -30,43 +28,30 @@ class ModelCache(pulumi.ComponentResource):
 
     claim_name: str
     marker_path: str | None
-    job: k8s.batch.v1.Job | None
+    job: pulumi.Resource | None
     ready: list[pulumi.Resource]
 
     def __init__(self, name: str, args: ModelCacheArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
-        cfg, names = args.config, Names(args.instance)
-        meta_labels = labels(args.instance, "model-cache")
+        cfg = args.config
         self.claim_name = cache.claim_name(cfg, args.weights_on_disk_gib, args.instance)
-        self.ready = []
-        if cfg.cache.existing_claim is None:
-            pvc = cache.render_pvc(cfg, args.weights_on_disk_gib, self.claim_name, cfg.namespace.name, meta_labels)
-            self.ready.append(k8s.core.v1.PersistentVolumeClaim(
-                f"{name}-pvc", metadata=with_namespace(pvc, args.namespace), spec=pvc["spec"],
-                opts=pulumi.ResourceOptions(parent=self)))
-        self.job = self._download_job(name, args, names, meta_labels) if cache.needs_download(cfg) else None
+        objects = manifests.cache_objects(cfg, args.weights_on_disk_gib, args.instance, args.hf_token is not None)
+        done: dict[str, pulumi.Resource] = {}
+        for obj in objects:  # the rendered list, in order: each object's dependencies come before it
+            kind = obj["kind"]
+            done[kind] = register(f"{name}-{_SUFFIX[kind]}", obj, self._options(obj, list(done.values())),
+                                  namespace=args.namespace, secret=args.hf_token if kind == "Secret" else None)
+        self.job = done.get("Job")
+        self.ready = [done[kind] for kind in ("PersistentVolumeClaim", "Job") if kind in done]
         self.marker_path = cache.marker_path(cfg) if self.job is not None else None
         self.register_outputs({"claimName": self.claim_name, "markerPath": self.marker_path})
 
-    def _download_job(self, name: str, args: ModelCacheArgs, names: Names,
-                      meta_labels: dict[str, str]) -> k8s.batch.v1.Job:
-        cfg, child = args.config, pulumi.ResourceOptions(parent=self)
-        sa = render_service_account(names.download_service_account, cfg.namespace.name, meta_labels)
-        deps: list[pulumi.Resource] = [*self.ready, k8s.core.v1.ServiceAccount(
-            f"{name}-download-sa", metadata=with_namespace(sa, args.namespace),
-            automount_service_account_token=False, opts=child)]
-        token_secret = names.hf_token_secret if args.hf_token is not None else None
-        if token_secret is not None:
-            secret = render_secret(token_secret, cfg.namespace.name, meta_labels, HF_TOKEN_KEY, args.hf_token)
-            deps.append(k8s.core.v1.Secret(f"{name}-hf-token", metadata=with_namespace(secret, args.namespace),
-                                           type="Opaque", string_data=secret["stringData"], opts=child))
-        job = cache.render_download_job(
-            cfg, args.weights_on_disk_gib, name=cache.job_name(cfg, args.weights_on_disk_gib, args.instance),
-            namespace=cfg.namespace.name, claim=self.claim_name, service_account=names.download_service_account,
-            labels=meta_labels, token_secret=token_secret)
-        resource = k8s.batch.v1.Job(
-            f"{name}-download", metadata=with_namespace(job, args.namespace), spec=job["spec"],
-            opts=pulumi.ResourceOptions(parent=self, depends_on=deps,
-                                        custom_timeouts=timeouts(job["spec"]["activeDeadlineSeconds"])))
-        self.ready.append(resource)
-        return resource
+    def _options(self, obj: dict[str, Any], before: list[pulumi.Resource]) -> pulumi.ResourceOptions:
+        if obj["kind"] != "Job":
+            return pulumi.ResourceOptions(parent=self)
+        return pulumi.ResourceOptions(parent=self, depends_on=before,
+                                      custom_timeouts=timeouts(obj["spec"]["activeDeadlineSeconds"]))
+
+
+# Pulumi resource names per kind (`<component>-<suffix>`): part of every URN, so they never change.
+_SUFFIX = {"PersistentVolumeClaim": "pvc", "Secret": "hf-token", "ServiceAccount": "download-sa", "Job": "download"}

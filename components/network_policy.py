@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.kube import register
 from components.render.network_policy import MODEL_CACHE, SERVER, render_network_policies
 from config.network import NetworkPolicyConfig
 
@@ -38,9 +39,8 @@ class NetworkPolicies(pulumi.ComponentResource):
         # Rendered without a namespace: it is set from args, where it may be an Output of the Namespace.
         for manifest in render_network_policies("", args.instance, args.port, args.policy):
             component = manifest["metadata"]["labels"]["app.kubernetes.io/component"]
-            created[component] = k8s.networking.v1.NetworkPolicy(
-                f"{name}-{component}", metadata={**manifest["metadata"], "namespace": args.namespace},
-                spec=manifest["spec"], opts=pulumi.ResourceOptions(parent=self))
+            created[component] = register(f"{name}-{component}", manifest, pulumi.ResourceOptions(parent=self),
+                                          namespace=args.namespace)
         self.server = created.get(SERVER)
         self.model_cache = created.get(MODEL_CACHE)
         self.register_outputs({"names": [policy.metadata.name for policy in created.values()]})

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 
+from components.kube import register
 from components.model_cache import ModelCache, ModelCacheArgs
 from components.render import manifests
 from components.render.names import PORT_NAME, selector_labels
@@ -63,9 +63,8 @@ class ServingStack(pulumi.ComponentResource):
     def _namespace(self, name: str, cfg: StackConfig) -> pulumi.Output[str]:
         if not cfg.namespace.create:
             return pulumi.Output.from_input(cfg.namespace.name)
-        rendered = manifests.namespace_manifest(cfg, name)
-        namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=rendered["metadata"],
-                                          opts=pulumi.ResourceOptions(parent=self))
+        namespace = register(f"{name}-namespace", manifests.namespace_manifest(cfg, name),
+                             pulumi.ResourceOptions(parent=self))
         return namespace.metadata.apply(lambda m: m["name"])
 
     def outputs(self) -> dict[str, Any]:

@@ -3,7 +3,6 @@ by side, each calling its components directly."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pulumi
@@ -15,19 +14,13 @@ from components.network_policy import NetworkPolicies, NetworkPoliciesArgs
 from components.provider import docker_provider, kubernetes_provider
 from components.render.docker import render_env, startup_seconds
 from components.render.keda import capacity_from_report
+from components.render.names import instance_name
 from components.render.probes import server_startup_budget
 from components.render.vllm_args import render_vllm_args
 from components.serving_stack import ServingStack, ServingStackArgs
 from config.secrets import StackSecrets
 from config.stack import StackConfig
 from preflight.report import PreflightReport
-
-
-def instance_name(stack: str) -> str:
-    """The app.kubernetes.io/instance of this stack: `vllm-<stack>`, as a DNS label of at most 38 characters,
-    so two stacks can share a namespace without colliding."""
-    cleaned = re.sub(r"[^a-z0-9-]+", "-", stack.lower()).strip("-")
-    return f"vllm-{cleaned}"[:38].rstrip("-") if cleaned else "vllm"
 
 
 def build_stack(cfg: StackConfig, report: PreflightReport, secrets: StackSecrets,

@@ -20,4 +20,5 @@ venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-de
 venv/bin/ruff check .
 # GitHub Actions audit (actions pinned by commit, least permissions, no persisted credentials); offline: no API calls.
 venv/bin/zizmor --offline .github/workflows/
+venv/bin/mypy .  # pydantic plugin and settings in pyproject.toml
 venv/bin/python -m pytest "$@"

@@ -28,8 +28,8 @@ class RecordingMocks(pulumi.runtime.Mocks):
         self.resources.append(args)
         return f"{args.name}-id", dict(args.inputs)
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
-        return {}
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[Any, Any], list[tuple[str, str]] | None]:
+        return {}, None
 
 
 @dataclass

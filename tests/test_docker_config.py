@@ -169,7 +169,7 @@ def test_device_list_must_match_gpus_per_replica() -> None:
 def test_device_list_matching_tensor_parallel_size_is_accepted() -> None:
     raw = docker_stack(engine={"tensor_parallel_size": 2}, docker={"gpus": [2, "GPU-3a23c669"]})
 
-    assert validate_config(raw).docker.gpus == (2, "GPU-3a23c669")
+    assert validate_config(raw).docker.gpus == (2, "GPU-3a23c669")  # type: ignore[union-attr]
 
 
 def test_all_gpus_on_a_host_with_more_gpus_than_a_replica_uses_is_rejected() -> None:
@@ -200,7 +200,7 @@ def test_publishing_on_every_interface_without_an_api_key_is_rejected() -> None:
 def test_publishing_on_every_interface_with_an_api_key_is_accepted() -> None:
     raw = docker_stack(docker={"publish_address": "0.0.0.0"}, security={"require_api_key": True})
 
-    assert validate_config(raw).docker.publish_address == "0.0.0.0"
+    assert validate_config(raw).docker.publish_address == "0.0.0.0"  # type: ignore[union-attr]
 
 
 def test_publish_address_must_be_an_ip_address() -> None:

@@ -180,7 +180,7 @@ def test_the_docker_provider_connects_to_the_configured_host() -> None:
 def test_every_docker_resource_uses_the_explicit_provider(typ: str) -> None:
     registered = deploy(docker_stack())[0]
 
-    assert registered.of_type(typ)[0].provider.split("::")[-2:] == ["docker-host", "docker-host-id"]
+    assert str(registered.of_type(typ)[0].provider).split("::")[-2:] == ["docker-host", "docker-host-id"]
 
 
 def test_the_container_is_a_child_of_the_docker_host_component() -> None:

@@ -41,7 +41,8 @@ def test_registers_a_service_monitor_rules_and_a_dashboard() -> None:
 def test_children_are_parented_to_the_component() -> None:
     made: list[Monitoring] = []
     run_program(lambda: made.append(Monitoring("llama", args())))
-    urns = [resolve(child.urn) for child in (made[0].monitor, made[0].rules, made[0].dashboard)]
+    children = (made[0].monitor, made[0].rules, made[0].dashboard)
+    urns = [resolve(child.urn) for child in children]  # type: ignore[union-attr]
     assert all(f"::{TYPE_TOKEN}$" in urn for urn in urns)
 
 

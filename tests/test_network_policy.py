@@ -203,7 +203,7 @@ def test_component_uses_its_own_type_token() -> None:
 
 def test_component_policies_are_children_of_the_component() -> None:
     _, built = _register({})
-    assert f"{TYPE_TOKEN}$kubernetes:networking.k8s.io/v1:NetworkPolicy::vllm-server" in resolve(built["component"].server.urn)
+    assert f"{TYPE_TOKEN}$kubernetes:networking.k8s.io/v1:NetworkPolicy::vllm-server" in resolve(built["component"].server.urn)  # type: ignore[union-attr]
 
 
 def test_component_accepts_the_namespace_as_an_output() -> None:

@@ -36,8 +36,9 @@ def program_run(path: Path) -> tuple[Outcome | str, Registered]:
     values, secrets = loaded
     missing = [name for name in SECRET_VALUES if name not in values]
     values |= {name: SECRET_VALUES[name] for name in missing}
+    stack = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
     registered, error = run_program_catching(
-        lambda: runpy.run_path(str(REPO / "__main__.py"), run_name="__main__"), values, (*secrets, *missing))
+        lambda: runpy.run_path(str(REPO / "__main__.py"), run_name="__main__"), values, (*secrets, *missing), stack)
     return _program_outcome(error), registered
 
 

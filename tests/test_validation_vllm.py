@@ -81,7 +81,7 @@ def test_bitsandbytes_is_refused_on_0_33_0():
 
 def test_speculative_method_unsupported_by_0_7_2_is_refused():
     cfg, report = configured(vllm={"version": "0.7.2"})
-    spec = SpeculativeConfig.model_construct(method="eagle", num_speculative_tokens=3, model="some/eagle-head")
+    spec = SpeculativeConfig.model_construct(method="eagle", num_speculative_tokens=3, model="some/eagle-head")  # type: ignore[arg-type]
     cfg = cfg.model_copy(update={"engine": cfg.engine.model_copy(update={"speculative": spec})})
     issue = check_vllm_config(cfg, report.resolved)[0]
     assert (issue.key, issue.message) == (

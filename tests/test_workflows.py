@@ -26,7 +26,7 @@ def workflow(name: str) -> dict[Any, Any]:
 
 def triggers(name: str) -> dict[str, Any]:
     document = workflow(name)
-    return document.get("on", document.get(True))  # YAML 1.1 (PyYAML) reads the bare key `on` as True
+    return document["on"] if "on" in document else document[True]  # YAML 1.1 (PyYAML) reads bare `on` as True
 
 
 def job(name: str, job_id: str) -> dict[str, Any]:

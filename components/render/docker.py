@@ -156,3 +156,14 @@ def base_url(cfg: StackConfig) -> str:
     address = docker.publish_address
     host = f"[{address}]" if ":" in address else address
     return f"http://{host}:{docker.port}"
+
+
+def docker_document(cfg: StackConfig, report: PreflightReport, instance: str, with_hf_token: bool) -> dict[str, Any]:
+    """The container as `python -m components.render` writes it: the image and every docker.Container argument
+    components/stack.py build_docker_stack passes (the API key and token upload are left out: secrets)."""
+    from components.render.vllm_args import render_vllm_args
+
+    seconds = startup_seconds(cfg, report)
+    container = render_container(cfg, render_vllm_args(cfg, report.resolved), seconds, render_env(cfg, report, seconds),
+                                 with_hf_token)
+    return {"kind": "DockerContainer", "metadata": {"name": instance}, "image": cfg.vllm.image_ref, **container}

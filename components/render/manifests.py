@@ -35,8 +35,12 @@ def server_plan(cfg: StackConfig, report: PreflightReport, instance: str) -> pod
 
 def cache_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
                     with_token: bool) -> list[dict[str, Any]]:
-    names, meta = Names(instance), labels(instance, "model-cache")
-    ns, weights = cfg.namespace.name, report.weights_on_disk_gib
+    return cache_objects(cfg, report.weights_on_disk_gib, instance, with_token)
+
+
+def cache_objects(cfg: StackConfig, weights: float, instance: str, with_token: bool) -> list[dict[str, Any]]:
+    """PVC (unless an existing claim), then, when the model is downloaded: HF token Secret, ServiceAccount, Job."""
+    names, meta, ns = Names(instance), labels(instance, "model-cache"), cfg.namespace.name
     claim = cache.claim_name(cfg, weights, instance)
     objects: list[dict[str, Any]] = []
     if cfg.cache.existing_claim is None:
@@ -54,7 +58,11 @@ def cache_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
 
 
 def server_manifests(cfg: StackConfig, report: PreflightReport, instance: str) -> list[dict[str, Any]]:
-    plan = server_plan(cfg, report, instance)
+    return server_objects(cfg, server_plan(cfg, report, instance))
+
+
+def server_objects(cfg: StackConfig, plan: pod.ServerPlan) -> list[dict[str, Any]]:
+    """ServiceAccount, API-key Secret (when required), Deployment, Service, PodDisruptionBudget."""
     objects = [render_service_account(plan.service_account, plan.namespace, plan.labels)]
     if plan.api_key_secret:
         objects.append(render_secret(plan.api_key_secret, plan.namespace, plan.labels, API_KEY_KEY, SECRET_PLACEHOLDER))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 HF_HOME = "/home/vllm/.cache/huggingface"  # the cache volume's mount point; HF_HOME points here
@@ -64,3 +65,10 @@ def cache_key(*parts: str | None) -> str:
     """Eight hex digits naming a combination (models + revisions, a volume spec) for object and marker names."""
     text = "|".join(part or "" for part in parts)
     return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def instance_name(stack: str) -> str:
+    """The app.kubernetes.io/instance of this stack: `vllm-<stack>`, as a DNS label of at most 38 characters,
+    so two stacks can share a namespace without colliding."""
+    cleaned = re.sub(r"[^a-z0-9-]+", "-", stack.lower()).strip("-")
+    return f"vllm-{cleaned}"[:38].rstrip("-") if cleaned else "vllm"
