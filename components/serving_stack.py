@@ -15,7 +15,7 @@ from components.render.names import PORT_NAME, selector_labels
 from components.vllm_server import VllmServer, VllmServerArgs
 from config.secrets import StackSecrets
 from config.stack import StackConfig
-from preflight.report import PreflightReport
+from preflight.report import Sizing
 
 # Object names are `<name>-model-download-<8 hex>`; Kubernetes names (and Job labels) stop at 63 characters.
 _INSTANCE = re.compile(r"^[a-z]([-a-z0-9]{0,36}[a-z0-9])?$")
@@ -25,7 +25,7 @@ TYPE_TOKEN = "vllm-serving:index:ServingStack"
 @dataclass(frozen=True)
 class ServingStackArgs:
     config: StackConfig
-    report: PreflightReport
+    report: Sizing
     secrets: StackSecrets = field(default_factory=StackSecrets)
 
 

@@ -20,10 +20,10 @@ from components.render.vllm_args import render_vllm_args
 from components.serving_stack import ServingStack, ServingStackArgs
 from config.secrets import StackSecrets
 from config.stack import StackConfig
-from preflight.report import PreflightReport
+from preflight.report import Sizing
 
 
-def build_stack(cfg: StackConfig, report: PreflightReport, secrets: StackSecrets,
+def build_stack(cfg: StackConfig, report: Sizing, secrets: StackSecrets,
                 stack: str = "dev") -> dict[str, Any]:
     """Register every resource for the stack; return the stack outputs. `cfg` passed validation.check_stack
     (__main__.py runs validation.assess first), so nothing here re-checks it."""
@@ -37,7 +37,7 @@ def build_stack(cfg: StackConfig, report: PreflightReport, secrets: StackSecrets
     return build_kubernetes_stack(cfg, report, secrets, instance_name(stack))
 
 
-def build_kubernetes_stack(cfg: StackConfig, report: PreflightReport, secrets: StackSecrets,
+def build_kubernetes_stack(cfg: StackConfig, report: Sizing, secrets: StackSecrets,
                            name: str) -> dict[str, Any]:
     """Namespace, cache and server (ServingStack), then network policies, KEDA and monitoring as its children."""
     provider = kubernetes_provider(cfg)
@@ -65,7 +65,7 @@ def build_kubernetes_stack(cfg: StackConfig, report: PreflightReport, secrets: S
     return serving.outputs()
 
 
-def build_docker_stack(cfg: StackConfig, report: PreflightReport, secrets: StackSecrets,
+def build_docker_stack(cfg: StackConfig, report: Sizing, secrets: StackSecrets,
                        name: str = "vllm") -> dict[str, Any]:
     """The Docker host's provider and one DockerHost; the same `vllm serve` arguments as on Kubernetes."""
     seconds = startup_seconds(cfg, report)

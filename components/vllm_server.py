@@ -13,14 +13,14 @@ from components.render import manifests, pod
 from components.render.names import PORT_NAME
 from components.render.probes import pulumi_timeout_seconds, rollout_timeout_seconds
 from config.stack import StackConfig
-from preflight.report import PreflightReport
+from preflight.report import Sizing
 
 TYPE_TOKEN = "vllm-serving:index:VllmServer"
 
 @dataclass(frozen=True)
 class VllmServerArgs:
     config: StackConfig
-    report: PreflightReport  # the resolved engine values and the weights size the budget is computed from
+    report: Sizing  # the resolved engine values and the weights size the budget is computed from
     instance: str
     namespace: pulumi.Input[str]
     claim_name: str  # the model cache PVC

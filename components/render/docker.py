@@ -18,7 +18,7 @@ from components.render.resources import shm_size_gib
 from components.render.vllm_args import render_vllm_env
 from config.docker import DockerCacheConfig, DockerConfig, docker_settings
 from config.stack import StackConfig
-from preflight.report import PreflightReport
+from preflight.report import Sizing
 
 # The cache mounts where render_vllm_env points HF_HOME, the same path as on Kubernetes.
 CACHE_PATH = HF_HOME
@@ -57,7 +57,7 @@ def render_container(cfg: StackConfig, vllm_args: Sequence[str], start_period_s:
     }
 
 
-def render_env(cfg: StackConfig, report: PreflightReport, startup_seconds: int) -> dict[str, str]:
+def render_env(cfg: StackConfig, report: Sizing, startup_seconds: int) -> dict[str, str]:
     """The Kubernetes server environment, except that vLLM downloads the weights itself.
 
     On Kubernetes a Job fills the cache first and the server runs with HF_HUB_OFFLINE=1; a Docker host has
@@ -66,7 +66,7 @@ def render_env(cfg: StackConfig, report: PreflightReport, startup_seconds: int) 
     return {**render_vllm_env(cfg, report.resolved, startup_seconds), "HF_HUB_OFFLINE": "0"}
 
 
-def startup_seconds(cfg: StackConfig, report: PreflightReport) -> int:
+def startup_seconds(cfg: StackConfig, report: Sizing) -> int:
     """The health check's start period: the Kubernetes startup budget plus the first start's download.
 
     With a warm cache the container turns healthy at its first passing check, so the download allowance
@@ -76,7 +76,7 @@ def startup_seconds(cfg: StackConfig, report: PreflightReport) -> int:
     return budget.total_seconds + first_download_seconds(cfg, report)
 
 
-def first_download_seconds(cfg: StackConfig, report: PreflightReport) -> int:
+def first_download_seconds(cfg: StackConfig, report: Sizing) -> int:
     """What the first start adds on Docker, where no Job fills the cache first: the model and any draft model."""
     budget = server_startup_budget(cfg, report.weights_on_disk_gib)
     if budget.overridden or cfg.model.local_path is not None:
@@ -158,7 +158,7 @@ def base_url(cfg: StackConfig) -> str:
     return f"http://{host}:{docker.port}"
 
 
-def docker_document(cfg: StackConfig, report: PreflightReport, instance: str, with_hf_token: bool) -> dict[str, Any]:
+def docker_document(cfg: StackConfig, report: Sizing, instance: str, with_hf_token: bool) -> dict[str, Any]:
     """The container as `python -m components.render` writes it: the image and every docker.Container argument
     components/stack.py build_docker_stack passes (the API key and token upload are left out: secrets)."""
     from components.render.vllm_args import render_vllm_args

@@ -19,12 +19,12 @@ from components.render.probes import server_startup_budget
 from components.render.promql import Workload
 from components.render.security import API_KEY_KEY, HF_TOKEN_KEY, render_namespace, render_secret, render_service_account
 from config.stack import StackConfig
-from preflight.report import PreflightReport
+from preflight.report import Sizing
 
 SECRET_PLACEHOLDER = "<pulumi secret>"
 
 
-def server_plan(cfg: StackConfig, report: PreflightReport, instance: str) -> pod.ServerPlan:
+def server_plan(cfg: StackConfig, report: Sizing, instance: str) -> pod.ServerPlan:
     names = Names(instance)
     return pod.ServerPlan(
         name=names.server, namespace=cfg.namespace.name, labels=labels(instance, "server"),
@@ -33,7 +33,7 @@ def server_plan(cfg: StackConfig, report: PreflightReport, instance: str) -> pod
         resolved=report.resolved, budget=server_startup_budget(cfg, report.weights_on_disk_gib))
 
 
-def cache_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
+def cache_manifests(cfg: StackConfig, report: Sizing, instance: str,
                     with_token: bool) -> list[dict[str, Any]]:
     return cache_objects(cfg, report.weights_on_disk_gib, instance, with_token)
 
@@ -57,7 +57,7 @@ def cache_objects(cfg: StackConfig, weights: float, instance: str, with_token: b
     return objects
 
 
-def server_manifests(cfg: StackConfig, report: PreflightReport, instance: str) -> list[dict[str, Any]]:
+def server_manifests(cfg: StackConfig, report: Sizing, instance: str) -> list[dict[str, Any]]:
     return server_objects(cfg, server_plan(cfg, report, instance))
 
 
@@ -74,7 +74,7 @@ def namespace_manifest(cfg: StackConfig, instance: str) -> dict[str, Any]:
     return render_namespace(cfg.namespace.name, labels(instance, "server") | {"app.kubernetes.io/component": "namespace"})
 
 
-def render_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
+def render_manifests(cfg: StackConfig, report: Sizing, instance: str,
                      with_token: bool = False) -> list[dict[str, Any]]:
     """Namespace (when created), cache objects, then server objects."""
     objects = [namespace_manifest(cfg, instance)] if cfg.namespace.create else []
@@ -85,7 +85,7 @@ def network_manifests(cfg: StackConfig, instance: str) -> list[dict[str, Any]]:
     return render_network_policies(cfg.namespace.name, instance, cfg.server.port, cfg.network_policy)
 
 
-def observability_manifests(cfg: StackConfig, report: PreflightReport, instance: str) -> list[dict[str, Any]]:
+def observability_manifests(cfg: StackConfig, report: Sizing, instance: str) -> list[dict[str, Any]]:
     """KEDA's ScaledObject (when on), then the monitoring objects; the queue alert fires where KEDA acts."""
     capacity, selector = capacity_from_report(report), selector_labels(instance, "server")
     hpa = hpa_name(instance) if cfg.autoscaling.enabled else None
@@ -101,7 +101,7 @@ def observability_manifests(cfg: StackConfig, report: PreflightReport, instance:
     return objects
 
 
-def stack_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
+def stack_manifests(cfg: StackConfig, report: Sizing, instance: str,
                     with_token: bool = False) -> list[dict[str, Any]]:
     """Every object of a kubernetes stack, in the order the program registers them."""
     return (render_manifests(cfg, report, instance, with_token) + network_manifests(cfg, instance)
