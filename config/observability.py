@@ -12,7 +12,7 @@ from pydantic import Field, PositiveFloat, field_validator
 
 from config.base import ConfigGroup
 from config.errors import ConfigIssue, show
-from config.syntax import DnsLabel, NonNegativeInt, PositiveInt
+from config.syntax import MAX_REPLICAS, DnsLabel, NonNegativeInt, PositiveInt, Replicas
 
 if TYPE_CHECKING:
     from config.stack import StackConfig
@@ -39,9 +39,10 @@ class AutoscalingConfig(ConfigGroup):
     """KEDA ScaledObject on vLLM's Prometheus metrics. Field names follow KEDA's, in snake_case."""
 
     enabled: bool = Field(False, description="Create a KEDA ScaledObject; KEDA then owns the replica count.")
-    min_replica_count: NonNegativeInt = Field(
-        1, description="KEDA minReplicaCount. Must be >= 1: vLLM's metrics vanish at zero pods (see README).")
-    max_replica_count: PositiveInt = Field(4, description="KEDA maxReplicaCount.")
+    min_replica_count: int = Field(
+        1, ge=0, le=MAX_REPLICAS,
+        description="KEDA minReplicaCount. Must be >= 1: vLLM's metrics vanish at zero pods (see README).")
+    max_replica_count: Replicas = Field(4, description="KEDA maxReplicaCount.")
     polling_interval: PositiveInt = Field(30, description="KEDA pollingInterval: seconds between trigger queries.")
     cooldown_period: NonNegativeInt = Field(
         300, description="KEDA cooldownPeriod (seconds); only applies to scaling to zero, kept for completeness.")
@@ -65,7 +66,7 @@ class AutoscalingConfig(ConfigGroup):
         2.0, description="p95 time to first token (seconds, metricType Value) for the latency trigger.")
     fallback_failure_threshold: PositiveInt = Field(
         3, description="KEDA fallback.failureThreshold: failed queries before the fallback applies.")
-    fallback_replicas: PositiveInt | None = Field(
+    fallback_replicas: Replicas | None = Field(
         None, description="KEDA fallback.replicas while Prometheus is unreachable; defaults to min_replica_count.")
     fallback_behavior: FallbackBehavior = Field(
         "currentReplicasIfHigher", description="KEDA fallback.behavior; the default never scales down on an outage.")

@@ -32,6 +32,8 @@ REFUSED: dict[str, tuple[dict[str, Any], str, str]] = {
                                      "model.local_path", "is not a path inside its volume"),
     "replicas of ten to the thirty": ({"replicas": 10**30}, "replicas", "must be ≤ 1000"),
     "replicas of a million": ({"replicas": 10**6}, "replicas", "must be ≤ 1000"),
+    "KEDA maximum of a million": ({"autoscaling": {"enabled": True, "max_replica_count": 10**6}},
+                                  "autoscaling.max_replica_count", "must be ≤ 1000"),
     "a count beyond int32": ({"engine": {"max_model_len": 8192, "max_num_seqs": 2**31}}, "engine.max_num_seqs",
                              "must be ≤ 2147483647"),
     "served model name with a newline": ({"engine": {"max_model_len": 8192, "served_model_name": "a\nb"}},
