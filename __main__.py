@@ -1,41 +1,49 @@
-"""The Pulumi program: load config, run the preflight and the cluster checks, build the stack.
-Nothing is created when any of them fails."""
+"""The Pulumi program: load config, validate the stack for its target and its cluster (validation.assess, the
+same call `python -m preflight` makes), build it. Nothing is created when any of it fails."""
 
 import pulumi
 
+from cluster.report import ClusterResult
 from components.stack import build_stack
 from config.errors import ConfigError
-from config.sources import load_pulumi_config, load_pulumi_secrets
-from preflight import run_preflight
+from config.sources import load_pulumi_config_with_secrets, load_pulumi_secrets
+from config.stack import StackConfig
 from preflight.cluster import program_cluster_result
-from preflight.render import render_blocked, render_table
+from preflight.report import PreflightReport
+from preflight.text import blocked_text, table_text
+from validation import Outcome, assess
+
+
+def live_cluster(cfg: StackConfig, report: PreflightReport) -> ClusterResult:
+    """The cluster as the Kubernetes provider sees it: same kubeconfig, same context (read-only)."""
+    kubernetes_config = pulumi.Config("kubernetes")
+    return program_cluster_result(cfg, report, pulumi.get_stack(), kubernetes_config.get("kubeconfig"),
+                                  kubernetes_config.get("context"))
+
 
 try:
-    cfg = load_pulumi_config()
-    report = run_preflight(cfg)
-    kubernetes_config = pulumi.Config("kubernetes")  # the provider's own settings: same cluster, same context
-    cluster = program_cluster_result(cfg, report, pulumi.get_stack(), kubernetes_config.get("kubeconfig"),
-                                     kubernetes_config.get("context"))
+    cfg, secrets_present = load_pulumi_config_with_secrets()
+    verdict = assess(cfg, secrets_present, cluster_check=live_cluster)
 except ConfigError as error:
     raise pulumi.RunError(error.render()) from None
+if verdict.outcome is Outcome.CONFIG_ERROR:
+    raise pulumi.RunError(ConfigError(list(verdict.issues)).render())
+report, cluster = verdict.report, verdict.cluster
+assert report is not None  # sized whenever the config is valid
 
-pulumi.log.info(render_table(report, cluster))
+pulumi.log.info(table_text(report, cluster))
 for warning in report.warnings:
     pulumi.log.warn(f"preflight: {warning}")
 for finding in cluster.findings:
     if finding.level == "warn":
         pulumi.log.warn(f"cluster: {finding.render()}")
 if not report.fits:
-    raise pulumi.RunError(render_blocked(report))
+    raise pulumi.RunError(blocked_text(report))
 if cluster.blocked:
     raise pulumi.RunError("\n".join([f"The cluster cannot run this stack ({cluster.source}); nothing was created.",
                                      *(f"  - {f.render()}" for f in cluster.findings if f.level == "block")]))
 
-try:
-    outputs = build_stack(cfg, report, load_pulumi_secrets(), stack=pulumi.get_stack())
-except ConfigError as error:
-    raise pulumi.RunError(error.render()) from None
-
+outputs = build_stack(cfg, report, load_pulumi_secrets(), stack=pulumi.get_stack())
 pulumi.export("preflight", report.as_dict())
 pulumi.export("cluster", cluster.as_dict())
 for name, value in outputs.items():

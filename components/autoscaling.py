@@ -17,7 +17,7 @@ from components.render.keda import API_VERSION, KIND, Capacity, derive_threshold
 from components.render.promql import Workload
 from config.observability import AutoscalingConfig
 
-TOKEN = "vllm-serving:index:KedaAutoscaler"
+TYPE_TOKEN = "vllm-serving:index:KedaAutoscaler"
 
 
 @dataclass(frozen=True)
@@ -29,8 +29,8 @@ class KedaAutoscalerArgs:
     vllm_version: str  # picks the metric names (catalog/vllm_metrics.py)
     autoscaling: AutoscalingConfig
     capacity: Capacity  # from the preflight: thresholds left unset are derived from it
-    server_address: str  # Prometheus URL KEDA queries (components/render/prometheus.py server_address)
     scaled_object_name: str | None = None  # Kubernetes name; the component name when unset
+    server_address: str = ""  # Prometheus for the triggers (components/render/prometheus.py server_address)
     workload_kind: str = "Deployment"  # StatefulSet (per-replica volumes) or LeaderWorkerSet (engine.nnodes > 1)
 
 
@@ -45,7 +45,7 @@ class KedaAutoscaler(pulumi.ComponentResource):
     """
 
     def __init__(self, name: str, args: KedaAutoscalerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__(TOKEN, name, None, opts)
+        super().__init__(TYPE_TOKEN, name, None, opts)
         self.scaled_object_name = args.scaled_object_name or name
         self.hpa_name = hpa_name(self.scaled_object_name)
         self.thresholds = derive_thresholds(args.autoscaling, args.capacity)

@@ -9,19 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import pulumi
 import pulumi_docker as docker
 
-from components.provider import docker_provider
-from components.render.docker import HF_TOKEN_FILE, base_url, metrics_url, render_container, render_env, startup_seconds
+from components.render.docker import HF_TOKEN_FILE, base_url, metrics_url, render_container
 from components.render.smoke import DOCKER_KEY_FILE, DOCKER_SCRIPT, docker_smoke_verdict, render_docker_smoke, smoke_script
-from components.render.vllm_args import render_vllm_args
 from config.docker import docker_settings
-from config.secrets import StackSecrets
 from config.stack import StackConfig
-from preflight.report import PreflightReport
 
 TYPE_TOKEN = "vllm-serving:index:DockerHost"
 
@@ -30,7 +26,7 @@ TYPE_TOKEN = "vllm-serving:index:DockerHost"
 class DockerHostArgs:
     """Inputs of a DockerHost."""
 
-    stack: StackConfig  # a validated stack with target: docker
+    config: StackConfig  # a validated stack with target: docker
     vllm_args: Sequence[str]  # `vllm serve` arguments from render_vllm_args: the same as on Kubernetes
     startup_seconds: int  # the health check's start period (startup budget plus first download)
     env: Mapping[str, str] = field(default_factory=dict)  # plain (non-secret) environment of the server
@@ -50,18 +46,18 @@ class DockerHost(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: DockerHostArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
-        cache = docker_settings(args.stack).cache
+        cache = docker_settings(args.config).cache
         self.image = docker.RemoteImage(
-            f"{name}-image", name=args.stack.vllm.image_ref, keep_locally=True, opts=pulumi.ResourceOptions(parent=self))
+            f"{name}-image", name=args.config.vllm.image_ref, keep_locally=True, opts=pulumi.ResourceOptions(parent=self))
         self.cache_volume = None if cache.host_path is not None else self._cache_volume(name, cache.volume_name)
-        spec = render_container(args.stack, args.vllm_args, args.startup_seconds, args.env,
+        spec = render_container(args.config, args.vllm_args, args.startup_seconds, args.env,
                                 with_hf_token=args.hf_token is not None)
         spec["envs"] = _with_api_key(spec["envs"], args.api_key)
         self.container = docker.Container(
             f"{name}-server", image=self.image.image_id, uploads=_token_upload(args.hf_token), **spec,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cache_volume] if self.cache_volume else None))
-        self.url = pulumi.Output.from_input(base_url(args.stack))
-        self.metrics_url = pulumi.Output.from_input(metrics_url(args.stack))
+        self.url = pulumi.Output.from_input(base_url(args.config))
+        self.metrics_url = pulumi.Output.from_input(metrics_url(args.config))
         self.register_outputs({"url": self.url, "metricsUrl": self.metrics_url, "containerName": self.container.name})
 
     def _cache_volume(self, name: str, volume_name: str) -> docker.Volume:
@@ -75,36 +71,18 @@ def _with_api_key(envs: list[str], api_key: pulumi.Output[str] | None) -> list[A
     if api_key is None:
         return list(envs)
     # Secret in Pulumi state (the Output carries secretness); still visible to `docker inspect` on the host.
-    return [*envs, pulumi.Output.secret(api_key).apply(lambda key: f"VLLM_API_KEY={key}")]
+    return [*envs, pulumi.Output.secret(cast(Any, api_key)).apply(lambda key: f"VLLM_API_KEY={key}")]
 
 
 def _token_upload(hf_token: pulumi.Output[str] | None) -> list[docker.ContainerUploadArgs] | None:
     if hf_token is None:
         return None
     # Permissions as octal text, as terraform-provider-docker's own upload tests write them ("0600").
-    return [docker.ContainerUploadArgs(file=HF_TOKEN_FILE, content=pulumi.Output.secret(hf_token), permissions="0400")]
+    content = pulumi.Output.secret(cast(Any, hf_token))
+    return [docker.ContainerUploadArgs(file=HF_TOKEN_FILE, content=content, permissions="0400")]
 
 
-def build_docker_stack(cfg: StackConfig, report: PreflightReport, secrets: StackSecrets,
-                       name: str = "vllm") -> dict[str, Any]:
-    """Register a docker stack (provider + DockerHost); return its stack outputs. For build_stack."""
-    seconds = startup_seconds(cfg, report)
-    args = DockerHostArgs(
-        stack=cfg, vllm_args=render_vllm_args(cfg, report.resolved), startup_seconds=seconds,
-        env=render_env(cfg, report, seconds), hf_token=secrets.hf_token, api_key=secrets.api_key)
-    host = DockerHost(name, args, opts=pulumi.ResourceOptions(provider=docker_provider(cfg)))
-    outputs: dict[str, Any] = {
-        "url": host.url,
-        "metricsUrl": host.metrics_url,
-        "containerName": host.container.name,
-        "startupSeconds": seconds,
-    }
-    if cfg.smoke_test.enabled:
-        outputs["smokeTest"] = _smoke_test(name, cfg, host, secrets.api_key)
-    return outputs
-
-
-def _smoke_test(name: str, cfg: StackConfig, host: DockerHost, api_key: pulumi.Output[str] | None) -> Any:
+def docker_smoke_test(name: str, cfg: StackConfig, host: DockerHost, api_key: pulumi.Output[str] | None) -> Any:
     """The smoke script in a one-shot container on the vLLM container's network, after it is healthy.
     Its verdict is a stack output: a failed check raises there, which fails `pulumi up` with the script's line."""
     if not docker_settings(cfg).wait:
@@ -115,10 +93,8 @@ def _smoke_test(name: str, cfg: StackConfig, host: DockerHost, api_key: pulumi.O
     image = docker.RemoteImage(f"{name}-smoke-image", name=cfg.smoke_test.image, keep_locally=True, opts=child)
     uploads = [docker.ContainerUploadArgs(file=DOCKER_SCRIPT, content=smoke_script(), permissions="0444")]
     if api_key is not None:
-        uploads.append(docker.ContainerUploadArgs(
-            # pulumi 3.272's stub types Output.secret's argument as Never (the same error as lines above).
-            file=DOCKER_KEY_FILE, content=pulumi.Output.secret(api_key),  # type: ignore[arg-type]
-            permissions="0400"))
+        key = pulumi.Output.secret(cast(Any, api_key))
+        uploads.append(docker.ContainerUploadArgs(file=DOCKER_KEY_FILE, content=key, permissions="0400"))
     spec = render_docker_smoke(cfg, docker_settings(cfg).container_name)
     smoke = docker.Container(
         f"{name}-smoke-test", image=image.image_id, network_mode=host.container.id.apply(lambda cid: f"container:{cid}"),

@@ -7,11 +7,12 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.kube import register
 from components.render.network_policy import MODEL_CACHE, NO_EXPOSURE, SERVER, render_network_policies
 from config.exposure import ExposureConfig
 from config.network import NetworkPolicyConfig
 
-TOKEN = "vllm-serving:index:NetworkPolicies"
+TYPE_TOKEN = "vllm-serving:index:NetworkPolicies"
 
 
 @dataclass(frozen=True)
@@ -37,15 +38,14 @@ class NetworkPolicies(pulumi.ComponentResource):
     model_cache: k8s.networking.v1.NetworkPolicy | None
 
     def __init__(self, name: str, args: NetworkPoliciesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__(TOKEN, name, None, opts)
+        super().__init__(TYPE_TOKEN, name, None, opts)
         created: dict[str, k8s.networking.v1.NetworkPolicy] = {}
         # Rendered without a namespace: it is set from args, where it may be an Output of the Namespace.
         for manifest in render_network_policies("", args.instance, args.port, args.policy, args.exposure,
                                                 args.smoke_test, args.server_fetches_weights):
             component = manifest["metadata"]["labels"]["app.kubernetes.io/component"]
-            created[component] = k8s.networking.v1.NetworkPolicy(
-                f"{name}-{component}", metadata={**manifest["metadata"], "namespace": args.namespace},
-                spec=manifest["spec"], opts=pulumi.ResourceOptions(parent=self))
+            created[component] = register(f"{name}-{component}", manifest, pulumi.ResourceOptions(parent=self),
+                                          namespace=args.namespace)
         self.server = created.get(SERVER)
         self.model_cache = created.get(MODEL_CACHE)
         self.all: list[k8s.networking.v1.NetworkPolicy] = list(created.values())

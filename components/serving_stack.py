@@ -3,41 +3,34 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 
+from components.kube import register
 from components.model_cache import ModelCache, ModelCacheArgs
 from components.render import manifests
-from components.render.checks import check_kubernetes
-from components.render.names import PORT_NAME, namespace_labels, namespace_name, selector_labels
-from components.render.security import render_namespace
+from components.render.names import PORT_NAME, namespace_name, selector_labels
 from components.vllm_server import VllmServer, VllmServerArgs
-from config.errors import ConfigError
 from config.secrets import StackSecrets
-from config.stack import StackConfig, missing_secrets
-from preflight.report import PreflightReport
+from config.stack import StackConfig
+from preflight.report import Sizing
 
 # Object names are `<name>-model-download-<8 hex>`; Kubernetes names (and Job labels) stop at 63 characters.
 _INSTANCE = re.compile(r"^[a-z]([-a-z0-9]{0,36}[a-z0-9])?$")
 
+TYPE_TOKEN = "vllm-serving:index:ServingStack"
 
 @dataclass(frozen=True)
 class ServingStackArgs:
     config: StackConfig
-    report: PreflightReport
+    report: Sizing
     secrets: StackSecrets = field(default_factory=StackSecrets)
-    # Called with the stack before its outputs are registered, to add children (autoscaling, monitoring,
-    # network policy) with `pulumi.ResourceOptions(parent=stack)`.
-    extensions: tuple[Callable[[ServingStack], Any], ...] = ()
 
 
 class ServingStack(pulumi.ComponentResource):
-    """Everything one model needs on Kubernetes. Every config problem is raised as ConfigError before
-    anything (this component included) is registered."""
+    """Everything one model needs on Kubernetes, for a config that passed validation.check_stack."""
 
     namespace: pulumi.Output[str]
     deployment_name: pulumi.Output[str]
@@ -50,11 +43,7 @@ class ServingStack(pulumi.ComponentResource):
     def __init__(self, name: str, args: ServingStackArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         if not _INSTANCE.match(name):
             raise ValueError(f"ServingStack name {name!r} must be a DNS label of at most 38 characters")
-        issues = check_kubernetes(args.config, args.report)
-        issues += missing_secrets(args.config, args.secrets.present)
-        if issues:
-            raise ConfigError(issues)
-        super().__init__("vllm-serving:index:ServingStack", name, None, opts)
+        super().__init__(TYPE_TOKEN, name, None, opts)
         cfg = args.config
         self.namespace = self._namespace(name, cfg)
         self.cache = ModelCache(f"{name}-cache", ModelCacheArgs(
@@ -70,16 +59,12 @@ class ServingStack(pulumi.ComponentResource):
         self.selector_labels = selector_labels(name, "server")
         self.url = self.server.url
         self.served_model_name = args.report.resolved.served_model_name
-        for extend in args.extensions:
-            extend(self)
         self.register_outputs(self.outputs())
 
     def _namespace(self, name: str, cfg: StackConfig) -> pulumi.Output[str]:
         if not cfg.namespace.creates:
             return pulumi.Output.from_input(namespace_name(cfg.namespace, name))
-        rendered = render_namespace(namespace_name(cfg.namespace, name), namespace_labels(name),
-                                    manifests.namespace_security_level(cfg))
-        namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=rendered["metadata"], opts=pulumi.ResourceOptions(
+        namespace = register(f"{name}-namespace", manifests.namespace_manifest(cfg, name), pulumi.ResourceOptions(
             parent=self, retain_on_delete=cfg.namespace.retain_on_delete or None))
         return namespace.metadata.apply(lambda m: m["name"])
 

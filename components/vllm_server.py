@@ -7,21 +7,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 
-from components.kube import timeouts, with_namespace
+from components.kube import register, timeouts
 from components.render import manifests, pod
 from components.render.names import PORT_NAME
 from components.render.probes import pulumi_timeout_seconds, rollout_timeout_seconds
-from components.render.security import API_KEY_KEY, render_secret
 from config.stack import StackConfig
-from preflight.report import PreflightReport
+from preflight.report import Sizing
 
+TYPE_TOKEN = "vllm-serving:index:VllmServer"
 
 @dataclass(frozen=True)
 class VllmServerArgs:
     config: StackConfig
-    report: PreflightReport  # the resolved engine values and the weights size the budget is computed from
+    report: Sizing  # the resolved engine values and the weights size the budget is computed from
     instance: str
     namespace: pulumi.Input[str]
     claim_name: str  # the model cache PVC
@@ -36,35 +35,24 @@ def server_plan(args: VllmServerArgs) -> pod.ServerPlan:
 
 
 class VllmServer(pulumi.ComponentResource):
-    """Registers the rendered server objects. The Deployment waits for the model cache, and Pulumi's await
-    is stretched to the computed startup budget; the Service waits for the Deployment."""
+    """Registers the rendered server objects. The workload (a Deployment; a StatefulSet for per-replica volumes;
+    a LeaderWorkerSet with engine.nnodes > 1) waits for the model cache, and Pulumi's await is stretched to the
+    computed first-start budget; the Service waits for the workload."""
 
-    # A StatefulSet for per-replica volumes, a LeaderWorkerSet with engine.nnodes > 1.
-    deployment: k8s.apps.v1.Deployment | k8s.apps.v1.StatefulSet | k8s.apiextensions.CustomResource
-    service: k8s.core.v1.Service
+    deployment: Any
+    service: Any
     plan: pod.ServerPlan
 
     def __init__(self, name: str, args: VllmServerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        if args.config.security.require_api_key and args.api_key is None:
-            raise ValueError("security.require_api_key is true but no api_key secret was passed")
+        super().__init__(TYPE_TOKEN, name, None, opts)
         self.plan = plan = server_plan(args)
-        cfg = args.config
-        deployment = manifests.render_workload(cfg, plan, args.instance)
-        service, pdb = manifests.render_server_service(cfg, plan), pod.render_pdb(plan)
-        super().__init__("vllm-serving:index:VllmServer", name, None, opts)
-        deps = [self._service_account(name, args), *self._api_key_secret(name, args), *args.wait_for]
-        workload_opts = pulumi.ResourceOptions(
-            parent=self, depends_on=deps,
-            custom_timeouts=timeouts(rollout_timeout_seconds(cfg, plan.delivery), pulumi_timeout_seconds(cfg, plan.delivery)),
-            # KEDA's HPA owns the replica count; never send it back (pulumi-kubernetes#2491, #2258).
-            ignore_changes=["spec.replicas"] if cfg.autoscaling.enabled else None)
-        self.deployment = self._workload(name, deployment, args.namespace, workload_opts)
-        self.service = k8s.core.v1.Service(
-            f"{name}-service", metadata=with_namespace(service, args.namespace), spec=service["spec"],
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.deployment]))
-        k8s.policy.v1.PodDisruptionBudget(
-            f"{name}-pdb", metadata=with_namespace(pdb, args.namespace), spec=pdb["spec"],
-            opts=pulumi.ResourceOptions(parent=self))
+        cfg, done = args.config, dict[str, Any]()
+        for obj in manifests.server_objects(cfg, plan, args.instance):  # the rendered list, dependencies first
+            role = WORKLOAD if obj["kind"] in _WORKLOAD_SUFFIX else obj["kind"]
+            suffix = _WORKLOAD_SUFFIX.get(obj["kind"]) or _SUFFIX[role]
+            done[role] = register(f"{name}-{suffix}", obj, self._options(role, args, done),
+                                  namespace=args.namespace, secret=args.api_key if role == "Secret" else None)
+        self.deployment, self.service = done[WORKLOAD], done["Service"]
         self.deployment_name: pulumi.Output[str] = self.deployment.metadata.apply(lambda m: m["name"])
         self.service_name: pulumi.Output[str] = self.service.metadata.apply(lambda m: m["name"])
         self.url: pulumi.Output[str] = pulumi.Output.all(self.service_name, args.namespace).apply(
@@ -72,29 +60,20 @@ class VllmServer(pulumi.ComponentResource):
         self.register_outputs({"deploymentName": self.deployment_name, "serviceName": self.service_name,
                                "servicePortName": PORT_NAME, "url": self.url})
 
-    @staticmethod
-    def _workload(name: str, rendered: dict[str, Any], namespace: pulumi.Input[str],
-                  opts: pulumi.ResourceOptions,
-                  ) -> k8s.apps.v1.Deployment | k8s.apps.v1.StatefulSet | k8s.apiextensions.CustomResource:
-        metadata = with_namespace(rendered, namespace)
-        if rendered["kind"] == "Deployment":
-            return k8s.apps.v1.Deployment(f"{name}-deployment", metadata=metadata, spec=rendered["spec"], opts=opts)
-        if rendered["kind"] == "StatefulSet":
-            return k8s.apps.v1.StatefulSet(f"{name}-statefulset", metadata=metadata, spec=rendered["spec"], opts=opts)
-        return k8s.apiextensions.CustomResource(
-            f"{name}-leaderworkerset", api_version=rendered["apiVersion"], kind=rendered["kind"], metadata=metadata,
-            spec=rendered["spec"], opts=opts)
+    def _options(self, kind: str, args: VllmServerArgs, done: dict[str, Any]) -> pulumi.ResourceOptions:
+        cfg, budget = args.config, self.plan.delivery
+        if kind == WORKLOAD:  # waits for its account, key and the model cache; await stretched to the budget
+            return pulumi.ResourceOptions(
+                parent=self, depends_on=[*done.values(), *args.wait_for],
+                custom_timeouts=timeouts(rollout_timeout_seconds(cfg, budget), pulumi_timeout_seconds(cfg, budget)),
+                # KEDA's HPA owns the replica count; never send it back (pulumi-kubernetes#2491, #2258).
+                ignore_changes=["spec.replicas"] if cfg.autoscaling.enabled else None)
+        if kind == "Service":
+            return pulumi.ResourceOptions(parent=self, depends_on=[done[WORKLOAD]])
+        return pulumi.ResourceOptions(parent=self)
 
-    def _service_account(self, name: str, args: VllmServerArgs) -> k8s.core.v1.ServiceAccount:
-        sa = manifests.server_service_account(args.config, self.plan)
-        return k8s.core.v1.ServiceAccount(
-            f"{name}-sa", metadata=with_namespace(sa, args.namespace), automount_service_account_token=False,
-            opts=pulumi.ResourceOptions(parent=self))
 
-    def _api_key_secret(self, name: str, args: VllmServerArgs) -> list[pulumi.Resource]:
-        if self.plan.api_key_secret is None:
-            return []
-        secret = render_secret(self.plan.api_key_secret, self.plan.namespace, self.plan.labels,
-                               API_KEY_KEY, args.api_key)
-        return [k8s.core.v1.Secret(f"{name}-api-key", metadata=with_namespace(secret, args.namespace), type="Opaque",
-                                   string_data=secret["stringData"], opts=pulumi.ResourceOptions(parent=self))]
+# Pulumi resource names per kind (`<component>-<suffix>`): part of every URN, so they never change.
+_SUFFIX = {"ServiceAccount": "sa", "Secret": "api-key", "Service": "service", "PodDisruptionBudget": "pdb"}
+_WORKLOAD_SUFFIX = {"Deployment": "deployment", "StatefulSet": "statefulset", "LeaderWorkerSet": "leaderworkerset"}
+WORKLOAD = "workload"  # the key of whichever kind the server runs as

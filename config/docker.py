@@ -11,10 +11,11 @@ from __future__ import annotations
 import ipaddress
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
+from pydantic import Field, PositiveFloat, field_validator, model_validator
 
 from config.base import ConfigGroup
 from config.errors import ConfigIssue, show
+from config.syntax import NonNegativeInt, PositiveInt
 
 if TYPE_CHECKING:
     from config.stack import StackConfig
@@ -41,14 +42,14 @@ class DockerCacheConfig(ConfigGroup):
     @classmethod
     def _absolute(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith("/"):
-            raise ValueError(f"host_path {value!r} is relative; Docker resolves bind mounts on the host. "
+            raise ValueError(f"host_path {show(value)} is relative; Docker resolves bind mounts on the host. "
                              "Fix: give an absolute path such as /data/hf-cache.")
         return value
 
     @model_validator(mode="after")
     def _one_source(self) -> DockerCacheConfig:
         if self.host_path is not None and "volume_name" in self.model_fields_set:
-            raise ValueError(f"both volume_name ({self.volume_name!r}) and host_path ({self.host_path!r}) are set. "
+            raise ValueError(f"both volume_name ({show(self.volume_name)}) and host_path ({show(self.host_path)}) are set. "
                              "Fix: keep one of them.")
         return self
 
@@ -71,7 +72,7 @@ class DockerConfig(ConfigGroup):
         "all", description="`all`, or the device ids/UUIDs one replica uses (as many as GPUs per replica).")
     publish_address: str = Field(
         "127.0.0.1", description="Host address the port is published on; 127.0.0.1 keeps the API off the network.")
-    port: PositiveInt = Field(8000, le=65535, description="Host port published for the container's server.port.")
+    port: int = Field(8000, gt=0, le=65535, description="Host port published for the container's server.port.")
     restart: Literal["no", "on-failure", "always", "unless-stopped"] = Field(
         "unless-stopped", description="Restart policy (`docker run --restart`).")
     wait: bool = Field(True, description="`pulumi up` waits until /health passes, up to the startup budget.")
@@ -82,7 +83,7 @@ class DockerConfig(ConfigGroup):
     @classmethod
     def _known_scheme(cls, value: str) -> str:
         if not value.startswith(HOST_SCHEMES):
-            raise ValueError(f"host {value!r} is neither a local socket nor an SSH address. "
+            raise ValueError(f"host {show(value)} is neither a local socket nor an SSH address. "
                              "Fix: use unix:///var/run/docker.sock or ssh://user@gpu-host.")
         return value
 
@@ -90,7 +91,7 @@ class DockerConfig(ConfigGroup):
     @classmethod
     def _gpus_shape(cls, value: Any) -> Any:
         if isinstance(value, str) and value != "all":
-            raise ValueError(f"gpus {value!r} is not `all` or a list. Fix: write gpus: all, or gpus: [0, 1].")
+            raise ValueError(f"gpus {show(value)} is not `all` or a list. Fix: write gpus: all, or gpus: [0, 1].")
         if isinstance(value, list | tuple) and (not value or len(set(map(str, value))) != len(value)):
             raise ValueError(f"gpus {list(value)} must list distinct device ids. Fix: e.g. gpus: [0, 1, 2, 3].")
         return value
@@ -101,7 +102,7 @@ class DockerConfig(ConfigGroup):
         try:
             ipaddress.ip_address(value)
         except ValueError:
-            raise ValueError(f"publish_address {value!r} is not an IP address. "
+            raise ValueError(f"publish_address {show(value)} is not an IP address. "
                              "Fix: use 127.0.0.1, or the host's LAN address.") from None
         return value
 
@@ -116,7 +117,7 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
     if cfg.target != "docker":
         if cfg.docker is None:
             return []
-        return [ConfigIssue("docker", f"is set, but target is {cfg.target!r}; the docker group would be ignored.",
+        return [ConfigIssue("docker", f"is set, but target is {show(cfg.target)}; the docker group would be ignored.",
                             "set target: docker, or remove vllm-serving:docker.")]
     return _kubernetes_only(cfg) + _single_host(cfg) + _gpu_devices(cfg) + _exposure(cfg)
 
@@ -229,6 +230,6 @@ def _exposure(cfg: StackConfig) -> list[ConfigIssue]:
     address = docker_settings(cfg).publish_address
     if not ipaddress.ip_address(address).is_unspecified or cfg.security.require_api_key:
         return []
-    return [ConfigIssue("docker.publish_address", f"is {address!r}: every network the host is on could use "
+    return [ConfigIssue("docker.publish_address", f"is {show(address)}: every network the host is on could use "
                         "the model, and security.require_api_key is false.",
                         "set security.require_api_key: true (and the api_key secret), or publish on 127.0.0.1.")]

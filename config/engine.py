@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, PositiveInt, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from catalog.models import MODELS
 from config.base import ConfigGroup
-from config.errors import suggest
+from config.errors import show, suggest
+from config.syntax import ExtraArg, PositiveInt, Revision, ServedModelName
 
 # vLLM --quantization values this program can size (weight bytes per parameter known).
 Quantization = Literal["fp8", "awq", "awq_marlin", "gptq", "gptq_marlin", "bitsandbytes"]
@@ -22,7 +23,7 @@ class SpeculativeConfig(ConfigGroup):
     method: Literal["ngram", "draft_model"] = Field(description="ngram (prompt lookup) or a draft model.")
     num_speculative_tokens: PositiveInt = Field(description="Tokens proposed per step.")
     model: str | None = Field(None, description="Draft model (catalog id) for method draft_model.")
-    revision: str | None = Field(None, description="Draft model revision to download.")
+    revision: Revision | None = Field(None, description="Draft model revision to download.")
     prompt_lookup_max: PositiveInt | None = Field(None, description="ngram: longest n-gram to match.")
     prompt_lookup_min: PositiveInt | None = Field(None, description="ngram: shortest n-gram to match.")
     draft_tensor_parallel_size: PositiveInt | None = Field(
@@ -33,7 +34,7 @@ class SpeculativeConfig(ConfigGroup):
     def _draft_in_catalog(cls, value: str | None) -> str | None:
         if value is not None and value not in MODELS:
             hint = suggest(value, list(MODELS))
-            raise ValueError(f"draft model {value!r} is not in the catalog{' (' + hint + ')' if hint else ''}; "
+            raise ValueError(f"draft model {show(value)} is not in the catalog{' (' + hint + ')' if hint else ''}; "
                              "the preflight must size its weights and KV cache. Fix: pick a catalog model.")
         return value
 
@@ -71,12 +72,12 @@ class EngineConfig(ConfigGroup):
     enable_prefix_caching: bool | None = Field(
         None, description="--enable-prefix-caching / --no-enable-prefix-caching; defaults to the version's default.")
     enforce_eager: bool = Field(False, description="--enforce-eager: no CUDA graphs (slower; for debugging OOM starts).")
-    served_model_name: str | None = Field(
+    served_model_name: ServedModelName | None = Field(
         None, description="--served-model-name: the name clients send and the Prometheus model_name label.")
     attention_backend: str | None = Field(
         None, description="Attention backend (--attention-backend, or VLLM_ATTENTION_BACKEND on 0.7.x).")
     speculative: SpeculativeConfig | None = Field(None, description="Speculative decoding.")
-    extra_args: tuple[str, ...] = Field(
+    extra_args: tuple[ExtraArg, ...] = Field(
         (), description="Escape hatch: more vllm serve flags. Flags this program renders are rejected here.")
 
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import reprlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +42,27 @@ def suggest(word: str, choices: list[str] | tuple[str, ...]) -> str:
     return f"did you mean `{matches[0]}`?" if matches else ""
 
 
+SHOWN_CHARS = 80  # the longest a quoted value gets in any message
+
+
+class _BoundedRepr(reprlib.Repr):
+    """reprlib's bounded walk (levels, items, string length), with integers too large to print named by size."""
+
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() > 256:  # str() of a 5,000-digit int raises ValueError; its size is what matters
+            return f"<an integer of {x.bit_length()} bits>"
+        return super().repr_int(x, level)
+
+
+_REPR = _BoundedRepr()
+_REPR.maxlevel, _REPR.maxdict, _REPR.maxlist, _REPR.maxtuple, _REPR.maxset = 3, 6, 6, 6, 6
+_REPR.maxstring = _REPR.maxlong = _REPR.maxother = SHOWN_CHARS
+
+
 def show(value: Any) -> str:
-    """A value as the user typed it, short enough for one line."""
-    text = repr(value) if isinstance(value, str) else str(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    """A value as the user typed it, short enough for one line. Bounded work: an alias-expanded structure or a
+    10 MB string costs no more to show than a short one. The one truncation helper every message uses."""
+    text = repr(value[: SHOWN_CHARS + 1]) if isinstance(value, str) else _REPR.repr(value)
+    if isinstance(value, bool | float) or value is None:
+        text = str(value)
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."

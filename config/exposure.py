@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Literal, Self
 from pydantic import Field, PositiveInt, StringConstraints, field_validator, model_validator
 
 from config.base import ConfigGroup
-from config.network import NamespaceName, _check_cidr, _check_label
+from config.network import NamespaceName, _check_cidr
+from config.syntax import check_label as _check_label
 
 if TYPE_CHECKING:
     from config.errors import ConfigIssue

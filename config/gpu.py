@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from pydantic import Field, PositiveInt, field_validator
+from pydantic import Field, field_validator
 
 from catalog.gpus import GPUS
 from config.base import ConfigGroup
-from config.errors import suggest
+from config.errors import show, suggest
+from config.syntax import Labels, PositiveInt
 
 
 def _check_product(name: str) -> str:
     if name not in GPUS:
         hint = suggest(name, list(GPUS))
-        raise ValueError(f"unknown GPU product {name!r}{' (' + hint + ')' if hint else ''}. "
+        raise ValueError(f"unknown GPU product {show(name)}{' (' + hint + ')' if hint else ''}. "
                          f"Fix: use one of {', '.join(GPUS)}.")
     return name
 
@@ -27,7 +28,7 @@ class GpuConfig(ConfigGroup):
         (), description="Other products a replica may land on; the preflight checks the smallest of them.")
     gpus_per_node: PositiveInt | None = Field(
         None, description="GPUs on one node of your pool; defaults to the catalog's node shape for the product.")
-    node_selector: dict[str, str] = Field(
+    node_selector: Labels = Field(
         default_factory=dict,
         description="Extra node labels to require, e.g. {cloud.google.com/gke-accelerator: nvidia-a100-80gb}.")
 

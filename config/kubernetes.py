@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt
+from pydantic import Field, PositiveFloat
 
 from config.base import ConfigGroup
-from config.kube_names import ObjectName
+from config.errors import show
+from config.syntax import DnsLabel, DnsSubdomain, NonNegativeInt, PositiveInt
 
 if TYPE_CHECKING:
     from config.errors import ConfigIssue
@@ -21,9 +22,8 @@ class NamespaceConfig(ConfigGroup):
     """Where everything is created. By default each stack owns a namespace of its own, `vllm-<stack>`, so two
     stacks never share one and destroying one never deletes another's objects."""
 
-    name: str | None = Field(
-        None, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63,
-        description="Namespace name (RFC 1123 label); default the stack's instance name, vllm-<stack>.")
+    name: DnsLabel | None = Field(
+        None, description="Namespace name (RFC 1123 label); default the stack's instance name, vllm-<stack>.")
     create: bool | None = Field(
         None, description="Create the namespace (labelled pod-security.kubernetes.io/enforce: restricted and "
                           "app.kubernetes.io/instance: <instance>) and delete it on destroy; default true for "
@@ -49,10 +49,10 @@ class SchedulingConfig(ConfigGroup):
                                      "replicas never share a node, so one node loss never takes both; "
                                      "ScheduleAnyway lets them pack onto one node when no other has room.")
     max_skew: PositiveInt = Field(1, description="topologySpreadConstraints maxSkew.")
-    priority_class_name: ObjectName | None = Field(
+    priority_class_name: DnsSubdomain | None = Field(
         None, description="PriorityClass of the server and download pods (it must exist in the cluster); "
                           "the cluster's default priority when unset.")
-    runtime_class_name: ObjectName | None = Field(
+    runtime_class_name: DnsSubdomain | None = Field(
         None, description="RuntimeClass of the server pods, e.g. nvidia on GPU Operator clusters whose containerd "
                           "has no NVIDIA default runtime; cluster.profile's when unset.")
     require_gpu_product_label: bool | None = Field(
@@ -67,11 +67,11 @@ class CacheConfig(ConfigGroup):
         None, description="PVC size in GiB; defaults to the weights on disk (plus any draft model) plus headroom_percent.")
     headroom_percent: float = Field(
         25.0, ge=0, le=500, description="Extra room over the weights for tokenizer, config and partial downloads.")
-    storage_class_name: str | None = Field(None, description="StorageClass; the cluster default when unset.")
+    storage_class_name: DnsSubdomain | None = Field(None, description="StorageClass; the cluster default when unset.")
     access_mode: Literal["ReadWriteMany", "ReadWriteOnce"] | None = Field(
         None, description="PVC access mode; unset: ReadWriteOnce when at most one replica can run or each replica "
                           "owns its claim, ReadWriteMany for a shared volume (config/delivery.py effective_volume).")
-    existing_claim: str | None = Field(
+    existing_claim: DnsSubdomain | None = Field(
         None, description="Use this existing PVC instead of creating one (required with model.local_path).")
     download_max_workers: PositiveInt = Field(
         8, description="Parallel file downloads in the pre-download Job (huggingface_hub max_workers).")
@@ -112,7 +112,7 @@ class ProbesConfig(ConfigGroup):
 class ServerConfig(ConfigGroup):
     """The vLLM container."""
 
-    port: PositiveInt = Field(8000, le=65535, description="Container and Service port of the OpenAI server.")
+    port: int = Field(8000, gt=0, le=65535, description="Container and Service port of the OpenAI server.")
     cpu: str | None = Field(None, description="CPU request = limit; defaults to 2 + 4 per GPU.")
     memory_gib: PositiveFloat | None = Field(
         None, description="Memory request = limit without /dev/shm, GiB; defaults to 16 + 12 per GPU.")
@@ -127,7 +127,7 @@ class ServerConfig(ConfigGroup):
         180, description="terminationGracePeriodSeconds: preStop plus time for in-flight requests to finish.")
     image_pull_seconds: PositiveInt = Field(
         900, description="Allowance for pulling the vLLM image (~10 GiB), added to the Pulumi timeout.")
-    image_pull_secrets: tuple[ObjectName, ...] = Field(
+    image_pull_secrets: tuple[DnsSubdomain, ...] = Field(
         (), description="Secrets (kubernetes.io/dockerconfigjson, in the stack's namespace) for pulling the vLLM "
                         "image from a private registry; set on the server and download pods.")
 
@@ -136,9 +136,11 @@ class SecurityConfig(ConfigGroup):
     """Pod security (Pod Security Standards "restricted") and the API key."""
 
     require_api_key: bool = Field(False, description="Require an API key on /v1 (secret api_key).")
-    run_as_user: PositiveInt = Field(2000, description="runAsUser (non-root; 2000 as in vLLM's nonroot image).")
-    run_as_group: PositiveInt = Field(2000, description="runAsGroup.")
-    fs_group: PositiveInt = Field(2000, description="fsGroup: group ownership of the cache volume.")
+    # The image needs no particular UID (HOME is a volume). 10000 and above: checkov CKV_K8S_40, "run as a high
+    # UID to avoid host conflict" (bridgecrewio/checkov checkov/kubernetes/checks/resource/k8s/RootContainersHighUID.py).
+    run_as_user: PositiveInt = Field(10001, description="runAsUser (non-root, a high UID no host user has).")
+    run_as_group: PositiveInt = Field(10001, description="runAsGroup.")
+    fs_group: PositiveInt = Field(10001, description="fsGroup: group ownership of the cache volume.")
 
 
 def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
@@ -186,7 +188,7 @@ def _cache_issues(cfg: StackConfig) -> list[ConfigIssue]:
         ))
     if cfg.model.local_path is not None and cfg.cache.existing_claim is None:
         issues.append(ConfigIssue(
-            "model.local_path", f"is {cfg.model.local_path!r}, but a new cache volume would be empty.",
+            "model.local_path", f"is {show(cfg.model.local_path)}, but a new cache volume would be empty.",
             "set cache.existing_claim to the PVC that holds the model, or remove model.local_path to download it.",
         ))
     if cfg.cache.existing_claim is not None and cfg.cache.size_gib is not None:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
+from pydantic import Field, model_validator
 
 from catalog.models import MODELS
 from config.base import ConfigGroup
+from config.errors import show
+from config.syntax import HubRepoId, MountPath, NonNegativeInt, Revision
+from config.syntax import Quantity as PositiveInt
 
 
 class ArchitectureConfig(ConfigGroup):
@@ -54,8 +57,8 @@ class ArchitectureConfig(ConfigGroup):
 class ModelConfig(ConfigGroup):
     """The model to serve."""
 
-    id: str = Field(min_length=1, description="Hugging Face repository id, e.g. meta-llama/Llama-3.1-70B-Instruct.")
-    revision: str | None = Field(
+    id: HubRepoId = Field(min_length=1, description="Hugging Face repository id, e.g. meta-llama/Llama-3.1-70B-Instruct.")
+    revision: Revision | None = Field(
         None, description="Git revision (commit sha or tag) to download and serve; pin it in production.")
     architecture: ArchitectureConfig | None = Field(
         None, description="Architecture inline, for a model outside the catalog.")
@@ -63,7 +66,7 @@ class ModelConfig(ConfigGroup):
         None, description="Path to the model's config.json (relative to the project), for a model outside the catalog.")
     num_parameters: PositiveInt | None = Field(
         None, description="Total parameters, with config_json (config.json does not carry it).")
-    local_path: str | None = Field(
+    local_path: MountPath | None = Field(
         None, description="Path of a model already on the cache volume; nothing is downloaded.")
     trust_remote_code: bool = Field(False, description="vLLM --trust-remote-code.")
 
@@ -85,6 +88,6 @@ def _unknown_model_message(model_id: str) -> str:
 
     hint = suggest(model_id, list(MODELS))
     catalog = ", ".join(MODELS)
-    return (f"{model_id!r} is not in the catalog and no architecture was given"
+    return (f"{show(model_id)} is not in the catalog and no architecture was given"
             f"{' (' + hint + ')' if hint else ''}. Fix: use a catalog model ({catalog}), or describe it "
             "with model.architecture (config.json keys) or model.config_json.")

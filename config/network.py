@@ -9,22 +9,21 @@ the route forwards only key-guarded paths (docs/exposure.md).
 from __future__ import annotations
 
 import ipaddress
-import re
 from typing import Annotated
 
-from pydantic import BeforeValidator, Field, StringConstraints, field_validator
+from pydantic import BeforeValidator, Field, field_validator
 
 from config.base import ConfigGroup, refuse_bool
+from config.errors import show
+from config.syntax import DnsLabel, check_label
 
-NamespaceName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
+NamespaceName = DnsLabel
 Port = Annotated[int, BeforeValidator(lambda value: refuse_bool(value, int)), Field(ge=1, le=65535)]
 
 # Addresses inside a cluster or a cloud VPC: private, carrier-grade NAT, link-local (cloud metadata), ULA.
 CLUSTER_INTERNAL_CIDRS: tuple[str, ...] = (
     "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16", "fc00::/7", "fe80::/10")
 
-_LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
 class NetworkPolicyConfig(ConfigGroup):
@@ -66,7 +65,7 @@ class NetworkPolicyConfig(ConfigGroup):
     @classmethod
     def _labels_valid(cls, labels: dict[str, str]) -> dict[str, str]:
         for key, value in labels.items():
-            _check_label(key, value)
+            check_label(key, value)
         return labels
 
     @field_validator("node_local_dns_addresses")
@@ -87,21 +86,9 @@ class NetworkPolicyConfig(ConfigGroup):
         return cidrs
 
 
-def _check_label(key: str, value: str) -> None:
-    prefix, slash, name = key.rpartition("/")
-    key_ok = (not slash or (bool(_DNS_SUBDOMAIN.match(prefix)) and len(prefix) <= 253)) and \
-        len(name) <= 63 and bool(_LABEL_NAME.match(name))
-    if not key_ok:
-        raise ValueError(f"{key!r} is not a Kubernetes label key. Fix: use a key such as "
-                         "app.kubernetes.io/name: an optional DNS prefix and a name of at most 63 letters, digits, -_.")
-    if value and (len(value) > 63 or not _LABEL_NAME.match(value)):
-        raise ValueError(f"{value!r} (label {key}) is not a Kubernetes label value. Fix: use at most 63 letters, "
-                         "digits, '-', '_' or '.', starting and ending with a letter or digit.")
-
-
 def _check_cidr(cidr: str) -> None:
     try:
         ipaddress.ip_network(cidr, strict=True)
     except ValueError:
-        raise ValueError(f"{cidr!r} is not a network in CIDR notation. "
+        raise ValueError(f"{show(cidr)} is not a network in CIDR notation. "
                          "Fix: write it as address/prefix with no host bits set, e.g. 10.0.0.0/8.") from None

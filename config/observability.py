@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, field_validator
+from pydantic import Field, PositiveFloat, field_validator
 
 from catalog.keda import OLDEST_SUPPORTED, Feature, supports
 from config.base import ConfigGroup
-from config.errors import ConfigIssue
-from config.kube_names import Labels, ObjectName
+from config.errors import ConfigIssue, show
+from config.syntax import MAX_REPLICAS, DnsLabel, DnsSubdomain, Labels, NonNegativeInt, PositiveInt, Replicas
 
 if TYPE_CHECKING:
     from config.stack import StackConfig
@@ -41,9 +41,10 @@ class AutoscalingConfig(ConfigGroup):
     """KEDA ScaledObject on vLLM's Prometheus metrics. Field names follow KEDA's, in snake_case."""
 
     enabled: bool = Field(False, description="Create a KEDA ScaledObject; KEDA then owns the replica count.")
-    min_replica_count: NonNegativeInt = Field(
-        1, description="KEDA minReplicaCount. Must be >= 1: vLLM's metrics vanish at zero pods (see README).")
-    max_replica_count: PositiveInt = Field(4, description="KEDA maxReplicaCount.")
+    min_replica_count: int = Field(
+        1, ge=0, le=MAX_REPLICAS,
+        description="KEDA minReplicaCount. Must be >= 1: vLLM's metrics vanish at zero pods (see README).")
+    max_replica_count: Replicas = Field(4, description="KEDA maxReplicaCount.")
     polling_interval: PositiveInt = Field(30, description="KEDA pollingInterval: seconds between trigger queries.")
     cooldown_period: NonNegativeInt = Field(
         300, description="KEDA cooldownPeriod (seconds); only applies to scaling to zero, kept for completeness.")
@@ -72,19 +73,19 @@ class AutoscalingConfig(ConfigGroup):
         2.0, description="p95 time to first token (seconds, metricType Value) for the latency trigger.")
     fallback_failure_threshold: PositiveInt = Field(
         3, description="KEDA fallback.failureThreshold: failed queries before the fallback applies.")
-    fallback_replicas: PositiveInt | None = Field(
+    fallback_replicas: Replicas | None = Field(
         None, description="KEDA fallback.replicas while Prometheus is unreachable; defaults to min_replica_count.")
     fallback_behavior: FallbackBehavior | None = Field(
         None, description="KEDA fallback.behavior (KEDA >= 2.17); unset: currentReplicasIfHigher, which never "
                           "scales down on an outage, where keda_version has it, else KEDA's static fallback.")
-    scale_up_stabilization_window_seconds: NonNegativeInt = Field(
-        0, le=3600, description="HPA behavior.scaleUp.stabilizationWindowSeconds.")
+    scale_up_stabilization_window_seconds: int = Field(
+        0, ge=0, le=3600, description="HPA behavior.scaleUp.stabilizationWindowSeconds.")
     scale_up_pods: PositiveInt = Field(2, description="HPA scaleUp policy: add at most this many pods per period.")
-    scale_up_period_seconds: PositiveInt = Field(60, le=1800, description="HPA scaleUp policy periodSeconds.")
-    scale_down_stabilization_window_seconds: NonNegativeInt = Field(
-        600, le=3600, description="HPA behavior.scaleDown.stabilizationWindowSeconds (slow: GPU pods start slowly).")
+    scale_up_period_seconds: int = Field(60, gt=0, le=1800, description="HPA scaleUp policy periodSeconds.")
+    scale_down_stabilization_window_seconds: int = Field(
+        600, ge=0, le=3600, description="HPA behavior.scaleDown.stabilizationWindowSeconds (slow: GPU pods start slowly).")
     scale_down_pods: PositiveInt = Field(1, description="HPA scaleDown policy: remove at most this many pods per period.")
-    scale_down_period_seconds: PositiveInt = Field(300, le=1800, description="HPA scaleDown policy periodSeconds.")
+    scale_down_period_seconds: int = Field(300, gt=0, le=1800, description="HPA scaleDown policy periodSeconds.")
 
     @field_validator("kv_cache_usage_threshold")
     @classmethod
@@ -112,17 +113,17 @@ class MonitoringConfig(ConfigGroup):
                           "(podMonitorSelector) matches; default {release: <release>}, {} with no release.")
     rule_labels: Labels | None = Field(
         None, description="Labels on the PrometheusRule that the Prometheus ruleSelector matches; default monitor_labels.")
-    prometheus_namespace: ObjectName = Field(
+    prometheus_namespace: DnsLabel = Field(
         DEFAULT_PROMETHEUS_NAMESPACE, description="Namespace of the Prometheus Service KEDA queries.")
-    prometheus_service: ObjectName | None = Field(
+    prometheus_service: DnsSubdomain | None = Field(
         None, description="Name of the Prometheus Service KEDA queries; default kube-prometheus-stack's "
                           "<fullname>-prometheus for the release (monitoring-kube-prometheus-prometheus).")
-    prometheus_port: PositiveInt = Field(DEFAULT_PROMETHEUS_PORT, le=65535, description="Port of that Service.")
+    prometheus_port: int = Field(DEFAULT_PROMETHEUS_PORT, gt=0, le=65535, description="Port of that Service.")
     monitor_kind: Literal["ServiceMonitor", "PodMonitor"] = Field(
         "ServiceMonitor", description="Scrape through the Service (port `http`) or the pods (container port `http`).")
     interval: str = Field("15s", pattern=DURATION, description="Scrape interval.")
     dashboard: bool = Field(True, description="Create the Grafana dashboard ConfigMap.")
-    dashboard_namespace: str | None = Field(
+    dashboard_namespace: DnsLabel | None = Field(
         None, description="Namespace for the dashboard ConfigMap; the deployment's namespace when unset.")
     alerts: bool = Field(True, description="Create the PrometheusRule.")
     kv_cache_usage_alert_threshold: float = Field(
@@ -214,7 +215,7 @@ def _enabled_checks(cfg: StackConfig) -> list[ConfigIssue]:
     issues: list[ConfigIssue] = []
     if cfg.target != "kubernetes":
         issues.append(ConfigIssue(
-            "autoscaling.enabled", f"is true, but target is {cfg.target!r}; KEDA only scales Kubernetes Deployments.",
+            "autoscaling.enabled", f"is true, but target is {show(cfg.target)}; KEDA only scales Kubernetes Deployments.",
             "set autoscaling.enabled: false, or target: kubernetes."))
     if not cfg.monitoring.enabled:
         issues.append(ConfigIssue(

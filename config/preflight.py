@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, PositiveInt
+from pydantic import Field
 
 from config.base import ConfigGroup
+from config.syntax import PositiveInt
 
 
 class ConcurrencyTarget(ConfigGroup):

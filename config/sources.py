@@ -6,12 +6,14 @@ set, and the problems found on the way (a plain-text secret, a file that is not 
 
 from __future__ import annotations
 
+import difflib
 import json
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from config.errors import PROJECT, ConfigError, ConfigIssue
+from config.errors import PROJECT, ConfigError, ConfigIssue, show
 from config.secrets import StackSecrets
 from config.stack import SECRET_KEYS, StackConfig, validate_config
 
@@ -24,15 +26,17 @@ def load_stack_file(path: str | Path) -> StackConfig:
 def load_stack_file_with_secrets(path: str | Path) -> tuple[StackConfig, frozenset[str]]:
     """The validated config and the names of the secrets the file sets (encrypted values are not read)."""
     raw, secrets, issues = read_stack_file(path)
-    return _validate(raw, None, issues), secrets
+    return _validate(raw, issues), secrets
 
 
 def read_stack_file(path: str | Path) -> tuple[dict[str, Any], frozenset[str], list[ConfigIssue]]:
     import yaml  # only the offline path needs a YAML parser
 
+    from config.loading import parse_stack_yaml, read_stack_text, yaml_issue
+
     file = Path(path)
     try:
-        document = yaml.safe_load(file.read_text(encoding="utf-8"))
+        document = parse_stack_yaml(read_stack_text(file))
     except FileNotFoundError:
         raise ConfigError([ConfigIssue("", f"{file}: no such stack file.", "pass stacks/Pulumi.<stack>.yaml.")]) from None
     except IsADirectoryError:
@@ -41,9 +45,11 @@ def read_stack_file(path: str | Path) -> tuple[dict[str, Any], frozenset[str], l
     except OSError as error:  # permission denied, a broken mount, ...
         raise ConfigError([ConfigIssue("", f"{file}: cannot be read ({error.strerror or type(error).__name__}).",
                                        "check the path and its permissions.")]) from None
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise ConfigError([ConfigIssue("", f"{file}: not valid YAML ({first_line}).", "fix the YAML syntax.")]) from None
+    except yaml.YAMLError as error:
+        raise ConfigError([yaml_issue(file, error)]) from None
+    except UnicodeDecodeError as error:
+        raise ConfigError([ConfigIssue("", f"{file}: is not UTF-8 text (byte {error.start}).",
+                                       "save the file as UTF-8.")]) from None
     if not isinstance(document, dict) or not isinstance(document.get("config"), dict):
         raise ConfigError([ConfigIssue(
             "", f"{file}: a stack file is a mapping with a `config:` mapping inside; this one is not.",
@@ -61,6 +67,10 @@ def split_project_keys(
     for full_key, value in items:
         namespace, _, name = str(full_key).rpartition(":")
         if namespace and namespace != PROJECT:
+            if _near_project(namespace):
+                issues.append(ConfigIssue("", f"{show(str(full_key))} is not a {PROJECT} key, but its prefix "
+                                          f"{show(namespace)} looks like a misspelling: did you mean `{PROJECT}`?",
+                                          f"write the key as {PROJECT}:{name}."))
             continue  # another package's settings, e.g. kubernetes:context
         secret = is_secret(full_key, value)
         if name in SECRET_KEYS:
@@ -76,6 +86,12 @@ def split_project_keys(
     return raw, frozenset(secrets), issues
 
 
+def _near_project(namespace: str) -> bool:
+    """A namespace that looks like a misspelt `vllm-serving` (which would silently drop the whole group)."""
+    folded = unicodedata.normalize("NFKC", namespace[:64]).casefold().replace("_", "-").replace(" ", "-")
+    return folded == PROJECT or difflib.SequenceMatcher(None, folded, PROJECT).ratio() >= 0.8
+
+
 def _is_encrypted(_key: Any, value: Any) -> bool:
     return isinstance(value, dict) and set(value) == {"secure"}
 
@@ -85,9 +101,13 @@ def _plain_text_secret(name: str) -> ConfigIssue:
                        f"pulumi config rm {name} && pulumi config set --secret {name} <value>.")
 
 
-def _validate(raw: dict[str, Any], secrets: frozenset[str] | None, issues: list[ConfigIssue]) -> StackConfig:
+def _validate(raw: dict[str, Any], issues: list[ConfigIssue]) -> StackConfig:
+    from config.loading import check_bounds
+
+    if bounds := check_bounds(raw):  # before pydantic: its errors would echo the whole value
+        raise ConfigError(issues + bounds)
     try:
-        cfg = validate_config(raw, secrets)
+        cfg = validate_config(raw)
     except ConfigError as error:
         raise ConfigError(issues + error.issues) from None
     if issues:
@@ -96,14 +116,19 @@ def _validate(raw: dict[str, Any], secrets: frozenset[str] | None, issues: list[
 
 
 def load_pulumi_config() -> StackConfig:
-    """Read the running Pulumi program's config. Only this function touches the Pulumi SDK's config."""
+    """Read the running Pulumi program's config."""
+    return load_pulumi_config_with_secrets()[0]
+
+
+def load_pulumi_config_with_secrets() -> tuple[StackConfig, frozenset[str]]:
+    """The running program's validated config and the secrets set. Only here the Pulumi SDK's config is read."""
     from pulumi.runtime import config as runtime_config
 
     keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
     items = [(key, _decode(runtime_config.get_config(key))) for key in sorted(keys)]
     raw, secrets, issues = split_project_keys(
         items, is_secret=lambda key, _value: runtime_config.is_config_secret(key))
-    return _validate(raw, secrets, issues)
+    return _validate(raw, issues), secrets
 
 
 def load_pulumi_secrets() -> StackSecrets:
@@ -119,6 +144,6 @@ def _decode(value: Any) -> Any:
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
             return json.loads(value)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError, ValueError):  # ValueError: an int of > 4300 digits
             return value
     return value

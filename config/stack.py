@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import Field, PositiveInt, ValidationError
+from pydantic import Field, ValidationError
 
 from config import cluster, delivery, docker, exposure, kubernetes, multinode, observability
 from config.base import ConfigGroup
@@ -23,6 +23,7 @@ from config.multinode import MultinodeConfig
 from config.network import NetworkPolicyConfig
 from config.observability import AutoscalingConfig, MonitoringConfig
 from config.preflight import PreflightConfig
+from config.syntax import Replicas
 from config.vllm import VllmConfig
 
 # Keys that hold credentials: only ever set with `pulumi config set --secret`.
@@ -36,7 +37,7 @@ class StackConfig(ConfigGroup):
     gpu: GpuConfig = Field(description="GPU product and GPUs per replica.")
     engine: EngineConfig = Field(default_factory=EngineConfig, description="vLLM engine arguments.")
     vllm: VllmConfig = Field(default_factory=VllmConfig, description="vLLM release and image.")
-    replicas: PositiveInt = Field(1, description="Replicas (the starting count when autoscaling is on).")
+    replicas: Replicas = Field(1, description="Replicas (the starting count when autoscaling is on).")
     target: Literal["kubernetes", "docker"] = Field("kubernetes", description="Where to deploy.")
     namespace: NamespaceConfig = Field(default_factory=NamespaceConfig, description="Kubernetes namespace.")
     scheduling: SchedulingConfig = Field(default_factory=SchedulingConfig, description="Replica spreading.")
@@ -66,19 +67,18 @@ class StackConfig(ConfigGroup):
         return self.engine.served_model_name or self.model.id
 
 
-def validate_config(raw: Mapping[str, Any], secrets_present: frozenset[str] | None = None) -> StackConfig:
+def validate_config(raw: Mapping[str, Any]) -> StackConfig:
     """Validate the project's config keys (without the `vllm-serving:` prefix) into a StackConfig.
 
-    Raises ConfigError listing every problem: unknown keys, bad values, and cross-key rules. Required secrets
-    are checked only when `secrets_present` is known (the Pulumi engine); a stack file may get them from
-    elsewhere (a Pulumi ESC environment, CI), so the offline preflight only notes them (missing_secrets).
+    Raises ConfigError listing every problem: unknown keys, bad values, and cross-key rules. The rules that
+    need the preflight report, the target or the secrets run next, in validation.check_stack.
     """
     data = {key: value for key, value in raw.items() if key not in SECRET_KEYS}
     try:
         cfg = StackConfig.model_validate(data)
     except ValidationError as error:
         raise ConfigError([issue_from_pydantic(StackConfig, e) for e in error.errors()]) from None
-    issues = _core_checks(cfg) + ([] if secrets_present is None else missing_secrets(cfg, secrets_present))
+    issues = _core_checks(cfg)
     for module in (kubernetes, delivery, observability, docker, multinode, cluster, exposure):
         issues += module.cross_checks(cfg)
     if issues:
@@ -87,7 +87,8 @@ def validate_config(raw: Mapping[str, Any], secrets_present: frozenset[str] | No
 
 
 def missing_secrets(cfg: StackConfig, secrets_present: frozenset[str]) -> list[ConfigIssue]:
-    """Secrets the config requires that are not set."""
+    """Secrets the config requires that are not set. A rule of validation.check_stack: a stack file may get
+    them from elsewhere (a Pulumi ESC environment, CI), so the offline preflight only notes them."""
     if cfg.security.require_api_key and "api_key" not in secrets_present:
         return [ConfigIssue(
             "api_key", "is required because security.require_api_key is true, but it is not set.",

@@ -9,7 +9,8 @@ from pydantic import Field, field_validator
 
 from catalog.vllm_versions import LATEST_VERSION, RELEASES, SUPPORTED_VERSIONS
 from config.base import ConfigGroup
-from config.errors import suggest
+from config.errors import show, suggest
+from config.syntax import ImageRepository, ImageTag
 
 # Environment variable names that carry credentials (HF_TOKEN, HUGGING_FACE_HUB_TOKEN, OPENAI_API_KEY, ...).
 CREDENTIAL_ENV = re.compile(r"(^|_)(TOKEN|API_KEY|SECRET|SECRET_KEY|ACCESS_KEY|PASSWORD)$", re.IGNORECASE)
@@ -19,8 +20,8 @@ class VllmConfig(ConfigGroup):
     """The vLLM release; flags, metrics and memory accounting all follow it."""
 
     version: str = Field(LATEST_VERSION, description="vLLM release; one of the versions with verified flag tables.")
-    image: str = Field("vllm/vllm-openai", description="Container image repository.")
-    tag: str | None = Field(None, description="Image tag; defaults to v<version>. Never `latest`.")
+    image: ImageRepository = Field("vllm/vllm-openai", description="Container image repository.")
+    tag: ImageTag | None = Field(None, description="Image tag; defaults to v<version>. Never `latest`.")
     digest: str | None = Field(None, pattern=r"^sha256:[0-9a-f]{64}$", description="Pin the image by digest.")
     image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = Field(
         "IfNotPresent", description="Kubernetes imagePullPolicy.")
@@ -35,7 +36,7 @@ class VllmConfig(ConfigGroup):
         if value not in RELEASES:
             hint = suggest(value, list(SUPPORTED_VERSIONS))
             raise ValueError(
-                f"vLLM {value!r} is not a version this program has flag and metric tables for"
+                f"vLLM {show(value)} is not a version this program has flag and metric tables for"
                 f"{' (' + hint + ')' if hint else ''}. Fix: use one of {', '.join(SUPPORTED_VERSIONS)}.")
         return value
 
@@ -54,7 +55,7 @@ class VllmConfig(ConfigGroup):
     @classmethod
     def _pinned(cls, value: str | None) -> str | None:
         if value in ("latest", "nightly"):
-            raise ValueError(f"tag {value!r} moves under you. Fix: pin a release tag such as v{LATEST_VERSION}.")
+            raise ValueError(f"tag {show(value)} moves under you. Fix: pin a release tag such as v{LATEST_VERSION}.")
         return value
 
     @property

@@ -1,7 +1,11 @@
-"""`python -m preflight STACK_FILE [--cluster FILE ...] [--json | --markdown]`: exit 0 fits, 1 blocked, 2 config error.
+"""`python -m preflight STACK_FILE [--cluster FILE ...] [--log FILE] [--json | --markdown] [--debug]`.
+
+Exit 0 fits, 1 blocked (a memory, structural or cluster verdict), 2 config error, 3 internal error (a bug: one
+line asking to report it; the traceback only with --debug). The verdict is validation.assess's, the same call
+the Pulumi program makes, so the exit code and `pulumi preview` agree.
 
 With --cluster, the stack is also checked against a cluster snapshot: the files `kubectl get ... -o json`
-writes (see the README). Without it the report says `cluster: not checked`, never `passed`.
+writes (docs/cluster.md). Without it the report says `cluster: not checked`, never `passed`.
 """
 
 from __future__ import annotations
@@ -11,61 +15,98 @@ import json
 import sys
 from pathlib import Path
 
-from cluster.report import NOT_CHECKED, ClusterResult
-from config.errors import ConfigError
+from cluster.report import ClusterResult
+from config.errors import ConfigError, ConfigIssue
 from config.sources import load_stack_file_with_secrets
 from config.stack import StackConfig, missing_secrets
-from preflight import PreflightReport, run_preflight
-from preflight.render import render_markdown, render_table, verdict
+from preflight.report import PreflightReport
+from preflight.text import markdown_text, table_text
+from preflight.text import verdict as text_verdict
+from validation import ClusterCheck, Outcome, Verdict, assess
 
-EXIT_FITS, EXIT_BLOCKED, EXIT_CONFIG_ERROR = 0, 1, 2
+EXIT_FITS, EXIT_BLOCKED, EXIT_CONFIG_ERROR = Outcome.FITS.value, Outcome.BLOCKED.value, Outcome.CONFIG_ERROR.value
+EXIT_INTERNAL_ERROR = 3
+REPORT_BUG = "internal error in the preflight ({}); please report it with the stack file (rerun with --debug for details)."
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m preflight", description=__doc__)
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except (Exception, RecursionError, MemoryError) as error:  # a bug, never a verdict: exit 3, not 1
+        if args.debug:
+            raise
+        print(REPORT_BUG.format(type(error).__name__), file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m preflight", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("stack_file", help="a stack file, e.g. stacks/Pulumi.prod.yaml")
-    parser.add_argument("--cluster", action="append", default=[], metavar="FILE",
-                        help="a `kubectl get ... -o json` snapshot of the cluster (repeatable)")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print the report's fields as JSON")
     output.add_argument("--markdown", action="store_true", help="print the report as Markdown (CI summaries)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--cluster", action="append", default=[], metavar="FILE",
+                        help="a `kubectl get ... -o json` snapshot of the cluster (repeatable)")
+    parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
+    return parser
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         cfg, secrets = load_stack_file_with_secrets(args.stack_file)
-        report = run_preflight(cfg)
-        cluster = _cluster(cfg, report, args.cluster, args.stack_file)
     except ConfigError as error:
-        if args.json:
-            print(json.dumps({"fits": False, "config_errors": [i.render() for i in error.issues]}, indent=2))
-        else:
-            print(error.render(), file=sys.stderr)
-        return EXIT_CONFIG_ERROR
-    for issue in missing_secrets(cfg, secrets):  # may come from a Pulumi ESC environment or CI instead
+        return _config_error(args, error)
+    try:  # secrets unknown offline: they may come from a Pulumi ESC environment or CI
+        verdict = assess(cfg, cluster_check=_snapshot_check(args.cluster, args.stack_file))
+    except ConfigError as error:  # a --cluster file that is not a snapshot
+        return _config_error(args, error)
+    if verdict.outcome is Outcome.CONFIG_ERROR:
+        return _config_error(args, ConfigError(list(verdict.issues)))
+    for issue in missing_secrets(cfg, secrets):
         print(f"note: {issue.render()} (pulumi preview stops unless it is set elsewhere)", file=sys.stderr)
-    if args.json:
-        data = report.as_dict()
-        data["cluster"] = cluster.as_dict()
-        data["verdict"] = verdict(report, cluster)
-        print(json.dumps(data, indent=2))
-    elif args.markdown:
-        print(render_markdown(report, Path(args.stack_file).name, cluster))
-    else:
-        print(render_table(report, cluster))
-    return EXIT_FITS if verdict(report, cluster) == "FITS" else EXIT_BLOCKED
+    _print_report(args, verdict)
+    return verdict.outcome.value
 
 
-def _cluster(cfg: StackConfig, report: PreflightReport, files: list[str], stack_file: str) -> ClusterResult:
+def _snapshot_check(files: list[str], stack_file: str) -> ClusterCheck | None:
     """The cluster checks against --cluster files; a bad file is a config error (exit 2)."""
     if not files:
-        return NOT_CHECKED
-    from cluster.snapshot import SnapshotError
-    from config.errors import ConfigIssue
-    from preflight.cluster import check_snapshots, stack_name_of
+        return None
 
-    try:
-        return check_snapshots(cfg, report, files, stack_name_of(stack_file))
-    except SnapshotError as error:
-        raise ConfigError([ConfigIssue("", f"--cluster {error}")]) from None
+    def check(cfg: StackConfig, report: PreflightReport) -> ClusterResult:
+        from cluster.snapshot import SnapshotError
+        from preflight.cluster import check_snapshots, stack_name_of
+
+        try:
+            return check_snapshots(cfg, report, files, stack_name_of(stack_file))
+        except SnapshotError as error:
+            raise ConfigError([ConfigIssue("", f"--cluster {error}")]) from None
+
+    return check
+
+
+def _config_error(args: argparse.Namespace, error: ConfigError) -> int:
+    if args.json:
+        print(json.dumps({"fits": False, "config_errors": [i.render() for i in error.issues]}, indent=2))
+    else:
+        print(error.render(), file=sys.stderr)
+    return EXIT_CONFIG_ERROR
+
+
+def _print_report(args: argparse.Namespace, verdict: Verdict) -> None:
+    report = verdict.report
+    assert report is not None  # sized whenever there is no config error
+    if args.json:
+        data = report.as_dict()
+        data["cluster"] = verdict.cluster.as_dict()
+        data["verdict"] = text_verdict(report, verdict.cluster)
+        print(json.dumps(data, indent=2))
+    elif args.markdown:
+        print(markdown_text(report, Path(args.stack_file).name, verdict.cluster))
+    else:
+        print(table_text(report, verdict.cluster))
 
 
 if __name__ == "__main__":

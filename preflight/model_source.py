@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.models import MODELS, Architecture
-from config.errors import ConfigError, ConfigIssue
+from config.errors import ConfigError, ConfigIssue, show
 from config.model import ArchitectureConfig, ModelConfig
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
@@ -55,10 +55,10 @@ def _from_config_json(path_text: str, num_parameters: int | None) -> Architectur
     try:
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
-        raise ConfigError([ConfigIssue("model.config_json", f"cannot read {str(path)!r} ({error}).",
+        raise ConfigError([ConfigIssue("model.config_json", f"cannot read {show(str(path))} ({error}).",
                                        "point it at the model's config.json, relative to the project.")]) from None
     if not isinstance(data, dict):
-        raise ConfigError([ConfigIssue("model.config_json", f"{str(path)!r} holds a JSON {type(data).__name__}, "
+        raise ConfigError([ConfigIssue("model.config_json", f"{show(str(path))} holds a JSON {type(data).__name__}, "
                                        "not the mapping of a config.json.",
                                        "point it at the model's config.json, relative to the project.")])
     if isinstance(data.get("text_config"), dict):  # multimodal checkpoints nest the language model's config
@@ -72,5 +72,5 @@ def _from_config_json(path_text: str, num_parameters: int | None) -> Architectur
     try:
         return from_config(ArchitectureConfig.model_validate(fields))
     except ValueError as error:
-        raise ConfigError([ConfigIssue("model.config_json", f"{str(path)!r} lacks what the preflight needs: "
+        raise ConfigError([ConfigIssue("model.config_json", f"{show(str(path))} lacks what the preflight needs: "
                                        f"{error}".replace("\n", " "), "use model.architecture instead.")]) from None

@@ -3,10 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from preflight.delivery import DeliveryBudget
 from preflight.resolve import ResolvedEngine
+
+
+class Sizing(Protocol):
+    """The preflight -> components seam: the only figures components read. A PreflightReport is one; so is
+    any small object with these four (tests/test_stack.py builds every stack from such an object)."""
+
+    @property
+    def resolved(self) -> ResolvedEngine: ...  # the engine values rendered as flags (and max_num_seqs, utilization)
+
+    @property
+    def weights_on_disk_gib(self) -> float: ...  # cache volume, download and load budgets
+
+    @property
+    def kv_cache_tokens(self) -> int: ...  # KEDA and alert capacity
+
+    @property
+    def target_tokens_per_request(self) -> int: ...  # the concurrency target KEDA scales on
 
 
 @dataclass(frozen=True)

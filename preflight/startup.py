@@ -38,14 +38,15 @@ def startup_budget(
     gpus_per_replica: int,
     enforce_eager: bool,
     *,
-    engine_start_seconds: float = 60,
-    per_gpu_start_seconds: float = 15,
-    cuda_graph_capture_seconds: float = 120,
-    safety_factor: float = 1.5,
-    period_seconds: int = 10,
+    engine_start_seconds: float,
+    per_gpu_start_seconds: float,
+    cuda_graph_capture_seconds: float,
+    safety_factor: float,
+    period_seconds: int,
     override_seconds: int | None = None,
 ) -> StartupBudget:
-    """The startup budget of one replica. `override_seconds` replaces the computed total."""
+    """The startup budget of one replica. `override_seconds` replaces the computed total. The terms have no
+    defaults here: ProbesConfig holds them (components/render/probes.py server_startup_budget passes them)."""
     if load_throughput_gib_per_s <= 0 or period_seconds <= 0 or gpus_per_replica < 1:
         raise ValueError("throughput and period must be positive and gpus_per_replica at least 1")
     load = weights_on_disk_gib / load_throughput_gib_per_s

@@ -33,9 +33,9 @@ def raw_config(**changes: Any) -> dict[str, Any]:
     return merge(BASE, changes)
 
 
-def make_config(secrets: frozenset[str] = frozenset(), **changes: Any) -> StackConfig:
+def make_config(**changes: Any) -> StackConfig:
     """A valid stack (Llama-3.1-8B on one A100-80GB) with `changes` merged in, group by group."""
-    return validate_config(raw_config(**changes), secrets)
+    return validate_config(raw_config(**changes))
 
 
 def shipped_stack(name: str) -> StackConfig:

@@ -28,8 +28,8 @@ class RecordingMocks(pulumi.runtime.Mocks):
         self.resources.append(args)
         return f"{args.name}-id", dict(args.inputs)
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
-        return {}
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[Any, Any], list[tuple[str, str]] | None]:
+        return {}, None
 
 
 @dataclass
@@ -72,7 +72,8 @@ def run_program_catching(build: Callable[[], Any], config: Mapping[str, Any] | N
     """Like run_program, but a failing program still returns what it registered before it failed."""
     mocks = RecordingMocks()
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False)
-    values = {f"{PROJECT}:{k}": v if isinstance(v, str) else json.dumps(v) for k, v in (config or {}).items()}
+    values = {k if ":" in k else f"{PROJECT}:{k}": v if isinstance(v, str) else json.dumps(v)
+              for k, v in (config or {}).items()}  # a key with a namespace (kubernetes:context) keeps it
     pulumi.runtime.set_all_config(values, [f"{PROJECT}:{k}" for k in secret_keys])
     exports: dict[str, Any] = {}
     settings = pulumi_mocks.SETTINGS

@@ -38,9 +38,9 @@ def stack_with(name: str, **changes: Any) -> tuple[StackConfig, PreflightReport]
     return planned(validate_config(raw))
 
 
-def configured(secrets: frozenset[str] = frozenset(), **changes: Any) -> tuple[StackConfig, PreflightReport]:
+def configured(**changes: Any) -> tuple[StackConfig, PreflightReport]:
     """The factories' base stack (Llama-3.1-8B on one A100-80GB) with changes, and its report."""
-    return planned(make_config(secrets, **changes))
+    return planned(make_config(**changes))
 
 
 def manifests(cfg: StackConfig, report: PreflightReport, with_token: bool = False) -> list[dict[str, Any]]:

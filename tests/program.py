@@ -6,6 +6,9 @@ import runpy
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from config.errors import PROJECT
 from config.sources import read_stack_file
 from tests.factories import REPO
 from tests.harness import Registered, run_program_catching
@@ -34,3 +37,24 @@ def run_stack_file(path: Path, extra: dict[str, Any] | None = None) -> tuple[Reg
     config.update(extra or {})
     return run_main(config, secret_keys + tuple(k for k in (extra or {}) if k in SECRET_VALUES),
                     stack=path.name.removeprefix("Pulumi.").removesuffix(".yaml"))
+
+
+def pulumi_config(path: Path) -> tuple[dict[str, Any], tuple[str, ...]] | None:
+    """The file as `pulumi config` would hold it (secure values become secret keys); None if it cannot."""
+    from config.loading import parse_stack_yaml
+
+    try:  # the bounded loader: a file it refuses (an alias, a duplicate key) is not handed to the program
+        document = parse_stack_yaml(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError:
+        return None
+    if not isinstance(document, dict) or not isinstance(document.get("config"), dict):
+        return None
+    values: dict[str, Any] = {}
+    secrets: list[str] = []
+    for full_key, value in document["config"].items():
+        key = str(full_key).removeprefix(f"{PROJECT}:")  # another namespace's keys keep theirs
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            value = str(value["secure"])
+            secrets.append(key)
+        values[key] = value
+    return values, tuple(secrets)

@@ -7,7 +7,7 @@ from typing import Any
 import pulumi
 
 from catalog.vllm_metrics import VERSIONS
-from components.autoscaling import TOKEN, KedaAutoscaler, KedaAutoscalerArgs
+from components.autoscaling import TYPE_TOKEN, KedaAutoscaler, KedaAutoscalerArgs
 from components.render.keda import Capacity, derive_thresholds, render_scaled_object_spec
 from components.render.promql import Workload
 from config.observability import AutoscalingConfig
@@ -34,14 +34,14 @@ def build(autoscaler_args: KedaAutoscalerArgs) -> Registered:
 
 def test_registers_the_component_and_one_scaled_object() -> None:
     registered = build(args())
-    assert registered.types == [SCALED_OBJECT, TOKEN]
+    assert registered.types == [SCALED_OBJECT, TYPE_TOKEN]
 
 
 def test_scaled_object_is_a_child_of_the_component() -> None:
     made: list[KedaAutoscaler] = []
     run_program(lambda: made.append(KedaAutoscaler("llama", args())))
     urn = resolve(made[0].scaled_object.urn)
-    assert urn.endswith(f"::{TOKEN}${SCALED_OBJECT}::llama-scaledobject")
+    assert urn.endswith(f"::{TYPE_TOKEN}${SCALED_OBJECT}::llama-scaledobject")
 
 
 def test_scaled_object_spec_is_the_rendered_spec_verbatim() -> None:

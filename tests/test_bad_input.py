@@ -15,11 +15,9 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pulumi
 import pytest
-import yaml
 
 from config.errors import PROJECT, ConfigError
 from config.sources import load_stack_file
@@ -27,6 +25,7 @@ from preflight import run_preflight
 from preflight.__main__ import EXIT_BLOCKED, EXIT_CONFIG_ERROR
 from preflight.__main__ import main as preflight_main
 from tests.harness import Registered, run_program_catching
+from tests.program import pulumi_config
 
 ROOT = Path(__file__).resolve().parent.parent
 BAD_STACKS = ROOT / "tests" / "bad_stacks"
@@ -59,25 +58,6 @@ def blocked_reason(path: Path) -> str:
     found = BLOCKED.search(path.read_text(encoding="utf-8"))
     assert found, f"{path.name} has no `# blocked: <fragment>` header"
     return found["fragment"].strip()
-
-
-def pulumi_config(path: Path) -> tuple[dict[str, Any], tuple[str, ...]] | None:
-    """The file as `pulumi config` would hold it (secure values become secret keys); None if it cannot."""
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError:
-        return None
-    if not isinstance(document, dict) or not isinstance(document.get("config"), dict):
-        return None
-    values: dict[str, Any] = {}
-    secrets: list[str] = []
-    for full_key, value in document["config"].items():
-        key = str(full_key).removeprefix(f"{PROJECT}:")
-        if isinstance(value, dict) and set(value) == {"secure"}:
-            value = str(value["secure"])
-            secrets.append(key)
-        values[key] = value
-    return values, tuple(secrets)
 
 
 BAD_FILES = sorted(BAD_STACKS.glob("*.yaml"))

@@ -87,6 +87,21 @@ def test_a_plain_text_token_in_the_pulumi_config_is_refused() -> None:
                             "hf_token": "hf_x"})
 
 
+def test_a_ten_megabyte_value_from_the_pulumi_engine_is_refused_quoting_eighty_characters() -> None:
+    with pytest.raises(ConfigError) as caught:
+        _load_under_pulumi({"model": {"id": "a" * 10_000_000}, "gpu": {"product": "L4"}})
+    (issue,) = caught.value.issues
+    assert (issue.key, "(10000000 characters), longer than the 4096 allowed" in issue.message,
+            len(issue.render()) < 300) == ("model.id", True, True)
+
+
+@pytest.mark.parametrize("levels", [30, 100_000], ids=["deeper than the limit", "deeper than JSON can decode"])
+def test_deep_nesting_from_the_pulumi_engine_is_a_config_error(levels: int) -> None:
+    text = '{"id": ' + "[" * levels + "1" + "]" * levels + "}"  # the engine hands values over as JSON text
+    with pytest.raises(ConfigError, match="vllm-serving:model"):
+        _load_under_pulumi({"model": text, "gpu": {"product": "L4"}})
+
+
 def _number_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
     keys = []
     for name, field in model.model_fields.items():

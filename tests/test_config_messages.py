@@ -31,10 +31,10 @@ def meaning(model: type[BaseModel], name: str) -> str:
     return f" — {rest} ({flag})." if colon and flag.startswith("--") and " " not in flag else f" — {text}."
 
 
-def only_issue(secrets: frozenset[str] = frozenset(), **changes: Any) -> str:
+def only_issue(**changes: Any) -> str:
     """The one rendered issue a stack with `changes` has."""
     with pytest.raises(ConfigError) as caught:
-        validate_config(raw_config(**changes), secrets)
+        validate_config(raw_config(**changes))
     issues = [issue.render() for issue in caught.value.issues]
     assert len(issues) == 1, issues
     return issues[0]
@@ -52,7 +52,7 @@ MESSAGES: dict[str, tuple[dict[str, Any], str, tuple[type[BaseModel], str] | Non
         "engine.gpu_memory_utilization to a number in (0, 1]", (EngineConfig, "gpu_memory_utilization")),
     "whole number out of range": (
         {"replicas": 0},
-        "vllm-serving:replicas: 0 is out of range: must be ≥ 1. Fix: set replicas to a whole number ≥ 1",
+        "vllm-serving:replicas: 0 is out of range: must be ≥ 1. Fix: set replicas to a whole number from 1 to 1000",
         (StackConfig, "replicas")),
     "whole number with both bounds": (
         {"server": {"port": 70000}},

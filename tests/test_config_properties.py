@@ -124,7 +124,7 @@ def in_range_stacks(draw: st.DrawFn) -> dict[str, Any]:
         "enable_prefix_caching": st.booleans(),
         "block_size": st.sampled_from([8, 16, 32, 64, 128]),
         "dtype": st.sampled_from(["auto", "half", "float16", "bfloat16"]),
-        "served_model_name": st.text(min_size=1, max_size=30),
+        "served_model_name": st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,29}\Z"),
     })))
     raw["engine"] = engine
     scaling = raw.get("autoscaling") or {}

@@ -18,9 +18,9 @@ def docker_stack(**overrides: Any) -> dict[str, Any]:
     return {"model": MODEL_8B, "gpu": {"product": "L40S"}, "target": "docker", **overrides}
 
 
-def problems(raw: dict[str, Any], secrets: frozenset[str] = frozenset()) -> list[str]:
+def problems(raw: dict[str, Any]) -> list[str]:
     with pytest.raises(ConfigError) as caught:
-        validate_config(raw, secrets)
+        validate_config(raw)
     return [issue.render() for issue in caught.value.issues]
 
 
@@ -153,7 +153,7 @@ def test_groups_shared_with_kubernetes_are_accepted_on_docker() -> None:
                        server={"port": 9000, "shm_size_gib": 4}, security={"require_api_key": True},
                        preflight={"min_margin_percent": 10})
 
-    cfg = validate_config(raw, frozenset({"api_key"}))
+    cfg = validate_config(raw)
 
     assert (cfg.server.port, cfg.probes.startup_seconds, cfg.server.shm_size_gib) == (9000, 900, 4.0)
 
@@ -169,7 +169,7 @@ def test_device_list_must_match_gpus_per_replica() -> None:
 def test_device_list_matching_tensor_parallel_size_is_accepted() -> None:
     raw = docker_stack(engine={"tensor_parallel_size": 2}, docker={"gpus": [2, "GPU-3a23c669"]})
 
-    assert validate_config(raw).docker.gpus == (2, "GPU-3a23c669")
+    assert validate_config(raw).docker.gpus == (2, "GPU-3a23c669")  # type: ignore[union-attr]
 
 
 def test_all_gpus_on_a_host_with_more_gpus_than_a_replica_uses_is_rejected() -> None:
@@ -200,7 +200,7 @@ def test_publishing_on_every_interface_without_an_api_key_is_rejected() -> None:
 def test_publishing_on_every_interface_with_an_api_key_is_accepted() -> None:
     raw = docker_stack(docker={"publish_address": "0.0.0.0"}, security={"require_api_key": True})
 
-    assert validate_config(raw, frozenset({"api_key"})).docker.publish_address == "0.0.0.0"
+    assert validate_config(raw).docker.publish_address == "0.0.0.0"  # type: ignore[union-attr]
 
 
 def test_publish_address_must_be_an_ip_address() -> None:

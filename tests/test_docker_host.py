@@ -9,10 +9,11 @@ from typing import Any
 import pulumi
 import pytest
 
-from components.docker_host import TYPE_TOKEN, build_docker_stack
+from components.docker_host import TYPE_TOKEN
 from components.render.docker import HF_TOKEN_FILE, startup_seconds
 from components.render.names import HF_HOME
 from components.render.vllm_args import render_vllm_args
+from components.stack import build_docker_stack
 from config.secrets import StackSecrets
 from config.sources import load_stack_file
 from config.stack import StackConfig, validate_config
@@ -54,7 +55,7 @@ def docker_stack(**overrides: Any) -> StackConfig:
     # The smoke-test container is off here (tests/test_smoke_docker.py covers it), so `one(CONTAINER)` is vLLM's.
     raw = {"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"product": "L40S"}, "target": "docker",
            "smoke_test": {"enabled": False}}
-    return validate_config({**raw, **overrides}, frozenset({"api_key"}))
+    return validate_config({**raw, **overrides})
 
 
 def deploy(cfg: StackConfig, secrets: StackSecrets | None = None) -> tuple[Registered, dict[str, Any]]:
@@ -181,7 +182,7 @@ def test_the_docker_provider_connects_to_the_configured_host() -> None:
 def test_every_docker_resource_uses_the_explicit_provider(typ: str) -> None:
     registered = deploy(docker_stack())[0]
 
-    assert registered.of_type(typ)[0].provider.split("::")[-2:] == ["docker-host", "docker-host-id"]
+    assert str(registered.of_type(typ)[0].provider).split("::")[-2:] == ["docker-host", "docker-host-id"]
 
 
 def test_the_container_is_a_child_of_the_docker_host_component() -> None:
@@ -206,7 +207,7 @@ def test_the_stack_outputs_say_where_metrics_are() -> None:
 def kubernetes_twin(cfg: StackConfig) -> StackConfig:
     """The same model, GPUs and engine on Kubernetes."""
     raw = cfg.model_dump(exclude={"docker", "target"}, exclude_unset=True)
-    return validate_config(raw, frozenset({"api_key"}))
+    return validate_config(raw)
 
 
 @pytest.mark.parametrize("stack", ["docker-70b", "docker-8b"])

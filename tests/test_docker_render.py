@@ -28,7 +28,7 @@ ARGS = ["meta-llama/Llama-3.1-8B-Instruct", "--port", "8000"]
 
 def stack(**overrides: Any) -> StackConfig:
     raw = {"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"product": "L40S"}, "target": "docker"}
-    return validate_config({**raw, **overrides}, frozenset({"api_key"}))
+    return validate_config({**raw, **overrides})
 
 
 def container(cfg: StackConfig | None = None, start_period_s: int = 600, with_hf_token: bool = False) -> dict[str, Any]:

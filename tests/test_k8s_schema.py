@@ -14,7 +14,7 @@ VARIANTS = {
     "prod": lambda: stack("prod"),
     "dev": lambda: stack("dev"),
     "0.7.2 with ngram and api key": lambda: configured(
-        frozenset({"api_key"}), vllm={"version": "0.7.2"}, security={"require_api_key": True},
+        vllm={"version": "0.7.2"}, security={"require_api_key": True},
         engine={"max_model_len": 8192, "speculative": {"method": "ngram", "num_speculative_tokens": 4,
                                                        "prompt_lookup_max": 4}}),
     "autoscaled, zone spread, existing namespace": lambda: configured(

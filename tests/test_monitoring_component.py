@@ -6,11 +6,11 @@ import json
 from typing import Any
 
 from catalog.vllm_metrics import VERSIONS
-from components.monitoring import TOKEN, Monitoring, MonitoringArgs, alert_thresholds, render_monitor
+from components.monitoring import TYPE_TOKEN, Monitoring, MonitoringArgs, alert_thresholds, render_monitor
 from components.render.alerts import render_rule_groups
 from components.render.keda import Capacity
 from components.render.promql import Workload
-from config.observability import MonitoringConfig
+from config.observability import AutoscalingConfig, MonitoringConfig
 from tests.harness import Registered, resolve, run_program
 from tests.promtool import crd_errors
 
@@ -26,7 +26,7 @@ def args(**changes: Any) -> MonitoringArgs:
     values: dict[str, Any] = {
         "namespace": "llm", "deployment_name": "llama-server", "selector_labels": LABELS,
         "served_model_name": "llama-8b", "vllm_version": "0.33.0", "monitoring": MonitoringConfig(),
-        "capacity": CAPACITY, "hpa_name": "keda-hpa-llama"}
+        "capacity": CAPACITY, "autoscaling": AutoscalingConfig(), "hpa_name": "keda-hpa-llama"}
     return MonitoringArgs(**{**values, **changes})
 
 
@@ -35,14 +35,15 @@ def build(monitoring_args: MonitoringArgs) -> Registered:
 
 
 def test_registers_a_service_monitor_rules_and_a_dashboard() -> None:
-    assert build(args()).types == sorted([CONFIG_MAP, SERVICE_MONITOR, RULE, TOKEN])
+    assert build(args()).types == sorted([CONFIG_MAP, SERVICE_MONITOR, RULE, TYPE_TOKEN])
 
 
 def test_children_are_parented_to_the_component() -> None:
     made: list[Monitoring] = []
     run_program(lambda: made.append(Monitoring("llama", args())))
-    urns = [resolve(child.urn) for child in (made[0].monitor, made[0].rules, made[0].dashboard)]
-    assert all(f"::{TOKEN}$" in urn for urn in urns)
+    children = (made[0].monitor, made[0].rules, made[0].dashboard)
+    urns = [resolve(child.urn) for child in children]  # type: ignore[union-attr]
+    assert all(f"::{TYPE_TOKEN}$" in urn for urn in urns)
 
 
 def test_service_monitor_scrapes_metrics_on_the_http_port() -> None:

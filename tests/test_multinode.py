@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from components.render.vllm_checks import canonical_flag
 
 from catalog.vllm_flags import FLAG_TABLES, OWNED_FLAGS
 from catalog.vllm_metrics import metrics_for
@@ -12,7 +13,6 @@ from components.render.alerts import render_rule_groups
 from components.render.keda import derive_thresholds, render_scaled_object
 from components.render.leaderworkerset import group_name
 from components.render.promql import Workload
-from components.render.vllm_checks import canonical_flag
 from config.errors import ConfigError
 from preflight import run_preflight
 from tests.factories import STACKS, example_stack, make_config

@@ -9,7 +9,7 @@ import pulumi
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
-from components.network_policy import TOKEN, NetworkPolicies, NetworkPoliciesArgs
+from components.network_policy import TYPE_TOKEN, NetworkPolicies, NetworkPoliciesArgs
 from components.render.names import labels, selector_labels
 from components.render.network_policy import (
     MODEL_CACHE,
@@ -200,12 +200,12 @@ def test_component_registers_one_policy_per_pod_role_named_after_the_component()
 
 def test_component_uses_its_own_type_token() -> None:
     resources, _ = _register({})
-    assert [r.typ for r in resources if not r.custom] == [TOKEN]
+    assert [r.typ for r in resources if not r.custom] == [TYPE_TOKEN]
 
 
 def test_component_policies_are_children_of_the_component() -> None:
     _, built = _register({})
-    assert f"{TOKEN}$kubernetes:networking.k8s.io/v1:NetworkPolicy::vllm-server" in resolve(built["component"].server.urn)
+    assert f"{TYPE_TOKEN}$kubernetes:networking.k8s.io/v1:NetworkPolicy::vllm-server" in resolve(built["component"].server.urn)  # type: ignore[union-attr]
 
 
 def test_component_accepts_the_namespace_as_an_output() -> None:
@@ -225,7 +225,7 @@ def test_component_sends_the_rendered_spec_to_kubernetes() -> None:
 
 def test_component_registers_no_policy_when_disabled() -> None:
     resources, built = _register({"enabled": False})
-    assert ([r.typ for r in resources], built["component"].server) == ([TOKEN], None)
+    assert ([r.typ for r in resources], built["component"].server) == ([TYPE_TOKEN], None)
 
 
 # The policy follows the exposure (config/exposure.py), and node-local DNS.

@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from preflight.__main__ import main
 from tests.factories import REPO, STACKS
 
@@ -104,7 +106,7 @@ def test_an_unreadable_stack_file_exits_two_naming_the_file(tmp_path, monkeypatc
     def refuse(*_args: object, **_kwargs: object) -> str:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(Path, "read_text", refuse)
+    monkeypatch.setattr(Path, "open", refuse)
     assert main([str(stack)]) == 2
     assert f"{stack}: cannot be read (Permission denied)." in capsys.readouterr().err
 
@@ -113,4 +115,23 @@ def test_a_file_that_is_not_yaml_exits_two_saying_so(tmp_path, capsys) -> None: 
     stack = tmp_path / "Pulumi.binary.yaml"
     stack.write_bytes(b"\x93\x00\xff config")
     assert main([str(stack)]) == 2
-    assert f"{stack}: not valid YAML" in capsys.readouterr().err
+    assert f"{stack}: is not UTF-8 text (byte 0)" in capsys.readouterr().err
+
+
+def test_an_internal_error_exits_three_with_one_line_asking_to_report_it(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    def crash(*_args: object) -> None:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr("preflight.__main__.assess", crash)
+    assert main([str(STACKS / "Pulumi.dev.yaml")]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("internal error in the preflight (ZeroDivisionError); please report it") and err.count("\n") == 1
+
+
+def test_debug_shows_the_traceback_of_an_internal_error(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    def crash(*_args: object) -> None:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr("preflight.__main__.assess", crash)
+    with pytest.raises(ZeroDivisionError):
+        main([str(STACKS / "Pulumi.dev.yaml"), "--debug"])

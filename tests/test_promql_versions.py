@@ -32,9 +32,11 @@ def everything(version: str) -> Registered:
     scaling = AutoscalingConfig(enabled=True, triggers=("queue", "running", "kv_cache", "latency"))
 
     def build() -> None:
-        autoscaler = KedaAutoscaler("llama", KedaAutoscalerArgs(autoscaling=scaling, server_address="http://monitoring-kube-prometheus-prometheus.monitoring.svc:9090",
-                                                                **common))
-        Monitoring("llama", MonitoringArgs(monitoring=MonitoringConfig(), hpa_name=autoscaler.hpa_name, **common))
+        autoscaler = KedaAutoscaler("llama", KedaAutoscalerArgs(
+            autoscaling=scaling, server_address="http://monitoring-kube-prometheus-prometheus.monitoring.svc:9090",
+            **common))
+        Monitoring("llama", MonitoringArgs(monitoring=MonitoringConfig(), autoscaling=scaling,
+                                           hpa_name=autoscaler.hpa_name, **common))
 
     return run_program(build)
 

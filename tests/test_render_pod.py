@@ -112,7 +112,7 @@ def test_every_container_pull_policy_is_explicit():
 
 def test_pod_runs_as_a_fixed_non_root_user_with_fs_group():
     context = pod_spec(manifests(*stack("prod")))["securityContext"]
-    assert context == {"runAsNonRoot": True, "runAsUser": 2000, "runAsGroup": 2000, "fsGroup": 2000,
+    assert context == {"runAsNonRoot": True, "runAsUser": 10001, "runAsGroup": 10001, "fsGroup": 10001,
                        "fsGroupChangePolicy": "OnRootMismatch", "seccompProfile": {"type": "RuntimeDefault"}}
 
 
@@ -142,7 +142,7 @@ def test_shutdown_sleeps_before_sigterm_and_leaves_time_to_drain():
 
 
 def test_api_key_comes_from_a_secret_reference():
-    objects = manifests(*configured(frozenset({"api_key"}), security={"require_api_key": True}))
+    objects = manifests(*configured(security={"require_api_key": True}))
     assert env_of(server(objects))["VLLM_API_KEY"] == {"secretKeyRef": {"name": "llama-api-key", "key": "api-key"}}
     assert "--api-key" not in server(objects)["args"]
 

@@ -4,40 +4,81 @@ from __future__ import annotations
 
 import pytest
 
-from preflight.startup import startup_budget
+from config.kubernetes import ProbesConfig
+from preflight.startup import StartupBudget, startup_budget
+
+
+def default_budget(weights: float, throughput: float, gpus: int, eager: bool, **changes: object) -> StartupBudget:
+    """startup_budget with ProbesConfig's defaults, the one place they live."""
+    probes = ProbesConfig()
+    terms: dict[str, object] = {
+        "engine_start_seconds": probes.engine_start_seconds, "per_gpu_start_seconds": probes.per_gpu_start_seconds,
+        "cuda_graph_capture_seconds": probes.cuda_graph_capture_seconds, "safety_factor": probes.safety_factor,
+        "period_seconds": probes.startup_period_seconds}
+    return startup_budget(weights, throughput, gpus, eager, **{**terms, **changes})  # type: ignore[arg-type]
 
 
 def test_load_time_is_weights_over_throughput():
-    assert startup_budget(100.0, 0.5, 1, False).load_seconds == 200
+    assert default_budget(100.0, 0.5, 1, False).load_seconds == 200
 
 
 def test_each_extra_gpu_adds_worker_start_time():
-    assert startup_budget(10.0, 1.0, 4, False).engine_start_seconds == 60 + 3 * 15
+    assert default_budget(10.0, 1.0, 4, False).engine_start_seconds == 60 + 3 * 15
 
 
 def test_enforce_eager_skips_cuda_graph_capture():
-    assert startup_budget(10.0, 1.0, 1, True).cuda_graph_seconds == 0
+    assert default_budget(10.0, 1.0, 1, True).cuda_graph_seconds == 0
 
 
 def test_total_is_the_sum_times_the_safety_factor_rounded_up_to_whole_periods():
-    budget = startup_budget(131.417, 0.5, 4, False)  # (262.8 + 105 + 120) x 1.5 = 731.6
+    budget = default_budget(131.417, 0.5, 4, False)  # (262.8 + 105 + 120) x 1.5 = 731.6
     assert (budget.total_seconds, budget.failure_threshold) == (740, 74)
 
 
 def test_bigger_model_gets_a_longer_budget():
-    assert startup_budget(131.0, 0.5, 4, False).total_seconds > startup_budget(15.0, 0.5, 4, False).total_seconds
+    assert default_budget(131.0, 0.5, 4, False).total_seconds > default_budget(15.0, 0.5, 4, False).total_seconds
 
 
 def test_override_replaces_the_estimate():
-    budget = startup_budget(131.0, 0.5, 4, False, override_seconds=3600)
+    budget = default_budget(131.0, 0.5, 4, False, override_seconds=3600)
     assert (budget.total_seconds, budget.failure_threshold, budget.overridden) == (3600, 360, True)
 
 
 def test_explanation_shows_each_term():
-    assert startup_budget(100.0, 1.0, 1, False).explain() == (
+    assert default_budget(100.0, 1.0, 1, False).explain() == (
         "(100 s load + 60 s engine start + 120 s compile/CUDA graphs) x 1.5 = 420 s (42 x 10 s)")
 
 
 def test_zero_throughput_is_rejected():
     with pytest.raises(ValueError, match="positive"):
-        startup_budget(10.0, 0.0, 1, False)
+        default_budget(10.0, 0.0, 1, False)
+
+
+DRAFT = {"method": "draft_model", "model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}
+
+
+@pytest.mark.parametrize("speculative", [None, DRAFT], ids=["no draft", "with a draft model"])
+def test_the_docker_start_period_is_the_kubernetes_startup_budget_plus_the_first_download(speculative) -> None:  # type: ignore[no-untyped-def]
+    from components.render.docker import first_download_seconds, startup_seconds
+    from components.render.probes import server_startup_budget
+    from preflight import run_preflight
+    from tests.factories import make_config
+
+    model = {"id": "Qwen/Qwen3-8B"}
+    changes = {"model": model, "engine": {"max_model_len": 8192, "speculative": speculative}}
+    docker = make_config(target="docker", docker={}, **changes)
+    kubernetes = make_config(**changes)
+    report = run_preflight(docker)
+    budget = server_startup_budget(kubernetes, run_preflight(kubernetes).weights_on_disk_gib).total_seconds
+    assert startup_seconds(docker, report) - first_download_seconds(docker, report) == budget
+
+
+def test_the_first_download_on_docker_includes_the_draft_model() -> None:
+    from components.render.docker import first_download_seconds
+    from preflight import run_preflight
+    from tests.factories import make_config
+
+    model = {"id": "Qwen/Qwen3-8B"}
+    plain = make_config(target="docker", docker={}, model=model, engine={"max_model_len": 8192})
+    drafted = make_config(target="docker", docker={}, model=model, engine={"max_model_len": 8192, "speculative": DRAFT})
+    assert first_download_seconds(drafted, run_preflight(drafted)) > first_download_seconds(plain, run_preflight(plain))

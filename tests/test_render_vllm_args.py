@@ -9,8 +9,8 @@ import pytest
 from catalog.vllm_flags import FLAG_TABLES
 from components.render.names import HF_HOME
 from components.render.vllm_args import render_vllm_args, render_vllm_env
-from components.render.vllm_checks import check_vllm_config
 from tests.kubernetes_fixtures import configured, flag_value, stack
+from validation.vllm import check_vllm_config
 
 VERSIONS = ("0.7.2", "0.33.0")
 

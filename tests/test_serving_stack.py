@@ -5,24 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 import pytest
 
 from components.serving_stack import ServingStack, ServingStackArgs
-from config.errors import ConfigError
 from config.secrets import StackSecrets
-from tests import harness
 from tests.harness import resolve, run_program
 from tests.kubernetes_fixtures import configured, run_recording, stack
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 
 
-def build_stack(cfg, report, secrets: StackSecrets | None = None, keep: list | None = None,  # type: ignore[no-untyped-def]
-                extensions: tuple = ()):
+def build_stack(cfg, report, secrets: StackSecrets | None = None, keep: list | None = None):  # type: ignore[no-untyped-def]
     def build() -> None:
         default = StackSecrets(api_key=pulumi.Output.secret("sk-test")) if cfg.security.require_api_key else StackSecrets()
-        serving = ServingStack("llama", ServingStackArgs(cfg, report, secrets or default, extensions))
+        serving = ServingStack("llama", ServingStackArgs(cfg, report, secrets or default))
         if keep is not None:
             keep.append(serving)
     return build
@@ -88,53 +84,8 @@ def test_hf_token_secret_is_created_from_the_pulumi_secret():
     assert sorted(s.inputs["metadata"]["name"] for s in secrets) == ["llama-api-key", "llama-hf-token"]
 
 
-def test_extensions_add_children_before_outputs_are_registered():
-    def add_config_map(serving: ServingStack) -> None:
-        k8s.core.v1.ConfigMap("llama-extra", data={"k": "v"}, opts=pulumi.ResourceOptions(parent=serving))
-    _, requests = run_recording(build_stack(*stack("dev"), extensions=(add_config_map,)))
-    assert requests["llama-extra"].parent.endswith("vllm-serving:index:ServingStack::llama")
-
-
-def registered_nothing(monkeypatch: pytest.MonkeyPatch, cfg, report,  # type: ignore[no-untyped-def]
-                       secrets: StackSecrets | None = None) -> tuple[ConfigError, list]:
-    created: list[harness.RecordingMocks] = []
-
-    class Spy(harness.RecordingMocks):
-        def __init__(self) -> None:
-            super().__init__()
-            created.append(self)
-
-    monkeypatch.setattr(harness, "RecordingMocks", Spy)
-    with pytest.raises(ConfigError) as error:
-        harness.run_program(build_stack(cfg, report, secrets))
-    return error.value, created[0].resources
-
-
-def test_cache_too_small_registers_nothing_and_names_the_key(monkeypatch: pytest.MonkeyPatch):
-    error, resources = registered_nothing(monkeypatch, *configured(cache={"size_gib": 5}))
-    assert resources == [] and [i.key for i in error.issues] == ["cache.size_gib"]
-
-
-def test_colliding_extra_flag_registers_nothing(monkeypatch: pytest.MonkeyPatch):
-    error, resources = registered_nothing(
-        monkeypatch, *configured(engine={"max_model_len": 8192, "extra_args": ["--max-num-seqs", "8"]}))
-    assert resources == [] and "vllm-serving:engine.extra_args: contains --max-num-seqs" in str(error)
-
-
-def test_xformers_on_0_33_registers_nothing(monkeypatch: pytest.MonkeyPatch):
-    error, resources = registered_nothing(
-        monkeypatch, *configured(engine={"max_model_len": 8192, "attention_backend": "XFORMERS"}))
-    assert resources == [] and [i.key for i in error.issues] == ["engine.attention_backend"]
-
-
-def test_required_api_key_without_the_secret_registers_nothing(monkeypatch: pytest.MonkeyPatch):
-    error, resources = registered_nothing(
-        monkeypatch, *configured(frozenset({"api_key"}), security={"require_api_key": True}), StackSecrets(hf_token=None))
-    assert resources == [] and [i.key for i in error.issues] == ["api_key"]
-
-
 def test_required_api_key_reaches_the_server_as_a_secret_reference():
-    cfg, report = configured(frozenset({"api_key"}), security={"require_api_key": True})
+    cfg, report = configured(security={"require_api_key": True})
     registered = run_program(build_stack(cfg, report, StackSecrets(api_key=pulumi.Output.secret("sk"))))
     env = registered.one(DEPLOYMENT)["spec"]["template"]["spec"]["containers"][0]["env"]
     assert {"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {"name": "llama-api-key", "key": "api-key"}}} in env

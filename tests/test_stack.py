@@ -1,15 +1,20 @@
-"""build_stack: the one wiring function. Every check runs before the first registration, provider included."""
+"""build_stack: the one wiring function, and the narrow preflight -> components seam (preflight.report.Sizing)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pulumi
+import pytest
 
 from components.stack import build_stack, instance_name
-from config.errors import ConfigError
 from config.secrets import StackSecrets
+from config.sources import load_stack_file
 from preflight import run_preflight
-from tests.factories import make_config
-from tests.harness import run_program_catching
+from preflight.report import Sizing
+from preflight.resolve import ResolvedEngine
+from tests.factories import STACKS, make_config
+from tests.harness import run_program, run_program_catching
 
 
 def test_the_instance_is_named_after_the_stack_as_a_dns_label() -> None:
@@ -25,25 +30,38 @@ def test_a_stack_name_with_nothing_usable_falls_back_to_vllm() -> None:
     assert instance_name("___") == "vllm"
 
 
-def test_a_failed_kubernetes_check_registers_not_even_the_render_provider() -> None:
-    cfg = make_config(cache={"size_gib": 1.0}, render_yaml_to_directory="rendered")
-    registered, error = run_program_catching(lambda: build_stack(cfg, run_preflight(cfg), StackSecrets()))
-    assert isinstance(error, ConfigError)
-    assert [issue.key for issue in error.issues] == ["cache.size_gib"]
-    assert registered.resources == []
-
-
-def test_a_docker_stack_without_its_required_api_key_registers_nothing() -> None:
-    cfg = make_config(frozenset({"api_key"}), target="docker", docker={}, security={"require_api_key": True})
-    registered, error = run_program_catching(lambda: build_stack(cfg, run_preflight(cfg), StackSecrets()))
-    assert isinstance(error, ConfigError)
-    assert [issue.key for issue in error.issues] == ["api_key"]
-    assert registered.resources == []
-
-
 def test_a_docker_stack_with_its_api_key_builds() -> None:
-    cfg = make_config(frozenset({"api_key"}), target="docker", docker={}, security={"require_api_key": True})
+    cfg = make_config(target="docker", docker={}, security={"require_api_key": True})
     secrets = StackSecrets(api_key=pulumi.Output.secret("sk-test"))
     registered, error = run_program_catching(lambda: build_stack(cfg, run_preflight(cfg), secrets))
     assert error is None
     assert "vllm-serving:index:DockerHost" in registered.types
+
+
+@dataclass(frozen=True)
+class OnlySizing:
+    """The four figures of preflight.report.Sizing and nothing else."""
+
+    resolved: ResolvedEngine
+    weights_on_disk_gib: float
+    kv_cache_tokens: int
+    target_tokens_per_request: int
+
+
+SHIPPED = sorted(STACKS.glob("Pulumi.*.yaml"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_components_need_only_the_sizing_figures_of_the_report(path) -> None:  # type: ignore[no-untyped-def]
+    cfg = load_stack_file(path)
+    report = run_preflight(cfg)
+    narrow = OnlySizing(report.resolved, report.weights_on_disk_gib, report.kv_cache_tokens,
+                        report.target_tokens_per_request)
+    secrets = StackSecrets(api_key=pulumi.Output.secret("sk"))
+
+    def registered(sizing: Sizing) -> list[tuple[str, str, dict]]:
+        def build() -> None:
+            build_stack(cfg, sizing, secrets)
+        return sorted(((r.typ, r.name, r.inputs) for r in run_program(build).resources), key=lambda r: r[:2])
+
+    assert registered(narrow) == registered(report)

@@ -15,7 +15,8 @@ from preflight import run_preflight
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = ROOT / ".github" / "workflows"
-PULUMI_ACTION = "pulumi/actions@v7"
+PULUMI_ACTION = "pulumi/actions@8e5e406f4007fca908480587cb9893c07090f58d"  # v7.0.0
+FULL_SHA = re.compile(r"^[^@]+@[0-9a-f]{40}$")
 
 
 @cache
@@ -25,7 +26,7 @@ def workflow(name: str) -> dict[Any, Any]:
 
 def triggers(name: str) -> dict[str, Any]:
     document = workflow(name)
-    return document.get("on", document.get(True))  # YAML 1.1 (PyYAML) reads the bare key `on` as True
+    return document["on"] if "on" in document else document[True]  # YAML 1.1 (PyYAML) reads bare `on` as True
 
 
 def job(name: str, job_id: str) -> dict[str, Any]:
@@ -57,7 +58,10 @@ def test_preview_runs_on_pull_requests_to_main() -> None:
 
 
 def test_preview_may_comment_on_pull_requests_and_only_read_code() -> None:
-    assert workflow("preview.yml")["permissions"] == {"contents": "read", "pull-requests": "write"}
+    permissions = {job_id: job("preview.yml", job_id)["permissions"] for job_id in workflow("preview.yml")["jobs"]}
+    assert (workflow("preview.yml")["permissions"], permissions) == ({}, {
+        "tests": {"contents": "read"}, "examples": {"contents": "read"},
+        "stack": {"contents": "read", "pull-requests": "write"}})
 
 
 @pytest.mark.parametrize("workflow_name", ["preview.yml", "deploy.yml"])
@@ -148,7 +152,23 @@ def test_deploy_runs_on_pushes_to_main_and_by_hand_only() -> None:
 
 
 def test_deploy_only_reads_the_repository() -> None:
-    assert workflow("deploy.yml")["permissions"] == {"contents": "read"}
+    permissions = [job("deploy.yml", job_id)["permissions"] for job_id in workflow("deploy.yml")["jobs"]]
+    assert (workflow("deploy.yml")["permissions"], permissions) == ({}, [{"contents": "read"}] * 2)
+
+
+@pytest.mark.parametrize("workflow_name", ["preview.yml", "deploy.yml"])
+def test_every_action_is_pinned_to_a_full_commit_sha_with_its_tag_in_a_comment(workflow_name: str) -> None:
+    lines = [line for line in (WORKFLOWS / workflow_name).read_text(encoding="utf-8").splitlines() if "uses:" in line]
+    unpinned = [line.strip() for line in lines if not (FULL_SHA.match(line.split("uses:")[1].split("#")[0].strip())
+                                                       and re.search(r"# v\d", line))]
+    assert (len(lines) > 0, unpinned) == (True, [])
+
+
+@pytest.mark.parametrize("workflow_name", ["preview.yml", "deploy.yml"])
+def test_no_checkout_leaves_the_token_in_the_git_config(workflow_name: str) -> None:
+    checkouts = [s for j in workflow(workflow_name)["jobs"].values() for s in j["steps"]
+                 if str(s.get("uses", "")).startswith("actions/checkout@")]
+    assert checkouts and all(s["with"]["persist-credentials"] is False for s in checkouts)
 
 
 def test_deploy_is_gated_by_the_stacks_github_environment() -> None:

@@ -13,11 +13,12 @@ from typing import Any
 
 from components.render.delivery import compile_cache_env
 from components.render.names import HF_HOME
+from components.render.resources import shm_size_gib
 from components.render.vllm_args import render_vllm_env
 from config.docker import DockerCacheConfig, DockerConfig, docker_settings
 from config.stack import StackConfig
 from preflight.delivery import delivery_budget
-from preflight.report import PreflightReport
+from preflight.report import Sizing
 
 # The cache mounts where render_vllm_env points HF_HOME, the same path as on Kubernetes.
 CACHE_PATH = HF_HOME
@@ -56,7 +57,7 @@ def render_container(cfg: StackConfig, vllm_args: Sequence[str], start_period_s:
     }
 
 
-def render_env(cfg: StackConfig, report: PreflightReport, startup_seconds: int) -> dict[str, str]:
+def render_env(cfg: StackConfig, report: Sizing, startup_seconds: int) -> dict[str, str]:
     """The Kubernetes server environment, except that vLLM downloads the weights itself.
 
     On Kubernetes a Job fills the cache first and the server runs with HF_HUB_OFFLINE=1; a Docker host has
@@ -67,7 +68,7 @@ def render_env(cfg: StackConfig, report: PreflightReport, startup_seconds: int) 
     return env | dict(cfg.vllm.extra_env)  # the user's word stays last, as in render_vllm_env
 
 
-def startup_seconds(cfg: StackConfig, report: PreflightReport) -> int:
+def startup_seconds(cfg: StackConfig, report: Sizing) -> int:
     """The health check's start period: the Kubernetes startup budget plus the first start's download
     (preflight/delivery.py, the same terms the report shows).
 
@@ -77,18 +78,26 @@ def startup_seconds(cfg: StackConfig, report: PreflightReport) -> int:
     budget = delivery_budget(cfg, report.weights_on_disk_gib)
     if budget.probe.overridden:
         return budget.probe.total_seconds  # an override is final
-    download = budget.terms[1].seconds  # 0 for a local_path model, never downloaded
-    return budget.probe.total_seconds + math.ceil(download * budget.probe.safety_factor)
+    return budget.probe.total_seconds + first_download_seconds(cfg, report)
+
+
+def first_download_seconds(cfg: StackConfig, report: Sizing) -> int:
+    """What the first start adds on Docker, where no Job fills the cache first: the model and any draft model
+    (the report's download term; 0 for a local_path model, never downloaded)."""
+    budget = delivery_budget(cfg, report.weights_on_disk_gib)
+    if budget.probe.overridden:
+        return 0  # an override is final
+    download = next(term.seconds for term in budget.terms if term.name == "download")
+    return math.ceil(download * budget.probe.safety_factor)
 
 
 def shm_size_mib(cfg: StackConfig) -> int:
-    """/dev/shm in MiB (pulumi-docker `shm_size`): server.shm_size_gib, else 2 GiB per GPU as on Kubernetes.
+    """/dev/shm in MiB (pulumi-docker `shm_size`): resources.shm_size_gib, the same size as on Kubernetes.
 
     Docker's default is 64 MiB, which NCCL outgrows as soon as tensor parallel is above 1 (§A.6: vLLM's
     docs require --ipc=host or --shm-size).
     """
-    gib = cfg.server.shm_size_gib or 2 * cfg.engine.gpus_per_replica
-    return math.ceil(gib * 1024)
+    return math.ceil(shm_size_gib(cfg) * 1024)
 
 
 def render_gpus(gpus: str | Sequence[int | str]) -> str:
@@ -153,3 +162,14 @@ def base_url(cfg: StackConfig) -> str:
     address = docker.publish_address
     host = f"[{address}]" if ":" in address else address
     return f"http://{host}:{docker.port}"
+
+
+def docker_document(cfg: StackConfig, report: Sizing, instance: str, with_hf_token: bool) -> dict[str, Any]:
+    """The container as `python -m components.render` writes it: the image and every docker.Container argument
+    components/stack.py build_docker_stack passes (the API key and token upload are left out: secrets)."""
+    from components.render.vllm_args import render_vllm_args
+
+    seconds = startup_seconds(cfg, report)
+    container = render_container(cfg, render_vllm_args(cfg, report.resolved), seconds, render_env(cfg, report, seconds),
+                                 with_hf_token)
+    return {"kind": "DockerContainer", "metadata": {"name": instance}, "image": cfg.vllm.image_ref, **container}

@@ -19,7 +19,7 @@ from components.render.promql import Workload, number, quantile
 from config.observability import AutoscalingConfig
 
 if TYPE_CHECKING:
-    from preflight.report import PreflightReport
+    from preflight.report import Sizing
 
 API_VERSION = "keda.sh/v1alpha1"
 KIND = "ScaledObject"
@@ -43,10 +43,10 @@ class Capacity:
         return max(1, min(self.max_num_seqs, self.kv_cache_tokens // max(1, self.tokens_per_request)))
 
 
-def capacity_from_report(report: PreflightReport) -> Capacity:
-    return Capacity(max_num_seqs=report.max_num_seqs, kv_cache_tokens=report.kv_cache_tokens,
+def capacity_from_report(report: Sizing) -> Capacity:
+    return Capacity(max_num_seqs=report.resolved.max_num_seqs, kv_cache_tokens=report.kv_cache_tokens,
                     tokens_per_request=report.target_tokens_per_request,
-                    gpu_memory_utilization=report.gpu_memory_utilization)
+                    gpu_memory_utilization=report.resolved.gpu_memory_utilization)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
 """Every Kubernetes object of the kubernetes target as plain manifests, without Pulumi. Pure.
 
-The components register these same renderings; this list is what the schema test validates and what a
-reviewer can dump to YAML. Secret values are placeholders here.
+`stack_manifests` is the complete, ordered list for a stack: what the components register (tests/
+test_offline_render.py holds them equal, object by object) and what `python -m components.render` writes.
+Secret values are placeholders here. To add an object: render it in a pure module, add a `*_manifests`
+group function below (or extend one) and append it in `stack_manifests`; register it in its component.
 """
 
 from __future__ import annotations
@@ -9,7 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from components.render import bucket_copy, cache, delivery, leaderworkerset, pod, scheduling
+from components.render.exposure import render_exposure
+from components.render.keda import capacity_from_report, derive_thresholds, hpa_name
 from components.render.names import Names, labels, namespace_labels, namespace_name, selector_labels
+from components.render.network_policy import render_network_policies
+from components.render.observability import alert_limits, monitoring_objects, scaled_object
+from components.render.probes import new_replica_seconds
+from components.render.prometheus import server_address
+from components.render.promql import Workload
 from components.render.security import (
     API_KEY_KEY,
     HF_TOKEN_KEY,
@@ -18,15 +27,16 @@ from components.render.security import (
     render_secret,
     render_service_account,
 )
-from config.delivery import delivery_mode
+from components.render.smoke import render_smoke_test
+from config.delivery import delivery_mode, workload_kind
 from config.stack import StackConfig
 from preflight.delivery import delivery_budget
-from preflight.report import PreflightReport
+from preflight.report import Sizing
 
 SECRET_PLACEHOLDER = "<pulumi secret>"
 
 
-def server_plan(cfg: StackConfig, report: PreflightReport, instance: str, with_token: bool = False) -> pod.ServerPlan:
+def server_plan(cfg: StackConfig, report: Sizing, instance: str, with_token: bool = False) -> pod.ServerPlan:
     names, weights = Names(instance), report.weights_on_disk_gib
     budget = delivery_budget(cfg, weights)
     per_replica_token = with_token and delivery_mode(cfg) == "per_replica_volume"
@@ -38,54 +48,67 @@ def server_plan(cfg: StackConfig, report: PreflightReport, instance: str, with_t
         hf_token_secret=names.hf_token_secret if per_replica_token else None)
 
 
-def server_service_account(cfg: StackConfig, plan: pod.ServerPlan) -> dict[str, Any]:
-    """With object storage, workload identity annotations (IRSA, GKE Workload Identity) go here."""
-    account = render_service_account(plan.service_account, plan.namespace, plan.labels)
-    annotations = delivery.service_account_annotations(cfg)
-    if annotations:
-        account["metadata"]["annotations"] = annotations
-    return account
+def cache_manifests(cfg: StackConfig, report: Sizing, instance: str, with_token: bool) -> list[dict[str, Any]]:
+    return cache_objects(cfg, report.weights_on_disk_gib, instance, with_token)
 
 
-def cache_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
-                    with_token: bool) -> list[dict[str, Any]]:
+def cache_objects(cfg: StackConfig, weights: float, instance: str, with_token: bool) -> list[dict[str, Any]]:
+    """In registration order: the HF token Secret, then per delivery mode the download ServiceAccount and Job
+    (shared volume) or the bucket-copy Job (object storage), then the shared claim, which waits for its Job:
+    the Job is the claim's first consumer (components/model_cache.py)."""
     names, meta = Names(instance), labels(instance, "model-cache")
-    ns, weights = namespace_name(cfg.namespace, instance), report.weights_on_disk_gib
-    claim, mode = cache.claim_name(cfg, weights, instance), delivery_mode(cfg)
+    ns, mode = namespace_name(cfg.namespace, instance), delivery_mode(cfg)
+    claim = cache.claim_name(cfg, weights, instance)
     objects: list[dict[str, Any]] = []
+    token_secret = names.hf_token_secret if with_token else None
+    fetches = cache.needs_download(cfg) or bucket_copy.copies_to_bucket(cfg)
+    if fetches and token_secret:
+        objects.append(render_secret(token_secret, ns, meta, HF_TOKEN_KEY, SECRET_PLACEHOLDER))
+    if fetches and mode != "per_replica_volume":  # per-replica pods download into their own claims
+        objects.append(download_service_account(cfg, instance))
+        objects.append(scheduling.with_job_pod_settings(cfg, _fill_job(cfg, weights, instance, claim, token_secret)))
     if cfg.cache.existing_claim is None and mode == "shared_volume":
         objects.append(cache.render_pvc(cfg, weights, claim, ns, meta))
-    if not (cache.needs_download(cfg) or bucket_copy.copies_to_bucket(cfg)):
-        return objects
-    token_secret = names.hf_token_secret if with_token else None
-    if token_secret:
-        objects.append(render_secret(token_secret, ns, meta, HF_TOKEN_KEY, SECRET_PLACEHOLDER))
-    if mode == "per_replica_volume":  # each replica's init container downloads into its own claim
-        return objects
-    objects.append(download_service_account(cfg, instance))
-    if mode == "object_storage":
-        return [*objects, scheduling.with_job_pod_settings(cfg, bucket_copy.render_copy_job(
-            cfg, weights, name=bucket_copy.copy_job_name(cfg, instance), namespace=ns,
-            service_account=names.download_service_account, labels=meta, token_secret=token_secret))]
-    objects.append(scheduling.with_job_pod_settings(cfg, cache.render_download_job(
-        cfg, weights, name=cache.job_name(cfg, weights, instance), namespace=ns, claim=claim,
-        service_account=names.download_service_account, labels=meta, token_secret=token_secret)))
     return objects
+
+
+def _fill_job(cfg: StackConfig, weights: float, instance: str, claim: str, token_secret: str | None) -> dict[str, Any]:
+    """The Job that fills the volume from the Hub, or copies the Hub snapshot to the bucket."""
+    names, meta, ns = Names(instance), labels(instance, "model-cache"), namespace_name(cfg.namespace, instance)
+    if delivery_mode(cfg) == "object_storage":
+        return bucket_copy.render_copy_job(
+            cfg, weights, name=bucket_copy.copy_job_name(cfg, instance), namespace=ns,
+            service_account=names.download_service_account, labels=meta, token_secret=token_secret)
+    return cache.render_download_job(
+        cfg, weights, name=cache.job_name(cfg, weights, instance), namespace=ns, claim=claim,
+        service_account=names.download_service_account, labels=meta, token_secret=token_secret)
 
 
 def download_service_account(cfg: StackConfig, instance: str) -> dict[str, Any]:
     """The download or bucket-copy Job's account; the copy writes to the bucket with workload identity."""
     account = render_service_account(Names(instance).download_service_account, namespace_name(cfg.namespace, instance),
                                      labels(instance, "model-cache"))
+    return _with_identity(cfg, account)
+
+
+def server_service_account(cfg: StackConfig, plan: pod.ServerPlan) -> dict[str, Any]:
+    """With object storage, workload identity annotations (IRSA, GKE Workload Identity) go here."""
+    return _with_identity(cfg, render_service_account(plan.service_account, plan.namespace, plan.labels))
+
+
+def _with_identity(cfg: StackConfig, account: dict[str, Any]) -> dict[str, Any]:
     annotations = delivery.service_account_annotations(cfg)
     if annotations:
         account["metadata"]["annotations"] = annotations
     return account
 
 
-def server_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
-                     with_token: bool = False) -> list[dict[str, Any]]:
-    plan = server_plan(cfg, report, instance, with_token)
+def server_manifests(cfg: StackConfig, report: Sizing, instance: str, with_token: bool = False) -> list[dict[str, Any]]:
+    return server_objects(cfg, server_plan(cfg, report, instance, with_token), instance)
+
+
+def server_objects(cfg: StackConfig, plan: pod.ServerPlan, instance: str) -> list[dict[str, Any]]:
+    """ServiceAccount, API-key Secret (when required), the workload, Service, PodDisruptionBudget."""
     objects = [server_service_account(cfg, plan)]
     if plan.api_key_secret:
         objects.append(render_secret(plan.api_key_secret, plan.namespace, plan.labels, API_KEY_KEY, SECRET_PLACEHOLDER))
@@ -111,12 +134,55 @@ def namespace_security_level(cfg: StackConfig) -> str:
     return pod_security_level(cfg.engine.nnodes > 1 and cfg.multinode.adds_ipc_lock)
 
 
-def render_manifests(cfg: StackConfig, report: PreflightReport, instance: str,
+def namespace_manifest(cfg: StackConfig, instance: str) -> dict[str, Any]:
+    """The Namespace, labelled for the instance that owns it and its Pod Security level."""
+    return render_namespace(namespace_name(cfg.namespace, instance), namespace_labels(instance),
+                            namespace_security_level(cfg))
+
+
+def render_manifests(cfg: StackConfig, report: Sizing, instance: str,
                      with_token: bool = False) -> list[dict[str, Any]]:
     """Namespace (when created), cache objects, then server objects."""
-    objects: list[dict[str, Any]] = []
-    if cfg.namespace.creates:
-        objects.append(render_namespace(namespace_name(cfg.namespace, instance), namespace_labels(instance),
-                                        namespace_security_level(cfg)))
+    objects = [namespace_manifest(cfg, instance)] if cfg.namespace.creates else []
     return objects + cache_manifests(cfg, report, instance, with_token) + server_manifests(
         cfg, report, instance, with_token)
+
+
+def network_manifests(cfg: StackConfig, instance: str) -> list[dict[str, Any]]:
+    return render_network_policies(namespace_name(cfg.namespace, instance), instance, cfg.server.port,
+                                   cfg.network_policy, cfg.exposure, cfg.smoke_test.enabled,
+                                   delivery_mode(cfg) != "shared_volume")
+
+
+def traffic_manifests(cfg: StackConfig, instance: str) -> list[dict[str, Any]]:
+    """The route or Ingress (when exposed), then the smoke test's ConfigMap and Job (when on)."""
+    return render_exposure(cfg, instance) + (render_smoke_test(cfg, instance) if cfg.smoke_test.enabled else [])
+
+
+def observability_manifests(cfg: StackConfig, report: Sizing, instance: str) -> list[dict[str, Any]]:
+    """KEDA's ScaledObject (when on), then the monitoring objects; the queue alert fires where KEDA acts."""
+    capacity, selector = capacity_from_report(report), selector_labels(instance, "server")
+    hpa = hpa_name(instance) if cfg.autoscaling.enabled else None
+    workload = Workload(namespace_name(cfg.namespace, instance), cfg.served_model_name,
+                        workload_name(cfg, instance), hpa, workload_kind(cfg))
+    thresholds = derive_thresholds(cfg.autoscaling, capacity)
+    objects = [scaled_object(instance, selector, cfg.autoscaling, thresholds, cfg.vllm.version, workload,
+                             server_address(cfg) or "")] if cfg.autoscaling.enabled else []
+    if cfg.monitoring.enabled:
+        rollout = new_replica_seconds(cfg, delivery_budget(cfg, report.weights_on_disk_gib))
+        limits = alert_limits(cfg.monitoring, cfg.autoscaling, capacity, thresholds.queue if hpa else None, rollout)
+        objects += monitoring_objects(f"{instance}-monitoring", cfg.monitoring, limits, cfg.vllm.version, selector,
+                                      workload)
+    return objects
+
+
+def workload_name(cfg: StackConfig, instance: str) -> str:
+    """The server workload's name: the Deployment's or StatefulSet's, or the LeaderWorkerSet's."""
+    return leaderworkerset.group_name(instance) if cfg.engine.nnodes > 1 else Names(instance).server
+
+
+def stack_manifests(cfg: StackConfig, report: Sizing, instance: str,
+                    with_token: bool = False) -> list[dict[str, Any]]:
+    """Every object of a kubernetes stack, in the order the program registers them."""
+    return (render_manifests(cfg, report, instance, with_token) + network_manifests(cfg, instance)
+            + traffic_manifests(cfg, instance) + observability_manifests(cfg, report, instance))

@@ -72,7 +72,7 @@ def render_server_container(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any
         "image": cfg.vllm.image_ref,
         "imagePullPolicy": cfg.vllm.image_pull_policy,
         "command": ["vllm", "serve"],  # explicit: the image ENTRYPOINT differs between releases (§A.6)
-        "args": render_vllm_args(cfg, plan.resolved),
+        "args": kubelet_literal(render_vllm_args(cfg, plan.resolved)),
         "ports": [{"name": PORT_NAME, "containerPort": cfg.server.port, "protocol": "TCP"}],
         "env": render_env(cfg, plan),
         **delivery.server_env_from(cfg),
@@ -151,3 +151,8 @@ def render_pdb(plan: ServerPlan) -> dict[str, Any]:
             "metadata": {"name": plan.name, "namespace": plan.namespace, "labels": dict(plan.labels)},
             "spec": scheduling.render_pdb_spec(plan.selector)}
 
+
+def kubelet_literal(args: list[str]) -> list[str]:
+    """Container args as typed: the kubelet expands `$(VAR)` in args and reads `$$` as `$` (kubernetes
+    third_party/forked/golang/expansion/expand.go), so a literal `$(` is written `$$(`."""
+    return [arg.replace("$(", "$$(") for arg in args]

@@ -12,7 +12,6 @@ import posixpath
 
 from catalog.vllm_flags import FLAG_TABLES, FlagTable
 from components.render.names import HF_HOME, HOME
-from config.errors import ConfigError
 from config.stack import StackConfig
 from preflight.delivery import server_memory_limit_gib
 from preflight.resolve import ResolvedEngine
@@ -33,12 +32,8 @@ def model_argument(cfg: StackConfig, cache_dir: str = HF_HOME) -> str:
 
 
 def render_vllm_args(cfg: StackConfig, resolved: ResolvedEngine, cache_dir: str = HF_HOME) -> list[str]:
-    """Arguments after `vllm serve`. Raises ConfigError when the config asks for something the version lacks."""
-    from components.render.vllm_checks import check_vllm_config
-
-    issues = check_vllm_config(cfg, resolved)
-    if issues:
-        raise ConfigError(issues)
+    """Arguments after `vllm serve`, for a config that passed validation.check_stack (flags and values the
+    version accepts)."""
     table = FLAG_TABLES[resolved.release.version]
     args = [model_argument(cfg, cache_dir), *_core_flags(cfg, resolved), *_model_flags(cfg, resolved, table)]
     args += _speculative_flags(cfg, table)

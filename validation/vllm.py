@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from catalog.vllm_flags import FLAG_ALIASES, FLAG_TABLES, FORBIDDEN_FLAGS, OWNED_FLAGS, FlagTable
-from config.errors import ConfigIssue
+from config.errors import ConfigIssue, show
 from config.stack import StackConfig
 from preflight.resolve import ResolvedEngine
 
@@ -61,7 +61,7 @@ def check_engine_values(cfg: StackConfig, table: FlagTable) -> list[ConfigIssue]
     if engine.attention_backend and engine.attention_backend not in table.attention_backends:
         how = "VLLM_ATTENTION_BACKEND" if table.attention_backend_env else "--attention-backend"
         issues.append(ConfigIssue(
-            "engine.attention_backend", f"is {engine.attention_backend!r}, which vLLM {version} does not offer "
+            "engine.attention_backend", f"is {show(engine.attention_backend)}, which vLLM {version} does not offer "
             f"through {how}.", f"use one of {', '.join(sorted(table.attention_backends))}, or remove it."))
     if table.version == "0.7.2" and engine.block_size > 32:  # 0.7.2 arg_utils: "CUDA supports <= 32"
         issues.append(ConfigIssue(
@@ -69,7 +69,7 @@ def check_engine_values(cfg: StackConfig, table: FlagTable) -> list[ConfigIssue]
             "use 8, 16 or 32, or vllm.version 0.33.0."))
     if engine.quantization and engine.quantization not in table.quantizations:
         issues.append(ConfigIssue(
-            "engine.quantization", f"is {engine.quantization!r}, which vLLM {version} does not accept in core "
+            "engine.quantization", f"is {show(engine.quantization)}, which vLLM {version} does not accept in core "
             "(moved to a plugin or not yet added).",
             f"use one of {', '.join(sorted(table.quantizations))}, or another vllm.version."))
     return issues + _speculative_issues(cfg, table)
@@ -82,11 +82,11 @@ def _speculative_issues(cfg: StackConfig, table: FlagTable) -> list[ConfigIssue]
     issues: list[ConfigIssue] = []
     if spec.method not in table.speculative_methods:
         issues.append(ConfigIssue(
-            "engine.speculative.method", f"is {spec.method!r}, which vLLM {version} does not support.",
+            "engine.speculative.method", f"is {show(spec.method)}, which vLLM {version} does not support.",
             f"use one of {', '.join(sorted(table.speculative_methods))}, or vllm.version 0.33.0."))
     if spec.revision and not table.speculative_draft_revision:
         issues.append(ConfigIssue(
-            "engine.speculative.revision", f"is {spec.revision!r}, but vLLM {version} always loads the draft "
+            "engine.speculative.revision", f"is {show(spec.revision)}, but vLLM {version} always loads the draft "
             "model's default branch (no draft revision flag).", "remove it, or use vllm.version 0.33.0."))
     if spec.method == "ngram" and "--ngram-prompt-lookup-max" in table.flags and spec.prompt_lookup_max is None:
         issues.append(ConfigIssue(

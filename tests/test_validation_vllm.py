@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from components.render.vllm_args import render_vllm_args
-from components.render.vllm_checks import canonical_flag, check_vllm_config
 from config.engine import SpeculativeConfig
-from config.errors import ConfigError, ConfigIssue
+from config.errors import ConfigIssue
 from tests.kubernetes_fixtures import configured
+from validation.vllm import canonical_flag, check_vllm_config
 
 
 def issues_for(**changes: object) -> list[ConfigIssue]:
@@ -82,7 +81,7 @@ def test_bitsandbytes_is_refused_on_0_33_0():
 
 def test_speculative_method_unsupported_by_0_7_2_is_refused():
     cfg, report = configured(vllm={"version": "0.7.2"})
-    spec = SpeculativeConfig.model_construct(method="eagle", num_speculative_tokens=3, model="some/eagle-head")
+    spec = SpeculativeConfig.model_construct(method="eagle", num_speculative_tokens=3, model="some/eagle-head")  # type: ignore[arg-type]
     cfg = cfg.model_copy(update={"engine": cfg.engine.model_copy(update={"speculative": spec})})
     issue = check_vllm_config(cfg, report.resolved)[0]
     assert (issue.key, issue.message) == (
@@ -116,7 +115,3 @@ def test_extra_env_overriding_an_owned_variable_is_refused():
         ("vllm.extra_env", "sets HF_HUB_OFFLINE, which the program sets itself.")]
 
 
-def test_render_raises_the_issues_instead_of_emitting_a_bad_flag():
-    cfg, report = configured(engine={"max_model_len": 8192, "extra_args": ["--port", "9000"]})
-    with pytest.raises(ConfigError, match=r"vllm-serving:engine.extra_args: contains --port"):
-        render_vllm_args(cfg, report.resolved)

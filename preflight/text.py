@@ -39,11 +39,6 @@ def figures(report: PreflightReport) -> list[tuple[str, str]]:
     ]
 
 
-def verdict(report: PreflightReport, cluster: ClusterResult = NOT_CHECKED) -> str:
-    """BLOCKED when the model does not fit or the cluster cannot run it; a cluster not checked never blocks."""
-    return "FITS" if report.fits and not cluster.blocked else "BLOCKED"
-
-
 def startup_rows(report: PreflightReport) -> list[tuple[str, str]]:
     """The delivery mode and the startup budget, one row per term of the sum."""
     budget = report.startup
@@ -57,8 +52,12 @@ def startup_rows(report: PreflightReport) -> list[tuple[str, str]]:
     return rows
 
 
+def verdict(report: PreflightReport, cluster: ClusterResult = NOT_CHECKED) -> str:
+    """BLOCKED when the model does not fit or the cluster cannot run it; a cluster not checked never blocks."""
+    return "FITS" if report.fits and not cluster.blocked else "BLOCKED"
 
-def render_table(report: PreflightReport, cluster: ClusterResult = NOT_CHECKED) -> str:
+
+def table_text(report: PreflightReport, cluster: ClusterResult = NOT_CHECKED) -> str:
     rows = figures(report)
     width = max(len(label) for label, _ in rows)
     lines = [f"vLLM preflight: {verdict(report, cluster)}", *(f"  {label:<{width}}  {value}" for label, value in rows)]
@@ -69,14 +68,14 @@ def render_table(report: PreflightReport, cluster: ClusterResult = NOT_CHECKED) 
     return "\n".join(lines)
 
 
-def render_blocked(report: PreflightReport) -> str:
+def blocked_text(report: PreflightReport) -> str:
     """The error a blocked `pulumi preview`/`up` stops with: reasons first, then the figures."""
     lines = ["vLLM preflight blocked this stack; nothing was created.", *(f"  - {r}" for r in report.reasons)]
     lines += _bullets("What would fit instead", report.suggestions)
-    return "\n".join([*lines, "", render_table(report)])
+    return "\n".join([*lines, "", table_text(report)])
 
 
-def render_markdown(report: PreflightReport, title: str, cluster: ClusterResult = NOT_CHECKED) -> str:
+def markdown_text(report: PreflightReport, title: str, cluster: ClusterResult = NOT_CHECKED) -> str:
     icon = "✅" if verdict(report, cluster) == "FITS" else "⛔"
     lines = [f"### {icon} {title}: {verdict(report, cluster)}", "", "| Figure | Value |", "| --- | --- |"]
     lines += [f"| {label} | {value} |" for label, value in figures(report)]

@@ -6,10 +6,10 @@ import dataclasses
 
 import pytest
 
-from components.render.checks import check_kubernetes
 from config.errors import ConfigError, ConfigIssue
 from tests.factories import make_config
 from tests.kubernetes_fixtures import configured, stack
+from validation.kubernetes import check_kubernetes
 
 
 def test_shipped_stacks_pass_every_kubernetes_check():
@@ -44,11 +44,6 @@ def test_local_path_outside_the_cache_volume_is_refused():
     issues = check_kubernetes(*configured(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "/models/x"},
                                           cache={"existing_claim": "models"}))
     assert [i.key for i in issues] == ["model.local_path"]
-
-
-def test_version_problems_are_included():
-    issues = check_kubernetes(*configured(engine={"max_model_len": 8192, "attention_backend": "XFORMERS"}))
-    assert [i.key for i in issues] == ["engine.attention_backend"]
 
 
 def test_read_write_once_cache_with_two_replicas_is_refused():

@@ -1,4 +1,4 @@
-"""Checks that need the preflight report, run before anything is registered. Pure."""
+"""Rules of the kubernetes target that need the preflight report. Pure; run by validation.check_stack."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import math
 from catalog.gpus import GPUS
 from components.render.cache import default_size_gib, draft_weights_on_disk_gib
 from components.render.names import HF_HOME
-from components.render.vllm_checks import check_vllm_config
-from config.errors import ConfigIssue
+from config.errors import ConfigIssue, show
 from config.stack import StackConfig
 from preflight.report import PreflightReport
 
@@ -43,11 +42,10 @@ def check_local_path(cfg: StackConfig) -> list[ConfigIssue]:
     if path is None or not path.startswith("/") or path.startswith(HF_HOME + "/"):
         return []
     return [ConfigIssue(
-        "model.local_path", f"is {path!r}, outside the cache volume (mounted at {HF_HOME}).",
+        "model.local_path", f"is {show(path)}, outside the cache volume (mounted at {HF_HOME}).",
         f"give a path relative to the volume's root, or one under {HF_HOME}/.")]
 
 
 def check_kubernetes(cfg: StackConfig, report: PreflightReport) -> list[ConfigIssue]:
-    """Every reason the Kubernetes target cannot be rendered; empty when it can."""
-    return (check_gpu_agreement(cfg, report) + check_cache_size(cfg, report) + check_local_path(cfg)
-            + check_vllm_config(cfg, report.resolved))
+    """Every reason of its own the Kubernetes target cannot be rendered; empty when it can."""
+    return check_gpu_agreement(cfg, report) + check_cache_size(cfg, report) + check_local_path(cfg)

@@ -1,0 +1,113 @@
+"""One validation (validation.assess) for the CLI and the program: the same verdict on every stack file,
+and nothing registered whenever the CLI refuses."""
+
+from __future__ import annotations
+
+import io
+import runpy
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pulumi
+import pytest
+
+from config.errors import ConfigIssue
+from preflight.__main__ import main as preflight_main
+from tests.factories import REPO, make_config
+from tests.harness import Registered, run_program_catching
+from tests.kubernetes_fixtures import configured
+from tests.program import SECRET_VALUES, pulumi_config
+from validation import RULES, Outcome, assess, check_stack
+
+STACK_FILES = sorted((REPO / "stacks").rglob("*.yaml")) + sorted((REPO / "tests").rglob("*.yaml"))
+
+
+def cli_outcome(path: Path) -> int:
+    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+        return preflight_main([str(path)])
+
+
+def program_run(path: Path) -> tuple[Outcome | str, Registered]:
+    """__main__.py under mocks with the file's config, and the secrets it requires set elsewhere (as the
+    deployer does for prod): the CLI only notes those."""
+    loaded = pulumi_config(path)
+    if loaded is None:  # the Pulumi engine itself refuses a file that is not a stack file
+        return Outcome.CONFIG_ERROR, Registered()
+    values, secrets = loaded
+    missing = [name for name in SECRET_VALUES if name not in values]
+    values |= {name: SECRET_VALUES[name] for name in missing}
+    stack = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    registered, error = run_program_catching(
+        lambda: runpy.run_path(str(REPO / "__main__.py"), run_name="__main__"), values, (*secrets, *missing), stack)
+    return _program_outcome(error), registered
+
+
+def _program_outcome(error: BaseException | None) -> Outcome | str:
+    if error is None:
+        return Outcome.FITS
+    if isinstance(error, pulumi.RunError) and str(error).startswith("Invalid stack config"):
+        return Outcome.CONFIG_ERROR
+    if isinstance(error, pulumi.RunError) and str(error).startswith("vLLM preflight blocked"):
+        return Outcome.BLOCKED
+    return f"crashed: {error!r}"
+
+
+@pytest.mark.parametrize("path", STACK_FILES, ids=[str(p.relative_to(REPO)) for p in STACK_FILES])
+def test_the_cli_and_the_program_give_the_same_verdict_on_every_stack_file(path: Path) -> None:
+    outcome, registered = program_run(path)
+    assert cli_outcome(path) == outcome
+    if outcome is not Outcome.FITS:
+        assert registered.resources == []
+
+
+def test_the_corpus_holds_every_verdict() -> None:
+    assert {cli_outcome(path) for path in STACK_FILES} == {0, 1, 2}
+
+
+# name: (changes, the keys check_stack names)
+RULE_CASES: dict[str, tuple[dict, list[str]]] = {
+    "cache smaller than the weights": ({"cache": {"size_gib": 5}}, ["cache.size_gib"]),
+    "an owned flag in extra_args": ({"engine": {"extra_args": ["--max-num-seqs", "8"]}}, ["engine.extra_args"]),
+    "an unknown attention backend": ({"engine": {"attention_backend": "XFORMERS"}}, ["engine.attention_backend"]),
+    "local path outside the cache mount": ({"model": {"id": "meta-llama/Llama-3.1-8B-Instruct",
+                                                      "local_path": "/models/x"},
+                                            "cache": {"existing_claim": "models"}}, ["model.local_path"]),
+}
+
+
+@pytest.mark.parametrize("name", list(RULE_CASES))
+def test_check_stack_names_the_key_of_each_rule(name: str) -> None:
+    changes, keys = RULE_CASES[name]
+    assert [issue.key for issue in check_stack(*configured(**changes))] == keys
+
+
+def test_check_stack_returns_every_problem_at_once() -> None:
+    issues = check_stack(*configured(cache={"size_gib": 5}, engine={"attention_backend": "XFORMERS",
+                                                                     "extra_args": ["--port=9000"]}))
+    assert [issue.key for issue in issues] == ["cache.size_gib", "engine.attention_backend", "engine.extra_args"]
+
+
+def test_a_required_secret_is_checked_only_when_the_secrets_are_known() -> None:
+    cfg, report = configured(security={"require_api_key": True})
+    assert (check_stack(cfg, report), [i.key for i in check_stack(cfg, report, frozenset())]) == ([], ["api_key"])
+
+
+def test_a_docker_stack_without_its_required_api_key_is_refused() -> None:
+    cfg = make_config(target="docker", docker={}, security={"require_api_key": True})
+    assert [i.key for i in check_stack(cfg, assess(cfg).report, frozenset())] == ["api_key"]  # type: ignore[arg-type]
+
+
+def test_a_config_error_outranks_a_memory_verdict() -> None:
+    cfg = make_config(engine={"max_model_len": 8192, "attention_backend": "XFORMERS"}, gpu={"product": "L4"},
+                      model={"id": "meta-llama/Llama-3.1-70B-Instruct"})
+    verdict = assess(cfg)
+    assert (verdict.report is not None and not verdict.report.fits, verdict.outcome) == (True, Outcome.CONFIG_ERROR)
+
+
+def test_a_rule_is_a_function_of_the_subject_appended_to_rules() -> None:
+    added = lambda subject: [ConfigIssue("replicas", "is refused by a test rule.")]  # noqa: E731
+    RULES.append(added)
+    try:
+        assert [i.key for i in check_stack(*configured())] == ["replicas"]
+    finally:
+        RULES.remove(added)

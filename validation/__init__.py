@@ -1,0 +1,98 @@
+"""One validation of a stack for its target, called by `__main__.py` and `python -m preflight` alike.
+
+`validate_config` (config/) parses the keys and checks the rules between them; `check_stack` adds every rule
+that needs the preflight report or the target, returning all problems at once; `assess` runs both halves
+in the order both callers use, so the CLI's exit code and the program's outcome cannot disagree.
+Components trust a config that passed here and re-check nothing. Pure: never imports pulumi.
+
+To add a rule: write `def rule(subject: Subject) -> list[ConfigIssue]` and append it to RULES.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import IntEnum
+
+from cluster.report import NOT_CHECKED, ClusterResult
+from config.errors import ConfigError, ConfigIssue
+from config.stack import StackConfig, missing_secrets
+from preflight import run_preflight
+from preflight.report import PreflightReport
+from validation.kubernetes import check_kubernetes
+from validation.vllm import check_vllm_config
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a rule may look at."""
+
+    config: StackConfig
+    report: PreflightReport
+    secrets_present: frozenset[str] | None  # None: unknown offline (ESC or CI may set them)
+
+
+Rule = Callable[[Subject], list[ConfigIssue]]
+
+
+def _kubernetes(subject: Subject) -> list[ConfigIssue]:
+    return check_kubernetes(subject.config, subject.report) if subject.config.target == "kubernetes" else []
+
+
+def _vllm(subject: Subject) -> list[ConfigIssue]:
+    return check_vllm_config(subject.config, subject.report.resolved)
+
+
+def _secrets(subject: Subject) -> list[ConfigIssue]:
+    if subject.secrets_present is None:
+        return []
+    return missing_secrets(subject.config, subject.secrets_present)
+
+
+RULES: list[Rule] = [_kubernetes, _vllm, _secrets]
+
+
+def check_stack(cfg: StackConfig, report: PreflightReport,
+                secrets_present: frozenset[str] | None = None) -> list[ConfigIssue]:
+    """Every problem of a parsed stack for its target, in rule order; empty when it may be built."""
+    subject = Subject(cfg, report, secrets_present)
+    return [issue for rule in RULES for issue in rule(subject)]
+
+
+class Outcome(IntEnum):
+    """The verdict, numbered as `python -m preflight` exits."""
+
+    FITS = 0
+    BLOCKED = 1
+    CONFIG_ERROR = 2
+
+
+# Checks the stack against a cluster's facts (a snapshot offline, the live cluster in the program).
+ClusterCheck = Callable[[StackConfig, PreflightReport], ClusterResult]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    report: PreflightReport | None  # None when the config could not be sized
+    issues: tuple[ConfigIssue, ...]
+    cluster: ClusterResult = NOT_CHECKED
+
+    @property
+    def outcome(self) -> Outcome:
+        if self.issues or self.report is None:
+            return Outcome.CONFIG_ERROR
+        return Outcome.FITS if self.report.fits and not self.cluster.blocked else Outcome.BLOCKED
+
+
+def assess(cfg: StackConfig, secrets_present: frozenset[str] | None = None,
+           cluster_check: ClusterCheck | None = None) -> Verdict:
+    """Size the stack, validate it for its target, then check it against the cluster when facts are at hand.
+    A config error outranks a memory or cluster verdict; a cluster not checked never blocks."""
+    try:
+        report = run_preflight(cfg)
+    except ConfigError as error:  # e.g. an unreadable model.config_json
+        return Verdict(None, tuple(error.issues))
+    issues = tuple(check_stack(cfg, report, secrets_present))
+    if issues or cluster_check is None or cfg.target != "kubernetes":
+        return Verdict(report, issues)
+    return Verdict(report, issues, cluster_check(cfg, report))
