@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from catalog.gpus import GPUS
 from config.stack import StackConfig
 
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"  # GPU Feature Discovery (NVIDIA/k8s-device-plugin resource.go)
@@ -14,7 +13,7 @@ TOPOLOGY_KEYS = {"hostname": "kubernetes.io/hostname", "zone": "topology.kuberne
 
 def gpu_products(cfg: StackConfig) -> list[str]:
     """GFD label values of every acceptable product: the same list the preflight took its smallest from."""
-    return [GPUS[name].gfd_product for name in cfg.gpu.products]
+    return [cfg.gpu.spec_for(name).gfd_product for name in cfg.gpu.products]
 
 
 def render_affinity(cfg: StackConfig) -> dict[str, Any] | None:
