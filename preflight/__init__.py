@@ -33,7 +33,7 @@ def run_preflight(cfg: StackConfig) -> PreflightReport:
         gpus_per_replica=resolved.gpus_per_replica, max_model_len=resolved.max_model_len,
         max_num_seqs=resolved.max_num_seqs, max_num_batched_tokens=resolved.max_num_batched_tokens,
         block_size=resolved.block_size, kv_cache_dtype=cfg.engine.kv_cache_dtype,
-        weights_on_disk_gib=round(weights_on_disk_gib(resolved.architecture, cfg.engine.quantization), 3),
+        weights_on_disk_gib=round(weights_on_disk_gib(resolved.architecture), 3),
         weights_gib_per_gpu=round(memory.weights_gib_per_gpu, 3), activation_gib=round(memory.activation_gib, 3),
         non_torch_gib=memory.non_torch_gib, cuda_graph_gib=round(memory.cuda_graph_gib, 3),
         draft_gib_per_gpu=round(memory.draft_gib_per_gpu, 3),

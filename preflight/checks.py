@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog.gpus import GPUS
 from catalog.models import Architecture
 from config.stack import StackConfig
 from preflight.kv_cache import KvCapacity, blocks_per_request, kv_layout, largest_fitting_tokens
 from preflight.memory import GIB, MemoryEstimate, MemoryInputs
+from preflight.quantization import quantization_reason
 from preflight.resolve import ResolvedEngine
 
 
@@ -26,7 +26,15 @@ def concurrency_target(cfg: StackConfig, resolved: ResolvedEngine, inputs: Memor
     tokens = resolved.max_model_len if target.mode == "strict" else target.average_request_tokens
     tokens = min(tokens, resolved.max_model_len)
     blocks = requests * blocks_per_request(inputs, kv_layout(inputs), tokens)
-    return ConcurrencyTarget(requests, tokens, blocks, target.policy)
+    return ConcurrencyTarget(requests, tokens, blocks, target_policy(cfg))
+
+
+def target_policy(cfg: StackConfig) -> str:
+    """A target the user asked for blocks; vLLM's own default max_num_seqs only warns (vLLM starts anyway)."""
+    if cfg.preflight.concurrency.policy is not None:
+        return cfg.preflight.concurrency.policy
+    asked = cfg.preflight.concurrency.requests is not None or cfg.engine.max_num_seqs is not None
+    return "block" if asked else "warn"
 
 
 def gib_for_blocks(inputs: MemoryInputs, memory: MemoryEstimate, blocks: int) -> float:
@@ -39,6 +47,9 @@ def structural_reasons(cfg: StackConfig, resolved: ResolvedEngine) -> list[str]:
     """Rules vLLM or the scheduler enforce regardless of memory."""
     reasons = _parallelism_reasons(cfg, resolved)
     arch, mml = resolved.architecture, resolved.max_model_len
+    quantization = quantization_reason(arch, cfg.engine.quantization, cfg.model.id)
+    if quantization:
+        reasons.append(quantization)
     if mml > arch.max_position_embeddings:
         reasons.append(
             f"engine.max_model_len ({mml}) exceeds the model's max_position_embeddings "
@@ -86,7 +97,7 @@ def _kv_heads_split_badly(kv_heads: int, tp: int) -> bool:
 
 
 def node_gpu_limit(cfg: StackConfig) -> int:
-    return cfg.gpu.gpus_per_node or min(GPUS[name].gpus_per_node for name in cfg.gpu.products)
+    return cfg.gpu.gpus_per_node or min(cfg.gpu.spec_for(name).gpus_per_node for name in cfg.gpu.products)
 
 
 def valid_tp_sizes(arch: Architecture, per_node: int) -> list[int]:
