@@ -22,6 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print the report's fields as JSON")
     output.add_argument("--markdown", action="store_true", help="print the report as Markdown (CI summaries)")
+    parser.add_argument("--log", help="a vLLM start-up log: set its figures beside the prediction")
     args = parser.parse_args(argv)
     try:
         cfg, secrets = load_stack_file_with_secrets(args.stack_file)
@@ -40,6 +41,10 @@ def main(argv: list[str] | None = None) -> int:
         print(render_markdown(report, Path(args.stack_file).name))
     else:
         print(render_table(report))
+    if args.log:  # read after the verdict so a bad log path never hides it
+        from preflight.startup_log import parse_startup_log, render_log_check
+
+        print(render_log_check(report, parse_startup_log(Path(args.log).read_text(errors="replace"))))
     return EXIT_FITS if report.fits else EXIT_BLOCKED
 
 
