@@ -139,3 +139,14 @@ def test_docs_calibration_table_is_what_the_estimator_gives_today() -> None:
                                                           text, re.MULTILINE)}
     computed = {row: round(error, 1) for rows in era_table().values() for row, error in rows}
     assert documented == computed
+
+
+@pytest.mark.parametrize("row_id", ["R01", "T14", "T15", "T16", "T17"])
+def test_the_cuda_graph_estimate_matches_what_0_19_logged_without_subtracting_it(row_id: str) -> None:
+    from dataclasses import replace
+
+    from catalog.vllm_versions import MemoryEra
+
+    inputs = replace(inputs_for(row_id), era=MemoryEra.V1_CUDAGRAPH)  # the era that subtracts it
+    logged = float(ROWS[row_id]["cuda_graph_gib"])
+    assert estimate_memory(inputs).cuda_graph_gib == pytest.approx(logged, abs=0.15)
