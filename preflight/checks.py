@@ -153,13 +153,17 @@ def _target_message(inputs: MemoryInputs, memory: MemoryEstimate, capacity: KvCa
                     target: ConcurrencyTarget) -> str:
     need = gib_for_blocks(inputs, memory, target.blocks)
     per_request = max(target.blocks // target.requests, 1)
-    return (f"concurrency target: {target.requests} requests x {target.tokens_per_request} tokens need "
+    fitting = capacity.num_gpu_blocks // per_request
+    head = (f"concurrency target: {target.requests} requests x {target.tokens_per_request} tokens need "
             f"{need:.2f} GiB of KV cache per GPU ({target.blocks} blocks) but the cache holds "
             f"{memory.kv_cache_gib_per_gpu:.2f} GiB ({capacity.num_gpu_blocks} blocks); short by "
-            f"{need - memory.kv_cache_gib_per_gpu:.2f} GiB. About {capacity.num_gpu_blocks // per_request} such "
-            f"requests fit; the rest queue or are preempted. Fix: lower engine.max_num_seqs (or "
-            f"preflight.concurrency.requests), give the KV cache more memory, or set preflight.concurrency.policy "
-            f"warn to accept the queueing.")
+            f"{need - memory.kv_cache_gib_per_gpu:.2f} GiB. About {fitting} such requests fit; the rest queue or are "
+            "preempted.")
+    if target.policy == "warn":  # vLLM starts anyway; a target nobody asked for only warns
+        return (f"{head} vLLM starts anyway. To hold them all give the KV cache more memory; to admit only what "
+                f"fits set engine.max_num_seqs {fitting}.")
+    return (f"{head} Fix: lower engine.max_num_seqs (or preflight.concurrency.requests), give the KV cache more "
+            "memory, or set preflight.concurrency.policy warn to accept the queueing.")
 
 
 def risk_warnings(cfg: StackConfig, resolved: ResolvedEngine, margin_percent: float, fits: bool) -> list[str]:

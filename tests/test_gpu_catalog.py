@@ -47,3 +47,16 @@ def test_a_label_without_memory_is_refused_naming_the_key() -> None:
 def test_a_catalog_gpu_with_inline_memory_overrides_the_catalog_figure() -> None:
     report = run_preflight(make_config(gpu={"product": "A100-SXM4-80GB", "memory_gib": 79.0}))
     assert report.gpu_memory_gib == 79.0
+
+
+def test_a_stated_gpu_runs_the_whole_program_and_schedules_on_its_label() -> None:
+    from tests.program import run_main
+
+    registered, error = run_main({
+        "model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "engine": {"max_model_len": 8192},
+        "gpu": {"product": "MyGPU-96GB", "memory_gib": 94.5, "label": "NVIDIA-MyGPU-96GB"},
+        "security": {"require_api_key": False}})
+    assert error is None
+    spec = registered.one("kubernetes:apps/v1:Deployment")["spec"]["template"]["spec"]
+    terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert terms[0]["matchExpressions"][0]["values"] == ["NVIDIA-MyGPU-96GB"]

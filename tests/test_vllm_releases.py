@@ -121,3 +121,15 @@ def test_metrics_of_a_generated_release_pick_the_v1_names() -> None:
 def test_releases_sort_as_pypi_does() -> None:
     assert sorted(["0.10.1.1", "0.9.2", "0.10.1", "0.6.6.post1", "0.6.6"], key=version_key) == [
         "0.6.6", "0.6.6.post1", "0.9.2", "0.10.1", "0.10.1.1"]
+
+
+def test_an_older_release_runs_the_whole_program_with_its_image_and_flags() -> None:
+    from tests.program import run_main
+
+    registered, error = run_main({
+        "model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "engine": {"max_model_len": 8192},
+        "gpu": {"product": "H100-80GB-HBM3"}, "vllm": {"tag": "v0.11.0"}, "security": {"require_api_key": False}})
+    assert error is None
+    container = registered.one("kubernetes:apps/v1:Deployment")["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == "vllm/vllm-openai:v0.11.0"
+    assert {a for a in container["args"] if a.startswith("--")} <= FLAG_TABLES["0.11.0"].flags
