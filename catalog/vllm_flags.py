@@ -19,7 +19,7 @@ from catalog.vllm_releases import ReleaseTable, available_versions, release_tabl
 @dataclass(frozen=True)
 class FlagTable:
     version: str
-    flags: frozenset[str]  # long flags accepted by `vllm serve` that this program may emit
+    flags: frozenset[str]  # every flag `vllm serve` of this release accepts (with the --no- forms)
     removed: dict[str, str]  # flags gone in this version -> what replaced them
     attention_backend_env: bool  # VLLM_ATTENTION_BACKEND is read (else --attention-backend)
     attention_backends: frozenset[str]

@@ -50,8 +50,10 @@ MLP_ACTIVATION_BYTES = 8.0
 # R28 (v0.6.4) 0.35; R37 (v0.6.5) 1.79 and PR #10511 3.58 at TP 2; v0.16 0.13; v0.19 0.25 at TP 1,
 # 2.07-2.10 at TP 2 (R08, R10, T14, T16, T17) and 2.13-2.21 at TP 4 (R09, R11, T15, T18).
 # V1-early (0.9.2 - 0.16): init_device takes the baseline snapshot AFTER init_worker_distributed_environment
-# "so NCCL buffers are allocated before we measure" (0.11.0 v1/worker/gpu_worker.py:165-182), and nothing
-# allocates them during the profile run, so the increase vLLM subtracts at TP > 1 is the TP 1 figure.
+# "so NCCL buffers are allocated before we measure" (0.11.0 v1/worker/gpu_worker.py:165-182, 0.16.0
+# :228-251), so what vLLM subtracts at TP > 1 is only what the profile run allocates: the TP 1 figure, as
+# issue 12's 0.9-0.16 TP 2 start-ups show (non-KV ~2 GiB below the 2.13 taken before). The snapshot order is
+# unchanged in 0.30.0 (:432-451): the ~2.1 GiB of 0.17+ is allocated during the profile run there.
 NON_TORCH_GIB = {
     MemoryEra.V0_LEGACY: (0.35, 3.58, 3.58), MemoryEra.V0: (1.79, 3.58, 3.58),
     MemoryEra.V1_EARLY: (0.13, 0.13, 0.13), MemoryEra.V1: (0.25, 2.08, 2.17),
