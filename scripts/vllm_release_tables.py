@@ -113,6 +113,8 @@ def literal_values(node: ast.AST, symbols: dict[str, ast.AST], depth: int = 0) -
                     return None
                 values += inner
         return values
+    if isinstance(node, ast.Dict):  # 0.6.x: QUANTIZATION_METHODS = {"aqlm": AQLMConfig, ...}
+        return [key.value for key in node.keys if isinstance(key, ast.Constant)]
     if isinstance(node, ast.Subscript) and _name(node.value) in ("Literal", "typing.Literal"):
         return literal_values(node.slice if isinstance(node.slice, ast.Tuple) else ast.Tuple([node.slice]),
                               symbols, depth + 1)
