@@ -128,6 +128,8 @@ def compare(report: PreflightReport, logged: LoggedStartup) -> list[FigureCheck]
     checks = []
     for figure, field, unit in PAIRS:
         value = getattr(logged, figure)
+        if figure == "cuda_graph_estimate_gib" and report.cuda_graph_gib == 0:
+            continue  # logged for information by releases that do not subtract it (0.18 - 0.19)
         if value is not None:
             checks.append(FigureCheck(figure, float(value), float(getattr(report, field)), unit))
     return checks
@@ -136,8 +138,6 @@ def compare(report: PreflightReport, logged: LoggedStartup) -> list[FigureCheck]
 def term_off(report: PreflightReport, logged: LoggedStartup) -> str | None:
     """The memory term whose prediction misses the log by the most GiB (what to fix first)."""
     misses = {check.figure: check.predicted - check.logged for check in compare(report, logged) if check.figure in TERMS}
-    if logged.cuda_graph_estimate_gib is not None and report.cuda_graph_gib == 0:
-        misses.pop("cuda_graph_estimate_gib", None)  # logged but not subtracted in this release
     if not misses:
         return None
     figure, miss = max(misses.items(), key=lambda item: abs(item[1]))

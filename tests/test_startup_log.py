@@ -95,3 +95,8 @@ def test_the_cli_prints_the_log_check_after_the_report(tmp_path: Path, capsys: p
     assert main([str(stack), "--log", str(LOGS / "R01.log")]) == 0
     out = capsys.readouterr().out
     assert "Start-up log against the preflight:" in out and "kv_cache_gib" in out
+
+
+def test_a_cuda_graph_estimate_the_release_does_not_subtract_is_left_out_of_the_comparison() -> None:
+    report = run_preflight(make_config(gpu={"product": "H100-80GB-HBM3"}, vllm={"version": "0.19.0"}))
+    assert "cuda_graph_estimate_gib" not in {check.figure for check in compare(report, logged("R01"))}
