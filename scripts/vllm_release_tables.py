@@ -385,9 +385,14 @@ def batch_defaults(tree: ast.Module | None) -> list[dict[str, object]]:
 def _server_defaults(statements: list[ast.stmt]) -> dict[str, int]:
     values: dict[str, int] = {}
     for stmt in statements:
-        if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or not isinstance(stmt.value, ast.Dict):
+        if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             continue
         target = stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target
+        name = _name(target) or ""
+        if name.startswith("default_max_num") and isinstance(stmt.value, ast.Constant):  # 0.8.x: one int for all
+            values[name] = int(str(stmt.value.value))
+        if not isinstance(stmt.value, ast.Dict):
+            continue
         for key, value in zip(stmt.value.keys, stmt.value.values, strict=True):
             if key is not None and "OPENAI_API_SERVER" in ast.unparse(key) and isinstance(value, ast.Constant):
                 values[_name(target) or "?"] = int(str(value.value))

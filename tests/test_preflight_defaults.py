@@ -99,3 +99,8 @@ def test_a_v0_draft_model_at_131072_tokens_is_blocked_by_its_profiling_peak() ->
         "method": "draft_model", "model": "meta-llama/Llama-3.1-8B-Instruct", "num_speculative_tokens": 4}},
         gpu={"product": "L40S"}))
     assert report.max_num_batched_tokens == 131072 and not report.fits
+
+
+def test_v1_on_0_8_5_defaults_to_1024_sequences_on_a_70_gib_gpu_even_an_a100() -> None:
+    report = run_preflight(make_config(gpu={"product": "A100-SXM4-80GB"}, vllm={"version": "0.8.5"}))
+    assert (report.max_num_seqs, report.max_num_batched_tokens) == (1024, 8192)  # the A100 exclusion came in 0.9
