@@ -137,7 +137,7 @@ def _fp8_kv_cache(cfg: StackConfig, current: Evaluation) -> Suggestion | None:
 def _gpu_products(cfg: StackConfig, current: Evaluation) -> list[Suggestion]:
     """Larger GPUs, smallest first. vLLM picks other batch defaults on some (1024 sequences on H100/H200), so
     when those break the fit, the current limits are pinned explicitly."""
-    found = []
+    found: list[Suggestion] = []
     pinned = {"max_num_seqs": current.resolved.max_num_seqs,
               "max_num_batched_tokens": current.resolved.max_num_batched_tokens}
     alone = " alone (no gpu.also_accept)" if cfg.gpu.also_accept else ""
