@@ -32,6 +32,33 @@ def _gpu(*args: object) -> GpuProduct:
     return GpuProduct(*args)  # type: ignore[arg-type]
 
 
+# Added for issue 12. Labels follow the GFD rule (NVML name, spaces -> "-"; shared reference §F.1).
+# CUDA totals: where a torch/Unsloth banner was found it is used as is; otherwise it is DERIVED from the
+# nvidia-smi total (MiB, from public nvidia-smi tables in the code index) minus 0.85 GiB, the largest
+# nvidia-smi-to-torch gap among the measured products above (A100 80GB: 80.00 - 79.15), so the derived
+# figure errs low. Node shapes marked "assumed" are defaults to override with gpu.gpus_per_node.
+_MORE_GPUS = (
+    # B200: nvidia-smi "0MiB / 183359MiB" (179.06 GiB) -> derived 178.21; DGX B200 has 8.
+    _gpu("B200", "NVIDIA-B200", 178.21, 183359, True, True, 8, "blackwell"),
+    # H100 NVL: Unsloth banner "GPU = NVIDIA H100 NVL. Max memory = 93.115 GB" (torch total, GiB);
+    # nvidia-smi "/ 95830MiB". 8 per node assumed (PCIe servers).
+    _gpu("H100-NVL", "NVIDIA-H100-NVL", 93.11, 95830, True, True, 8, "hopper"),
+    # H100 PCIe: nvidia-smi "/ 81559MiB", the same total as H100 SXM (shared reference §F.1), so the
+    # SXM's torch total 79.18 GiB. 8 per node assumed (PCIe servers).
+    _gpu("H100-PCIe", "NVIDIA-H100-PCIe", 79.18, 81559, True, True, 8, "hopper"),
+    # GH200 480GB (96 GB HBM3): nvidia-smi "/ 97871MiB" (95.58 GiB) -> derived 94.73. One superchip per
+    # module; label NVIDIA-GH200-480GB seen on the NRP cluster (shared reference §F.1). 1 per node assumed.
+    _gpu("GH200-480GB", "NVIDIA-GH200-480GB", 94.73, 97871, True, True, 1, "hopper"),
+    # L40: nvidia-smi total 46,068 MiB, the same board memory as L40S, so L40S's lowest torch total.
+    _gpu("L40", "NVIDIA-L40", 44.31, 46068, True, True, 8, "ada-lovelace"),
+    # A40: Unsloth banner "NVIDIA A40. Num GPUs = 1. Max memory: 44.549 GB" (torch 2.9.1);
+    # nvidia-smi "/ 46068MiB". Ampere: no FP8 tensor cores. 8 per node assumed.
+    _gpu("A40", "NVIDIA-A40", 44.54, 46068, False, True, 8, "ampere"),
+    # RTX 6000 Ada Generation: nvidia-smi 49,140 MiB (47.99 GiB) -> derived 47.14. 4 per node assumed
+    # (workstations).
+    _gpu("RTX-6000-Ada", "NVIDIA-RTX-6000-Ada-Generation", 47.14, 49140, True, True, 4, "ada-lovelace"),
+)
+
 GPUS: dict[str, GpuProduct] = {
     gpu.name: gpu
     for gpu in (
@@ -54,5 +81,6 @@ GPUS: dict[str, GpuProduct] = {
         _gpu("A10G", "NVIDIA-A10G", 22.07, 23028, False, True, 8, "ampere"),
         # L4: Unsloth "NVIDIA L4 ... Max memory: 22.161 GB"; g2-standard-96 has 8.
         _gpu("L4", "NVIDIA-L4", 22.16, 23034, True, True, 8, "ada-lovelace"),
+        *_MORE_GPUS,
     )
 }

@@ -33,6 +33,11 @@ class Architecture:
     # Multi-head latent attention (DeepSeek-V2/V3 family): the latent cache replaces K/V heads.
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
+    # The checkpoint's own quantization: config.json `quantization_config.quant_method` ("awq", "gptq",
+    # "compressed-tensors", "fp8", ...), and the bytes one linear-layer weight takes in it (scales included).
+    # None: a 16-bit checkpoint stored in torch_dtype. Embeddings and the LM head stay 16-bit either way.
+    quantization: str | None = None
+    quantized_linear_bytes: float | None = None
 
     @property
     def uses_mla(self) -> bool:
@@ -55,6 +60,13 @@ def _qwen25(layers: int, heads: int, kv: int, hidden: int, intermediate: int, pa
 def _qwen3(layers: int, heads: int, hidden: int, intermediate: int, params: int) -> Architecture:
     return Architecture(layers, heads, 8, 128, hidden, intermediate, 151936, 40960, params)
 
+
+def _quantized(base: Architecture, method: str, linear_bytes: float) -> Architecture:
+    return Architecture(**{**base.__dict__, "quantization": method, "quantized_linear_bytes": linear_bytes})
+
+
+# 4-bit AWQ/GPTQ with group size 128: 0.5 B per weight + a 16-bit scale and a 4-bit zero point per group.
+INT4_G128_BYTES = 0.5 + 2.5 / 128
 
 MODELS: dict[str, Architecture] = {
     # meta-llama/Llama-3.1-*/config.json; counts from the model cards (8.03B, 70.6B, 405B).
@@ -93,3 +105,19 @@ MODELS: dict[str, Architecture] = {
         tie_word_embeddings=True, sliding_window=4096, num_sliding_window_layers=23,
     ),
 }
+
+PRE_QUANTIZED: dict[str, Architecture] = {
+    # hugging-quants/Meta-Llama-3.1-{8B,70B}-Instruct-AWQ-INT4: config.json quantization_config
+    # {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": true} (a copy's config.json names
+    # it: huggingface.co/PatronusAI/Llama-3.1-70B-Instruct-AWQ-INT4/blob/main/config.json); the 8B files
+    # are 4.68 + 1.05 GB (huggingface.co/hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4/tree/f8826dd).
+    "hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4": _quantized(
+        MODELS["meta-llama/Llama-3.1-8B-Instruct"], "awq", INT4_G128_BYTES),
+    "hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4": _quantized(
+        MODELS["meta-llama/Llama-3.1-70B-Instruct"], "awq", INT4_G128_BYTES),
+    # RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic: compressed-tensors FP8 weights (per-channel scales),
+    # lm_head kept 16-bit; vLLM 0.19.0 logs 33.88 GiB of weights per GPU at TP 2 (calibration row T14).
+    "RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic": _quantized(
+        MODELS["meta-llama/Llama-3.3-70B-Instruct"], "compressed-tensors", 1.0),
+}
+MODELS.update(PRE_QUANTIZED)

@@ -172,8 +172,29 @@ VERSIONS: dict[str, VersionMetrics] = {
 
 
 def metrics_for(version: str) -> VersionMetrics:
-    """The metric table of a supported vLLM version. Raises KeyError naming the supported ones."""
-    try:
+    """The metric table of a vLLM release: hand-checked for 0.7.2 and 0.33.0, else the generated table
+    (catalog/data/vllm/<version>.json, read from the wheel's metric modules). Raises KeyError otherwise."""
+    if version in VERSIONS:
         return VERSIONS[version]
-    except KeyError:
-        raise KeyError(f"no metric table for vLLM {version!r}; have {', '.join(VERSIONS)}") from None
+    from catalog.vllm_releases import available_versions, release_table
+
+    if version not in available_versions():
+        raise KeyError(f"no metric table for vLLM {version!r}; have {', '.join(available_versions())}")
+    return generated_metrics(version, {name: MetricType(kind) for name, kind in release_table(version).metrics.items()})
+
+
+def generated_metrics(version: str, metrics: Mapping[str, MetricType]) -> VersionMetrics:
+    """Pick each renamed signal by which name the release exports (V0 and V1 spellings)."""
+    def first(*names: str) -> str | None:
+        return next((name for name in names if name in metrics), None)
+
+    return VersionMetrics(
+        version=version, metrics=metrics,
+        kv_cache_usage=first("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc") or "vllm:kv_cache_usage_perc",
+        inter_token_latency=first("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds")
+        or "vllm:inter_token_latency_seconds",
+        prefix_cache_hit_rate_gauge=first("vllm:gpu_prefix_cache_hit_rate"),
+        prefix_cache_hits=first("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"),
+        prefix_cache_queries=first("vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"),
+        http_requests=None,  # the HTTP instrumentator is not in the wheel's metric modules; not confirmed
+    )

@@ -33,15 +33,17 @@ def _in(key: str, values: list[str]) -> dict[str, Any]:
     return {"key": key, "operator": "In", "values": values}
 
 
-def gpu_selector_terms(scheme: str, products: list[str]) -> list[Term]:
+def gpu_selector_terms(scheme: str, products: list[str], gfd_values: list[str] | None = None) -> list[Term]:
     """Node selector terms that admit exactly the given products (catalog names). Empty for scheme `none`.
+    `gfd_values`: the GFD label values of the products, for GPUs described inline in the stack.
 
     Raises NoLabelValue naming the first product without a value for the scheme.
     """
     if scheme == "none":
         return []
     if scheme == "gfd":
-        return [{"matchExpressions": [_in(GFD_PRODUCT, [GPUS[p].gfd_product for p in products])]}]
+        values = gfd_values if gfd_values is not None else [GPUS[p].gfd_product for p in products]
+        return [{"matchExpressions": [_in(GFD_PRODUCT, values)]}]
     if scheme == "karpenter":
         return [_karpenter_term(p) for p in products]  # one term per product: name AND memory
     values = [v for p in products for v in _values(scheme, p)]
@@ -50,7 +52,9 @@ def gpu_selector_terms(scheme: str, products: list[str]) -> list[Term]:
 
 
 def _values(scheme: str, product: str) -> tuple[str, ...]:
-    labels = PROVIDER_LABELS[product]
+    labels = PROVIDER_LABELS.get(product)
+    if labels is None:
+        raise NoLabelValue(f"{product} has no known {scheme} label value")
     values = labels.gke_accelerator if scheme == "gke-accelerator" else labels.instance_types
     if not values:
         raise NoLabelValue(f"{product} has no known {scheme} label value")
@@ -58,8 +62,8 @@ def _values(scheme: str, product: str) -> tuple[str, ...]:
 
 
 def _karpenter_term(product: str) -> Term:
-    labels = PROVIDER_LABELS[product]
-    if labels.karpenter_gpu_name is None or labels.karpenter_gpu_memory_mib is None:
+    labels = PROVIDER_LABELS.get(product)
+    if labels is None or labels.karpenter_gpu_name is None or labels.karpenter_gpu_memory_mib is None:
         raise NoLabelValue(f"{product} has no known karpenter label value")
     # a100 alone would admit the 40 GB p4d for an 80 GB stack (serving-at-scale-facts §3): pin the memory too.
     return {"matchExpressions": [_in(KARPENTER_GPU_NAME, [labels.karpenter_gpu_name]),

@@ -110,4 +110,5 @@ def gpu_affinity_terms(cfg: StackConfig) -> list[dict[str, list[dict[str, object
     the cluster profile says identifies them (cluster/selectors.py). Empty for scheme `none`."""
     from cluster.selectors import gpu_selector_terms
 
-    return gpu_selector_terms(gpu_label_scheme(cfg), list(cfg.gpu.products))
+    products = list(cfg.gpu.products)
+    return gpu_selector_terms(gpu_label_scheme(cfg), products, [cfg.gpu.spec_for(p).gfd_product for p in products])

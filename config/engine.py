@@ -68,7 +68,9 @@ class EngineConfig(ConfigGroup):
     dtype: Dtype = Field("auto", description="--dtype for weights and activations.")
     quantization: Quantization | None = Field(None, description="--quantization method of the checkpoint.")
     kv_cache_dtype: KvCacheDtype = Field("auto", description="--kv-cache-dtype; fp8 halves KV bytes per token.")
-    block_size: Literal[8, 16, 32, 64, 128] = Field(16, description="--block-size: tokens per KV-cache block.")
+    block_size: Literal[8, 16, 32, 64, 128] | None = Field(
+        None, description="--block-size: tokens per KV-cache block; rendered only when set (else vLLM picks: 16 on "
+                          "CUDA, 64 for FlashMLA).")
     enable_prefix_caching: bool | None = Field(
         None, description="--enable-prefix-caching / --no-enable-prefix-caching; defaults to the version's default.")
     enforce_eager: bool = Field(False, description="--enforce-eager: no CUDA graphs (slower; for debugging OOM starts).")

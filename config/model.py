@@ -37,6 +37,11 @@ class ArchitectureConfig(ConfigGroup):
     num_experts_per_tok: PositiveInt | None = Field(None, description="Experts each token is routed to.")
     kv_lora_rank: PositiveInt | None = Field(None, description="MLA latent rank (DeepSeek-V2/V3 style).")
     qk_rope_head_dim: PositiveInt | None = Field(None, description="MLA rotary head size.")
+    quantization: str | None = Field(
+        None, description=("The checkpoint's quantization_config.quant_method (awq, gptq, fp8, compressed-tensors, "
+                           "...); omit for a 16-bit checkpoint. Sizes the download and the GPU weights."))
+    quantization_bits: Literal[4, 8] | None = Field(
+        None, description="Bits per quantized weight in the checkpoint (quantization_config bits); 8 for fp8.")
 
     @model_validator(mode="after")
     def _layers_add_up(self) -> ArchitectureConfig:
@@ -47,6 +52,9 @@ class ArchitectureConfig(ConfigGroup):
         if self.num_sliding_window_layers and self.sliding_window is None:
             raise ValueError("num_sliding_window_layers is set but sliding_window is not. "
                              "Fix: set sliding_window to the model's window size.")
+        if self.quantization and self.quantization_bits is None and "fp8" not in self.quantization:
+            raise ValueError(f"quantization {self.quantization!r} needs quantization_bits (4 or 8, the "
+                             "quantization_config's bits). Fix: copy it from the checkpoint's config.json.")
         if (self.kv_lora_rank is None) != (self.qk_rope_head_dim is None):
             raise ValueError("multi-head latent attention needs both kv_lora_rank and qk_rope_head_dim "
                              "(the latent cache holds kv_lora_rank + qk_rope_head_dim values per token and layer). "

@@ -18,7 +18,9 @@ class ConcurrencyTarget(ConfigGroup):
         "average", description="average: requests x average_request_tokens; strict: requests x max_model_len.")
     average_request_tokens: PositiveInt = Field(
         1024, description="Average prompt + output tokens per request, for mode average.")
-    policy: Literal["block", "warn"] = Field("block", description="What a shortfall does to the stack.")
+    policy: Literal["block", "warn"] | None = Field(None, description=(
+        "What a shortfall does to the stack. Defaults to block when you asked for the concurrency "
+        "(preflight.concurrency.requests or engine.max_num_seqs), else warn: vLLM itself starts either way."))
 
 
 class PreflightConfig(ConfigGroup):

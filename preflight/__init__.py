@@ -20,7 +20,7 @@ def run_preflight(cfg: StackConfig) -> PreflightReport:
     found = evaluate(cfg)
     resolved, memory, capacity, target = found.resolved, found.memory, found.capacity, found.target
     margin = margin_percent(capacity, target)
-    weights = round(weights_on_disk_gib(resolved.architecture, cfg.engine.quantization), 3)
+    weights = round(weights_on_disk_gib(resolved.architecture), 3)  # the checkpoint, whatever the runtime does
     reasons = found.reasons
     warnings = [*found.shortfall_warnings, *risk_warnings(cfg, resolved, margin, fits=not reasons),
                 *page_cache_warnings(cfg, weights)]

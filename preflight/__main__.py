@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from cluster.report import ClusterResult
-from config.errors import ConfigError, ConfigIssue
+from config.errors import ConfigError, ConfigIssue, show
 from config.sources import load_stack_file_with_secrets
 from config.stack import StackConfig, missing_secrets
 from preflight.report import PreflightReport
@@ -26,6 +26,7 @@ from validation import ClusterCheck, Outcome, Verdict, assess
 
 EXIT_FITS, EXIT_BLOCKED, EXIT_CONFIG_ERROR = Outcome.FITS.value, Outcome.BLOCKED.value, Outcome.CONFIG_ERROR.value
 EXIT_INTERNAL_ERROR = 3
+LOG_LIMIT_BYTES = 16 * 1024 * 1024
 REPORT_BUG = "internal error in the preflight ({}); please report it with the stack file (rerun with --debug for details)."
 
 
@@ -49,11 +50,15 @@ def _parser() -> argparse.ArgumentParser:
     output.add_argument("--markdown", action="store_true", help="print the report as Markdown (CI summaries)")
     parser.add_argument("--cluster", action="append", default=[], metavar="FILE",
                         help="a `kubectl get ... -o json` snapshot of the cluster (repeatable)")
+    parser.add_argument("--log", metavar="FILE", help="a vLLM start-up log: set its figures beside the prediction")
     parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     return parser
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.log and not Path(args.log).is_file():
+        return _config_error(args, ConfigError([ConfigIssue(
+            "", f"--log {show(args.log)}: no such file.", "pass the file a vLLM server's start-up log was saved to.")]))
     try:
         cfg, secrets = load_stack_file_with_secrets(args.stack_file)
     except ConfigError as error:
@@ -107,6 +112,16 @@ def _print_report(args: argparse.Namespace, verdict: Verdict) -> None:
         print(markdown_text(report, Path(args.stack_file).name, verdict.cluster))
     else:
         print(table_text(report, verdict.cluster))
+    if args.log:  # read after the verdict so a bad log path never hides it
+        from preflight.startup_log import parse_startup_log, render_log_check
+
+        print(render_log_check(report, parse_startup_log(_read_log(args.log))))
+
+
+def _read_log(path: str) -> str:
+    """A start-up log, bounded: its figures are in the first lines a server prints."""
+    with open(path, encoding="utf-8", errors="replace") as log:
+        return log.read(LOG_LIMIT_BYTES)
 
 
 if __name__ == "__main__":

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog.gpus import GPUS
 from catalog.models import Architecture
 from config.stack import StackConfig
 from preflight.kv_cache import KvCapacity, blocks_per_request, kv_layout, largest_fitting_tokens
 from preflight.memory import GIB, MemoryEstimate, MemoryInputs
+from preflight.quantization import quantization_reason
 from preflight.resolve import ResolvedEngine
 
 
@@ -26,7 +26,15 @@ def concurrency_target(cfg: StackConfig, resolved: ResolvedEngine, inputs: Memor
     tokens = resolved.max_model_len if target.mode == "strict" else target.average_request_tokens
     tokens = min(tokens, resolved.max_model_len)
     blocks = requests * blocks_per_request(inputs, kv_layout(inputs), tokens)
-    return ConcurrencyTarget(requests, tokens, blocks, target.policy)
+    return ConcurrencyTarget(requests, tokens, blocks, target_policy(cfg))
+
+
+def target_policy(cfg: StackConfig) -> str:
+    """A target the user asked for blocks; vLLM's own default max_num_seqs only warns (vLLM starts anyway)."""
+    if cfg.preflight.concurrency.policy is not None:
+        return cfg.preflight.concurrency.policy
+    asked = cfg.preflight.concurrency.requests is not None or cfg.engine.max_num_seqs is not None
+    return "block" if asked else "warn"
 
 
 def gib_for_blocks(inputs: MemoryInputs, memory: MemoryEstimate, blocks: int) -> float:
@@ -39,6 +47,9 @@ def structural_reasons(cfg: StackConfig, resolved: ResolvedEngine) -> list[str]:
     """Rules vLLM or the scheduler enforce regardless of memory."""
     reasons = _parallelism_reasons(cfg, resolved)
     arch, mml = resolved.architecture, resolved.max_model_len
+    quantization = quantization_reason(arch, cfg.engine.quantization, cfg.model.id)
+    if quantization:
+        reasons.append(quantization)
     if mml > arch.max_position_embeddings:
         reasons.append(
             f"engine.max_model_len ({mml}) exceeds the model's max_position_embeddings "
@@ -100,7 +111,7 @@ def _kv_heads_split_badly(kv_heads: int, tp: int) -> bool:
 
 
 def node_gpu_limit(cfg: StackConfig) -> int:
-    return cfg.gpu.gpus_per_node or min(GPUS[name].gpus_per_node for name in cfg.gpu.products)
+    return cfg.gpu.gpus_per_node or min(cfg.gpu.spec_for(name).gpus_per_node for name in cfg.gpu.products)
 
 
 def valid_tp_sizes(arch: Architecture, per_node: int) -> list[int]:
@@ -156,13 +167,17 @@ def _target_message(inputs: MemoryInputs, memory: MemoryEstimate, capacity: KvCa
                     target: ConcurrencyTarget) -> str:
     need = gib_for_blocks(inputs, memory, target.blocks)
     per_request = max(target.blocks // target.requests, 1)
-    return (f"concurrency target: {target.requests} requests x {target.tokens_per_request} tokens need "
+    fitting = capacity.num_gpu_blocks // per_request
+    head = (f"concurrency target: {target.requests} requests x {target.tokens_per_request} tokens need "
             f"{need:.2f} GiB of KV cache per GPU ({target.blocks} blocks) but the cache holds "
             f"{memory.kv_cache_gib_per_gpu:.2f} GiB ({capacity.num_gpu_blocks} blocks); short by "
-            f"{need - memory.kv_cache_gib_per_gpu:.2f} GiB. About {capacity.num_gpu_blocks // per_request} such "
-            f"requests fit; the rest queue or are preempted. Fix: lower engine.max_num_seqs (or "
-            f"preflight.concurrency.requests), give the KV cache more memory, or set preflight.concurrency.policy "
-            f"warn to accept the queueing.")
+            f"{need - memory.kv_cache_gib_per_gpu:.2f} GiB. About {fitting} such requests fit; the rest queue or are "
+            "preempted.")
+    if target.policy == "warn":  # vLLM starts anyway; a target nobody asked for only warns
+        return (f"{head} vLLM starts anyway. To hold them all give the KV cache more memory; to admit only what "
+                f"fits set engine.max_num_seqs {fitting}.")
+    return (f"{head} Fix: lower engine.max_num_seqs (or preflight.concurrency.requests), give the KV cache more "
+            "memory, or set preflight.concurrency.policy warn to accept the queueing.")
 
 
 def risk_warnings(cfg: StackConfig, resolved: ResolvedEngine, margin_percent: float, fits: bool) -> list[str]:

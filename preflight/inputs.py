@@ -5,6 +5,7 @@ from __future__ import annotations
 from catalog.models import MODELS
 from config.stack import StackConfig
 from preflight.memory import MemoryInputs
+from preflight.quantization import runtime_quantization
 from preflight.resolve import ResolvedEngine
 
 
@@ -18,6 +19,7 @@ def memory_inputs(cfg: StackConfig, resolved: ResolvedEngine) -> MemoryInputs:
         tensor_parallel_size=resolved.tensor_parallel_size, pipeline_parallel_size=resolved.pipeline_parallel_size,
         max_model_len=resolved.max_model_len, max_num_seqs=resolved.max_num_seqs,
         max_num_batched_tokens=resolved.max_num_batched_tokens, block_size=resolved.block_size,
-        dtype=cfg.engine.dtype, quantization=cfg.engine.quantization, kv_cache_dtype=cfg.engine.kv_cache_dtype,
+        dtype=cfg.engine.dtype, quantization=runtime_quantization(resolved.architecture, cfg.engine.quantization),
+        kv_cache_dtype=cfg.engine.kv_cache_dtype,
         enforce_eager=resolved.enforce_eager, draft=draft, draft_tensor_parallel_size=draft_tp,
     )

@@ -28,28 +28,45 @@ QUANTIZED_LINEAR_BYTES = {
     "bitsandbytes": 0.5 + 4 / 64,  # NF4 with one fp32 absmax per 64 weights
 }
 
-# Sampler warm-up bytes per (sequence x vocabulary entry) during the profiling run, fitted per era:
-# V1-early from R21 (Llama-3.1-8B, v0.11, activation 4.76 GiB), V1 from R01 (v0.19, 1.89 GiB),
-# V0 from R37 (v0.6.5, 1.26 GiB). V0-legacy (R28) shows no sampler term.
+# The profiling run is two phases (v1/worker/gpu_model_runner.py profile_run, 0.11.0:3391-3401): a forward
+# pass of max_num_batched_tokens, whose intermediates are freed when it returns, then the sampler warm-up
+# (_dummy_sampler_run) on max_num_seqs rows of full-vocabulary logits. The torch peak is the larger phase,
+# not their sum; the sampler phase is the same on every TP rank (logits are gathered), the forward phase
+# shrinks with TP (each rank holds intermediate_size / TP of the MLP). The forward pass's hidden states
+# (max_num_batched_tokens x hidden_size, 16-bit) stay alive through the sampler phase (`del hidden_states,
+# output` only after it), which is why a 70B model's peak is ~0.07 GiB above an 8B model's (T14 vs R08).
+# Sampler bytes per (sequence x vocabulary entry): logits plus the sort/softmax copies of top-k/top-p,
+# fitted per era on sampler-bound rows after the hidden states: V1-early 38.35 (R14, R21, R22: 5.64, 4.76,
+# 5.56 GiB at 1024 seqs), V1 14.88 (R01, R03, R15: 1.89, 2.21, 2.23 GiB), V0 39.2 (R37: 1.26 GiB at 256).
 SAMPLER_BYTES = {
-    MemoryEra.V0_LEGACY: 0.0, MemoryEra.V0: 12.6, MemoryEra.V1_EARLY: 31.8,
-    MemoryEra.V1: 8.3, MemoryEra.V1_CUDAGRAPH: 8.3,
+    MemoryEra.V0_LEGACY: 39.2, MemoryEra.V0: 39.2, MemoryEra.V1_EARLY: 38.35,
+    MemoryEra.V1: 14.88, MemoryEra.V1_CUDAGRAPH: 14.88,
 }
-# Bytes per (batched token x MLP width) in the profiling forward pass: the gate/up output (2 x I) and the
-# activated half (I) in 16 bits, plus a partial buffer, ~4 x I x 2 B. Reproduces R28/R29 (V0, 20k/29k tokens).
+# Forward-phase bytes per (batched token x MLP width per rank): the gate/up output (2 x I) and the activated
+# half (I) in 16 bits plus a partial buffer, ~4 x I x 2 B. Reproduces R28/R29 (V0, 20k/29k tokens).
 MLP_ACTIVATION_BYTES = 8.0
 
-# Non-torch memory per GPU (CUDA context, NCCL and custom all-reduce buffers), in GiB: (TP = 1, TP > 1).
-# R28 (v0.6.4) 0.35; R37 (v0.6.5) 1.79 and PR #10511 3.58 at TP 2; v0.16 0.13; v0.19 0.25 and 2.07-2.13
-# at TP 2-4 (llm-d-planner accuracy report, rows R08-R11).
+# Non-torch memory per GPU (CUDA context, NCCL and custom all-reduce buffers), in GiB: (TP 1, TP 2, TP >= 4).
+# R28 (v0.6.4) 0.35; R37 (v0.6.5) 1.79 and PR #10511 3.58 at TP 2; v0.16 0.13; v0.19 0.25 at TP 1,
+# 2.07-2.10 at TP 2 (R08, R10, T14, T16, T17) and 2.13-2.21 at TP 4 (R09, R11, T15, T18).
+# V1-early (0.9.2 - 0.16): init_device takes the baseline snapshot AFTER init_worker_distributed_environment
+# "so NCCL buffers are allocated before we measure" (0.11.0 v1/worker/gpu_worker.py:165-182, 0.16.0
+# :228-251), so what vLLM subtracts at TP > 1 is only what the profile run allocates: the TP 1 figure, as
+# issue 12's 0.9-0.16 TP 2 start-ups show (non-KV ~2 GiB below the 2.13 taken before). The snapshot order is
+# unchanged in 0.30.0 (:432-451): the ~2.1 GiB of 0.17+ is allocated during the profile run there.
 NON_TORCH_GIB = {
-    MemoryEra.V0_LEGACY: (0.35, 3.58), MemoryEra.V0: (1.79, 3.58), MemoryEra.V1_EARLY: (0.13, 2.13),
-    MemoryEra.V1: (0.25, 2.13), MemoryEra.V1_CUDAGRAPH: (0.25, 2.13),
+    MemoryEra.V0_LEGACY: (0.35, 3.58, 3.58), MemoryEra.V0: (1.79, 3.58, 3.58),
+    MemoryEra.V1_EARLY: (0.13, 0.13, 0.13), MemoryEra.V1: (0.25, 2.08, 2.17),
+    MemoryEra.V1_CUDAGRAPH: (0.25, 2.08, 2.17),
 }
 
 # CUDA-graph pool estimate subtracted from the KV budget from v0.21 (PR #30515): anchored on the
 # "Estimated CUDA graph memory: 0.84 GiB total" of R01 (Llama-3.1-8B, 32 layers) and scaled by layers.
-CUDA_GRAPH_GIB_PER_LAYER = 0.84 / 32
+# The 0.19 logs print the estimate without subtracting it ("Estimated CUDA graph memory: X GiB total"):
+# R01 0.84 (32 layers), T17 0.82 (32), T18 1.09 (48), T14 1.82 / T15 1.70 / T16 1.63 (80, TP 2/4/2).
+# A fixed part plus a per-layer part fits them within 0.1 GiB: 0.237 + 0.01854 x layers on this stage.
+CUDA_GRAPH_GIB_FIXED = 0.237
+CUDA_GRAPH_GIB_PER_LAYER = 0.01854
 CUDA_GRAPH_GIB_BOUNDS = (0.5, 2.5)  # the pool sizes seen in logs (accounting notes §5.4)
 
 
@@ -88,20 +105,33 @@ class MemoryEstimate:
     per_token_kv_bytes: int  # this GPU's layers, draft included
 
 
+def linear_bytes(arch: Architecture, dtype: str, quantization: str | None) -> float:
+    """Bytes of one linear-layer weight under `quantization` (the runtime method, see preflight.quantization):
+    the checkpoint's own figure when it is the checkpoint's method, else the method's, else the dtype's."""
+    if quantization is None:
+        return DTYPE_BYTES[dtype]
+    if arch.quantized_linear_bytes is not None and arch.quantization is not None and (
+            quantization.split("_")[0] == arch.quantization.split("_")[0]):
+        return arch.quantized_linear_bytes
+    return QUANTIZED_LINEAR_BYTES.get(quantization, arch.quantized_linear_bytes or 1.0)
+
+
 def weight_bytes(arch: Architecture, dtype: str, quantization: str | None) -> tuple[float, float]:
     """(linear-layer bytes, bytes of one embedding-sized matrix) for the whole model."""
     dense_bytes = DTYPE_BYTES[dtype]
     embedding = arch.embedding_parameters
     heads = 1 if arch.tie_word_embeddings else 2
     linear_params = max(arch.num_parameters - embedding * heads, 0)
-    linear_bytes = QUANTIZED_LINEAR_BYTES[quantization] if quantization else dense_bytes
-    return linear_params * linear_bytes, embedding * dense_bytes
+    return linear_params * linear_bytes(arch, dtype, quantization), embedding * dense_bytes
 
 
-def weights_on_disk_gib(arch: Architecture, quantization: str | None) -> float:
-    """Checkpoint size: what the cache volume holds and what is read at start-up."""
-    # A quantized checkpoint keeps 16-bit embeddings; an unquantized one is stored in its torch_dtype.
-    linear, embedding = weight_bytes(arch, "auto" if quantization else arch.torch_dtype, quantization)
+def weights_on_disk_gib(arch: Architecture, quantization: str | None = None) -> float:
+    """Checkpoint size: what the cache volume holds, what is downloaded and read at start-up. Always the
+    checkpoint's storage (Architecture.quantization or torch_dtype), whatever vLLM quantizes it to at load;
+    `quantization` is ignored (kept for callers of the old signature)."""
+    del quantization
+    stored = arch.quantization
+    linear, embedding = weight_bytes(arch, "auto" if stored else arch.torch_dtype, stored)
     heads = 1 if arch.tie_word_embeddings else 2
     return (linear + embedding * heads) / GIB
 
@@ -136,17 +166,20 @@ def layers_per_stage(num_layers: int, pp: int) -> int:
 
 
 def activation_gib(inputs: MemoryInputs) -> float:
-    """Peak of the profiling forward pass: MLP intermediates for the batched tokens plus sampler warm-up."""
+    """Peak of the profiling run: the larger of the forward phase (MLP intermediates of the batched tokens on
+    this rank) and the sampler warm-up (max_num_seqs rows of full-vocabulary logits)."""
     arch = inputs.arch
     experts = arch.num_experts_per_tok or 1
-    mlp = inputs.max_num_batched_tokens * arch.intermediate_size * experts * MLP_ACTIVATION_BYTES
-    sampler = inputs.max_num_seqs * arch.vocab_size * SAMPLER_BYTES[inputs.era]
-    return (mlp + sampler) / GIB
+    per_rank = arch.intermediate_size / inputs.tensor_parallel_size
+    forward = inputs.max_num_batched_tokens * per_rank * experts * MLP_ACTIVATION_BYTES
+    hidden_states = inputs.max_num_batched_tokens * arch.hidden_size * 2
+    sampler = hidden_states + inputs.max_num_seqs * arch.vocab_size * SAMPLER_BYTES[inputs.era]
+    return max(forward, sampler) / GIB
 
 
 def non_torch_gib(era: MemoryEra, tp: int) -> float:
-    single, multi = NON_TORCH_GIB[era]
-    return single if tp == 1 else multi
+    single, two, four = NON_TORCH_GIB[era]
+    return single if tp == 1 else two if tp == 2 else four
 
 
 def cuda_graph_gib(inputs: MemoryInputs) -> float:
@@ -154,7 +187,7 @@ def cuda_graph_gib(inputs: MemoryInputs) -> float:
         return 0.0
     layers = layers_per_stage(inputs.arch.num_hidden_layers, inputs.pipeline_parallel_size)
     low, high = CUDA_GRAPH_GIB_BOUNDS
-    return min(max(layers * CUDA_GRAPH_GIB_PER_LAYER, low), high)
+    return min(max(CUDA_GRAPH_GIB_FIXED + layers * CUDA_GRAPH_GIB_PER_LAYER, low), high)
 
 
 def estimate_memory(inputs: MemoryInputs) -> MemoryEstimate:

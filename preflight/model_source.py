@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from catalog.models import MODELS, Architecture
+from catalog.models import INT4_G128_BYTES, MODELS, Architecture
 from config.errors import ConfigError, ConfigIssue, show
 from config.model import ArchitectureConfig, ModelConfig
 
@@ -32,9 +32,32 @@ def from_config(arch: ArchitectureConfig) -> Architecture:
         sliding_window=arch.sliding_window, num_sliding_window_layers=arch.num_sliding_window_layers,
         num_local_experts=arch.num_local_experts, num_experts_per_tok=arch.num_experts_per_tok,
         kv_lora_rank=arch.kv_lora_rank, qk_rope_head_dim=arch.qk_rope_head_dim,
+        quantization=arch.quantization, quantized_linear_bytes=_quantized_bytes(arch),
     )
     params = arch.num_parameters or estimate_parameters(shape)
     return Architecture(**{**shape.__dict__, "num_parameters": params})
+
+
+def _quantized_bytes(arch: ArchitectureConfig) -> float | None:
+    """4-bit group-128 packing (AWQ/GPTQ layout) or one byte per weight for 8-bit and fp8 methods."""
+    if arch.quantization is None:
+        return None
+    bits = arch.quantization_bits or 8
+    return INT4_G128_BYTES if bits == 4 else 1.0
+
+
+def quantization_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """`quantization` and `quantization_bits` from a config.json's quantization_config, if it has one."""
+    config = data.get("quantization_config")
+    if not isinstance(config, dict) or not config.get("quant_method"):
+        return {}
+    method = str(config["quant_method"])
+    bits = config.get("bits") or config.get("w_bit")
+    for group in (config.get("config_groups") or {}).values():  # compressed-tensors
+        bits = bits or (group.get("weights") or {}).get("num_bits") if isinstance(group, dict) else bits
+    if bits is None and "fp8" in method:
+        bits = 8
+    return {"quantization": method, "quantization_bits": bits}
 
 
 def estimate_parameters(arch: Architecture) -> int:
@@ -67,6 +90,7 @@ def _from_config_json(path_text: str, num_parameters: int | None) -> Architectur
     fields = {key: value for key, value in data.items() if key in known and value is not None}
     if isinstance(data.get("layer_types"), list):  # transformers >= 4.53 lists each layer's attention
         fields["num_sliding_window_layers"] = sum(1 for t in data["layer_types"] if t == "sliding_attention")
+    fields.update(quantization_fields(data))
     if num_parameters:
         fields["num_parameters"] = num_parameters
     try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog.gpus import GPUS, GpuProduct
+from catalog.gpus import GpuProduct
 from catalog.models import Architecture
 from catalog.vllm_versions import RELEASES, VllmRelease, default_batch_limits
 from config.stack import StackConfig
@@ -42,7 +42,17 @@ class ResolvedEngine:
 
 
 def smallest_gpu(cfg: StackConfig) -> GpuProduct:
-    return min((GPUS[name] for name in cfg.gpu.products), key=lambda gpu: gpu.memory_gib)
+    return min((cfg.gpu.spec_for(name) for name in cfg.gpu.products), key=lambda gpu: gpu.memory_gib)
+
+
+def vllm_block_size(release: VllmRelease, arch: Architecture, gpu: GpuProduct) -> int:
+    """The KV block size vLLM picks when --block-size is absent: CacheConfig.DEFAULT_BLOCK_SIZE 16, unless the
+    chosen attention backend does not support it: FlashMLA (MLA models on the V1 engine, Hopper/Blackwell)
+    supports only 64 (vllm 0.33.0 config/cache.py:185, v1/attention/backend.py:155
+    get_preferred_block_size, v1/attention/backends/mla/flashmla.py:57; older releases forced it in
+    platforms/cuda.py: "Forcing kv cache block size to 64 for FlashMLA backend", calibration notes §4)."""
+    flash_mla = arch.uses_mla and not release.is_v0_engine and gpu.family in ("hopper", "blackwell")
+    return 64 if flash_mla else 16
 
 
 def resolve_engine(cfg: StackConfig) -> ResolvedEngine:
@@ -51,8 +61,11 @@ def resolve_engine(cfg: StackConfig) -> ResolvedEngine:
     gpu = smallest_gpu(cfg)
     engine = cfg.engine
     max_model_len = engine.max_model_len or arch.max_position_embeddings
-    any_a100 = any(GPUS[name].is_a100 for name in cfg.gpu.products)
-    seqs_default, tokens_default = default_batch_limits(release.number, gpu.memory_gib, any_a100, max_model_len)
+    any_a100 = any(cfg.gpu.spec_for(name).is_a100 for name in cfg.gpu.products)
+    seqs_default, tokens_default = default_batch_limits(
+        release.number, gpu.memory_gib, any_a100, max_model_len,
+        device_name=gpu.gfd_product.replace("-", " "), release=release.version,
+        chunked_prefill_allowed=not arch.num_sliding_window_layers and engine.speculative is None)
     prefix = release.prefix_caching_default if engine.enable_prefix_caching is None else engine.enable_prefix_caching
     return ResolvedEngine(
         release=release, architecture=arch, gpu=gpu,
@@ -61,6 +74,7 @@ def resolve_engine(cfg: StackConfig) -> ResolvedEngine:
         max_num_seqs=engine.max_num_seqs or seqs_default,
         max_num_batched_tokens=engine.max_num_batched_tokens or tokens_default,
         gpu_memory_utilization=engine.gpu_memory_utilization,
-        block_size=engine.block_size, enable_prefix_caching=prefix, enforce_eager=engine.enforce_eager,
+        block_size=engine.block_size or vllm_block_size(release, arch, gpu), enable_prefix_caching=prefix,
+        enforce_eager=engine.enforce_eager,
         served_model_name=cfg.served_model_name, nnodes=engine.nnodes,
     )

@@ -187,7 +187,7 @@ def _gpu_products(cfg: StackConfig, current: Evaluation) -> list[Suggestion]:
     for gpu in sorted(GPUS.values(), key=lambda gpu: (gpu.memory_gib, gpu.name)):
         if gpu.memory_gib <= current.inputs.gpu_memory_gib or len(found) == MAX_GPU_SUGGESTIONS:
             continue
-        changes: dict[str, Any] = {"gpu": {"product": gpu.name, "also_accept": ()}}
+        changes: dict[str, Any] = {"gpu": {"product": gpu.name, "also_accept": (), "memory_gib": None, "label": None}}
         if fits_with(cfg, changes):
             found.append(Suggestion(f"gpu.product {gpu.name}{alone} fits with the same parallelism.", changes))
         elif fits_with(cfg, {**changes, "engine": pinned}):

@@ -58,5 +58,5 @@ def test_release_numbers_parse_and_reject_garbage() -> None:
         parse_version("0.33")
 
 
-def test_the_deployable_releases_are_0_7_2_and_0_33_0() -> None:
-    assert set(RELEASES) == {"0.7.2", "0.33.0"}
+def test_the_hand_checked_releases_are_still_deployable() -> None:
+    assert {"0.7.2", "0.33.0"} <= set(RELEASES)

@@ -16,7 +16,7 @@ from catalog.gpus import GPUS
 from catalog.models import MODELS
 from catalog.vllm_versions import SUPPORTED_VERSIONS
 from config.engine import EngineConfig
-from config.errors import ConfigError
+from config.errors import ConfigError, suggest
 from config.kubernetes import NamespaceConfig, ServerConfig
 from config.model import ModelConfig
 from config.sources import split_project_keys
@@ -88,7 +88,7 @@ MESSAGES: dict[str, tuple[dict[str, Any], str, tuple[type[BaseModel], str] | Non
     "unknown GPU": (
         {"gpu": {"product": "A100-80GB"}},
         "vllm-serving:gpu.product: unknown GPU product 'A100-80GB' (did you mean `A100-SXM4-80GB`?). "
-        f"Fix: use one of {', '.join(GPUS)}.", None),
+        f"Fix: use one of {', '.join(GPUS)}, or describe it with gpu.memory_gib and gpu.label.", None),
     "unknown model": (
         {"model": {"id": "meta-llama/Llama-3.1-8B"}},
         "vllm-serving:model: 'meta-llama/Llama-3.1-8B' is not in the catalog and no architecture was given "
@@ -97,8 +97,9 @@ MESSAGES: dict[str, tuple[dict[str, Any], str, tuple[type[BaseModel], str] | Non
         None),
     "unsupported version": (
         {"vllm": {"version": "0.5.0"}},
-        "vllm-serving:vllm.version: vLLM '0.5.0' is not a version this program has flag and metric tables "
-        f"for (did you mean `0.33.0`?). Fix: use one of {', '.join(SUPPORTED_VERSIONS)}.", None),
+        "vllm-serving:vllm.version: vLLM '0.5.0' is not a release this program has flag and metric tables "
+        f"for ({suggest('0.5.0', list(SUPPORTED_VERSIONS))}). Fix: use a release from {SUPPORTED_VERSIONS[0]} to "
+        f"{SUPPORTED_VERSIONS[-1]} (catalog/data/vllm), or generate its table with scripts/vllm_release_tables.py.", None),
     "moving image tag": (
         {"vllm": {"tag": "latest"}},
         "vllm-serving:vllm.tag: tag 'latest' moves under you. Fix: pin a release tag such as v0.33.0.", None),

@@ -52,7 +52,7 @@ def test_every_emitted_speculative_flag_is_accepted_by_the_configured_version(ve
 @pytest.mark.parametrize("version", VERSIONS)
 def test_no_flag_is_both_accepted_and_removed_in_a_version(version: str):
     table = FLAG_TABLES[version]
-    assert table.flags.isdisjoint(table.removed) and "--disable-log-stats" not in table.flags
+    assert table.flags.isdisjoint(table.removed)
 
 
 def test_prod_stack_renders_every_resolved_engine_value():
@@ -60,9 +60,14 @@ def test_prod_stack_renders_every_resolved_engine_value():
     args = render_vllm_args(cfg, report.resolved)
     expected = {"--served-model-name": "llama-70b", "--tensor-parallel-size": "4", "--pipeline-parallel-size": "1",
                 "--max-model-len": "8192", "--gpu-memory-utilization": "0.9", "--max-num-seqs": "256",
-                "--max-num-batched-tokens": "2048", "--block-size": "16", "--dtype": "auto",
+                "--max-num-batched-tokens": "2048", "--dtype": "auto",
                 "--kv-cache-dtype": "auto", "--port": "8000"}
     assert {flag: flag_value(args, flag) for flag in expected} == expected
+
+
+def test_the_block_size_is_left_to_vllm_unless_set():
+    assert "--block-size" not in args_for()
+    assert flag_value(args_for(engine={"block_size": 32}), "--block-size") == "32"
 
 
 def test_prod_stack_turns_prefix_caching_on_explicitly():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-from catalog.gpus import GPUS
 from components.render.cache import default_size_gib, draft_weights_on_disk_gib
 from components.render.names import HF_HOME
 from config.errors import ConfigIssue, show
@@ -29,8 +28,8 @@ def check_cache_size(cfg: StackConfig, report: PreflightReport) -> list[ConfigIs
 
 def check_gpu_agreement(cfg: StackConfig, report: PreflightReport) -> list[ConfigIssue]:
     """The preflight must have sized for a product the pods can be scheduled on, with its memory."""
-    gpu = GPUS.get(report.gpu)
-    if report.gpu in cfg.gpu.products and gpu is not None and math.isclose(gpu.memory_gib, report.gpu_memory_gib):
+    gpu = cfg.gpu.spec_for(report.gpu) if report.gpu in cfg.gpu.products else None
+    if gpu is not None and math.isclose(gpu.memory_gib, report.gpu_memory_gib):
         return []
     return [ConfigIssue(
         "gpu.product", f"the preflight sized for {report.gpu} ({report.gpu_memory_gib} GiB), but pods are "

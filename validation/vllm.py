@@ -55,6 +55,11 @@ def check_extra_args(cfg: StackConfig, table: FlagTable) -> list[ConfigIssue]:
     return [issue for flag in dict.fromkeys(f for f in flags if f) if (issue := _extra_arg_issue(flag, table))]
 
 
+def nvidia_backends(table: FlagTable) -> list[str]:
+    """The release's attention backends minus the other platforms' (ROCm, CPU, XPU), for messages."""
+    return sorted(b for b in table.attention_backends if not b.startswith(("ROCM_", "CPU_", "XPU_", "AMX_")))
+
+
 def check_engine_values(cfg: StackConfig, table: FlagTable) -> list[ConfigIssue]:
     engine, issues = cfg.engine, []
     version = table.version
@@ -62,8 +67,8 @@ def check_engine_values(cfg: StackConfig, table: FlagTable) -> list[ConfigIssue]
         how = "VLLM_ATTENTION_BACKEND" if table.attention_backend_env else "--attention-backend"
         issues.append(ConfigIssue(
             "engine.attention_backend", f"is {show(engine.attention_backend)}, which vLLM {version} does not offer "
-            f"through {how}.", f"use one of {', '.join(sorted(table.attention_backends))}, or remove it."))
-    if table.version == "0.7.2" and engine.block_size > 32:  # 0.7.2 arg_utils: "CUDA supports <= 32"
+            f"through {how}.", f"use one of {', '.join(nvidia_backends(table))}, or remove it."))
+    if table.version == "0.7.2" and (engine.block_size or 16) > 32:  # 0.7.2 arg_utils: "CUDA supports <= 32"
         issues.append(ConfigIssue(
             "engine.block_size", f"is {engine.block_size}, but vLLM 0.7.2 on CUDA accepts at most 32.",
             "use 8, 16 or 32, or vllm.version 0.33.0."))
@@ -103,6 +108,28 @@ def check_env(cfg: StackConfig) -> list[ConfigIssue]:
         return []
     return [ConfigIssue("vllm.extra_env", f"sets {', '.join(clashes)}, which the program sets itself.",
                         "remove them; use the typed keys (engine.*, vllm.logging_level, security.*) instead.")]
+
+
+def check_rendered_args(args: list[str], table: FlagTable) -> list[ConfigIssue]:
+    """The finished command line against the release's own table (catalog/data/vllm/<version>.json): every
+    flag must be one `vllm serve` of that release accepts, and the values of flags with choices among them."""
+    issues: list[ConfigIssue] = []
+    for index, token in enumerate(args):
+        flag = canonical_flag(token) if token.startswith("--") or token in FLAG_ALIASES else None
+        if flag is None:
+            continue
+        key = FLAG_KEYS.get(flag, "engine.speculative" if "spec" in flag or "ngram" in flag else "engine.extra_args")
+        if flag not in table.flags:
+            issues.append(ConfigIssue(key, f"renders {flag}, which vLLM {table.version} does not accept "
+                                           "(`unrecognized arguments`).",
+                                      f"remove it or use a vllm.version that has {flag}."))
+            continue
+        value = token.split("=", 1)[1] if "=" in token else (args[index + 1] if index + 1 < len(args) else None)
+        choices = table.choices.get(flag)
+        if choices and value is not None and value not in {str(choice) for choice in choices}:
+            issues.append(ConfigIssue(key, f"renders {flag} {value}, which vLLM {table.version} does not accept.",
+                                      f"use one of {', '.join(map(str, choices))}."))
+    return issues
 
 
 def check_vllm_config(cfg: StackConfig, resolved: ResolvedEngine) -> list[ConfigIssue]:

@@ -35,14 +35,21 @@ def render_vllm_args(cfg: StackConfig, resolved: ResolvedEngine, cache_dir: str 
     """Arguments after `vllm serve`, for a config that passed validation.check_stack (flags and values the
     version accepts)."""
     table = FLAG_TABLES[resolved.release.version]
-    args = [model_argument(cfg, cache_dir), *_core_flags(cfg, resolved), *_model_flags(cfg, resolved, table)]
+    args = [model_argument(cfg, cache_dir), *_core_flags(cfg, resolved, table), *_model_flags(cfg, resolved, table)]
     args += _speculative_flags(cfg, table)
     args += list(cfg.engine.extra_args)
+    from components.render.vllm_checks import check_rendered_args
+
+    problems = check_rendered_args(args, table)
+    if problems:
+        raise ConfigError(problems)
     return args
 
 
-def _core_flags(cfg: StackConfig, resolved: ResolvedEngine) -> list[str]:
+def _core_flags(cfg: StackConfig, resolved: ResolvedEngine, table: FlagTable) -> list[str]:
     prefix = "--enable-prefix-caching" if resolved.enable_prefix_caching else "--no-enable-prefix-caching"
+    # Releases before the BooleanOptionalAction form (0.6.x: store_true, off by default) take no negative flag.
+    prefix_flags = [prefix] if prefix in table.flags else []
     return [
         "--served-model-name", resolved.served_model_name,
         "--port", str(cfg.server.port),
@@ -52,8 +59,8 @@ def _core_flags(cfg: StackConfig, resolved: ResolvedEngine) -> list[str]:
         "--gpu-memory-utilization", f"{resolved.gpu_memory_utilization:g}",
         "--max-num-seqs", str(resolved.max_num_seqs),
         "--max-num-batched-tokens", str(resolved.max_num_batched_tokens),
-        "--block-size", str(resolved.block_size),
-        prefix,
+        *(["--block-size", str(cfg.engine.block_size)] if cfg.engine.block_size else []),  # else vLLM chooses
+        *prefix_flags,
         "--dtype", cfg.engine.dtype,
         "--kv-cache-dtype", cfg.engine.kv_cache_dtype,
     ]
