@@ -42,13 +42,17 @@ def _client(server: Server, model: str, api_key: str, stop: threading.Event, bur
 
 
 def _wait_for_first_scrape(prom: Server, monitoring: Monitoring) -> None:
-    deadline = time.monotonic() + FIRST_SCRAPE_S
+    deadline, up = time.monotonic() + FIRST_SCRAPE_S, "up" + f'{{job="{monitoring.service}"}}'
+    scraped: list[dict[str, Any]] = []
+    queue: list[dict[str, Any]] = []
     while time.monotonic() < deadline:
-        up = prometheus.instant(prom, f'up{{job="{monitoring.service}"}}')
-        if up and up[0]["value"][1] == "1" and prometheus.instant(prom, monitoring.keda_queries["queue"]):
+        scraped = prometheus.instant(prom, up)
+        queue = prometheus.instant(prom, monitoring.keda_queries["queue"])
+        if scraped and scraped[0]["value"][1] == "1" and queue:
             return
         time.sleep(1)
-    raise AssertionError(f"no scrape of the server within {FIRST_SCRAPE_S} s:\n{prom.log_tail()}")
+    raise AssertionError(f"within {FIRST_SCRAPE_S} s: {up} = {scraped}, and the KEDA queue query "
+                         f"{monitoring.keda_queries['queue']} = {queue}\n{prom.log_tail()}")
 
 
 @pytest.fixture(scope="module")
