@@ -21,6 +21,14 @@ from tests.e2e.processes import Server, free_port
 E2E_DIR = Path(__file__).resolve().parent
 MODEL_TIMEOUT_S = 180
 PROMETHEUS_READY_S = 60
+STARTED: list[Server] = []  # for the summary line: how long each server took to turn healthy
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for server in STARTED:
+        budget = server.extra["launch"].startup_budget_seconds
+        taken = "never healthy" if server.healthy_after is None else f"healthy after {server.healthy_after:.0f} s"
+        terminalreporter.write_line(f"e2e: {server.name} server {taken} (rendered budget {budget} s)")
 
 
 @pytest.fixture(scope="session")
@@ -73,6 +81,7 @@ def servers(e2e_python: Path, tiny_model: Path, api_key: str, cores: tuple[int, 
     try:
         for server in started.values():
             server.start()
+            STARTED.append(server)
         yield started
     finally:
         for server in started.values():
