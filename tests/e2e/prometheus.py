@@ -20,8 +20,10 @@ POD_SUFFIX = "7d9f8b6c5-e2e0a"  # <replicaset hash>-<id>: the shape Workload.pod
 
 
 def target_labels(monitoring: Monitoring) -> dict[str, str]:
-    """What a ServiceMonitor scrape adds to every series (prometheus-operator: namespace, service, pod,
-    container, endpoint = the port name; job = the Service name when spec.jobLabel is unset)."""
+    """What a ServiceMonitor scrape adds to every series: namespace, service, pod, container, job (the Service
+    name unless spec.jobLabel is set) and endpoint (the endpoint's port name), as the operator's relabelling
+    writes them (prometheus-operator pkg/prometheus/promcfg.go@002266347d12f6ee0ef0b4a774dfcc613d2d9547,
+    the ServiceMonitor relabel_configs: "Relabel namespace and pod and service labels", "job", "endpoint")."""
     workload = monitoring.workload
     return {"namespace": workload.namespace, "service": monitoring.service, "job": monitoring.service,
             "pod": f"{workload.deployment_name}-{POD_SUFFIX}", "container": "vllm", "endpoint": SCRAPE_PORT_NAME}

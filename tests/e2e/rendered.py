@@ -31,6 +31,7 @@ from preflight.report import PreflightReport
 
 REPO = Path(__file__).resolve().parents[2]
 INSTANCE = "llama"
+SCRAPE_PORT_NAME = PORT_NAME  # the port the ServiceMonitor endpoint names, so its `endpoint` label
 # Few batch slots, so a burst of a few dozen requests keeps a queue for several scrapes on one CPU core.
 MAX_NUM_SEQS = 4
 CHANGES: dict[str, Any] = {
@@ -146,6 +147,3 @@ def monitoring() -> Monitoring:
 
 def _dashboard_exprs(dashboard: dict[str, Any]) -> list[str]:
     return [target["expr"] for panel in dashboard["panels"] for target in panel.get("targets", [])]
-
-
-SCRAPE_PORT_NAME = PORT_NAME  # the ServiceMonitor endpoint's port name, i.e. its `endpoint` label
