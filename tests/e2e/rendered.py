@@ -1,0 +1,149 @@
+"""The ONE adapter between the e2e tier and the project's renderers: everything the tier runs comes from here.
+
+The render entry points are being restructured; when they move, only this module follows them. It renders a
+test stack (the dev stack, with an API key and KEDA on, and few batch slots so a small burst queues) for both
+targets and hands back plain data: the Kubernetes container's command/args/env and startup probe, the
+Docker container's entrypoint/command/env and health-check start period, the PrometheusRule groups, the
+KEDA trigger queries and the dashboard's queries.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from catalog.vllm_metrics import VersionMetrics, metrics_for
+from components.render import docker as docker_render
+from components.render.alerts import AlertThresholds, gpu_memory_threshold, render_rule_groups
+from components.render.dashboard import render_dashboard
+from components.render.keda import capacity_from_report, derive_thresholds, hpa_name, trigger_queries
+from components.render.manifests import render_manifests
+from components.render.names import PORT_NAME
+from components.render.probes import server_startup_budget
+from components.render.promql import Workload
+from components.render.vllm_args import render_vllm_args
+from config.sources import read_stack_file
+from config.stack import StackConfig, validate_config
+from preflight import run_preflight
+from preflight.report import PreflightReport
+
+REPO = Path(__file__).resolve().parents[2]
+INSTANCE = "llama"
+SCRAPE_PORT_NAME = PORT_NAME  # the port the ServiceMonitor endpoint names, so its `endpoint` label
+# Few batch slots, so a burst of a few dozen requests keeps a queue for several scrapes on one CPU core.
+MAX_NUM_SEQS = 4
+CHANGES: dict[str, Any] = {
+    "engine": {"max_num_seqs": MAX_NUM_SEQS},
+    "security": {"require_api_key": True},
+}
+# Every trigger the config offers, so each rendered KEDA query meets the real series.
+KUBERNETES_CHANGES: dict[str, Any] = {"autoscaling": {"enabled": True, "triggers": ["queue", "running", "kv_cache", "latency"]}}
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A rendered server: what the container runtime would exec, and how long it may take to be healthy."""
+
+    command: list[str]  # the entrypoint (Kubernetes `command`, Docker `entrypoints`)
+    args: list[str]  # the vLLM arguments (Kubernetes `args`, Docker `command`)
+    env: dict[str, str]  # plain values; the API key where the runtime injects it from the secret
+    startup_budget_seconds: int  # startupProbe failureThreshold x periodSeconds, or Docker's start period
+    port: int
+    served_model_name: str
+
+
+@dataclass(frozen=True)
+class Monitoring:
+    workload: Workload
+    service: str  # the Service (and job label) name the ServiceMonitor scrapes through
+    rule_groups: list[dict[str, Any]]
+    keda_queries: dict[str, str]  # trigger name -> query
+    dashboard_queries: list[str]
+    metrics: VersionMetrics
+
+
+def _merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    merged = copy.deepcopy(base)
+    for key, value in changes.items():
+        merged[key] = _merge(merged.get(key, {}), value) if isinstance(value, dict) else value
+    return merged
+
+
+def stack_for_tests(stack_file: str, changes: dict[str, Any]) -> tuple[StackConfig, PreflightReport]:
+    raw, _, _ = read_stack_file(REPO / "stacks" / stack_file)
+    cfg = validate_config(_merge(raw, {**CHANGES, **changes}), frozenset({"api_key"}))
+    return cfg, run_preflight(cfg)
+
+
+def kubernetes_stack() -> tuple[StackConfig, PreflightReport]:
+    return stack_for_tests("Pulumi.dev.yaml", KUBERNETES_CHANGES)
+
+
+def docker_stack() -> tuple[StackConfig, PreflightReport]:
+    return stack_for_tests("Pulumi.docker-8b.yaml", {})
+
+
+def _deployment(cfg: StackConfig, report: PreflightReport) -> dict[str, Any]:
+    return next(o for o in render_manifests(cfg, report, INSTANCE) if o["kind"] == "Deployment")
+
+
+def _container_env(container: dict[str, Any], api_key: str) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for item in container["env"]:
+        if "value" in item:
+            env[item["name"]] = item["value"]
+        elif item["name"] == "VLLM_API_KEY":  # valueFrom the API-key Secret: the kubelet resolves it
+            env[item["name"]] = api_key
+        else:
+            raise AssertionError(f"the e2e tier cannot resolve env {item}")
+    return env
+
+
+def kubernetes_launch(api_key: str) -> Launch:
+    cfg, report = kubernetes_stack()
+    container = _deployment(cfg, report)["spec"]["template"]["spec"]["containers"][0]
+    probe = container["startupProbe"]
+    return Launch(command=list(container["command"]), args=list(container["args"]),
+                  env=_container_env(container, api_key),
+                  startup_budget_seconds=probe["failureThreshold"] * probe["periodSeconds"],
+                  port=cfg.server.port, served_model_name=report.resolved.served_model_name)
+
+
+def docker_launch(api_key: str) -> Launch:
+    """As components/docker_host.py registers it: the rendered spec, plus VLLM_API_KEY from the secret."""
+    cfg, report = docker_stack()
+    seconds = docker_render.startup_seconds(cfg, report)
+    spec = docker_render.render_container(cfg, render_vllm_args(cfg, report.resolved), seconds,
+                                          docker_render.render_env(cfg, report, seconds), with_hf_token=False)
+    env = dict(item.split("=", 1) for item in spec["envs"]) | {"VLLM_API_KEY": api_key}
+    start_period = int(spec["healthcheck"]["start_period"].removesuffix("s"))
+    return Launch(command=list(spec["entrypoints"]), args=list(spec["command"]), env=env,
+                  startup_budget_seconds=start_period, port=spec["ports"][0]["internal"],
+                  served_model_name=report.resolved.served_model_name)
+
+
+def monitoring() -> Monitoring:
+    """Rules, KEDA queries and dashboard for the Kubernetes test stack, as components/stack.py wires them."""
+    cfg, report = kubernetes_stack()
+    deployment = _deployment(cfg, report)
+    capacity = capacity_from_report(report)
+    thresholds = derive_thresholds(cfg.autoscaling, capacity)
+    workload = Workload(namespace=deployment["metadata"]["namespace"], model_name=cfg.served_model_name,
+                        deployment_name=deployment["metadata"]["name"], hpa_name=hpa_name(INSTANCE))
+    metrics = metrics_for(cfg.vllm.version)
+    limits = AlertThresholds(
+        queue_per_replica=cfg.monitoring.queue_alert_threshold or thresholds.queue,
+        gpu_memory_used_fraction=gpu_memory_threshold(capacity.gpu_memory_utilization, cfg.monitoring.gpu_memory_headroom),
+        startup_seconds=server_startup_budget(cfg, report.weights_on_disk_gib).total_seconds)
+    queries: dict[str, str] = {name: query for name, (query, _) in trigger_queries(metrics, workload).items()
+               if name in cfg.autoscaling.triggers}
+    dashboard = render_dashboard(cfg.monitoring, metrics, workload)
+    return Monitoring(workload=workload, service=deployment["metadata"]["name"],
+                      rule_groups=render_rule_groups(cfg.monitoring, limits, metrics, workload),
+                      keda_queries=queries, dashboard_queries=_dashboard_exprs(dashboard), metrics=metrics)
+
+
+def _dashboard_exprs(dashboard: dict[str, Any]) -> list[str]:
+    return [target["expr"] for panel in dashboard["panels"] for target in panel.get("targets", [])]
