@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field, PositiveFloat, PositiveInt, ValidationInfo, field_validator
+from pydantic import Field, PositiveFloat, ValidationInfo, field_validator
 
 from catalog.gpus import GPUS, GpuProduct
 from config.base import ConfigGroup

@@ -166,7 +166,7 @@ def test_the_workload_carries_the_budget_term_by_term():
 
 
 def test_the_preflight_report_lists_the_budget_terms():
-    from preflight.render import render_table
+    from preflight.text import table_text as render_table
 
     table = render_table(stack("prod")[1])
     assert "  load" in table and "1346 s (131.4 GiB / 100 MiB/s)" in table

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from catalog.gpus import GPUS
-
 from config.errors import ConfigError
 from preflight import run_preflight
 from tests.factories import make_config

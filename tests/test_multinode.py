@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from components.render.vllm_checks import canonical_flag
 
 from catalog.vllm_flags import FLAG_TABLES, OWNED_FLAGS
 from catalog.vllm_metrics import metrics_for
@@ -19,6 +18,7 @@ from tests.factories import STACKS, example_stack, make_config
 from tests.kubernetes_fixtures import INSTANCE, manifests, of_kind, one, planned
 from tests.program import run_stack_file
 from tests.promtool import crd_errors
+from validation.vllm import canonical_flag
 
 LWS_CRD = "leaderworkerset.x-k8s.io_leaderworkersets.yaml"
 EXAMPLE = "llama-405b-on-2x8-a100-80gb"
@@ -99,7 +99,7 @@ def test_the_multinode_suggestion_fits_when_applied() -> None:
 
 
 def test_the_report_names_the_nodes_of_a_replica() -> None:
-    from preflight.render import render_table
+    from preflight.text import table_text as render_table
 
     assert "(TP 8, PP 2) on 2 nodes x 8 GPUs" in render_table(run_preflight(example_stack(EXAMPLE)))
 

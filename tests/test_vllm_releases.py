@@ -11,10 +11,10 @@ from catalog.vllm_metrics import VLLM_0_7_2, VLLM_0_33_0, metrics_for
 from catalog.vllm_releases import DATA_DIR, available_versions, release_table, version_key
 from catalog.vllm_versions import RELEASES, MemoryEra, era_of, memory_era
 from components.render.vllm_args import render_vllm_args
-from components.render.vllm_checks import check_rendered_args
 from config.errors import ConfigError
 from preflight import resolve_engine
 from tests.factories import make_config
+from validation.vllm import check_rendered_args
 
 VERSIONS = available_versions()
 # Every minor release from 0.6 to the newest on PyPI when the tables were generated (pip index versions vllm).

@@ -20,7 +20,7 @@ from config.stack import StackConfig, missing_secrets
 from preflight import run_preflight
 from preflight.report import PreflightReport
 from validation.kubernetes import check_kubernetes
-from validation.vllm import check_vllm_config
+from validation.vllm import check_rendered_args, check_vllm_config
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,21 @@ def _secrets(subject: Subject) -> list[ConfigIssue]:
     return missing_secrets(subject.config, subject.secrets_present)
 
 
-RULES: list[Rule] = [_kubernetes, _vllm, _secrets]
+def _command_line(subject: Subject) -> list[ConfigIssue]:
+    """The finished `vllm serve` command line (a multi-node worker's included) against the release's own flag
+    table, so nothing reaches the server that its parser would refuse."""
+    from catalog.vllm_flags import FLAG_TABLES
+    from components.render.leaderworkerset import multinode_flags
+    from components.render.vllm_args import render_vllm_args
+
+    cfg = subject.config
+    args = render_vllm_args(cfg, subject.report.resolved)
+    if cfg.engine.nnodes > 1:
+        args += [*multinode_flags(cfg, "1"), "--headless"]
+    return check_rendered_args(args, FLAG_TABLES[subject.report.resolved.release.version])
+
+
+RULES: list[Rule] = [_kubernetes, _vllm, _secrets, _command_line]
 
 
 def check_stack(cfg: StackConfig, report: PreflightReport,

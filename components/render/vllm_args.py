@@ -37,13 +37,7 @@ def render_vllm_args(cfg: StackConfig, resolved: ResolvedEngine, cache_dir: str 
     table = FLAG_TABLES[resolved.release.version]
     args = [model_argument(cfg, cache_dir), *_core_flags(cfg, resolved, table), *_model_flags(cfg, resolved, table)]
     args += _speculative_flags(cfg, table)
-    args += list(cfg.engine.extra_args)
-    from components.render.vllm_checks import check_rendered_args
-
-    problems = check_rendered_args(args, table)
-    if problems:
-        raise ConfigError(problems)
-    return args
+    return [*args, *cfg.engine.extra_args]
 
 
 def _core_flags(cfg: StackConfig, resolved: ResolvedEngine, table: FlagTable) -> list[str]:

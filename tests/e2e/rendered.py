@@ -10,24 +10,23 @@ KEDA trigger queries and the dashboard's queries.
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from catalog.vllm_metrics import VersionMetrics, metrics_for
 from components.render import docker as docker_render
-from components.render.alerts import AlertThresholds, gpu_memory_threshold, render_rule_groups
-from components.render.dashboard import render_dashboard
-from components.render.keda import capacity_from_report, derive_thresholds, hpa_name, trigger_queries
-from components.render.manifests import render_manifests
+from components.render.keda import hpa_name
+from components.render.manifests import stack_manifests
 from components.render.names import PORT_NAME
-from components.render.probes import server_startup_budget
 from components.render.promql import Workload
 from components.render.vllm_args import render_vllm_args
+from config.delivery import workload_kind
 from config.sources import read_stack_file
 from config.stack import StackConfig, validate_config
-from preflight import run_preflight
 from preflight.report import PreflightReport
+from validation import Outcome, assess
 
 REPO = Path(__file__).resolve().parents[2]
 INSTANCE = "llama"
@@ -73,8 +72,10 @@ def _merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
 
 def stack_for_tests(stack_file: str, changes: dict[str, Any]) -> tuple[StackConfig, PreflightReport]:
     raw, _, _ = read_stack_file(REPO / "stacks" / stack_file)
-    cfg = validate_config(_merge(raw, {**CHANGES, **changes}), frozenset({"api_key"}))
-    return cfg, run_preflight(cfg)
+    cfg = validate_config(_merge(raw, {**CHANGES, **changes}))
+    verdict = assess(cfg, frozenset({"api_key"}))  # the program's own validation: the stack must deploy
+    assert verdict.outcome is Outcome.FITS and verdict.report is not None, verdict.issues
+    return cfg, verdict.report
 
 
 def kubernetes_stack() -> tuple[StackConfig, PreflightReport]:
@@ -85,8 +86,18 @@ def docker_stack() -> tuple[StackConfig, PreflightReport]:
     return stack_for_tests("Pulumi.docker-8b.yaml", {})
 
 
+def _objects(cfg: StackConfig, report: PreflightReport) -> list[dict[str, Any]]:
+    """Every object the program registers for the stack (components/render/manifests.py stack_manifests)."""
+    return stack_manifests(cfg, report, INSTANCE)
+
+
+def _one(objects: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    return next(o for o in objects if o["kind"] == kind)
+
+
 def _deployment(cfg: StackConfig, report: PreflightReport) -> dict[str, Any]:
-    return next(o for o in render_manifests(cfg, report, INSTANCE) if o["kind"] == "Deployment")
+    """The server workload: a Deployment, or a StatefulSet when each replica owns its volume."""
+    return next(o for o in _objects(cfg, report) if o["kind"] in ("Deployment", "StatefulSet"))
 
 
 def _container_env(container: dict[str, Any], api_key: str) -> dict[str, str]:
@@ -125,24 +136,20 @@ def docker_launch(api_key: str) -> Launch:
 
 
 def monitoring() -> Monitoring:
-    """Rules, KEDA queries and dashboard for the Kubernetes test stack, as components/stack.py wires them."""
+    """Rules, KEDA queries and dashboard for the Kubernetes test stack, read off the objects the program registers."""
     cfg, report = kubernetes_stack()
-    deployment = _deployment(cfg, report)
-    capacity = capacity_from_report(report)
-    thresholds = derive_thresholds(cfg.autoscaling, capacity)
+    objects = _objects(cfg, report)
+    deployment = next(o for o in objects if o["kind"] in ("Deployment", "StatefulSet"))
     workload = Workload(namespace=deployment["metadata"]["namespace"], model_name=cfg.served_model_name,
-                        deployment_name=deployment["metadata"]["name"], hpa_name=hpa_name(INSTANCE))
-    metrics = metrics_for(cfg.vllm.version)
-    limits = AlertThresholds(
-        queue_per_replica=cfg.monitoring.queue_alert_threshold or thresholds.queue,
-        gpu_memory_used_fraction=gpu_memory_threshold(capacity.gpu_memory_utilization, cfg.monitoring.gpu_memory_headroom),
-        startup_seconds=server_startup_budget(cfg, report.weights_on_disk_gib).total_seconds)
-    queries: dict[str, str] = {name: query for name, (query, _) in trigger_queries(metrics, workload).items()
-               if name in cfg.autoscaling.triggers}
-    dashboard = render_dashboard(cfg.monitoring, metrics, workload)
-    return Monitoring(workload=workload, service=deployment["metadata"]["name"],
-                      rule_groups=render_rule_groups(cfg.monitoring, limits, metrics, workload),
-                      keda_queries=queries, dashboard_queries=_dashboard_exprs(dashboard), metrics=metrics)
+                        deployment_name=deployment["metadata"]["name"], hpa_name=hpa_name(INSTANCE),
+                        kind=workload_kind(cfg))
+    triggers = _one(objects, "ScaledObject")["spec"]["triggers"]
+    board = next(o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"].endswith("-dashboard"))
+    dashboard = json.loads(next(iter(board["data"].values())))
+    return Monitoring(workload=workload, service=_one(objects, "Service")["metadata"]["name"],
+                      rule_groups=_one(objects, "PrometheusRule")["spec"]["groups"],
+                      keda_queries={t["name"]: t["metadata"]["query"] for t in triggers},
+                      dashboard_queries=_dashboard_exprs(dashboard), metrics=metrics_for(cfg.vllm.version))
 
 
 def _dashboard_exprs(dashboard: dict[str, Any]) -> list[str]:
