@@ -106,6 +106,8 @@ OWNED_FLAGS: frozenset[str] = _COMMON | {
     "--ngram-prompt-lookup-min", "--speculative-draft-tensor-parallel-size", "--attention-backend",
     "--speculative-config",
     "--model", "--api-key", "--download-dir", "--spec-method", "--spec-model", "--spec-tokens",
+    # Native multi-node, rendered from engine.nnodes and multinode.* (components/render/leaderworkerset.py).
+    "--distributed-executor-backend", "--nnodes", "--node-rank", "--master-addr", "--master-port", "--headless",
 }
 FLAG_ALIASES: dict[str, str] = {
     "-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-q": "--quantization",

@@ -72,7 +72,7 @@ def gpu_label_scheme(cfg: StackConfig) -> GpuLabelScheme:
 
 def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
     """The GPU product must be selectable with the label scheme, or named through gpu.node_selector."""
-    from cluster.selectors import NoLabelValue, gpu_selector_terms
+    from cluster.selectors import NoLabelValue
     from config.errors import ConfigIssue
 
     if cfg.target != "kubernetes":
@@ -89,7 +89,7 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
             "set cluster.profile (gke, eks-karpenter, aks, gpu-operator, ...) or cluster.gpu_label, or name the GPU "
             "in gpu.node_selector, e.g. {cloud.google.com/gke-accelerator: nvidia-a100-80gb}.")]
     try:
-        gpu_selector_terms(scheme, list(cfg.gpu.products))
+        gpu_affinity_terms(cfg)
     except NoLabelValue as error:
         return [ConfigIssue(
             key, f"is {scheme} (profile {cfg.cluster.profile}), but {error}.",

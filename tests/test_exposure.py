@@ -16,14 +16,13 @@ from tests.factories import make_config
 from tests.promtool import crd_errors
 
 INSTANCE = "prod"
-KEY = frozenset({"api_key"})
 GATEWAY = {"name": "inference-gateway", "namespace": "gateway-system", "section_name": "https",
            "hostnames": ["llm.example.com"]}
 UNGUARDED = ("/invocations", "/tokenize", "/detokenize", "/metrics", "/pooling", "/score", "/rerank", "/health")
 
 
 def exposed(**exposure: Any) -> StackConfig:
-    return make_config(KEY, security={"require_api_key": True}, engine={"max_model_len": 8192,
+    return make_config(security={"require_api_key": True}, engine={"max_model_len": 8192,
                                                                        "served_model_name": "llama-8b"},
                        exposure=exposure)
 
@@ -135,7 +134,7 @@ def test_no_rendered_route_or_ingress_forwards_an_unguarded_path(path: str) -> N
 @pytest.mark.parametrize("path", ["/invocations", "/tokenize", "/metrics", "/v1/../invocations", "v1/models", "/"])
 def test_a_path_the_api_key_does_not_guard_is_refused_naming_the_key(path: str) -> None:
     with pytest.raises(ConfigError) as error:
-        make_config(KEY, security={"require_api_key": True},
+        make_config(security={"require_api_key": True},
                     exposure={"gateway": GATEWAY, "paths": ["/v1/chat/completions", path]})
     assert "vllm-serving:exposure.paths" in str(error.value)
     assert "is not a path vLLM's API key guards" in str(error.value)

@@ -62,18 +62,19 @@ def test_405b_bf16_on_two_a100_80gb_nodes_fits_with_47_gib_of_weights_per_gpu() 
     assert report.weights_gib_per_gpu == pytest.approx(47.248, abs=0.001)  # 755.96 GiB / 16 GPUs
 
 
-def test_405b_on_two_a100_80gb_nodes_leaves_19_gib_of_kv_cache_per_gpu() -> None:
+def test_405b_on_two_a100_80gb_nodes_leaves_20_gib_of_kv_cache_per_gpu() -> None:
     report = run_preflight(example_stack(EXAMPLE))
-    assert report.kv_cache_gib_per_gpu == pytest.approx(19.328, abs=0.001)
+    # 71.235 requested - 47.248 weights - 0.176 activation - 2.17 non-torch - 1.405 CUDA graphs.
+    assert report.kv_cache_gib_per_gpu == pytest.approx(20.236, abs=0.001)
     assert report.per_token_kv_bytes == 63 * 2 * 1 * 128 * 2  # 63 layers per stage, one KV head per GPU, bf16
-    assert report.kv_cache_tokens == 643_376
+    assert report.kv_cache_tokens == 673_616
 
 
-def test_405b_on_two_h100_nodes_fits_with_563_thousand_tokens() -> None:
+def test_405b_on_two_h100_nodes_fits_with_667_thousand_tokens() -> None:
     report = run_preflight(two_node_405b("H100-80GB-HBM3"))
     assert report.fits
-    assert (report.weights_gib_per_gpu, report.kv_cache_gib_per_gpu) == pytest.approx((47.248, 16.917), abs=0.001)
-    assert report.kv_cache_tokens == 563_136
+    assert (report.weights_gib_per_gpu, report.kv_cache_gib_per_gpu) == pytest.approx((47.248, 20.033), abs=0.001)
+    assert report.kv_cache_tokens == 666_864
 
 
 def test_405b_on_a100_40gb_needs_three_nodes_and_fits_there() -> None:

@@ -86,7 +86,7 @@ def reachable(cfg: StackConfig) -> set[tuple[str, str]]:
 
 
 def gateway_stack(**network_policy: Any) -> StackConfig:
-    return make_config(frozenset({"api_key"}), security={"require_api_key": True}, exposure={"gateway": GATEWAY},
+    return make_config(security={"require_api_key": True}, exposure={"gateway": GATEWAY},
                        network_policy=network_policy)
 
 

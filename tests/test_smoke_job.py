@@ -19,13 +19,12 @@ from tests.kubernetes_fixtures import run_recording
 from tests.program import run_stack_file, stack_file_config
 
 INSTANCE = "prod"
-KEY = frozenset({"api_key"})
 
 
 def keyed(**changes: Any) -> StackConfig:
     base: dict[str, Any] = {"security": {"require_api_key": True},
                             "engine": {"max_model_len": 8192, "served_model_name": "llama-8b"}}
-    return make_config(KEY, **{**base, **changes})
+    return make_config(**{**base, **changes})
 
 
 def job(cfg: StackConfig | None = None) -> dict[str, Any]:
@@ -52,7 +51,7 @@ def test_nothing_is_rendered_when_the_smoke_test_is_off() -> None:
 
 def test_the_job_runs_the_script_against_the_service_with_the_served_name_and_the_key_file() -> None:
     assert container()["command"] == [
-        "python3", "-B", "/opt/smoke/check.py", "--base-url", "http://prod-server.vllm.svc:8000", "--model", "llama-8b",
+        "python3", "-B", "/opt/smoke/check.py", "--base-url", "http://prod-server.prod.svc:8000", "--model", "llama-8b",
         "--timeout-seconds", "120", "--max-tokens", "16", "--api-key-file", "/var/run/secrets/vllm-api-key/api-key"]
 
 
