@@ -45,4 +45,13 @@ PROVIDER_LABELS: dict[str, ProviderLabels] = {
     "L40S": ProviderLabels(karpenter_gpu_name="l40s", karpenter_gpu_memory_mib=45776),
     "A10G": ProviderLabels(karpenter_gpu_name="a10g", karpenter_gpu_memory_mib=22888),
     "L4": ProviderLabels(("nvidia-l4",), "l4", 22888),
+    # Added with the open GPU catalog; no provider label value is verified for them yet, so they are selected
+    # through GPU Feature Discovery (cluster.gpu_label: gfd) or gpu.node_selector.
+    "B200": ProviderLabels(),
+    "H100-NVL": ProviderLabels(),
+    "H100-PCIe": ProviderLabels(),
+    "GH200-480GB": ProviderLabels(),
+    "L40": ProviderLabels(),
+    "A40": ProviderLabels(),
+    "RTX-6000-Ada": ProviderLabels(),
 }

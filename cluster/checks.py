@@ -147,8 +147,12 @@ def check_storage(facts: ClusterFacts, storage_class: str | None, access_mode: s
     else:
         found = [c for c in facts.storage_classes if c.name == storage_class]
         if not found:
+            able = [c.name for c in facts.storage_classes if access_mode in (access_modes_of(c.provisioner) or ())]
+            fix = (f"set cache.storage_class_name to {' or '.join(able)} ({access_mode})" if able else
+                   f"install a storage driver with {access_mode} (EFS, Filestore, Azure Files, CephFS, NFS) and name its "
+                   "class in cache.storage_class_name")
             return [Finding("storage", "block", f"StorageClass {storage_class} does not exist (classes: {names}).",
-                            "set cache.storage_class_name to one of the classes.")]
+                            fix + ("." if access_mode == "ReadWriteOnce" else ", or delivery.mode: per_replica_volume."))]
         chosen, how = found[0], "class"
     return [_access_mode(facts, chosen, how, access_mode), *_binding(chosen)]
 
@@ -186,10 +190,10 @@ def _binding(chosen: StorageClass) -> list[Finding]:
 def check_keda(facts: ClusterFacts, features: Iterable[str]) -> list[Finding]:
     """KEDA is installed and its version accepts every rendered feature (cluster/versions.py KEDA_FEATURES)."""
     minimum, needing = keda_minimum(features)
-    need = f">= {show(minimum)} for {', '.join(needing)}"
+    need = f">= {show(minimum)} for {', '.join(needing)}" if needing != ["scaledobject"] else "any release"
     if not facts.has_crd("scaledobjects.keda.sh"):
         return [Finding("keda", "block", "KEDA is not installed (no scaledobjects.keda.sh CRD); the ScaledObject "
-                                         "cannot be created.", f"install KEDA {need}, or set autoscaling.enabled: false.")]
+                                         "cannot be created.", f"install KEDA ({need}), or set autoscaling.enabled: false.")]
     if facts.keda_version is None:
         return [Finding("keda", "warn", f"KEDA is installed but its version is not known; this stack needs {need}.",
                         "add `kubectl get deployments -n <keda namespace> -o json` to the snapshot (or set "
@@ -199,6 +203,9 @@ def check_keda(facts: ClusterFacts, features: Iterable[str]) -> list[Finding]:
     if parse_version(facts.keda_version) < minimum:
         return [Finding("keda", "block", f"KEDA {facts.keda_version} rejects this ScaledObject; it needs {need}.",
                         f"upgrade KEDA to {show(minimum)} or newer, or set autoscaling.enabled: false.")]
+    if needing == ["scaledobject"]:
+        return [Finding("keda", "ok", f"KEDA {facts.keda_version} accepts every rendered field (no version-gated one "
+                                      "is rendered for autoscaling.keda_version).")]
     return [Finding("keda", "ok", f"KEDA {facts.keda_version} accepts every rendered field (needs {need}).")]
 
 

@@ -76,9 +76,18 @@ def test_on_gke_the_dev_stack_asking_for_the_40_gb_a100_does_not_match_the_80_gb
         "  [block] gpu: no node and no node pool matches cloud.google.com/gke-accelerator In [nvidia-tesla-a100]")
 
 
-def test_the_dev_stack_owns_the_namespace_the_prod_stack_is_refused(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_the_dev_stack_owns_the_namespace_it_created(capsys) -> None:  # type: ignore[no-untyped-def]
     _, lines = cluster_section(capsys, STACKS / "Pulumi.dev.yaml", "onprem-gpu-operator-ceph")
-    assert "  [ok] namespace: vllm exists and is owned by this stack (app.kubernetes.io/instance=vllm-dev)." in lines
+    assert "  [ok] namespace: vllm-dev exists and is owned by this stack (app.kubernetes.io/instance=vllm-dev)." in lines
+
+
+def test_a_stack_that_would_create_another_stacks_namespace_is_refused(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "Pulumi.prod.yaml"
+    path.write_text((STACKS / "Pulumi.prod.yaml").read_text()
+                    + "  vllm-serving:namespace:\n    name: vllm-dev\n    create: true\n")
+    code, lines = cluster_section(capsys, path, "onprem-gpu-operator-ceph")
+    assert code == 1
+    assert any(line.startswith("  [block] namespace: vllm-dev is owned by vllm-dev") for line in lines)
 
 
 def test_without_a_cluster_file_the_report_says_not_checked_never_passed(capsys) -> None:  # type: ignore[no-untyped-def]
@@ -94,9 +103,18 @@ def test_the_json_report_carries_the_cluster_verdict_and_findings(capsys) -> Non
                  "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
     assert (data["fits"], data["verdict"], data["cluster"]["verdict"]) == (True, "BLOCKED", "blocked")
-    assert {"check": "keda", "level": "block",
-            "message": "KEDA 2.17.0 rejects this ScaledObject; it needs >= 2.18.0 for fallback with a metricType Value trigger.",
-            "fix": "upgrade KEDA to 2.18.0 or newer, or set autoscaling.enabled: false."} in data["cluster"]["findings"]
+    gpu = next(f for f in data["cluster"]["findings"] if f["check"] == "gpu")
+    assert gpu["level"] == "block" and gpu["message"].startswith("no node and no node pool matches nvidia.com/gpu.product")
+
+
+def test_a_keda_too_old_for_a_rendered_field_blocks_naming_the_version_it_needs(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "Pulumi.prod.yaml"  # fallback.behavior is rendered for KEDA 2.17; the cluster runs 2.16.1
+    path.write_text((STACKS / "Pulumi.prod.yaml").read_text().replace(
+        "  vllm-serving:autoscaling:\n", "  vllm-serving:autoscaling:\n    keda_version: \"2.17\"\n"))
+    code, lines = cluster_section(capsys, path, "onprem-gpu-operator-ceph")
+    assert code == 1
+    assert ("  [block] keda: KEDA 2.16.1 rejects this ScaledObject; it needs >= 2.17.0 for fallback.behavior. "
+            "Fix: upgrade KEDA to 2.17.0 or newer, or set autoscaling.enabled: false.") in lines
 
 
 def test_the_json_report_without_a_cluster_file_is_not_checked(capsys) -> None:  # type: ignore[no-untyped-def]
@@ -110,7 +128,7 @@ def test_the_markdown_report_shows_the_cluster_verdict_and_each_finding(capsys) 
     out = capsys.readouterr().out
     assert out.startswith("### ✅ Pulumi.prod.yaml: FITS")
     assert "**Cluster: passed (snapshot all-right.json)**" in out
-    assert "- [ok] storage: the default class ceph-filesystem (rook-ceph.cephfs.csi.ceph.com) supports ReadWriteMany." in out
+    assert "- [ok] storage: class efs-sc (efs.csi.aws.com) supports ReadWriteMany." in out
 
 
 def test_several_cluster_files_are_read_together(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -123,8 +123,8 @@ def test_the_keda_features_checked_are_read_off_the_rendered_scaled_object() -> 
     from preflight import run_preflight
     from preflight.cluster import keda_features
 
+    # Every trigger is AverageValue and fallback.behavior is rendered from KEDA 2.17 on (components/render/keda.py).
     cfg = make_config(autoscaling={"enabled": True})
-    assert keda_features(cfg, run_preflight(cfg), "vllm-prod") == {
-        "scaledobject", "fallback.behavior", "fallback with a metricType Value trigger"}  # kv_cache is a metricType Value trigger
-    cfg = make_config(autoscaling={"enabled": True, "triggers": ["queue", "running"]})
+    assert keda_features(cfg, run_preflight(cfg), "vllm-prod") == {"scaledobject"}
+    cfg = make_config(autoscaling={"enabled": True, "keda_version": "2.17"})
     assert keda_features(cfg, run_preflight(cfg), "vllm-prod") == {"scaledobject", "fallback.behavior"}

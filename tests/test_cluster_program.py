@@ -39,9 +39,8 @@ def test_prod_on_the_on_prem_cluster_stops_naming_each_cause_and_registers_nothi
     assert isinstance(error, pulumi.RunError)
     text = str(error)
     assert text.startswith("The cluster cannot run this stack (snapshot onprem-gpu-operator-ceph.json); nothing was created.")
-    for cause in ("driver: vllm/vllm-openai:v0.33.0 is a CUDA 13 build", "storage: the default class ceph-block",
-                  "keda: KEDA 2.16.1 rejects this ScaledObject", "Fix: set monitoring.release: kps.",
-                  "namespace: vllm is owned by vllm-dev"):
+    for cause in ("driver: vllm/vllm-openai:v0.33.0 is a CUDA 13 build", "storage: StorageClass efs-sc does not exist",
+                  "Fix: set cache.storage_class_name to ceph-filesystem", "Fix: set monitoring.release: kps."):
         assert cause in text
     assert registered.resources == []
 

@@ -88,7 +88,7 @@ def camel(value: Any) -> Any:
 @pytest.mark.parametrize("path", DOCKER, ids=[p.stem for p in DOCKER])
 def test_the_offline_docker_container_is_what_the_program_registers(path: Path) -> None:
     _, registered = program_run(path)
-    container = plain(dict(registered.one("docker:index/container:Container")))
+    container = plain(dict(registered.named(f"vllm-{path.stem.removeprefix('Pulumi.')}-server").inputs))
     container["envs"] = [env for env in container["envs"] if not str(env).startswith("VLLM_API_KEY=")]
     document = camel({k: v for k, v in offline_objects(path)[0].items() if k not in ("kind", "metadata", "image")})
     assert {k: container[k] for k in document} == plain(document)
@@ -102,7 +102,7 @@ def test_the_command_writes_one_numbered_file_per_object(tmp_path: Path, capsys:
     assert render_main([str(REPO / "stacks" / "Pulumi.dev.yaml"), str(tmp_path)]) == 0
     files = sorted(tmp_path.iterdir())
     first = yaml.safe_load(files[0].read_text(encoding="utf-8"))
-    assert (files[0].name, first["kind"], len(files)) == ("01-namespace-vllm.yaml", "Namespace", len(
+    assert (files[0].name, first["kind"], len(files)) == ("01-namespace-vllm-dev.yaml", "Namespace", len(
         capsys.readouterr().out.splitlines()))
 
 

@@ -119,7 +119,7 @@ def test_a_file_that_is_not_yaml_exits_two_saying_so(tmp_path, capsys) -> None: 
 
 
 def test_an_internal_error_exits_three_with_one_line_asking_to_report_it(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
-    def crash(*_args: object) -> None:
+    def crash(*_args: object, **_kwargs: object) -> None:
         raise ZeroDivisionError("a bug")
 
     monkeypatch.setattr("preflight.__main__.assess", crash)
@@ -129,7 +129,7 @@ def test_an_internal_error_exits_three_with_one_line_asking_to_report_it(monkeyp
 
 
 def test_debug_shows_the_traceback_of_an_internal_error(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    def crash(*_args: object) -> None:
+    def crash(*_args: object, **_kwargs: object) -> None:
         raise ZeroDivisionError("a bug")
 
     monkeypatch.setattr("preflight.__main__.assess", crash)

@@ -53,7 +53,7 @@ def test_the_program_registers_the_settings_on_deployment_and_job():
     registered, error = run_main(config)
     assert error is None
     server = registered.one("kubernetes:apps/v1:Deployment")["spec"]["template"]["spec"]
-    job = registered.one("kubernetes:batch/v1:Job")["spec"]["template"]["spec"]
+    job = registered.named("vllm-test-cache-download").inputs["spec"]["template"]["spec"]
     assert (server["priorityClassName"], server["runtimeClassName"], server["imagePullSecrets"]) == (
         "gpu-inference", "nvidia", PULL_SECRETS)
     assert (job["priorityClassName"], job["imagePullSecrets"], "runtimeClassName" in job) == (
@@ -68,13 +68,13 @@ def rendered_issues(**changes: Any) -> list[str]:
 
 def test_a_priority_class_that_is_no_object_name_is_refused_with_the_fix():
     assert rendered_issues(scheduling={"priority_class_name": "GPU_High"}) == [
-        "vllm-serving:scheduling.priority_class_name: 'GPU_High' is not a Kubernetes object name. Fix: use at most "
-        "253 lowercase letters, digits, '-' or '.', starting and ending with a letter or digit."]
+        "vllm-serving:scheduling.priority_class_name: 'GPU_High' is not a Kubernetes object name (RFC 1123 subdomain). "
+        "Fix: use lower-case letters, digits, '-' and '.', at most 253 characters."]
 
 
 def test_a_bad_pull_secret_name_is_refused_naming_its_position():
     issues = rendered_issues(server={"image_pull_secrets": ["ok", "Not OK"]})
-    assert issues[0].startswith("vllm-serving:server.image_pull_secrets[1]: 'Not OK' is not a Kubernetes object name.")
+    assert issues[0].startswith("vllm-serving:server.image_pull_secrets[1]: 'Not OK' is not a Kubernetes object name")
 
 
 DOCKER: dict[str, Any] = {"target": "docker", "docker": {}}
