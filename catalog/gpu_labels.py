@@ -1,8 +1,8 @@
 """Per-provider node label values of each GPU product in catalog/gpus.py (the key is GpuProduct.name).
 
 Only values with a source are listed; a product a provider does not offer (or not verified) has none, and
-a stack that needs it gets a config error naming the product and the label. Sources (shared reference
-"serving-at-scale-facts.md" §3, "vllm-kubernetes-facts.md" §F.3):
+a stack that needs it gets a config error naming the product and the label. Sources (docs/sources.md
+§S3, §F.3):
 - GKE `cloud.google.com/gke-accelerator`: `nvidia-tesla-a100` is the 40 GB A100 (A2 standard),
   `nvidia-a100-80gb` the 80 GB one (A2 Ultra), `nvidia-h100-80gb` (A3 High), `nvidia-h100-mega-80gb`
   (A3 Mega), `nvidia-h200-141gb` (A3 Ultra), `nvidia-l4` (G2). GCE GPU docs.

@@ -2,7 +2,7 @@
 
 `memory_gib` is `torch.cuda.mem_get_info()[1]` in GiB, the "total_gpu_memory" vLLM multiplies by
 gpu_memory_utilization. It is below the marketing size; where logs disagree we take the lowest seen so
-the preflight errs on the safe side. Sources (shared reference "vllm-kubernetes-facts.md" §F, §G):
+the preflight errs on the safe side. Sources (docs/sources.md §F, §G):
 GFD `nvidia.com/gpu.product` = NVML name sanitised (NVIDIA/k8s-device-plugin internal/lm/resource.go);
 memory from vLLM start-up logs ("total_gpu_memory (79.15GiB)") and Unsloth banners ("Max memory").
 """
@@ -32,7 +32,7 @@ def _gpu(*args: object) -> GpuProduct:
     return GpuProduct(*args)  # type: ignore[arg-type]
 
 
-# Added for issue 12. Labels follow the GFD rule (NVML name, spaces -> "-"; shared reference §F.1).
+# Added for issue 12. Labels follow the GFD rule (NVML name, spaces -> "-"; docs/sources.md §F.1).
 # CUDA totals: where a torch/Unsloth banner was found it is used as is; otherwise it is DERIVED from the
 # nvidia-smi total (MiB, from public nvidia-smi tables in the code index) minus 0.85 GiB, the largest
 # nvidia-smi-to-torch gap among the measured products above (A100 80GB: 80.00 - 79.15), so the derived
@@ -43,11 +43,11 @@ _MORE_GPUS = (
     # H100 NVL: Unsloth banner "GPU = NVIDIA H100 NVL. Max memory = 93.115 GB" (torch total, GiB);
     # nvidia-smi "/ 95830MiB". 8 per node assumed (PCIe servers).
     _gpu("H100-NVL", "NVIDIA-H100-NVL", 93.11, 95830, True, True, 8, "hopper"),
-    # H100 PCIe: nvidia-smi "/ 81559MiB", the same total as H100 SXM (shared reference §F.1), so the
+    # H100 PCIe: nvidia-smi "/ 81559MiB", the same total as H100 SXM (docs/sources.md §F.1), so the
     # SXM's torch total 79.18 GiB. 8 per node assumed (PCIe servers).
     _gpu("H100-PCIe", "NVIDIA-H100-PCIe", 79.18, 81559, True, True, 8, "hopper"),
     # GH200 480GB (96 GB HBM3): nvidia-smi "/ 97871MiB" (95.58 GiB) -> derived 94.73. One superchip per
-    # module; label NVIDIA-GH200-480GB seen on the NRP cluster (shared reference §F.1). 1 per node assumed.
+    # module; label NVIDIA-GH200-480GB seen on the NRP cluster (docs/sources.md §F.1). 1 per node assumed.
     _gpu("GH200-480GB", "NVIDIA-GH200-480GB", 94.73, 97871, True, True, 1, "hopper"),
     # L40: nvidia-smi total 46,068 MiB, the same board memory as L40S, so L40S's lowest torch total.
     _gpu("L40", "NVIDIA-L40", 44.31, 46068, True, True, 8, "ada-lovelace"),

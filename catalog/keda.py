@@ -2,7 +2,7 @@
 
 One table, feature -> first KEDA release that accepts it, read by the renderer (components/render/keda.py)
 and available to a cluster check that knows the installed KEDA version. Sources: kedacore/keda
-CHANGELOG.md and apis/keda/v1alpha1/scaledobject_types.go (shared reference §4).
+CHANGELOG.md and apis/keda/v1alpha1/scaledobject_types.go (docs/sources.md §S4).
 """
 
 from __future__ import annotations

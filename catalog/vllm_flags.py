@@ -3,7 +3,7 @@
 Generated from the released wheels by scripts/vllm_release_tables.py (catalog/data/vllm/<version>.json:
 `engine/arg_utils.py`, `entrypoints/openai/cli_args.py`, `entrypoints/common/cli_args.py`,
 `entrypoints/cli/serve.py`, `envs.py`, the attention-backend enum, `config/speculative.py`). The hand
-reading of 0.7.2 and 0.33.0 (shared reference "vllm-kubernetes-facts.md" §A) is kept as tests: the
+reading of 0.7.2 and 0.33.0 (docs/sources.md §A) is kept as tests: the
 generated tables must contain every flag it found.
 """
 

@@ -1,6 +1,6 @@
 """The Prometheus metrics each supported vLLM version exports, with their types, and the exporters beside it.
 
-One table per version, read from the released wheels (shared reference "vllm-kubernetes-facts.md" §B):
+One table per version, read from the released wheels (docs/sources.md §B):
 0.7.2 from `vllm/engine/metrics.py` (V0 engine, the default there), 0.33.0 from `vllm/v1/metrics/loggers.py`.
 Metrics that only appear behind a flag (`--collect-detailed-traces`, `--kv-cache-metrics`,
 `--enable-fault-tolerance`) are left out, so nothing the program emits can depend on them.

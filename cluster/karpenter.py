@@ -2,7 +2,7 @@
 puts on their nodes before they exist (so a pod's GPU affinity can be matched against a pool at zero).
 
 Values: aws/karpenter-provider-aws website/content/en/docs/reference/instance-types.md@1d927085 (shared
-reference "serving-at-scale-facts.md" §3): p4d a100/40960 MiB x8, p4de a100/81920 x8, p5.48xlarge
+reference docs/sources.md §S3): p4d a100/40960 MiB x8, p4de a100/81920 x8, p5.48xlarge
 h100/81920 x8, p5.4xlarge h100/81920 x1, p5e/p5en h200/144384 x8; a10g (g5, 22888), l4 (g6, 22888),
 l40s (g6e, 45776). g5.48xlarge and g6e.48xlarge have 8 GPUs (catalog/gpus.py); other g sizes are not listed,
 so those families appear once with the count unknown.

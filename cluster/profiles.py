@@ -1,10 +1,10 @@
 """Cluster profiles: the defaults that differ between providers, in one table.
 
-GPU labels: shared reference "serving-at-scale-facts.md" §3 (GFD is absent on GKE/EKS/AKS GPU pools
+GPU labels: docs/sources.md §S3 (GFD is absent on GKE/EKS/AKS GPU pools
 unless the GPU Operator or GFD is installed; GKE always sets cloud.google.com/gke-accelerator; Karpenter
 labels its nodes with instance-gpu-name/-memory before they exist, so scale-from-zero works; AKS's
 kubernetes.azure.com/accelerator names only the vendor, so the instance type is the product).
-Storage: §2.3 (EKS gp2/gp3 EBS, GKE standard-rwo PD and AKS managed-csi Azure Disk are ReadWriteOnce;
+Storage: docs/sources.md §S2 (EKS gp2/gp3 EBS, GKE standard-rwo PD and AKS managed-csi Azure Disk are ReadWriteOnce;
 ReadWriteMany needs efs-sc / standard-rwx Filestore / azurefile-csi).
 """
 

@@ -19,7 +19,7 @@ KARPENTER_GPU_NAME = "karpenter.k8s.aws/instance-gpu-name"
 KARPENTER_GPU_MEMORY = "karpenter.k8s.aws/instance-gpu-memory"
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 GPU_RESOURCE = "nvidia.com/gpu"  # device plugin extended resource, also the conventional taint key
-# Tolerate the nvidia.com/gpu taint whatever its value (`present`, `true`, empty; vllm-kubernetes-facts §F.2).
+# Tolerate the nvidia.com/gpu taint whatever its value (`present`, `true`, empty; docs/sources.md §F.2).
 GPU_TOLERATIONS: tuple[dict[str, str], ...] = ({"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"},)
 
 Term = dict[str, list[dict[str, Any]]]  # {"matchExpressions": [...]}; terms are ORed, expressions ANDed
@@ -65,7 +65,7 @@ def _karpenter_term(product: str) -> Term:
     labels = PROVIDER_LABELS.get(product)
     if labels is None or labels.karpenter_gpu_name is None or labels.karpenter_gpu_memory_mib is None:
         raise NoLabelValue(f"{product} has no known karpenter label value")
-    # a100 alone would admit the 40 GB p4d for an 80 GB stack (serving-at-scale-facts §3): pin the memory too.
+    # a100 alone would admit the 40 GB p4d for an 80 GB stack (docs/sources.md §S3): pin the memory too.
     return {"matchExpressions": [_in(KARPENTER_GPU_NAME, [labels.karpenter_gpu_name]),
                                  _in(KARPENTER_GPU_MEMORY, [str(labels.karpenter_gpu_memory_mib)])]}
 

@@ -2,12 +2,12 @@
 
 - ebs.csi.aws.com, kubernetes.io/aws-ebs: ReadWriteOnce only ("invalid AccessModes [ReadWriteMany]: only
   AccessModes [ReadWriteOnce] are supported", wso2/kubernetes-apim#81; no ReadOnlyMany,
-  kubernetes-sigs/aws-ebs-csi-driver#2178). Shared reference "serving-at-scale-facts.md" §2.3.
+  kubernetes-sigs/aws-ebs-csi-driver#2178). docs/sources.md §S2.
 - pd.csi.storage.gke.io, kubernetes.io/gce-pd: ReadWriteOnce, ReadOnlyMany ("only AccessModes
-  [ReadWriteOnce ReadOnlyMany] are supported", PrivateBin/helm-chart#56). Same §2.3.
-- disk.csi.azure.com, kubernetes.io/azure-disk: ReadWriteOnce (AKS default class; §2.3).
+  [ReadWriteOnce ReadOnlyMany] are supported", PrivateBin/helm-chart#56). Same docs/sources.md §S2.
+- disk.csi.azure.com, kubernetes.io/azure-disk: ReadWriteOnce (AKS default class; docs/sources.md §S2).
 - efs.csi.aws.com, filestore.csi.storage.gke.io, file.csi.azure.com, kubernetes.io/azure-file: ReadWriteMany
-  (§2.3: EFS efs-sc, Filestore standard-rwx/premium-rwx, AKS azurefile-csi).
+  (docs/sources.md §S2: EFS efs-sc, Filestore standard-rwx/premium-rwx, AKS azurefile-csi).
 - rbd.csi.ceph.com: ReadWriteOnce with a file system; ReadWriteMany only as a raw block volume, which the
   model cache is not (docs.ceph.com/en/latest/csi/ "RBD ... ReadWriteOnce with a local file system ...;
   ReadWriteMany raw block"). cephfs.csi.ceph.com: ReadWriteMany (docs.ceph.com/en/latest/csi/cephfs/).

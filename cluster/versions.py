@@ -3,8 +3,8 @@
 KEDA: the feature table is catalog/keda.py's (fallback.behavior from v2.17.0, a fallback with a metricType
 Value trigger from v2.18.0; until then the webhook rejects it: apis/keda/v1alpha1/scaledobject_types.go@v2.17.0:286-316).
 CUDA: the vllm/vllm-openai images moved to a CUDA 13 base (nvidia/cuda:13.0.3) and need driver >= 580;
-`-cu129` tags are CUDA 12.9 builds (shared reference "vllm-kubernetes-facts.md" §A.6, "serving-at-scale-
-facts.md" §3 GFD row).
+`-cu129` tags are CUDA 12.9 builds (docs/sources.md §A.6, "serving-at-scale-
+facts.md" docs/sources.md §S3 GFD row).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ class DockerHostArgs:
     startup_seconds: int  # the health check's start period (startup budget plus first download)
     env: Mapping[str, str] = field(default_factory=dict)  # plain (non-secret) environment of the server
     hf_token: pulumi.Output[str] | None = None  # uploaded as a file, never an env var
-    api_key: pulumi.Output[str] | None = None  # VLLM_API_KEY: vLLM reads the key from env or argv only (§A.2)
+    api_key: pulumi.Output[str] | None = None  # VLLM_API_KEY: vLLM reads the key from env or argv only (docs/sources.md §A.2)
 
 
 class DockerHost(pulumi.ComponentResource):

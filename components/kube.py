@@ -16,7 +16,7 @@ def with_namespace(obj: dict[str, Any], namespace: pulumi.Input[str]) -> dict[st
 
 
 def timeouts(create_seconds: int, update_seconds: int | None = None) -> pulumi.CustomTimeouts:
-    """Pulumi's default await is 10 minutes, shorter than a large model's download or load (§H)."""
+    """Pulumi's default await is 10 minutes, shorter than a large model's download or load (docs/sources.md §H)."""
     create = f"{math.ceil(create_seconds / 60)}m"
     update = f"{math.ceil((update_seconds or create_seconds) / 60)}m"
     return pulumi.CustomTimeouts(create=create, update=update)

@@ -1,7 +1,7 @@
 """Monitoring: the ServiceMonitor (or PodMonitor), PrometheusRule and Grafana dashboard of one vLLM deployment.
 
 kube-prometheus-stack's Prometheus selects monitors and rules by the label `release: <helm release>`
-(`*SelectorNilUsesHelmValues: true`, facts §E), so the monitor and rule carry monitoring.monitor_labels /
+(`*SelectorNilUsesHelmValues: true`, docs/sources.md §E), so the monitor and rule carry monitoring.monitor_labels /
 rule_labels (components/render/prometheus.py; by default `release: <monitoring.release>`). The Service's port is named `http` and serves /metrics (components/render/names.py PORT_NAME).
 """
 

@@ -18,7 +18,7 @@ def kubernetes_provider(cfg: StackConfig) -> k8s.Provider | None:
 
     None means "use the ambient kubeconfig provider". Rendering is BETA in pulumi-kubernetes 4.34
     (`provider.py` `render_yaml_to_directory`): nothing is created, computed outputs stay unknown, and
-    Secrets are written to the folder in plain text (shared reference §H.7), so keep that folder out of git
+    Secrets are written to the folder in plain text (docs/sources.md §H.7), so keep that folder out of git
     or encrypt it (e.g. SOPS) before committing.
     """
     if cfg.target != "kubernetes" or cfg.render_yaml_to_directory is None:

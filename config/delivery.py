@@ -3,7 +3,7 @@
 Three modes (docs/model-delivery.md has the table "which mode for which cluster"):
 - shared_volume: one claim, filled once by a download Job, read by every replica. ReadWriteMany needs a
   storage class that offers it (EFS, Filestore, Azure Files, CephFS); the clouds' default classes are
-  ReadWriteOnce only (shared reference §2.3 item 1).
+  ReadWriteOnce only (docs/sources.md §S2 item 1).
 - per_replica_volume: each replica owns a ReadWriteOnce claim (StatefulSet volumeClaimTemplates), filled by
   its own init container and kept across restarts; works on every cloud's default class.
 - object_storage: vLLM streams the safetensors from s3:// / gs:// / az:// with `--load-format
@@ -42,18 +42,18 @@ class Throughput:
         return self.mib_per_s / MIB_PER_GIB
 
 
-# Defaults per mode, each the low end of what was reported (shared reference §2.1-§2.2). A measured
+# Defaults per mode, each the low end of what was reported (docs/sources.md §S2). A measured
 # figure (probes.load_throughput_gib_per_s) always wins.
 DEFAULT_THROUGHPUT: dict[str, Throughput] = {
     "shared_volume": Throughput(
         100.0, "EFS provisioned at 100 MiB/s, vllm-project/production-stack tutorials/terraform/eks/storage.tf "
-               "(shared reference §2.1); Filestore/Azure Files/NFS give about 100-250 MiB/s per client"),
+               "(docs/sources.md §S2); Filestore/Azure Files/NFS give about 100-250 MiB/s per client"),
     "per_replica_volume": Throughput(
         298.0, "Llama-3-8B (15 GB) read in 47.99 s from an EBS gp3 volume, run.ai/blog/"
-               "run-ai-model-streamer-performance-benchmarks (shared reference §2.2)"),
+               "run-ai-model-streamer-performance-benchmarks (docs/sources.md §S2)"),
     "object_storage": Throughput(
         1024.0, "Run:ai streamer: 124.96 GiB in 14.29 s over 8 readers (~1.1 GiB/s each), "
-                "marin-community/marin#7136 (shared reference §2.2)"),
+                "marin-community/marin#7136 (docs/sources.md §S2)"),
 }
 
 

@@ -149,7 +149,7 @@ _FIXES: dict[str, str] = {
     "render_yaml_to_directory": "remove it; it renders Kubernetes manifests.",
     "server": "remove it; on docker only server.port and server.shm_size_gib apply.",
     "probes": "remove it; Docker runs one health check, whose start period is the startup budget.",
-    "security": "remove it; on docker only security.require_api_key applies (the image runs as root, §A.6).",
+    "security": "remove it; on docker only security.require_api_key applies (the image runs as root, docs/sources.md §A.6).",
 }
 _DEFAULT_FIX = "remove it; target docker does not use it."
 # Keys whose Kubernetes concept has a Docker counterpart the program already sets, or none.

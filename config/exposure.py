@@ -2,7 +2,7 @@
 
 vLLM's `--api-key` guards only paths under /v1, /v2, /inference and /cohere
 (vllm-project/vllm vllm/entrypoints/serve/middleware/authenticate.py, GUARDED_PREFIX, in 0.33.0; shared
-reference §7). /invocations runs the same chat and completion handlers without a key, and /tokenize,
+reference docs/sources.md §S7). /invocations runs the same chat and completion handlers without a key, and /tokenize,
 /detokenize, /metrics, /health answer anyone. So clients reach the server only through a route that lists
 guarded paths, and the NetworkPolicy keeps every other pod off the port (docs/exposure.md).
 """

@@ -1,6 +1,6 @@
 """Kubernetes-only groups: `namespace`, `scheduling`, `cache`, `probes`, `server`, `security`.
 
-Every default is declared once, here, beside its description; docs/readme-kubernetes.md lists them.
+Every default is declared once, here, beside its description; docs/configuration.md lists them.
 """
 
 from __future__ import annotations

@@ -23,14 +23,14 @@ FallbackBehavior = Literal["static", "currentReplicas", "currentReplicasIfHigher
 DURATION = r"^([0-9]+(ms|s|m|h))+$"  # Prometheus duration, e.g. 15s, 1h30m
 
 # Release name of kube-prometheus-stack; its Prometheus Service is `<fullname>-prometheus` on port 9090
-# (components/render/prometheus.py; chart templates/_helpers.tpl:14-25, facts §E).
+# (components/render/prometheus.py; chart templates/_helpers.tpl:14-25, docs/sources.md §E).
 DEFAULT_RELEASE = "monitoring"
 DEFAULT_PROMETHEUS_NAMESPACE = "monitoring"  # where `helm install monitoring ... -n monitoring` puts it
 DEFAULT_PROMETHEUS_PORT = 9090  # kube-prometheus-stack values.yaml prometheus.service.port
 
 
 def _fraction(value: float, key: str, example: float) -> float:
-    """vLLM reports cache usage as 0..1 (facts §B.1: "1 means 100 percent"); catch thresholds typed as percent."""
+    """vLLM reports cache usage as 0..1 (docs/sources.md §B.1: "1 means 100 percent"); catch thresholds typed as percent."""
     if value > 1:
         raise ValueError(f"{value} is above 1, but {key} is a 0..1 fraction (vLLM reports 1 = 100 %). "
                          f"Fix: write {example}, not {round(example * 100)}.")

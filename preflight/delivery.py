@@ -18,7 +18,7 @@ from preflight.startup import StartupBudget, startup_budget
 
 _DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
 # vLLM 0.33.0 prefetches a checkpoint on a network file system only when it fits in 90 % of the available
-# (cgroup-limited) RAM (model_executor/model_loader/weight_utils.py, "Skipping auto-prefetch"; shared reference §2.1).
+# (cgroup-limited) RAM (model_executor/model_loader/weight_utils.py, "Skipping auto-prefetch"; docs/sources.md §S2).
 PREFETCH_RAM_SHARE = 0.9
 
 

@@ -1,6 +1,6 @@
 """GPU memory the way vLLM accounts it: weights, activation peak, non-torch and CUDA-graph memory, KV budget.
 
-Per GPU, following vLLM's start-up profiling (shared calibration/vllm-memory-accounting.md §0-§5):
+Per GPU, following vLLM's start-up profiling (docs/sources.md §M0-§M5):
     requested = total_gpu_memory x gpu_memory_utilization
     kv_cache  = requested - weights - activation_peak - non_torch [- cuda_graph_estimate on >= 0.21]
 The activation and non-torch terms are measured by vLLM at start-up; here they are modelled per memory era
@@ -67,7 +67,7 @@ NON_TORCH_GIB = {
 # A fixed part plus a per-layer part fits them within 0.1 GiB: 0.237 + 0.01854 x layers on this stage.
 CUDA_GRAPH_GIB_FIXED = 0.237
 CUDA_GRAPH_GIB_PER_LAYER = 0.01854
-CUDA_GRAPH_GIB_BOUNDS = (0.5, 2.5)  # the pool sizes seen in logs (accounting notes §5.4)
+CUDA_GRAPH_GIB_BOUNDS = (0.5, 2.5)  # the pool sizes seen in logs (docs/sources.md §M5.4)
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ def vllm_block_size(release: VllmRelease, arch: Architecture, gpu: GpuProduct) -
     chosen attention backend does not support it: FlashMLA (MLA models on the V1 engine, Hopper/Blackwell)
     supports only 64 (vllm 0.33.0 config/cache.py:185, v1/attention/backend.py:155
     get_preferred_block_size, v1/attention/backends/mla/flashmla.py:57; older releases forced it in
-    platforms/cuda.py: "Forcing kv cache block size to 64 for FlashMLA backend", calibration notes §4)."""
+    platforms/cuda.py: "Forcing kv cache block size to 64 for FlashMLA backend", calibration notes docs/sources.md §S4)."""
     flash_mla = arch.uses_mla and not release.is_v0_engine and gpu.family in ("hopper", "blackwell")
     return 64 if flash_mla else 16
 

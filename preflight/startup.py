@@ -3,7 +3,7 @@
 vLLM binds its port but only starts listening after the model is loaded (0.7.2 api_server.py:827-891;
 0.33.0 launchers/launcher.py:340-355), so /health refuses connections for the whole load. The startup
 probe must therefore allow: reading the weights from the cache volume, engine start, and (unless
-enforce_eager) torch.compile plus CUDA-graph capture. Shared reference §C; peers §10 item 2.
+enforce_eager) torch.compile plus CUDA-graph capture. docs/sources.md §C; docs/sources.md §P10.2.
 Pure: used by the Kubernetes probes, the Pulumi timeouts and the Docker target's health check.
 """
 

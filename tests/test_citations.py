@@ -24,21 +24,12 @@ BETWEEN = re.compile(r"""^(?:\s|[,;"'`\-–]|and\b|item \d+|#|""" + SECTION + r"
 SKIP_DIRS = {".git", "venv", ".venv", "node_modules", "__pycache__"}
 # docs/ pages written on other branches of the same issue. tests/test_readme.py expects their links to fail
 # (strict xfail) until they arrive; the integrator then empties this set.
-PENDING_PAGES = {"docs/model-delivery.md", "docs/exposure.md", "docs/calibration.md"}
+PENDING_PAGES: set[str] = set()
 
 # Files whose citations still name the shared reference outside the repository. The integrator rewrites them
 # (see the report of the docs branch) and then empties this set: the xfail is strict, so a file that resolves
 # fails here until it is removed from the set.
-KNOWN_UNRESOLVED = {
-    "catalog/gpus.py", "catalog/vllm_flags.py", "catalog/vllm_metrics.py", "catalog/vllm_versions.py",
-    "components/docker_host.py", "components/kube.py", "components/monitoring.py", "components/provider.py",
-    "components/render/cache.py", "components/render/dashboard.py", "components/render/docker.py",
-    "components/render/keda.py", "components/render/names.py", "components/render/pod.py",
-    "components/render/probes.py", "components/render/promql.py", "components/render/scheduling.py",
-    "components/render/vllm_args.py", "config/docker.py", "config/kubernetes.py", "config/observability.py",
-    "preflight/memory.py", "preflight/startup.py", "tests/test_docker_config.py", "tests/test_keda_promtool.py",
-    "tests/test_preflight_kv_layout.py",
-}
+KNOWN_UNRESOLVED: set[str] = set()
 
 
 def source_ids(text: str) -> set[str]:

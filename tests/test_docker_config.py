@@ -138,7 +138,7 @@ def test_kubernetes_only_probe_keys_are_rejected_on_docker() -> None:
 def test_pod_security_keys_are_rejected_on_docker() -> None:
     assert problems(docker_stack(security={"run_as_user": 1000})) == [
         "vllm-serving:security.run_as_user: is 1000, but security is Kubernetes-only and target is 'docker'. "
-        "Fix: remove it; on docker only security.require_api_key applies (the image runs as root, §A.6)."]
+        "Fix: remove it; on docker only security.require_api_key applies (the image runs as root, docs/sources.md §A.6)."]
 
 
 def test_every_kubernetes_only_problem_is_reported_together() -> None:

@@ -1,6 +1,6 @@
 """The KEDA trigger queries evaluated by promtool on synthetic series: each returns exactly one sample
 (KEDA errors on more than one), with the value the HPA arithmetic expects, and nothing when vLLM is gone,
-so that ignoreNullValues "false" hands over to the fallback instead of scaling down (facts §D.2, §D.3)."""
+so that ignoreNullValues "false" hands over to the fallback instead of scaling down (docs/sources.md §D.2, §D.3)."""
 
 from __future__ import annotations
 

@@ -59,7 +59,7 @@ def test_ten_full_and_fifty_two_sliding_layers_form_seven_groups_of_ten() -> Non
 
 
 def test_the_gemma_3_log_token_count_is_reproduced_from_its_kv_memory() -> None:
-    # vLLM log (calibration notes §2.2): 19.53 GiB available -> "GPU KV cache size: 36,560 tokens".
+    # vLLM log (docs/sources.md §M2.2): 19.53 GiB available -> "GPU KV cache size: 36,560 tokens".
     assert kv_capacity(gemma_3_inputs(), 19.53).kv_cache_tokens == 36_560
 
 

@@ -19,7 +19,7 @@ from validation.vllm import check_rendered_args
 VERSIONS = available_versions()
 # Every minor release from 0.6 to the newest on PyPI when the tables were generated (pip index versions vllm).
 MINORS = [f"0.{minor}" for minor in range(6, 34)]
-# Flags the hand reading of the 0.7.2 and 0.33.0 wheels found (shared reference "vllm-kubernetes-facts.md" §A).
+# Flags the hand reading of the 0.7.2 and 0.33.0 wheels found (docs/sources.md §A).
 HAND_READ = {
     "0.7.2": _COMMON | {"--disable-log-requests", "--speculative-model", "--num-speculative-tokens",
                         "--ngram-prompt-lookup-max", "--ngram-prompt-lookup-min",

@@ -150,7 +150,7 @@ def latency_alerts(cfg: MonitoringConfig, metrics: VersionMetrics, workload: Wor
 
 def rollout_stuck_alert(workload: Workload) -> Alert:
     """The Deployment controller sets Progressing=False (reason ProgressDeadlineExceeded) once a rollout has run
-    past progressDeadlineSeconds, the rollout budget (kube-state-metrics docs/metrics/workload/deployment-metrics.md:
+    past progressDeadlineSeconds, the rollout budget (kubernetes/kube-state-metrics/docs/metrics/workload/deployment-metrics.md:
     kube_deployment_status_condition, status true|false|unknown). A LeaderWorkerSet has no such condition series."""
     deployment = selector({"namespace": workload.namespace, "deployment": workload.deployment_name,
                            "condition": "Progressing", "status": "false"})

@@ -1,7 +1,7 @@
 """The model cache: a PVC sized from the weights, a single-writer download Job, and the wait init container.
 
 The Job fills the cache once and writes a completion marker only after every shard listed in
-`model.safetensors.index.json` is on disk (peers §10 item 4). Server pods wait for the marker instead of
+`model.safetensors.index.json` is on disk (docs/sources.md §P10.4). Server pods wait for the marker instead of
 racing to download the same files, and load with HF_HUB_OFFLINE=1. Pure.
 """
 

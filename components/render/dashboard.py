@@ -1,7 +1,7 @@
 """The Grafana dashboard for one vLLM deployment, built in code, and its sidecar ConfigMap.
 
 kube-prometheus-stack's Grafana sidecar loads ConfigMaps labelled `grafana_dashboard: "1"` from every
-namespace (chart values grafana.sidecar.dashboards, facts §E). Panels read the configured version's metric
+namespace (chart values grafana.sidecar.dashboards, docs/sources.md §E). Panels read the configured version's metric
 names (catalog/vllm_metrics.py); the `model_name` variable filters vLLM's series.
 """
 

@@ -26,7 +26,7 @@ CACHE_PATH = HF_HOME
 # reads the path from HF_TOKEN_PATH (huggingface_hub constants.py: os.environ.get("HF_TOKEN_PATH", ...)).
 HF_TOKEN_FILE = "/run/secrets/hf_token"
 # The image's ENTRYPOINT changed across releases (python3 -m ...api_server -> vllm serve), so it is
-# always set explicitly; `vllm serve` works in 0.7.2 and 0.33.0 (§A.1, §A.6).
+# always set explicitly; `vllm serve` works in 0.7.2 and 0.33.0 (docs/sources.md §A.1, §A.6).
 ENTRYPOINT = ("vllm", "serve")
 # Health check cadence once the start period is over: three misses 30 s apart mark the container unhealthy.
 HEALTH_INTERVAL_S = 30
@@ -94,7 +94,7 @@ def first_download_seconds(cfg: StackConfig, report: Sizing) -> int:
 def shm_size_mib(cfg: StackConfig) -> int:
     """/dev/shm in MiB (pulumi-docker `shm_size`): resources.shm_size_gib, the same size as on Kubernetes.
 
-    Docker's default is 64 MiB, which NCCL outgrows as soon as tensor parallel is above 1 (§A.6: vLLM's
+    Docker's default is 64 MiB, which NCCL outgrows as soon as tensor parallel is above 1 (docs/sources.md §A.6: vLLM's
     docs require --ipc=host or --shm-size).
     """
     return math.ceil(shm_size_gib(cfg) * 1024)
@@ -132,7 +132,7 @@ def render_envs(env: Mapping[str, str], with_hf_token: bool) -> list[str]:
 
 
 def render_healthcheck(port: int, start_period_s: int) -> dict[str, Any]:
-    """GET /health (200 once the engine is up; nothing listens while weights load, §C).
+    """GET /health (200 once the engine is up; nothing listens while weights load, docs/sources.md §C).
 
     The check uses the image's python3 rather than curl: python3 is in every vllm-openai image (it is the
     0.7.x ENTRYPOINT), curl is not promised. urlopen raises on refused connections and non-2xx codes.
@@ -153,7 +153,7 @@ def wait_timeout_s(start_period_s: int) -> int:
 
 
 def metrics_url(cfg: StackConfig) -> str:
-    """Where Prometheus scrapes vLLM on the host (/metrics is unauthenticated, §C)."""
+    """Where Prometheus scrapes vLLM on the host (/metrics is unauthenticated, docs/sources.md §C)."""
     return f"{base_url(cfg)}/metrics"
 
 

@@ -11,7 +11,7 @@ allowedRoutes; that is the Gateway owner's side, and this stack does not own the
 
 InferencePool (inference.networking.k8s.io/v1, GIE v1.6.0): `endpointPickerRef` is optional in v1 and left
 out. The endpoint picker is a separate Deployment this stack does not create, and since GIE v1.6.0 it is
-released by llm-d/llm-d-router (shared reference §5); without one, the gateway balances over the pool's pods.
+released by llm-d/llm-d-router (docs/sources.md §S5); without one, the gateway balances over the pool's pods.
 """
 
 from __future__ import annotations

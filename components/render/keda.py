@@ -1,6 +1,6 @@
 """The KEDA ScaledObject (keda.sh/v1alpha1) for the vLLM Deployment, and thresholds derived from capacity.
 
-KEDA facts (shared reference §D): a Prometheus trigger query must return exactly one element; with
+KEDA facts (docs/sources.md §D): a Prometheus trigger query must return exactly one element; with
 metricType AverageValue the HPA wants ceil(value / threshold) replicas, so a `sum()` over pods with a
 per-replica threshold (every trigger here: see trigger_queries).
 `ignoreNullValues` defaults to true, turning an empty result into 0 and a silent scale-down; "false"

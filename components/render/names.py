@@ -19,7 +19,7 @@ MARKER_DIR = ".vllm-serving"  # completion markers, inside the cache volume
 @dataclass(frozen=True)
 class Names:
     """Every object name of one stack instance. No Service is ever called `vllm` (it would inject
-    VLLM_PORT=tcp://... into pods and crash vLLM; shared reference §A.4)."""
+    VLLM_PORT=tcp://... into pods and crash vLLM; docs/sources.md §A.4)."""
 
     instance: str
 

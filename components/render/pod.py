@@ -71,7 +71,7 @@ def render_server_container(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any
         "name": "vllm",
         "image": cfg.vllm.image_ref,
         "imagePullPolicy": cfg.vllm.image_pull_policy,
-        "command": ["vllm", "serve"],  # explicit: the image ENTRYPOINT differs between releases (§A.6)
+        "command": ["vllm", "serve"],  # explicit: the image ENTRYPOINT differs between releases (docs/sources.md §A.6)
         "args": kubelet_literal(render_vllm_args(cfg, plan.resolved)),
         "ports": [{"name": PORT_NAME, "containerPort": cfg.server.port, "protocol": "TCP"}],
         "env": render_env(cfg, plan),
@@ -90,7 +90,7 @@ def render_pod_spec(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "serviceAccountName": plan.service_account,
         "automountServiceAccountToken": False,
-        "enableServiceLinks": False,  # a Service named like vllm-* would inject VLLM_* variables (§A.4)
+        "enableServiceLinks": False,  # a Service named like vllm-* would inject VLLM_* variables (docs/sources.md §A.4)
         "securityContext": pod_security_context(cfg.security),
         "tolerations": scheduling.render_tolerations(cfg),
         "terminationGracePeriodSeconds": cfg.server.termination_grace_period_seconds,
@@ -121,7 +121,7 @@ def render_workload(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
 
 
 def render_deployment(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
-    """spec.replicas is left out when KEDA owns it, so Server-Side Apply never fights the HPA (§H.8).
+    """spec.replicas is left out when KEDA owns it, so Server-Side Apply never fights the HPA (docs/sources.md §H.8).
     The annotations carry the startup budget term by term (the probe's and the deadline's arithmetic)."""
     spec: dict[str, Any] = {
         "selector": {"matchLabels": dict(plan.selector)},

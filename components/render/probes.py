@@ -1,7 +1,7 @@
 """Probes on /health and the startup budget behind them. Pure.
 
 /health answers 200, or 500/503 when the engine is dead (0.7.2 api_server.py:326-330; 0.33.0
-serve/instrumentator/health.py); during the load the port refuses connections (shared reference §C).
+serve/instrumentator/health.py); during the load the port refuses connections (docs/sources.md §C).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 There is no pinned Python PromQL parser, so parsing is left to `promtool` in the tests; the linter here
 only extracts metric names, to check them against the vLLM version's table (catalog/vllm_metrics.py) and
-to catch rate()/irate()/increase() over a gauge (facts §B.4: never rate a gauge).
+to catch rate()/irate()/increase() over a gauge (docs/sources.md §B.4: never rate a gauge).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ TOPOLOGY_KEYS = {"hostname": "kubernetes.io/hostname", "zone": "topology.kuberne
 def render_affinity(cfg: StackConfig) -> dict[str, Any] | None:
     """Required node affinity on the GPU product, in the label the cluster profile names (config/cluster.py,
     cluster/selectors.py: the same terms the cluster check matches nodes and pools against); `In` so several
-    acceptable products work (§F.1). None for gpu label `none`: gpu.node_selector then names the GPU."""
+    acceptable products work (docs/sources.md §F.1). None for gpu label `none`: gpu.node_selector then names the GPU."""
     terms = gpu_affinity_terms(cfg)
     if not terms:
         return None
@@ -21,13 +21,13 @@ def render_affinity(cfg: StackConfig) -> dict[str, Any] | None:
 
 
 def render_tolerations(cfg: StackConfig) -> list[dict[str, Any]]:
-    """Tolerate the nvidia.com/gpu taint whatever its value (`present`, `true`, empty; §F.2), plus the GPU pool
+    """Tolerate the nvidia.com/gpu taint whatever its value (`present`, `true`, empty; docs/sources.md §F.2), plus the GPU pool
     taint the cluster profile names (AKS: sku=gpu). The cluster check tests nodes against the same list."""
     return [dict(t) for t in gpu_tolerations(cfg)]
 
 
 def render_node_selector(cfg: StackConfig) -> dict[str, str]:
-    """Extra node labels, e.g. GKE cloud.google.com/gke-accelerator (§F.3)."""
+    """Extra node labels, e.g. GKE cloud.google.com/gke-accelerator (docs/sources.md §F.3)."""
     return dict(cfg.gpu.node_selector)
 
 

@@ -1,7 +1,7 @@
 """`vllm serve` arguments and environment, rendered for the configured vLLM release. Pure; Docker reuses it.
 
 The container command is ["vllm", "serve"] and the model is the first, positional argument: 0.7.2 rejects
-`--model` with `vllm serve` (scripts.py:34-41) and current images changed ENTRYPOINT (shared reference §A.1, §A.6).
+`--model` with `vllm serve` (scripts.py:34-41) and current images changed ENTRYPOINT (docs/sources.md §A.1, §A.6).
 Every resolved engine value is rendered explicitly so vLLM, the preflight and the dashboards agree.
 """
 
