@@ -1,7 +1,7 @@
 """`autoscaling` (KEDA) and `monitoring` (Prometheus Operator, Grafana).
 
 Thresholds left unset are derived from the preflight's capacity (components/render/keda.py); the
-README section "Thresholds derived from the preflight" explains each formula.
+docs/autoscaling-and-monitoring.md explains each formula.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class AutoscalingConfig(ConfigGroup):
     enabled: bool = Field(False, description="Create a KEDA ScaledObject; KEDA then owns the replica count.")
     min_replica_count: int = Field(
         1, ge=0, le=MAX_REPLICAS,
-        description="KEDA minReplicaCount. Must be >= 1: vLLM's metrics vanish at zero pods (see README).")
+        description="KEDA minReplicaCount. Must be >= 1: vLLM's metrics vanish at zero pods (docs/autoscaling-and-monitoring.md).")
     max_replica_count: Replicas = Field(4, description="KEDA maxReplicaCount.")
     polling_interval: PositiveInt = Field(30, description="KEDA pollingInterval: seconds between trigger queries.")
     cooldown_period: NonNegativeInt = Field(
@@ -165,7 +165,7 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
             "is 0, but every trigger reads vLLM's own metrics, which vanish with the last pod, so KEDA would "
             "never scale back up.",
             "set autoscaling.min_replica_count to 1 or more (scale-to-zero needs a signal from outside the "
-            "vLLM pods; see the README)."))
+            "vLLM pods; see docs/autoscaling-and-monitoring.md)."))
     if scaling.min_replica_count > scaling.max_replica_count:
         issues.append(ConfigIssue(
             "autoscaling.min_replica_count",
