@@ -14,6 +14,7 @@ from tests.factories import make_config
 
 def affinity_terms(**changes):  # type: ignore[no-untyped-def]
     affinity = render_affinity(make_config(**changes))
+    assert affinity is not None
     return affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
 
 

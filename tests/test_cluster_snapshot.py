@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from cluster import snapshot
@@ -90,7 +92,7 @@ def test_the_cli_with_a_cluster_file_imports_neither_pulumi_nor_the_kubernetes_c
     assert result.stdout.strip().splitlines()[-1] == "[]"
 
 
-ODD_ITEMS = [
+ODD_ITEMS: list[dict[str, Any]] = [
     {"kind": "Node", "metadata": [], "spec": "x", "status": {"allocatable": {"nvidia.com/gpu": "500m"}}},
     {"kind": "Node", "metadata": {"labels": {"nvidia.com/cuda.driver-version.major": "x"}}, "spec": {"taints": [1, {}]}},
     {"kind": "StorageClass", "metadata": {"annotations": []}, "provisioner": None},

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 
 import pytest
@@ -50,7 +52,7 @@ def test_the_generated_flags_contain_every_flag_the_hand_reading_found(version: 
 
 
 @pytest.mark.parametrize(("version", "hand"), [("0.7.2", VLLM_0_7_2), ("0.33.0", VLLM_0_33_0)])
-def test_the_generated_metrics_contain_every_hand_read_vllm_metric(version: str, hand: dict[str, object]) -> None:
+def test_the_generated_metrics_contain_every_hand_read_vllm_metric(version: str, hand: dict[str, Any]) -> None:
     generated = release_table(version).metrics
     assert {name: kind.value for name, kind in hand.items() if name.startswith("vllm:")}.items() <= generated.items()
 
