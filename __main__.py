@@ -17,8 +17,9 @@ from validation import Outcome, assess
 def live_cluster(cfg: StackConfig, report: PreflightReport) -> ClusterResult:
     """The cluster as the Kubernetes provider sees it: same kubeconfig, same context (read-only)."""
     kubernetes_config = pulumi.Config("kubernetes")
-    return program_cluster_result(cfg, report, pulumi.get_stack(), kubernetes_config.get("kubeconfig"),
-                                  kubernetes_config.get("context"))
+    return program_cluster_result(
+        cfg, report, pulumi.get_stack(), kubernetes_config.get("kubeconfig"), kubernetes_config.get("context")
+    )
 
 
 try:
@@ -40,8 +41,14 @@ for finding in cluster.findings:
 if not report.fits:
     raise pulumi.RunError(blocked_text(report))
 if cluster.blocked:
-    raise pulumi.RunError("\n".join([f"The cluster cannot run this stack ({cluster.source}); nothing was created.",
-                                     *(f"  - {f.render()}" for f in cluster.findings if f.level == "block")]))
+    raise pulumi.RunError(
+        "\n".join(
+            [
+                f"The cluster cannot run this stack ({cluster.source}); nothing was created.",
+                *(f"  - {f.render()}" for f in cluster.findings if f.level == "block"),
+            ]
+        )
+    )
 
 outputs = build_stack(cfg, report, load_pulumi_secrets(), stack=pulumi.get_stack())
 pulumi.export("preflight", report.as_dict())

@@ -30,17 +30,30 @@ class ProviderLabels:
 
 PROVIDER_LABELS: dict[str, ProviderLabels] = {
     "A100-SXM4-80GB": ProviderLabels(
-        ("nvidia-a100-80gb",), "a100", 81920, ("p4de.24xlarge", "Standard_ND96amsr_A100_v4"),
-        (("p4de.24xlarge", 8), ("Standard_ND96amsr_A100_v4", 8))),
+        ("nvidia-a100-80gb",),
+        "a100",
+        81920,
+        ("p4de.24xlarge", "Standard_ND96amsr_A100_v4"),
+        (("p4de.24xlarge", 8), ("Standard_ND96amsr_A100_v4", 8)),
+    ),
     "A100-SXM4-40GB": ProviderLabels(
-        ("nvidia-tesla-a100",), "a100", 40960, ("p4d.24xlarge", "Standard_ND96asr_v4"),
-        (("p4d.24xlarge", 8), ("Standard_ND96asr_v4", 8))),
+        ("nvidia-tesla-a100",),
+        "a100",
+        40960,
+        ("p4d.24xlarge", "Standard_ND96asr_v4"),
+        (("p4d.24xlarge", 8), ("Standard_ND96asr_v4", 8)),
+    ),
     "A100-PCIE-40GB": ProviderLabels(),
     "A100-80GB-PCIe": ProviderLabels(
-        instance_types=("Standard_NC24ads_A100_v4",), gpus_per_instance=(("Standard_NC24ads_A100_v4", 1),)),
+        instance_types=("Standard_NC24ads_A100_v4",), gpus_per_instance=(("Standard_NC24ads_A100_v4", 1),)
+    ),
     "H100-80GB-HBM3": ProviderLabels(
-        ("nvidia-h100-80gb", "nvidia-h100-mega-80gb"), "h100", 81920, ("p5.48xlarge", "Standard_ND96isr_H100_v5"),
-        (("p5.48xlarge", 8), ("Standard_ND96isr_H100_v5", 8))),
+        ("nvidia-h100-80gb", "nvidia-h100-mega-80gb"),
+        "h100",
+        81920,
+        ("p5.48xlarge", "Standard_ND96isr_H100_v5"),
+        (("p5.48xlarge", 8), ("Standard_ND96isr_H100_v5", 8)),
+    ),
     "H200": ProviderLabels(("nvidia-h200-141gb",), "h200", 144384),
     "L40S": ProviderLabels(karpenter_gpu_name="l40s", karpenter_gpu_memory_mib=45776),
     "A10G": ProviderLabels(karpenter_gpu_name="a10g", karpenter_gpu_memory_mib=22888),

@@ -83,26 +83,51 @@ MODELS: dict[str, Architecture] = {
     "Qwen/Qwen3-8B": _qwen3(36, 32, 4096, 12288, 8_190_735_360),
     "Qwen/Qwen3-14B": _qwen3(40, 40, 5120, 17408, 14_768_307_200),
     "Qwen/Qwen3-32B": _qwen3(64, 64, 5120, 25600, 32_762_123_264),
-    "Qwen/Qwen3-0.6B": Architecture(
-        28, 16, 8, 128, 1024, 3072, 151936, 40960, 596_049_920, tie_word_embeddings=True
-    ),
+    "Qwen/Qwen3-0.6B": Architecture(28, 16, 8, 128, 1024, 3072, 151936, 40960, 596_049_920, tie_word_embeddings=True),
     # mistralai/Mistral-7B-Instruct-v0.3/config.json (vocab 32768 in v0.3).
-    "mistralai/Mistral-7B-Instruct-v0.3": Architecture(
-        32, 32, 8, 128, 4096, 14336, 32768, 32768, 7_248_023_552
-    ),
+    "mistralai/Mistral-7B-Instruct-v0.3": Architecture(32, 32, 8, 128, 4096, 14336, 32768, 32768, 7_248_023_552),
     # mistralai/Mixtral-8x7B-Instruct-v0.1/config.json: 8 experts, 2 per token, 46.7B total.
     "mistralai/Mixtral-8x7B-Instruct-v0.1": Architecture(
-        32, 32, 8, 128, 4096, 14336, 32000, 32768, 46_702_792_704,
-        num_local_experts=8, num_experts_per_tok=2,
+        32,
+        32,
+        8,
+        128,
+        4096,
+        14336,
+        32000,
+        32768,
+        46_702_792_704,
+        num_local_experts=8,
+        num_experts_per_tok=2,
     ),
     # google/gemma-2-*-it/config.json: sliding_window 4096 on every other layer, tied embeddings.
     "google/gemma-2-9b-it": Architecture(
-        42, 16, 8, 256, 3584, 14336, 256000, 8192, 9_241_705_984,
-        tie_word_embeddings=True, sliding_window=4096, num_sliding_window_layers=21,
+        42,
+        16,
+        8,
+        256,
+        3584,
+        14336,
+        256000,
+        8192,
+        9_241_705_984,
+        tie_word_embeddings=True,
+        sliding_window=4096,
+        num_sliding_window_layers=21,
     ),
     "google/gemma-2-27b-it": Architecture(
-        46, 32, 16, 128, 4608, 36864, 256000, 8192, 27_227_128_320,
-        tie_word_embeddings=True, sliding_window=4096, num_sliding_window_layers=23,
+        46,
+        32,
+        16,
+        128,
+        4608,
+        36864,
+        256000,
+        8192,
+        27_227_128_320,
+        tie_word_embeddings=True,
+        sliding_window=4096,
+        num_sliding_window_layers=23,
     ),
 }
 
@@ -112,12 +137,15 @@ PRE_QUANTIZED: dict[str, Architecture] = {
     # it: huggingface.co/PatronusAI/Llama-3.1-70B-Instruct-AWQ-INT4/blob/main/config.json); the 8B files
     # are 4.68 + 1.05 GB (huggingface.co/hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4/tree/f8826dd).
     "hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4": _quantized(
-        MODELS["meta-llama/Llama-3.1-8B-Instruct"], "awq", INT4_G128_BYTES),
+        MODELS["meta-llama/Llama-3.1-8B-Instruct"], "awq", INT4_G128_BYTES
+    ),
     "hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4": _quantized(
-        MODELS["meta-llama/Llama-3.1-70B-Instruct"], "awq", INT4_G128_BYTES),
+        MODELS["meta-llama/Llama-3.1-70B-Instruct"], "awq", INT4_G128_BYTES
+    ),
     # RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic: compressed-tensors FP8 weights (per-channel scales),
     # lm_head kept 16-bit; vLLM 0.19.0 logs 33.88 GiB of weights per GPU at TP 2 (calibration row T14).
     "RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic": _quantized(
-        MODELS["meta-llama/Llama-3.3-70B-Instruct"], "compressed-tensors", 1.0),
+        MODELS["meta-llama/Llama-3.3-70B-Instruct"], "compressed-tensors", 1.0
+    ),
 }
 MODELS.update(PRE_QUANTIZED)

@@ -31,12 +31,29 @@ class FlagTable:
 
 
 # Flags this program renders from typed config (both spellings vLLM accepts map to one canonical flag).
-_COMMON = frozenset({
-    "--served-model-name", "--host", "--port", "--tensor-parallel-size", "--pipeline-parallel-size",
-    "--max-model-len", "--gpu-memory-utilization", "--max-num-seqs", "--max-num-batched-tokens", "--block-size",
-    "--enable-prefix-caching", "--no-enable-prefix-caching", "--dtype", "--kv-cache-dtype", "--quantization",
-    "--enforce-eager", "--revision", "--tokenizer-revision", "--trust-remote-code",
-})
+_COMMON = frozenset(
+    {
+        "--served-model-name",
+        "--host",
+        "--port",
+        "--tensor-parallel-size",
+        "--pipeline-parallel-size",
+        "--max-model-len",
+        "--gpu-memory-utilization",
+        "--max-num-seqs",
+        "--max-num-batched-tokens",
+        "--block-size",
+        "--enable-prefix-caching",
+        "--no-enable-prefix-caching",
+        "--dtype",
+        "--kv-cache-dtype",
+        "--quantization",
+        "--enforce-eager",
+        "--revision",
+        "--tokenizer-revision",
+        "--trust-remote-code",
+    }
+)
 
 # What replaced a flag that some releases no longer accept (for the messages; a flag is "removed" in a
 # release when the release's table lacks it). Sources: vLLM PRs #29402, #36216; 0.33.0 arg_utils.py.
@@ -51,9 +68,12 @@ REPLACEMENTS: dict[str, str] = {
     "--ngram-prompt-lookup-max": "--speculative-config prompt_lookup_max",
     "--ngram-prompt-lookup-min": "--speculative-config prompt_lookup_min",
     "--speculative-draft-tensor-parallel-size": "--speculative-config draft_tensor_parallel_size",
-    "--use-v2-block-manager": "nothing", "--num-scheduler-steps": "nothing",
-    "--preemption-mode": "nothing", "--guided-decoding-backend": "nothing",
-    "--enable-reasoning": "nothing", "--task": "--runner / --convert",
+    "--use-v2-block-manager": "nothing",
+    "--num-scheduler-steps": "nothing",
+    "--preemption-mode": "nothing",
+    "--guided-decoding-backend": "nothing",
+    "--enable-reasoning": "nothing",
+    "--task": "--runner / --convert",
     "--max-seq-len-to-capture": "nothing",
 }
 # Quantization methods the program can size, for a release whose --quantization choices the generator
@@ -102,18 +122,37 @@ FLAG_TABLES: Mapping[str, FlagTable] = _FlagTables()
 # Flags the program owns in every version, with the short and legacy aliases vLLM accepts for them
 # (FlexibleArgumentParser also accepts underscores; callers normalise those first).
 OWNED_FLAGS: frozenset[str] = _COMMON | {
-    "--disable-log-requests", "--speculative-model", "--num-speculative-tokens", "--ngram-prompt-lookup-max",
-    "--ngram-prompt-lookup-min", "--speculative-draft-tensor-parallel-size", "--attention-backend",
+    "--disable-log-requests",
+    "--speculative-model",
+    "--num-speculative-tokens",
+    "--ngram-prompt-lookup-max",
+    "--ngram-prompt-lookup-min",
+    "--speculative-draft-tensor-parallel-size",
+    "--attention-backend",
     "--speculative-config",
-    "--model", "--api-key", "--download-dir", "--spec-method", "--spec-model", "--spec-tokens",
+    "--model",
+    "--api-key",
+    "--download-dir",
+    "--spec-method",
+    "--spec-model",
+    "--spec-tokens",
     # Native multi-node, rendered from engine.nnodes and multinode.* (components/render/leaderworkerset.py).
-    "--distributed-executor-backend", "--nnodes", "--node-rank", "--master-addr", "--master-port", "--headless",
+    "--distributed-executor-backend",
+    "--nnodes",
+    "--node-rank",
+    "--master-addr",
+    "--master-port",
+    "--headless",
 }
 FLAG_ALIASES: dict[str, str] = {
-    "-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-q": "--quantization",
-    "-sc": "--speculative-config", "-spec-draft-tp": "--speculative-draft-tensor-parallel-size",
+    "-tp": "--tensor-parallel-size",
+    "-pp": "--pipeline-parallel-size",
+    "-q": "--quantization",
+    "-sc": "--speculative-config",
+    "-spec-draft-tp": "--speculative-draft-tensor-parallel-size",
     "--device-memory-utilization": "--gpu-memory-utilization",
-    "-n": "--nnodes", "-r": "--node-rank",  # 0.33.0 arg_utils.py ParallelConfig group (docs/multinode.md)
+    "-n": "--nnodes",
+    "-r": "--node-rank",  # 0.33.0 arg_utils.py ParallelConfig group (docs/multinode.md)
 }
 # Never passed: it turns off every vllm:* Prometheus series (llm_engine.py:359-380; async_llm.py:204-214).
 FORBIDDEN_FLAGS: dict[str, str] = {

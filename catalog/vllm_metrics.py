@@ -153,19 +153,23 @@ def series_type(name: str, table: Mapping[str, MetricType]) -> MetricType | None
 
 VERSIONS: dict[str, VersionMetrics] = {
     "0.7.2": VersionMetrics(
-        version="0.7.2", metrics=VLLM_0_7_2,
+        version="0.7.2",
+        metrics=VLLM_0_7_2,
         kv_cache_usage="vllm:gpu_cache_usage_perc",
         inter_token_latency="vllm:time_per_output_token_seconds",
         prefix_cache_hit_rate_gauge="vllm:gpu_prefix_cache_hit_rate",
-        prefix_cache_hits=None, prefix_cache_queries=None,
+        prefix_cache_hits=None,
+        prefix_cache_queries=None,
         http_requests=None,
     ),
     "0.33.0": VersionMetrics(
-        version="0.33.0", metrics=VLLM_0_33_0,
+        version="0.33.0",
+        metrics=VLLM_0_33_0,
         kv_cache_usage="vllm:kv_cache_usage_perc",
         inter_token_latency="vllm:inter_token_latency_seconds",
         prefix_cache_hit_rate_gauge=None,
-        prefix_cache_hits="vllm:prefix_cache_hits_total", prefix_cache_queries="vllm:prefix_cache_queries_total",
+        prefix_cache_hits="vllm:prefix_cache_hits_total",
+        prefix_cache_queries="vllm:prefix_cache_queries_total",
         http_requests="http_requests_total",
     ),
 }
@@ -185,11 +189,13 @@ def metrics_for(version: str) -> VersionMetrics:
 
 def generated_metrics(version: str, metrics: Mapping[str, MetricType]) -> VersionMetrics:
     """Pick each renamed signal by which name the release exports (V0 and V1 spellings)."""
+
     def first(*names: str) -> str | None:
         return next((name for name in names if name in metrics), None)
 
     return VersionMetrics(
-        version=version, metrics=metrics,
+        version=version,
+        metrics=metrics,
         kv_cache_usage=first("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc") or "vllm:kv_cache_usage_perc",
         inter_token_latency=first("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds")
         or "vllm:inter_token_latency_seconds",

@@ -55,10 +55,16 @@ def release_table(version: str) -> ReleaseTable:
         raise KeyError(version)
     data = json.loads((DATA_DIR / f"{version}.json").read_text())
     return ReleaseTable(
-        version=data["version"], wheel=data["wheel"], sha256=data["sha256"], flags=frozenset(data["flags"]),
+        version=data["version"],
+        wheel=data["wheel"],
+        sha256=data["sha256"],
+        flags=frozenset(data["flags"]),
         choices={flag: tuple(values) for flag, values in data["choices"].items()},
-        metrics=dict(data["metrics"]), memory=dict(data["memory"]),
-        batch_defaults=tuple(data["batch_defaults"]), attention_backends=frozenset(data["attention_backends"]),
-        speculative_methods=frozenset(data["speculative_methods"]), env=frozenset(data["env"]),
+        metrics=dict(data["metrics"]),
+        memory=dict(data["memory"]),
+        batch_defaults=tuple(data["batch_defaults"]),
+        attention_backends=frozenset(data["attention_backends"]),
+        speculative_methods=frozenset(data["speculative_methods"]),
+        env=frozenset(data["env"]),
         defaults=dict(data["defaults"]),
     )

@@ -124,9 +124,16 @@ LATEST_VERSION = max(SUPPORTED_VERSIONS, key=version_key)
 OLDEST_VERSION = min(SUPPORTED_VERSIONS, key=version_key)
 
 GIB = 1024**3
-_COMPARE = {ast.GtE: operator.ge, ast.Gt: operator.gt, ast.LtE: operator.le, ast.Lt: operator.lt,
-            ast.Eq: operator.eq, ast.NotEq: operator.ne,
-            ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+_COMPARE = {
+    ast.GtE: operator.ge,
+    ast.Gt: operator.gt,
+    ast.LtE: operator.le,
+    ast.Lt: operator.lt,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
 
 
 def _evaluate(node: ast.AST, names: dict[str, Any]) -> Any:
@@ -165,9 +172,16 @@ def v0_batched_tokens(version: tuple[int, int, int], max_model_len: int, chunked
     return max(max_model_len, 2048)
 
 
-def default_batch_limits(version: tuple[int, int, int], gpu_memory_gib: float, gpu_is_a100: bool,
-                         max_model_len: int, *, device_name: str = "", release: str | None = None,
-                         chunked_prefill_allowed: bool = True) -> tuple[int, int]:
+def default_batch_limits(
+    version: tuple[int, int, int],
+    gpu_memory_gib: float,
+    gpu_is_a100: bool,
+    max_model_len: int,
+    *,
+    device_name: str = "",
+    release: str | None = None,
+    chunked_prefill_allowed: bool = True,
+) -> tuple[int, int]:
     """(max_num_seqs, max_num_batched_tokens) vLLM picks for the OpenAI server when the flags are absent.
 
     V1: the first branch of EngineArgs' OpenAI-server defaults whose condition holds for this GPU
@@ -186,8 +200,13 @@ def default_batch_limits(version: tuple[int, int, int], gpu_memory_gib: float, g
 
 
 def _table_batch_limits(table: ReleaseTable, gpu_memory_gib: float, device_name: str) -> tuple[int, int]:
-    names = {"device_memory": gpu_memory_gib * GIB, "GiB_bytes": GIB, "device_name": device_name,
-             "is_gb10": "gb10" in device_name, "chip_name": ""}
+    names = {
+        "device_memory": gpu_memory_gib * GIB,
+        "GiB_bytes": GIB,
+        "device_name": device_name,
+        "is_gb10": "gb10" in device_name,
+        "chip_name": "",
+    }
     seqs = _int_default(table, "EngineArgs.max_num_seqs") or 256
     tokens = 2048
     for branch in table.batch_defaults:

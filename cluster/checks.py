@@ -22,17 +22,21 @@ DRIVER_LABELS = ("nvidia.com/cuda.driver-version.major", "nvidia.com/cuda.driver
 
 def describe_terms(terms: list[Term]) -> str:
     """`key In [a, b]` expressions, AND within a term, OR between terms."""
+
     def expression(e: Mapping[str, Any]) -> str:
         return f"{e['key']} {e['operator']} [{', '.join(e.get('values') or [])}]"
+
     return " or ".join(" and ".join(expression(e) for e in t["matchExpressions"]) for t in terms) or "any node"
 
 
 def tolerated(taints: Iterable[Taint], tolerations: Iterable[Mapping[str, str]]) -> list[Taint]:
     """The taints that keep the pods off (NoSchedule/NoExecute ones no toleration matches)."""
+
     def tolerates(t: Mapping[str, str], taint: Taint) -> bool:
         key_ok = t.get("key", "") in ("", taint.key) if t.get("operator") == "Exists" else t.get("key") == taint.key
         value_ok = t.get("operator") == "Exists" or t.get("value", "") == taint.value
         return key_ok and value_ok and t.get("effect", "") in ("", taint.effect)
+
     rules = list(tolerations)
     return [x for x in taints if x.effect in BLOCKING_EFFECTS and not any(tolerates(t, x) for t in rules)]
 
@@ -47,8 +51,10 @@ def _show_taints(taints: list[Taint]) -> str:
 
 # --- GPU capacity ---------------------------------------------------------------------------------------
 
-def check_gpu(facts: ClusterFacts, terms: list[Term], gpus_per_replica: int,
-              tolerations: Iterable[Mapping[str, str]], label_fix: str) -> list[Finding]:
+
+def check_gpu(
+    facts: ClusterFacts, terms: list[Term], gpus_per_replica: int, tolerations: Iterable[Mapping[str, str]], label_fix: str
+) -> list[Finding]:
     """A node, or a pool that can create one, matches the GPU selector terms, has at least gpus_per_replica
     allocatable nvidia.com/gpu and no taint the pods do not tolerate. label_fix: how to change the selector."""
     rules = list(tolerations)
@@ -56,17 +62,28 @@ def check_gpu(facts: ClusterFacts, terms: list[Term], gpus_per_replica: int,
     matching = [n for n in facts.nodes if matches_terms(n.labels, terms) and not n.unschedulable]
     fit = [n for n in matching if _gpus(n) >= gpus_per_replica and not tolerated(n.taints, rules)]
     if fit:
-        return [Finding("gpu", "ok", f"{len(fit)} node(s) match {wanted} with >= {gpus_per_replica} allocatable "
-                                     f"{GPU_RESOURCE} (e.g. {fit[0].name}: {_gpus(fit[0])}).")]
+        return [
+            Finding(
+                "gpu",
+                "ok",
+                f"{len(fit)} node(s) match {wanted} with >= {gpus_per_replica} allocatable "
+                f"{GPU_RESOURCE} (e.g. {fit[0].name}: {_gpus(fit[0])}).",
+            )
+        ]
     pool = _pool_that_fits(facts.node_pools or (), terms, gpus_per_replica, rules)
     if pool:
-        return [Finding("gpu", "ok", f"no node matches {wanted} yet, but node pool {pool} can create one with "
-                                     f">= {gpus_per_replica} {GPU_RESOURCE} (scale from zero).")]
+        return [
+            Finding(
+                "gpu",
+                "ok",
+                f"no node matches {wanted} yet, but node pool {pool} can create one with "
+                f">= {gpus_per_replica} {GPU_RESOURCE} (scale from zero).",
+            )
+        ]
     return [_gpu_block(facts, matching, terms, gpus_per_replica, rules, label_fix)]
 
 
-def _pool_that_fits(pools: Iterable[NodePool], terms: list[Term], need: int,
-                    rules: list[Mapping[str, str]]) -> str | None:
+def _pool_that_fits(pools: Iterable[NodePool], terms: list[Term], need: int, rules: list[Mapping[str, str]]) -> str | None:
     for pool in pools:
         if (pool.gpu_limit is not None and pool.gpu_limit < need) or tolerated(pool.taints, rules):
             continue
@@ -76,35 +93,53 @@ def _pool_that_fits(pools: Iterable[NodePool], terms: list[Term], need: int,
     return None
 
 
-def _gpu_block(facts: ClusterFacts, matching: list[Node], terms: list[Term], need: int,
-               rules: list[Mapping[str, str]], label_fix: str) -> Finding:
+def _gpu_block(
+    facts: ClusterFacts, matching: list[Node], terms: list[Term], need: int, rules: list[Mapping[str, str]], label_fix: str
+) -> Finding:
     wanted = describe_terms(terms)
     if matching:
         best = max(matching, key=_gpus)
         if _gpus(best) < need:
-            return Finding("gpu", "block", f"nodes matching {wanted} offer at most {_gpus(best)} allocatable "
-                                           f"{GPU_RESOURCE} ({best.name}); one replica needs {need}.",
-                           "use nodes with more GPUs, or lower engine.tensor_parallel_size x pipeline_parallel_size.")
+            return Finding(
+                "gpu",
+                "block",
+                f"nodes matching {wanted} offer at most {_gpus(best)} allocatable "
+                f"{GPU_RESOURCE} ({best.name}); one replica needs {need}.",
+                "use nodes with more GPUs, or lower engine.tensor_parallel_size x pipeline_parallel_size.",
+            )
         taints = tolerated(best.taints, rules)
-        return Finding("gpu", "block", f"nodes matching {wanted} are tainted {_show_taints(taints)}, which the pods "
-                                       "do not tolerate.", "taint the GPU nodes nvidia.com/gpu instead, or set "
-                                                           "cluster.profile (aks tolerates sku=gpu).")
+        return Finding(
+            "gpu",
+            "block",
+            f"nodes matching {wanted} are tainted {_show_taints(taints)}, which the pods do not tolerate.",
+            "taint the GPU nodes nvidia.com/gpu instead, or set cluster.profile (aks tolerates sku=gpu).",
+        )
     gpu_nodes = [n for n in facts.nodes if _gpus(n) > 0]
     seen = "; ".join(f"{n.name}: {_gpu_labels(n)}" for n in gpu_nodes[:3]) or "no node has nvidia.com/gpu"
     karpenter = any(e["key"].startswith("karpenter.") for t in terms for e in t["matchExpressions"])
     pools = " Karpenter NodePools were not read." if karpenter and facts.node_pools is None else ""
-    return Finding("gpu", "block", f"no node and no node pool matches {wanted}, so the pods stay Pending "
-                                   f"(GPU nodes seen: {seen}).{pools}", label_fix)
+    return Finding(
+        "gpu",
+        "block",
+        f"no node and no node pool matches {wanted}, so the pods stay Pending (GPU nodes seen: {seen}).{pools}",
+        label_fix,
+    )
 
 
 def _gpu_labels(node: Node) -> str:
-    keys = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator", "karpenter.k8s.aws/instance-gpu-name",
-            "karpenter.k8s.aws/instance-gpu-memory", "node.kubernetes.io/instance-type")
+    keys = (
+        "nvidia.com/gpu.product",
+        "cloud.google.com/gke-accelerator",
+        "karpenter.k8s.aws/instance-gpu-name",
+        "karpenter.k8s.aws/instance-gpu-memory",
+        "node.kubernetes.io/instance-type",
+    )
     shown = [f"{k}={node.labels[k]}" for k in keys if k in node.labels]
     return ", ".join(shown) + f", {_gpus(node)} x {GPU_RESOURCE}"
 
 
 # --- NVIDIA driver vs the image's CUDA ------------------------------------------------------------------
+
 
 def check_driver(facts: ClusterFacts, terms: list[Term], cuda_major: int | None, image: str) -> list[Finding]:
     """GPU nodes the pods may land on run a driver that can run the image's CUDA (when both are known)."""
@@ -114,18 +149,29 @@ def check_driver(facts: ClusterFacts, terms: list[Term], cuda_major: int | None,
     nodes = [n for n in facts.nodes if matches_terms(n.labels, terms) and _gpus(n) > 0]
     known = {n.name: int(v) for n in nodes for v in [_driver(n)] if v is not None}
     old = sorted(name for name, major in known.items() if major < minimum)
-    fix = (f"upgrade the GPU nodes' driver to >= {minimum}, or use the image's CUDA 12.9 build "
-           "(vllm.tag: v<version>-cu129).")
+    fix = f"upgrade the GPU nodes' driver to >= {minimum}, or use the image's CUDA 12.9 build (vllm.tag: v<version>-cu129)."
     if old:
         level: Level = "block" if len(old) == len(nodes) else "warn"
-        return [Finding("driver", level, f"{image} is a CUDA {cuda_major} build that needs NVIDIA driver >= "
-                                         f"{minimum}, but {', '.join(old)} run(s) driver {known[old[0]]}.", fix)]
+        return [
+            Finding(
+                "driver",
+                level,
+                f"{image} is a CUDA {cuda_major} build that needs NVIDIA driver >= "
+                f"{minimum}, but {', '.join(old)} run(s) driver {known[old[0]]}.",
+                fix,
+            )
+        ]
     if nodes and len(known) == len(nodes):
         return [Finding("driver", "ok", f"GPU nodes run driver >= {minimum}, as {image} (CUDA {cuda_major}) needs.")]
     why = "the GPU nodes carry no GPU Feature Discovery driver label" if nodes else "no matching GPU node exists yet"
-    return [Finding("driver", "warn", f"{image} is a CUDA {cuda_major} build that needs NVIDIA driver >= {minimum}; "
-                                      f"the driver is not known ({why}).",
-                    f"make sure the GPU node image's driver is >= {minimum}, or use vllm.tag: v<version>-cu129.")]
+    return [
+        Finding(
+            "driver",
+            "warn",
+            f"{image} is a CUDA {cuda_major} build that needs NVIDIA driver >= {minimum}; the driver is not known ({why}).",
+            f"make sure the GPU node image's driver is >= {minimum}, or use vllm.tag: v<version>-cu129.",
+        )
+    ]
 
 
 def _driver(node: Node) -> str | None:
@@ -134,25 +180,41 @@ def _driver(node: Node) -> str | None:
 
 # --- storage --------------------------------------------------------------------------------------------
 
+
 def check_storage(facts: ClusterFacts, storage_class: str | None, access_mode: str) -> list[Finding]:
     """The claim's class exists (or a default does) and its provisioner supports the access mode."""
     names = ", ".join(sorted(c.name for c in facts.storage_classes)) or "none"
     if storage_class is None:
         defaults = [c for c in facts.storage_classes if c.is_default]
         if not defaults:
-            return [Finding("storage", "block", f"no default StorageClass (classes: {names}), so a claim without a "
-                                                "class stays Pending and the download Job never starts.",
-                            "set cache.storage_class_name to one of the classes.")]
+            return [
+                Finding(
+                    "storage",
+                    "block",
+                    f"no default StorageClass (classes: {names}), so a claim without a "
+                    "class stays Pending and the download Job never starts.",
+                    "set cache.storage_class_name to one of the classes.",
+                )
+            ]
         chosen, how = defaults[0], "the default class"
     else:
         found = [c for c in facts.storage_classes if c.name == storage_class]
         if not found:
             able = [c.name for c in facts.storage_classes if access_mode in (access_modes_of(c.provisioner) or ())]
-            fix = (f"set cache.storage_class_name to {' or '.join(able)} ({access_mode})" if able else
-                   f"install a storage driver with {access_mode} (EFS, Filestore, Azure Files, CephFS, NFS) and name its "
-                   "class in cache.storage_class_name")
-            return [Finding("storage", "block", f"StorageClass {storage_class} does not exist (classes: {names}).",
-                            fix + ("." if access_mode == "ReadWriteOnce" else ", or delivery.mode: per_replica_volume."))]
+            fix = (
+                f"set cache.storage_class_name to {' or '.join(able)} ({access_mode})"
+                if able
+                else f"install a storage driver with {access_mode} (EFS, Filestore, Azure Files, CephFS, NFS) and name its "
+                "class in cache.storage_class_name"
+            )
+            return [
+                Finding(
+                    "storage",
+                    "block",
+                    f"StorageClass {storage_class} does not exist (classes: {names}).",
+                    fix + ("." if access_mode == "ReadWriteOnce" else ", or delivery.mode: per_replica_volume."),
+                )
+            ]
         chosen, how = found[0], "class"
     return [_access_mode(facts, chosen, how, access_mode), *_binding(chosen)]
 
@@ -161,55 +223,102 @@ def _access_mode(facts: ClusterFacts, chosen: StorageClass, how: str, access_mod
     modes = access_modes_of(chosen.provisioner)
     label = f"{how} {chosen.name} ({chosen.provisioner})"
     if modes is None:
-        return Finding("storage", "warn", f"{label}: whether it supports {access_mode} is not known.",
-                       "check the driver's documentation; the claim stays Pending if it does not.")
+        return Finding(
+            "storage",
+            "warn",
+            f"{label}: whether it supports {access_mode} is not known.",
+            "check the driver's documentation; the claim stays Pending if it does not.",
+        )
     if access_mode in modes:
         return Finding("storage", "ok", f"{label} supports {access_mode}.")
     better = [c.name for c in facts.storage_classes if access_mode in (access_modes_of(c.provisioner) or ())]
-    fix = f"set cache.storage_class_name to {' or '.join(better)}" if better else \
-        f"install a storage driver with {access_mode} (EFS, Filestore, Azure Files, CephFS, NFS)"
-    return Finding("storage", "block", f"{label} supports {describe_modes(modes)} only, but the model cache asks for "
-                                       f"{access_mode}: the claim stays Pending and the download Job never starts.",
-                   fix + ("" if access_mode == "ReadWriteOnce" else ", or cache.access_mode: ReadWriteOnce with one "
-                                                                    "replica") + ".")
+    fix = (
+        f"set cache.storage_class_name to {' or '.join(better)}"
+        if better
+        else f"install a storage driver with {access_mode} (EFS, Filestore, Azure Files, CephFS, NFS)"
+    )
+    return Finding(
+        "storage",
+        "block",
+        f"{label} supports {describe_modes(modes)} only, but the model cache asks for "
+        f"{access_mode}: the claim stays Pending and the download Job never starts.",
+        fix + ("" if access_mode == "ReadWriteOnce" else ", or cache.access_mode: ReadWriteOnce with one replica") + ".",
+    )
 
 
 def _binding(chosen: StorageClass) -> list[Finding]:
     if chosen.binding_mode == "WaitForFirstConsumer":
-        return [Finding("storage", "ok", f"{chosen.name} binds on first consumer: the claim stays Pending until the "
-                                         "download Job's pod is scheduled, and is then created in that pod's zone.")]
+        return [
+            Finding(
+                "storage",
+                "ok",
+                f"{chosen.name} binds on first consumer: the claim stays Pending until the "
+                "download Job's pod is scheduled, and is then created in that pod's zone.",
+            )
+        ]
     if chosen.provisioner in ZONAL_DISKS:
-        return [Finding("storage", "warn", f"{chosen.name} binds Immediately: a zonal disk may be created in a zone "
-                                           "without GPU nodes, and the pods then cannot mount it.",
-                        "use a class with volumeBindingMode: WaitForFirstConsumer.")]
+        return [
+            Finding(
+                "storage",
+                "warn",
+                f"{chosen.name} binds Immediately: a zonal disk may be created in a zone "
+                "without GPU nodes, and the pods then cannot mount it.",
+                "use a class with volumeBindingMode: WaitForFirstConsumer.",
+            )
+        ]
     return []
 
 
 # --- KEDA -----------------------------------------------------------------------------------------------
+
 
 def check_keda(facts: ClusterFacts, features: Iterable[str]) -> list[Finding]:
     """KEDA is installed and its version accepts every rendered feature (cluster/versions.py KEDA_FEATURES)."""
     minimum, needing = keda_minimum(features)
     need = f">= {show(minimum)} for {', '.join(needing)}" if needing != ["scaledobject"] else "any release"
     if not facts.has_crd("scaledobjects.keda.sh"):
-        return [Finding("keda", "block", "KEDA is not installed (no scaledobjects.keda.sh CRD); the ScaledObject "
-                                         "cannot be created.", f"install KEDA ({need}), or set autoscaling.enabled: false.")]
+        return [
+            Finding(
+                "keda",
+                "block",
+                "KEDA is not installed (no scaledobjects.keda.sh CRD); the ScaledObject cannot be created.",
+                f"install KEDA ({need}), or set autoscaling.enabled: false.",
+            )
+        ]
     if facts.keda_version is None:
-        return [Finding("keda", "warn", f"KEDA is installed but its version is not known; this stack needs {need}.",
-                        "add `kubectl get deployments -n <keda namespace> -o json` to the snapshot (or set "
-                        "cluster.keda_namespace).")]
+        return [
+            Finding(
+                "keda",
+                "warn",
+                f"KEDA is installed but its version is not known; this stack needs {need}.",
+                "add `kubectl get deployments -n <keda namespace> -o json` to the snapshot (or set cluster.keda_namespace).",
+            )
+        ]
     from cluster.facts import parse_version
 
     if parse_version(facts.keda_version) < minimum:
-        return [Finding("keda", "block", f"KEDA {facts.keda_version} rejects this ScaledObject; it needs {need}.",
-                        f"upgrade KEDA to {show(minimum)} or newer, or set autoscaling.enabled: false.")]
+        return [
+            Finding(
+                "keda",
+                "block",
+                f"KEDA {facts.keda_version} rejects this ScaledObject; it needs {need}.",
+                f"upgrade KEDA to {show(minimum)} or newer, or set autoscaling.enabled: false.",
+            )
+        ]
     if needing == ["scaledobject"]:
-        return [Finding("keda", "ok", f"KEDA {facts.keda_version} accepts every rendered field (no version-gated one "
-                                      "is rendered for autoscaling.keda_version).")]
+        return [
+            Finding(
+                "keda",
+                "ok",
+                f"KEDA {facts.keda_version} accepts every rendered field (no version-gated one "
+                "is rendered for autoscaling.keda_version).",
+            )
+        ]
     return [Finding("keda", "ok", f"KEDA {facts.keda_version} accepts every rendered field (needs {need}).")]
 
 
 # --- Prometheus -----------------------------------------------------------------------------------------
+
 
 def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
     """A metav1.LabelSelector; None (null) matches nothing, {} matches everything."""
@@ -219,63 +328,99 @@ def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, st
     expressions = selector.get("matchExpressions") or []
     if not isinstance(match_labels, Mapping) or not isinstance(expressions, list):
         return False
-    return all(labels.get(k) == v for k, v in match_labels.items()) and \
-        all(isinstance(e, Mapping) and matches_expression(labels, e) for e in expressions)
+    return all(labels.get(k) == v for k, v in match_labels.items()) and all(
+        isinstance(e, Mapping) and matches_expression(labels, e) for e in expressions
+    )
 
 
-def _namespace_selected(selector: Mapping[str, Any] | None, own: str, namespace: str,
-                        namespace_labels: Mapping[str, str]) -> bool:
+def _namespace_selected(
+    selector: Mapping[str, Any] | None, own: str, namespace: str, namespace_labels: Mapping[str, str]
+) -> bool:
     """Prometheus *NamespaceSelector: null = the Prometheus's own namespace only, {} = every namespace."""
     return namespace == own if selector is None else selector_matches(selector, namespace_labels)
 
 
-def check_prometheus(facts: ClusterFacts, monitor_kind: str, monitor_labels: Mapping[str, str],
-                     rule_labels: Mapping[str, str], namespace: str, namespace_labels: Mapping[str, str],
-                     server_address: str | None = None) -> list[Finding]:
+def check_prometheus(
+    facts: ClusterFacts,
+    monitor_kind: str,
+    monitor_labels: Mapping[str, str],
+    rule_labels: Mapping[str, str],
+    namespace: str,
+    namespace_labels: Mapping[str, str],
+    server_address: str | None = None,
+) -> list[Finding]:
     """The Prometheus Operator CRDs exist and some Prometheus selects the monitor's and the rule's labels in
     this namespace; when KEDA queries Prometheus (server_address), it is that Prometheus's Service."""
     plural = "servicemonitors" if monitor_kind == "ServiceMonitor" else "podmonitors"
-    missing = [c for c in (f"{plural}.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com")
-               if not facts.has_crd(c)]
+    missing = [c for c in (f"{plural}.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com") if not facts.has_crd(c)]
     if missing:
-        return [Finding("prometheus", "block", f"the Prometheus Operator CRDs {', '.join(missing)} are not installed.",
-                        "install kube-prometheus-stack (or the Prometheus Operator), or set monitoring.enabled: false.")]
+        return [
+            Finding(
+                "prometheus",
+                "block",
+                f"the Prometheus Operator CRDs {', '.join(missing)} are not installed.",
+                "install kube-prometheus-stack (or the Prometheus Operator), or set monitoring.enabled: false.",
+            )
+        ]
     if not facts.prometheuses:
         why = "were not read" if facts.prometheuses is None else "do not exist"
-        return [Finding("prometheus", "warn", f"Prometheus objects {why}, so whether anything scrapes the "
-                                              f"{monitor_kind} and loads the rules is not known.",
-                        "add `kubectl get prometheuses.monitoring.coreos.com -A -o json` to the snapshot.")]
+        return [
+            Finding(
+                "prometheus",
+                "warn",
+                f"Prometheus objects {why}, so whether anything scrapes the {monitor_kind} and loads the rules is not known.",
+                "add `kubectl get prometheuses.monitoring.coreos.com -A -o json` to the snapshot.",
+            )
+        ]
     field = "serviceMonitor" if monitor_kind == "ServiceMonitor" else "podMonitor"
     monitors = [p for p in facts.prometheuses if _selects(p, field, monitor_labels, namespace, namespace_labels)]
     rules = [p for p in facts.prometheuses if _selects(p, "rule", rule_labels, namespace, namespace_labels)]
     if not monitors or not rules:
-        return [_not_selected(facts, monitor_kind if not monitors else "PrometheusRule",
-                              monitor_labels if not monitors else rule_labels)]
-    found = [Finding("prometheus", "ok", f"Prometheus {monitors[0].namespace}/{monitors[0].name} selects the "
-                                         f"{monitor_kind} and the PrometheusRule.")]
+        return [
+            _not_selected(
+                facts, monitor_kind if not monitors else "PrometheusRule", monitor_labels if not monitors else rule_labels
+            )
+        ]
+    found = [
+        Finding(
+            "prometheus",
+            "ok",
+            f"Prometheus {monitors[0].namespace}/{monitors[0].name} selects the {monitor_kind} and the PrometheusRule.",
+        )
+    ]
     return found + _server_address(monitors, server_address)
 
 
-def _selects(p: Prometheus, field: str, labels: Mapping[str, str], namespace: str,
-             namespace_labels: Mapping[str, str]) -> bool:
+def _selects(p: Prometheus, field: str, labels: Mapping[str, str], namespace: str, namespace_labels: Mapping[str, str]) -> bool:
     selector, ns_selector = {
         "rule": (p.rule_selector, p.rule_namespace_selector),
         "serviceMonitor": (p.service_monitor_selector, p.service_monitor_namespace_selector),
         "podMonitor": (p.pod_monitor_selector, p.pod_monitor_namespace_selector),
     }[field]
-    return selector_matches(selector, labels) and _namespace_selected(ns_selector, p.namespace, namespace,
-                                                                      namespace_labels)
+    return selector_matches(selector, labels) and _namespace_selected(ns_selector, p.namespace, namespace, namespace_labels)
 
 
 def _not_selected(facts: ClusterFacts, kind: str, labels: Mapping[str, str]) -> Finding:
     wants = "; ".join(f"{p.namespace}/{p.name} selects {_show_selector(p)}" for p in (facts.prometheuses or ())[:3])
-    release = next((str(s["matchLabels"]["release"]) for p in facts.prometheuses or ()
-                    for s in [p.service_monitor_selector] if s and "release" in (s.get("matchLabels") or {})), None)
+    release = next(
+        (
+            str(s["matchLabels"]["release"])
+            for p in facts.prometheuses or ()
+            for s in [p.service_monitor_selector]
+            if s and "release" in (s.get("matchLabels") or {})
+        ),
+        None,
+    )
     fix = f"set monitoring.release: {release}" if release else "set monitoring.release to the label your Prometheus selects"
     shown = ", ".join(f"{k}: {v}" for k, v in sorted(labels.items()))
-    return Finding("prometheus", "block", f"no Prometheus selects the {kind} labelled {{{shown}}} in this namespace "
-                                          f"({wants}): nothing is scraped, no alert loads, and KEDA sits on its "
-                                          "fallback.", fix + ".")
+    return Finding(
+        "prometheus",
+        "block",
+        f"no Prometheus selects the {kind} labelled {{{shown}}} in this namespace "
+        f"({wants}): nothing is scraped, no alert loads, and KEDA sits on its "
+        "fallback.",
+        fix + ".",
+    )
 
 
 def _show_selector(p: Prometheus) -> str:
@@ -297,33 +442,59 @@ def _server_address(monitors: list[Prometheus], server_address: str | None) -> l
         if service in (p.name, "prometheus-operated") and service_namespace == p.namespace:
             return [Finding("prometheus", "ok", f"KEDA queries {p.namespace}/{p.name} ({server_address}).")]
     p = monitors[0]
-    return [Finding("prometheus", "warn", f"autoscaling.server_address {server_address} is not the Service of the "
-                                          f"Prometheus that scrapes this stack ({p.namespace}/{p.name}).",
-                    f"set autoscaling.server_address: http://{p.name}.{p.namespace}.svc:9090.")]
+    return [
+        Finding(
+            "prometheus",
+            "warn",
+            f"autoscaling.server_address {server_address} is not the Service of the "
+            f"Prometheus that scrapes this stack ({p.namespace}/{p.name}).",
+            f"set autoscaling.server_address: http://{p.name}.{p.namespace}.svc:9090.",
+        )
+    ]
 
 
 # --- namespace ------------------------------------------------------------------------------------------
+
 
 def check_namespace(facts: ClusterFacts, namespace: str, create: bool, instance: str) -> list[Finding]:
     """Created and owned by this stack (label app.kubernetes.io/instance), or existing and left alone;
     never two stacks owning one."""
     if facts.namespaces is None:
-        return [Finding("namespace", "warn", f"namespaces were not read, so whether {namespace} exists is not known.",
-                        "add namespaces to the snapshot (the kubectl command in the README).")]
+        return [
+            Finding(
+                "namespace",
+                "warn",
+                f"namespaces were not read, so whether {namespace} exists is not known.",
+                "add namespaces to the snapshot (the kubectl command in the README).",
+            )
+        ]
     labels = facts.namespaces.get(namespace)
     if labels is None:
         if create:
-            return [Finding("namespace", "ok", f"{namespace} does not exist; this stack creates and owns it "
-                                               f"({OWNER_LABEL}={instance}).")]
-        return [Finding("namespace", "block", f"{namespace} does not exist and namespace.create is false.",
-                        f"create it first (kubectl create namespace {namespace}), or set namespace.create: true.")]
+            return [
+                Finding(
+                    "namespace", "ok", f"{namespace} does not exist; this stack creates and owns it ({OWNER_LABEL}={instance})."
+                )
+            ]
+        return [
+            Finding(
+                "namespace",
+                "block",
+                f"{namespace} does not exist and namespace.create is false.",
+                f"create it first (kubectl create namespace {namespace}), or set namespace.create: true.",
+            )
+        ]
     owner = labels.get(OWNER_LABEL)
     if not create:
         return [Finding("namespace", "ok", f"{namespace} exists and is left alone (namespace.create: false).")]
     if owner == instance:
         return [Finding("namespace", "ok", f"{namespace} exists and is owned by this stack ({OWNER_LABEL}={instance}).")]
     who = f"is owned by {owner} ({OWNER_LABEL})" if owner else "exists and was not created by this stack"
-    return [Finding("namespace", "block", f"{namespace} {who}; creating it again fails, and destroying this stack "
-                                          "would delete everything in it.",
-                    f"set namespace.create: false to use it as it is, or choose another namespace.name "
-                    f"(e.g. {instance}).")]
+    return [
+        Finding(
+            "namespace",
+            "block",
+            f"{namespace} {who}; creating it again fails, and destroying this stack would delete everything in it.",
+            f"set namespace.create: false to use it as it is, or choose another namespace.name (e.g. {instance}).",
+        )
+    ]

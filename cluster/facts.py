@@ -83,8 +83,9 @@ class ClusterFacts:
         return name in self.crds
 
 
-def facts_from_items(items: Iterable[Mapping[str, Any]], source: str,
-                     declared_pools: tuple[NodePool, ...] = ()) -> ClusterFacts:
+def facts_from_items(
+    items: Iterable[Mapping[str, Any]], source: str, declared_pools: tuple[NodePool, ...] = ()
+) -> ClusterFacts:
     """Facts from API objects (any order, any mix of kinds); unknown kinds are ignored."""
     by_kind: dict[str, list[Mapping[str, Any]]] = {}
     for item in items:
@@ -98,8 +99,7 @@ def facts_from_items(items: Iterable[Mapping[str, Any]], source: str,
         node_pools=pools,
         storage_classes=tuple(_storage_class(i) for i in by_kind.get("StorageClass", [])),
         crds={_meta(i).get("name", ""): _served(i) for i in by_kind.get("CustomResourceDefinition", [])},
-        namespaces={_meta(i).get("name", ""): _labels(i) for i in by_kind["Namespace"]}
-        if "Namespace" in by_kind else None,
+        namespaces={_meta(i).get("name", ""): _labels(i) for i in by_kind["Namespace"]} if "Namespace" in by_kind else None,
         prometheuses=tuple(_prometheus(i) for i in by_kind["Prometheus"]) if "Prometheus" in by_kind else None,
         keda_version=next((v for v in map(_keda_version, keda) if v), None),
         keda_deployment_seen=bool(keda),
@@ -129,17 +129,20 @@ def _api_group(item: Mapping[str, Any]) -> str:
 def _taints(raw: Any) -> tuple[Taint, ...]:
     if not isinstance(raw, list):
         return ()
-    return tuple(Taint(str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
-                 for t in raw if isinstance(t, Mapping))
+    return tuple(
+        Taint(str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", ""))) for t in raw if isinstance(t, Mapping)
+    )
 
 
 def _node(item: Mapping[str, Any]) -> Node:
     status = item.get("status") if isinstance(item.get("status"), Mapping) else {}
     allocatable = status.get("allocatable") if isinstance(status, Mapping) else None
     return Node(
-        name=str(_meta(item).get("name", "")), labels=_labels(item),
+        name=str(_meta(item).get("name", "")),
+        labels=_labels(item),
         allocatable={str(k): str(v) for k, v in allocatable.items()} if isinstance(allocatable, Mapping) else {},
-        taints=_taints(_spec(item).get("taints")), unschedulable=bool(_spec(item).get("unschedulable", False)),
+        taints=_taints(_spec(item).get("taints")),
+        unschedulable=bool(_spec(item).get("unschedulable", False)),
     )
 
 
@@ -158,7 +161,8 @@ def _node_pool(item: Mapping[str, Any]) -> NodePool:
         requirements=tuple(r for r in requirements if isinstance(r, Mapping)) if isinstance(requirements, list) else (),
         labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {},
         taints=_taints(template_spec.get("taints")),
-        gpu_limit=quantity_int(gpu_limit) if gpu_limit is not None else None, karpenter=True,
+        gpu_limit=quantity_int(gpu_limit) if gpu_limit is not None else None,
+        karpenter=True,
     )
 
 
@@ -166,8 +170,10 @@ def _storage_class(item: Mapping[str, Any]) -> StorageClass:
     annotations = _meta(item).get("annotations")
     default = isinstance(annotations, Mapping) and str(annotations.get(DEFAULT_CLASS_ANNOTATION, "")).lower() == "true"
     return StorageClass(
-        name=str(_meta(item).get("name", "")), provisioner=str(item.get("provisioner", "")),
-        binding_mode=str(item.get("volumeBindingMode") or "Immediate"), is_default=default,
+        name=str(_meta(item).get("name", "")),
+        provisioner=str(item.get("provisioner", "")),
+        binding_mode=str(item.get("volumeBindingMode") or "Immediate"),
+        is_default=default,
     )
 
 
@@ -186,7 +192,8 @@ def _selector(spec: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
 def _prometheus(item: Mapping[str, Any]) -> Prometheus:
     spec = _spec(item)
     return Prometheus(
-        name=str(_meta(item).get("name", "")), namespace=str(_meta(item).get("namespace", "")),
+        name=str(_meta(item).get("name", "")),
+        namespace=str(_meta(item).get("namespace", "")),
         service_monitor_selector=_selector(spec, "serviceMonitorSelector"),
         service_monitor_namespace_selector=_selector(spec, "serviceMonitorNamespaceSelector"),
         rule_selector=_selector(spec, "ruleSelector"),

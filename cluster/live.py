@@ -34,8 +34,9 @@ def api_client(kubeconfig: str | None, context: str | None) -> Any:
         from kubernetes import config
         from kubernetes.config.config_exception import ConfigException
     except ImportError as error:  # pinned in requirements.txt; a broken venv lands here
-        raise LiveReadError(f"the kubernetes Python client is not installed ({error}); pip install -r requirements.txt") \
-            from None
+        raise LiveReadError(
+            f"the kubernetes Python client is not installed ({error}); pip install -r requirements.txt"
+        ) from None
     try:
         if kubeconfig and ("\n" in kubeconfig or kubeconfig.lstrip().startswith(("apiVersion", "{"))):
             import yaml
@@ -46,8 +47,13 @@ def api_client(kubeconfig: str | None, context: str | None) -> Any:
         raise LiveReadError(f"no usable kubeconfig ({str(error)[:200]})") from None
 
 
-def read_live(kubeconfig: str | None, context: str | None, keda_namespace: str,
-              declared_pools: tuple[NodePool, ...] = (), client: Any = None) -> ClusterFacts:
+def read_live(
+    kubeconfig: str | None,
+    context: str | None,
+    keda_namespace: str,
+    declared_pools: tuple[NodePool, ...] = (),
+    client: Any = None,
+) -> ClusterFacts:
     """Facts from the cluster. `client` is an ApiClient (tests pass one with a fake transport)."""
     client = client or api_client(kubeconfig, context)
     from kubernetes import client as k8s
@@ -69,8 +75,11 @@ def _optional(client: Any, installed: set[str], keda_namespace: str) -> list[Map
     custom = k8s.CustomObjectsApi(client)
     for crd, (group, version, plural, kind) in OPTIONAL_CUSTOM.items():
         if crd in installed:
-            items += _maybe(lambda g=group, v=version, p=plural, **kw: custom.list_cluster_custom_object(g, v, p, **kw),
-                            kind, f"{group}/{version}")
+            items += _maybe(
+                lambda g=group, v=version, p=plural, **kw: custom.list_cluster_custom_object(g, v, p, **kw),
+                kind,
+                f"{group}/{version}",
+            )
     if "scaledobjects.keda.sh" in installed:
         apps = k8s.AppsV1Api(client)
         items += _maybe(lambda **kw: apps.list_namespaced_deployment(keda_namespace, **kw), "Deployment", "apps/v1")
@@ -90,8 +99,7 @@ def _all(call: Callable[..., Any], kind: str, api_version: str) -> list[Mapping[
     token: str | None = None
     while True:
         page = _page(call, token)
-        items += [{**i, "kind": kind, "apiVersion": api_version} for i in page.get("items") or []
-                  if isinstance(i, Mapping)]
+        items += [{**i, "kind": kind, "apiVersion": api_version} for i in page.get("items") or [] if isinstance(i, Mapping)]
         token = (page.get("metadata") or {}).get("continue") or None
         if not token or len(items) > MAX_ITEMS:
             return items

@@ -41,8 +41,14 @@ PROFILES: dict[str, Profile] = {
     # AKS: the accelerator label is vendor only; the instance type names the GPU.
     # AKS's GPU guides taint GPU pools sku=gpu:NoSchedule (MicrosoftDocs/azure-docs articles/aks/gpu-cluster.md,
     # use-node-taints.md: `az aks nodepool add ... --node-taints sku=gpu:NoSchedule`).
-    "aks": Profile("aks", "instance-type", "managed-csi", "azurefile-csi", None,
-                   ({"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},)),
+    "aks": Profile(
+        "aks",
+        "instance-type",
+        "managed-csi",
+        "azurefile-csi",
+        None,
+        ({"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},),
+    ),
     # OpenShift: GPUs come through the NVIDIA GPU Operator (GFD labels).
     "openshift": Profile("openshift", "gfd", None, None, None),
 }

@@ -38,8 +38,12 @@ class ClusterResult:
         return [f"[{f.level}] {f.render()}" for f in ordered]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"checked": self.checked, "verdict": self.verdict, "source": self.source,
-                "findings": [f.as_dict() for f in self.findings]}
+        return {
+            "checked": self.checked,
+            "verdict": self.verdict,
+            "source": self.source,
+            "findings": [f.as_dict() for f in self.findings],
+        }
 
 
 def not_checked(reason: str) -> ClusterResult:

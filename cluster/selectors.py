@@ -66,14 +66,23 @@ def _karpenter_term(product: str) -> Term:
     if labels is None or labels.karpenter_gpu_name is None or labels.karpenter_gpu_memory_mib is None:
         raise NoLabelValue(f"{product} has no known karpenter label value")
     # a100 alone would admit the 40 GB p4d for an 80 GB stack (docs/sources.md §S3): pin the memory too.
-    return {"matchExpressions": [_in(KARPENTER_GPU_NAME, [labels.karpenter_gpu_name]),
-                                 _in(KARPENTER_GPU_MEMORY, [str(labels.karpenter_gpu_memory_mib)])]}
+    return {
+        "matchExpressions": [
+            _in(KARPENTER_GPU_NAME, [labels.karpenter_gpu_name]),
+            _in(KARPENTER_GPU_MEMORY, [str(labels.karpenter_gpu_memory_mib)]),
+        ]
+    }
 
 
 def label_key_of(scheme: str) -> str:
     """The label a scheme selects on, for messages."""
-    return {"gfd": GFD_PRODUCT, "gke-accelerator": GKE_ACCELERATOR, "karpenter": KARPENTER_GPU_NAME,
-            "instance-type": INSTANCE_TYPE, "none": "(none)"}[scheme]
+    return {
+        "gfd": GFD_PRODUCT,
+        "gke-accelerator": GKE_ACCELERATOR,
+        "karpenter": KARPENTER_GPU_NAME,
+        "instance-type": INSTANCE_TYPE,
+        "none": "(none)",
+    }[scheme]
 
 
 def matches_expression(labels: Mapping[str, str], expression: Mapping[str, Any]) -> bool:
@@ -90,8 +99,13 @@ def matches_expression(labels: Mapping[str, str], expression: Mapping[str, Any])
         return value is not None
     if operator == "DoesNotExist":
         return value is None
-    if operator in ("Gt", "Lt") and value is not None and value.lstrip("-").isdigit() and values \
-            and str(values[0]).lstrip("-").isdigit():
+    if (
+        operator in ("Gt", "Lt")
+        and value is not None
+        and value.lstrip("-").isdigit()
+        and values
+        and str(values[0]).lstrip("-").isdigit()
+    ):
         return int(value) > int(values[0]) if operator == "Gt" else int(value) < int(values[0])
     return False
 

@@ -35,8 +35,10 @@ def read_snapshots(paths: Sequence[str | Path], declared_pools: tuple[NodePool, 
     for path in paths:
         items += read_items(Path(path))
         if len(items) > MAX_ITEMS:
-            raise SnapshotError(f"{path}: more than {MAX_ITEMS:,} objects in the snapshots. Fix: snapshot only "
-                                "nodes, storageclasses, customresourcedefinitions, namespaces (and the optional kinds).")
+            raise SnapshotError(
+                f"{path}: more than {MAX_ITEMS:,} objects in the snapshots. Fix: snapshot only "
+                "nodes, storageclasses, customresourcedefinitions, namespaces (and the optional kinds)."
+            )
     return facts_from_items(items, "snapshot " + ", ".join(Path(p).name for p in paths), declared_pools)
 
 
@@ -45,13 +47,16 @@ def read_items(path: Path) -> list[Mapping[str, Any]]:
     document = _load(path)
     kind = document.get("kind") if isinstance(document, dict) else None
     if not isinstance(kind, str) or not kind.endswith("List") or not isinstance(document.get("items"), list):
-        raise SnapshotError(f"{path}: not a Kubernetes List (kind {str(kind)[:40]!r}). "
-                            f"Fix: write it with `{SNAPSHOT_COMMAND}`.")
+        raise SnapshotError(
+            f"{path}: not a Kubernetes List (kind {str(kind)[:40]!r}). Fix: write it with `{SNAPSHOT_COMMAND}`."
+        )
     items = document["items"]
     for index, item in enumerate(items):
         if not isinstance(item, dict) or not isinstance(item.get("kind"), str):
-            raise SnapshotError(f"{path}: items[{index}] is not a Kubernetes object with a kind. "
-                                f"Fix: write the file with `{SNAPSHOT_COMMAND}`, unedited.")
+            raise SnapshotError(
+                f"{path}: items[{index}] is not a Kubernetes object with a kind. "
+                f"Fix: write the file with `{SNAPSHOT_COMMAND}`, unedited."
+            )
     return items
 
 
@@ -66,8 +71,10 @@ def _load(path: Path) -> Any:
     except OSError as error:
         raise SnapshotError(f"{path}: cannot be read ({error.strerror or type(error).__name__}).") from None
     if len(data) > MAX_BYTES:
-        raise SnapshotError(f"{path}: larger than {MAX_BYTES // 2**20} MiB. Fix: snapshot only the kinds the check "
-                            "reads, without --show-managed-fields.")
+        raise SnapshotError(
+            f"{path}: larger than {MAX_BYTES // 2**20} MiB. Fix: snapshot only the kinds the check "
+            "reads, without --show-managed-fields."
+        )
     try:
         return json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:

@@ -33,8 +33,16 @@ ACCESS_MODES: dict[str, frozenset[str]] = {
 }
 
 # Cloud block disks live in one zone: bound Immediately, one may land where no GPU node is.
-ZONAL_DISKS = frozenset({"ebs.csi.aws.com", "kubernetes.io/aws-ebs", "pd.csi.storage.gke.io", "kubernetes.io/gce-pd",
-                         "disk.csi.azure.com", "kubernetes.io/azure-disk"})
+ZONAL_DISKS = frozenset(
+    {
+        "ebs.csi.aws.com",
+        "kubernetes.io/aws-ebs",
+        "pd.csi.storage.gke.io",
+        "kubernetes.io/gce-pd",
+        "disk.csi.azure.com",
+        "kubernetes.io/azure-disk",
+    }
+)
 
 
 def access_modes_of(provisioner: str) -> frozenset[str] | None:

@@ -50,15 +50,32 @@ class KedaAutoscaler(pulumi.ComponentResource):
         self.hpa_name = hpa_name(self.scaled_object_name)
         self.thresholds = derive_thresholds(args.autoscaling, args.capacity)
         manifest = pulumi.Output.all(args.namespace, args.deployment_name).apply(
-            lambda values: self._render(args, values[0], values[1]))
+            lambda values: self._render(args, values[0], values[1])
+        )
         self.scaled_object = k8s.apiextensions.CustomResource(
-            f"{name}-scaledobject", api_version=API_VERSION, kind=KIND,
-            metadata=manifest.apply(lambda m: m["metadata"]), spec=manifest.apply(lambda m: m["spec"]),
-            opts=pulumi.ResourceOptions(parent=self))
+            f"{name}-scaledobject",
+            api_version=API_VERSION,
+            kind=KIND,
+            metadata=manifest.apply(lambda m: m["metadata"]),
+            spec=manifest.apply(lambda m: m["spec"]),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
         self.register_outputs({"scaledObjectName": self.scaled_object_name, "hpaName": self.hpa_name})
 
     def _render(self, args: KedaAutoscalerArgs, namespace: str, deployment_name: str) -> dict[str, Any]:
-        workload = Workload(namespace=namespace, model_name=args.served_model_name,
-                            deployment_name=deployment_name, hpa_name=self.hpa_name, kind=args.workload_kind)
-        return render_scaled_object(self.scaled_object_name, args.selector_labels, args.autoscaling,
-                                    self.thresholds, metrics_for(args.vllm_version), workload, args.server_address)
+        workload = Workload(
+            namespace=namespace,
+            model_name=args.served_model_name,
+            deployment_name=deployment_name,
+            hpa_name=self.hpa_name,
+            kind=args.workload_kind,
+        )
+        return render_scaled_object(
+            self.scaled_object_name,
+            args.selector_labels,
+            args.autoscaling,
+            self.thresholds,
+            metrics_for(args.vllm_version),
+            workload,
+            args.server_address,
+        )

@@ -48,14 +48,20 @@ class DockerHost(pulumi.ComponentResource):
         super().__init__(TYPE_TOKEN, name, None, opts)
         cache = docker_settings(args.config).cache
         self.image = docker.RemoteImage(
-            f"{name}-image", name=args.config.vllm.image_ref, keep_locally=True, opts=pulumi.ResourceOptions(parent=self))
+            f"{name}-image", name=args.config.vllm.image_ref, keep_locally=True, opts=pulumi.ResourceOptions(parent=self)
+        )
         self.cache_volume = None if cache.host_path is not None else self._cache_volume(name, cache.volume_name)
-        spec = render_container(args.config, args.vllm_args, args.startup_seconds, args.env,
-                                with_hf_token=args.hf_token is not None)
+        spec = render_container(
+            args.config, args.vllm_args, args.startup_seconds, args.env, with_hf_token=args.hf_token is not None
+        )
         spec["envs"] = _with_api_key(spec["envs"], args.api_key)
         self.container = docker.Container(
-            f"{name}-server", image=self.image.image_id, uploads=_token_upload(args.hf_token), **spec,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cache_volume] if self.cache_volume else None))
+            f"{name}-server",
+            image=self.image.image_id,
+            uploads=_token_upload(args.hf_token),
+            **spec,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cache_volume] if self.cache_volume else None),
+        )
         self.url = pulumi.Output.from_input(base_url(args.config))
         self.metrics_url = pulumi.Output.from_input(metrics_url(args.config))
         self.register_outputs({"url": self.url, "metricsUrl": self.metrics_url, "containerName": self.container.name})
@@ -63,8 +69,7 @@ class DockerHost(pulumi.ComponentResource):
     def _cache_volume(self, name: str, volume_name: str) -> docker.Volume:
         # retain_on_delete: `pulumi destroy` leaves the downloaded weights, so the next `up` starts warm;
         # creating a volume whose name exists returns the existing one (docker volume create is idempotent).
-        return docker.Volume(f"{name}-cache", name=volume_name,
-                             opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True))
+        return docker.Volume(f"{name}-cache", name=volume_name, opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True))
 
 
 def _with_api_key(envs: list[str], api_key: pulumi.Output[str] | None) -> list[Any]:
@@ -86,8 +91,10 @@ def docker_smoke_test(name: str, cfg: StackConfig, host: DockerHost, api_key: pu
     """The smoke script in a one-shot container on the vLLM container's network, after it is healthy.
     Its verdict is a stack output: a failed check raises there, which fails `pulumi up` with the script's line."""
     if not docker_settings(cfg).wait:
-        pulumi.log.warn("smoke test skipped: docker.wait is false, so the server may not be up yet; run "
-                        "python smoke/check.py --base-url <url output> --model <served name> by hand (docs/exposure.md)")
+        pulumi.log.warn(
+            "smoke test skipped: docker.wait is false, so the server may not be up yet; run "
+            "python smoke/check.py --base-url <url output> --model <served name> by hand (docs/exposure.md)"
+        )
         return None
     child = pulumi.ResourceOptions(parent=host)
     image = docker.RemoteImage(f"{name}-smoke-image", name=cfg.smoke_test.image, keep_locally=True, opts=child)
@@ -97,7 +104,13 @@ def docker_smoke_test(name: str, cfg: StackConfig, host: DockerHost, api_key: pu
         uploads.append(docker.ContainerUploadArgs(file=DOCKER_KEY_FILE, content=key, permissions="0400"))
     spec = render_docker_smoke(cfg, docker_settings(cfg).container_name)
     smoke = docker.Container(
-        f"{name}-smoke-test", image=image.image_id, network_mode=host.container.id.apply(lambda cid: f"container:{cid}"),
-        uploads=uploads, **spec, opts=pulumi.ResourceOptions(parent=host, depends_on=[host.container]))
+        f"{name}-smoke-test",
+        image=image.image_id,
+        network_mode=host.container.id.apply(lambda cid: f"container:{cid}"),
+        uploads=uploads,
+        **spec,
+        opts=pulumi.ResourceOptions(parent=host, depends_on=[host.container]),
+    )
     return pulumi.Output.all(smoke.exit_code, smoke.container_logs).apply(
-        lambda result: docker_smoke_verdict(result[0], result[1]))
+        lambda result: docker_smoke_verdict(result[0], result[1])
+    )

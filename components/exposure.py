@@ -39,12 +39,20 @@ class Exposure(pulumi.ComponentResource):
             metadata: Any = with_namespace(manifest, args.namespace)  # a plain dict; the SDK types a TypedDict
             resource_name = f"{name}-{manifest['kind'].lower()}"
             if manifest["kind"] == "Ingress":
-                self.resources.append(k8s.networking.v1.Ingress(
-                    resource_name, metadata=metadata, spec=manifest["spec"], opts=child))
+                self.resources.append(
+                    k8s.networking.v1.Ingress(resource_name, metadata=metadata, spec=manifest["spec"], opts=child)
+                )
             else:  # HTTPRoute, InferencePool: CRDs installed by the cluster's Gateway API / Inference Extension
-                self.resources.append(k8s.apiextensions.CustomResource(
-                    resource_name, api_version=manifest["apiVersion"], kind=manifest["kind"], metadata=metadata,
-                    spec=manifest["spec"], opts=child))
+                self.resources.append(
+                    k8s.apiextensions.CustomResource(
+                        resource_name,
+                        api_version=manifest["apiVersion"],
+                        kind=manifest["kind"],
+                        metadata=metadata,
+                        spec=manifest["spec"],
+                        opts=child,
+                    )
+                )
         self.client_url = pulumi.Output.from_input(client_url(args.config, args.instance))
         self.curl = pulumi.Output.from_input(curl_command(args.config, args.instance))
         self.register_outputs({"clientUrl": self.client_url, "curl": self.curl})

@@ -24,18 +24,28 @@ def timeouts(create_seconds: int, update_seconds: int | None = None) -> pulumi.C
 
 # The built-in kinds the stack renders; any other apiVersion/kind is registered as a CustomResource.
 KINDS: dict[tuple[str, str], Any] = {
-    ("v1", "Namespace"): k8s.core.v1.Namespace, ("v1", "ServiceAccount"): k8s.core.v1.ServiceAccount,
-    ("v1", "Secret"): k8s.core.v1.Secret, ("v1", "ConfigMap"): k8s.core.v1.ConfigMap,
-    ("v1", "PersistentVolumeClaim"): k8s.core.v1.PersistentVolumeClaim, ("v1", "Service"): k8s.core.v1.Service,
-    ("batch/v1", "Job"): k8s.batch.v1.Job, ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
-    ("apps/v1", "StatefulSet"): k8s.apps.v1.StatefulSet, ("networking.k8s.io/v1", "Ingress"): k8s.networking.v1.Ingress,
+    ("v1", "Namespace"): k8s.core.v1.Namespace,
+    ("v1", "ServiceAccount"): k8s.core.v1.ServiceAccount,
+    ("v1", "Secret"): k8s.core.v1.Secret,
+    ("v1", "ConfigMap"): k8s.core.v1.ConfigMap,
+    ("v1", "PersistentVolumeClaim"): k8s.core.v1.PersistentVolumeClaim,
+    ("v1", "Service"): k8s.core.v1.Service,
+    ("batch/v1", "Job"): k8s.batch.v1.Job,
+    ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
+    ("apps/v1", "StatefulSet"): k8s.apps.v1.StatefulSet,
+    ("networking.k8s.io/v1", "Ingress"): k8s.networking.v1.Ingress,
     ("policy/v1", "PodDisruptionBudget"): k8s.policy.v1.PodDisruptionBudget,
     ("networking.k8s.io/v1", "NetworkPolicy"): k8s.networking.v1.NetworkPolicy,
 }
 
 
-def register(resource_name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions,
-             namespace: pulumi.Input[str] | None = None, secret: pulumi.Input[str] | None = None) -> Any:
+def register(
+    resource_name: str,
+    manifest: dict[str, Any],
+    opts: pulumi.ResourceOptions,
+    namespace: pulumi.Input[str] | None = None,
+    secret: pulumi.Input[str] | None = None,
+) -> Any:
     """Register one rendered object as it is, by apiVersion/kind. `namespace` replaces the rendered one with an
     Output (so the Namespace is created first); `secret` replaces the placeholder values of stringData."""
     fields = {_snake(key): value for key, value in manifest.items() if key not in ("apiVersion", "kind")}
@@ -45,8 +55,9 @@ def register(resource_name: str, manifest: dict[str, Any], opts: pulumi.Resource
         fields["string_data"] = dict.fromkeys(fields["string_data"], secret)
     kind = KINDS.get((manifest["apiVersion"], manifest["kind"]))
     if kind is None:
-        return k8s.apiextensions.CustomResource(resource_name, api_version=manifest["apiVersion"],
-                                                kind=manifest["kind"], opts=opts, **fields)
+        return k8s.apiextensions.CustomResource(
+            resource_name, api_version=manifest["apiVersion"], kind=manifest["kind"], opts=opts, **fields
+        )
     return kind(resource_name, opts=opts, **fields)
 
 

@@ -48,8 +48,13 @@ class ModelCache(pulumi.ComponentResource):
         done: dict[str, pulumi.Resource] = {}
         for obj in objects:  # the rendered list, in order: each object's dependencies come before it
             kind = obj["kind"]
-            done[kind] = register(f"{name}-{_suffix(cfg, kind)}", obj, self._options(cfg, obj, done),
-                                  namespace=args.namespace, secret=args.hf_token if kind == "Secret" else None)
+            done[kind] = register(
+                f"{name}-{_suffix(cfg, kind)}",
+                obj,
+                self._options(cfg, obj, done),
+                namespace=args.namespace,
+                secret=args.hf_token if kind == "Secret" else None,
+            )
         job = done.get("Job")
         self.job = job if job is not None and cache.needs_download(cfg) and "PersistentVolumeClaim" in done else None
         self.ready = [done[kind] for kind in ("Secret", "PersistentVolumeClaim", "Job") if kind in done]
@@ -59,11 +64,15 @@ class ModelCache(pulumi.ComponentResource):
     def _options(self, cfg: StackConfig, obj: dict[str, Any], done: dict[str, pulumi.Resource]) -> pulumi.ResourceOptions:
         kind = obj["kind"]
         if kind == "Job":  # after its account and token; the copy Job is awaited to its deadline
-            return pulumi.ResourceOptions(parent=self, depends_on=list(done.values()),
-                                          custom_timeouts=timeouts(obj["spec"]["activeDeadlineSeconds"]))
+            return pulumi.ResourceOptions(
+                parent=self, depends_on=list(done.values()), custom_timeouts=timeouts(obj["spec"]["activeDeadlineSeconds"])
+            )
         if kind == "PersistentVolumeClaim":  # waits for its first consumer, then for Bound, briefly
-            return pulumi.ResourceOptions(parent=self, depends_on=[done["Job"]] if "Job" in done else None,
-                                          custom_timeouts=timeouts(cfg.delivery.claim_bind_timeout_seconds))
+            return pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[done["Job"]] if "Job" in done else None,
+                custom_timeouts=timeouts(cfg.delivery.claim_bind_timeout_seconds),
+            )
         return pulumi.ResourceOptions(parent=self)
 
 

@@ -1,8 +1,10 @@
 """Monitoring: the ServiceMonitor (or PodMonitor), PrometheusRule and Grafana dashboard of one vLLM deployment.
 
 kube-prometheus-stack's Prometheus selects monitors and rules by the label `release: <helm release>`
-(`*SelectorNilUsesHelmValues: true`, docs/sources.md §E), so the monitor and rule carry monitoring.monitor_labels /
-rule_labels (components/render/prometheus.py; by default `release: <monitoring.release>`). The Service's port is named `http` and serves /metrics (components/render/names.py PORT_NAME).
+(`*SelectorNilUsesHelmValues: true`, docs/sources.md §E), so the monitor and rule carry
+monitoring.monitor_labels / rule_labels (components/render/prometheus.py; by default
+`release: <monitoring.release>`). The Service's port is named `http` and serves /metrics
+(components/render/names.py PORT_NAME).
 """
 
 from __future__ import annotations
@@ -20,8 +22,15 @@ from components.render.promql import Workload
 from config.observability import AutoscalingConfig, MonitoringConfig
 
 TYPE_TOKEN = "vllm-serving:index:Monitoring"
-__all__ = ["MONITORING_API", "TYPE_TOKEN", "Monitoring", "MonitoringArgs", "alert_thresholds", "object_labels",
-           "render_monitor"]
+__all__ = [
+    "MONITORING_API",
+    "TYPE_TOKEN",
+    "Monitoring",
+    "MonitoringArgs",
+    "alert_thresholds",
+    "object_labels",
+    "render_monitor",
+]
 
 
 @dataclass(frozen=True)
@@ -59,24 +68,44 @@ class Monitoring(pulumi.ComponentResource):
         super().__init__(TYPE_TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         cfg, limits = args.monitoring, alert_thresholds(args)
-        workload = pulumi.Output.all(args.namespace, args.deployment_name).apply(lambda values: Workload(
-            namespace=values[0], model_name=args.served_model_name, deployment_name=values[1],
-            hpa_name=args.hpa_name, kind=args.workload_kind))
+        workload = pulumi.Output.all(args.namespace, args.deployment_name).apply(
+            lambda values: Workload(
+                namespace=values[0],
+                model_name=args.served_model_name,
+                deployment_name=values[1],
+                hpa_name=args.hpa_name,
+                kind=args.workload_kind,
+            )
+        )
         # The same list `python -m components.render` writes; which objects it holds is known from cfg alone.
-        objects = workload.apply(lambda w: monitoring_objects(name, cfg, limits, args.vllm_version,
-                                                              args.selector_labels, w))
-        self.monitor = self._custom(f"{name}-{cfg.monitor_kind.lower()}", cfg.monitor_kind, objects.apply(
-            lambda o: o[0]), child)
-        self.rules = self._custom(f"{name}-rules", "PrometheusRule", objects.apply(lambda o: o[1]), child) \
-            if cfg.alerts else None
-        self.dashboard = k8s.core.v1.ConfigMap(
-            f"{name}-dashboard", metadata=objects.apply(lambda o: o[-1]["metadata"]),
-            data=objects.apply(lambda o: o[-1]["data"]), opts=child) if cfg.dashboard else None
+        objects = workload.apply(lambda w: monitoring_objects(name, cfg, limits, args.vllm_version, args.selector_labels, w))
+        self.monitor = self._custom(
+            f"{name}-{cfg.monitor_kind.lower()}", cfg.monitor_kind, objects.apply(lambda o: o[0]), child
+        )
+        self.rules = (
+            self._custom(f"{name}-rules", "PrometheusRule", objects.apply(lambda o: o[1]), child) if cfg.alerts else None
+        )
+        self.dashboard = (
+            k8s.core.v1.ConfigMap(
+                f"{name}-dashboard",
+                metadata=objects.apply(lambda o: o[-1]["metadata"]),
+                data=objects.apply(lambda o: o[-1]["data"]),
+                opts=child,
+            )
+            if cfg.dashboard
+            else None
+        )
         self.register_outputs({"monitorName": name, "alerts": cfg.alerts, "dashboard": cfg.dashboard})
 
     @staticmethod
-    def _custom(resource_name: str, kind: str, manifest: pulumi.Output[dict[str, Any]],
-                opts: pulumi.ResourceOptions) -> k8s.apiextensions.CustomResource:
+    def _custom(
+        resource_name: str, kind: str, manifest: pulumi.Output[dict[str, Any]], opts: pulumi.ResourceOptions
+    ) -> k8s.apiextensions.CustomResource:
         return k8s.apiextensions.CustomResource(
-            resource_name, api_version=MONITORING_API, kind=kind,
-            metadata=manifest.apply(lambda m: m["metadata"]), spec=manifest.apply(lambda m: m["spec"]), opts=opts)
+            resource_name,
+            api_version=MONITORING_API,
+            kind=kind,
+            metadata=manifest.apply(lambda m: m["metadata"]),
+            spec=manifest.apply(lambda m: m["spec"]),
+            opts=opts,
+        )

@@ -41,11 +41,13 @@ class NetworkPolicies(pulumi.ComponentResource):
         super().__init__(TYPE_TOKEN, name, None, opts)
         created: dict[str, k8s.networking.v1.NetworkPolicy] = {}
         # Rendered without a namespace: it is set from args, where it may be an Output of the Namespace.
-        for manifest in render_network_policies("", args.instance, args.port, args.policy, args.exposure,
-                                                args.smoke_test, args.server_fetches_weights):
+        for manifest in render_network_policies(
+            "", args.instance, args.port, args.policy, args.exposure, args.smoke_test, args.server_fetches_weights
+        ):
             component = manifest["metadata"]["labels"]["app.kubernetes.io/component"]
-            created[component] = register(f"{name}-{component}", manifest, pulumi.ResourceOptions(parent=self),
-                                          namespace=args.namespace)
+            created[component] = register(
+                f"{name}-{component}", manifest, pulumi.ResourceOptions(parent=self), namespace=args.namespace
+            )
         self.server = created.get(SERVER)
         self.model_cache = created.get(MODEL_CACHE)
         self.all: list[k8s.networking.v1.NetworkPolicy] = list(created.values())

@@ -34,4 +34,3 @@ def docker_provider(cfg: StackConfig) -> docker.Provider:
         host=settings.host,
         ssh_opts=list(settings.ssh_opts) or None,
     )
-

@@ -22,6 +22,7 @@ _INSTANCE = re.compile(r"^[a-z]([-a-z0-9]{0,36}[a-z0-9])?$")
 
 TYPE_TOKEN = "vllm-serving:index:ServingStack"
 
+
 @dataclass(frozen=True)
 class ServingStackArgs:
     config: StackConfig
@@ -46,13 +47,31 @@ class ServingStack(pulumi.ComponentResource):
         super().__init__(TYPE_TOKEN, name, None, opts)
         cfg = args.config
         self.namespace = self._namespace(name, cfg)
-        self.cache = ModelCache(f"{name}-cache", ModelCacheArgs(
-            config=cfg, instance=name, namespace=self.namespace, weights_on_disk_gib=args.report.weights_on_disk_gib,
-            hf_token=args.secrets.hf_token), pulumi.ResourceOptions(parent=self))
-        self.server = VllmServer(f"{name}-server", VllmServerArgs(
-            config=cfg, report=args.report, instance=name, namespace=self.namespace, claim_name=self.cache.claim_name,
-            api_key=args.secrets.api_key, wait_for=tuple(self.cache.ready),
-            with_hf_token=args.secrets.hf_token is not None), pulumi.ResourceOptions(parent=self))
+        self.cache = ModelCache(
+            f"{name}-cache",
+            ModelCacheArgs(
+                config=cfg,
+                instance=name,
+                namespace=self.namespace,
+                weights_on_disk_gib=args.report.weights_on_disk_gib,
+                hf_token=args.secrets.hf_token,
+            ),
+            pulumi.ResourceOptions(parent=self),
+        )
+        self.server = VllmServer(
+            f"{name}-server",
+            VllmServerArgs(
+                config=cfg,
+                report=args.report,
+                instance=name,
+                namespace=self.namespace,
+                claim_name=self.cache.claim_name,
+                api_key=args.secrets.api_key,
+                wait_for=tuple(self.cache.ready),
+                with_hf_token=args.secrets.hf_token is not None,
+            ),
+            pulumi.ResourceOptions(parent=self),
+        )
         self.deployment_name = self.server.deployment_name
         self.service_name = self.server.service_name
         self.service_port_name = PORT_NAME
@@ -64,13 +83,21 @@ class ServingStack(pulumi.ComponentResource):
     def _namespace(self, name: str, cfg: StackConfig) -> pulumi.Output[str]:
         if not cfg.namespace.creates:
             return pulumi.Output.from_input(namespace_name(cfg.namespace, name))
-        namespace = register(f"{name}-namespace", manifests.namespace_manifest(cfg, name), pulumi.ResourceOptions(
-            parent=self, retain_on_delete=cfg.namespace.retain_on_delete or None))
+        namespace = register(
+            f"{name}-namespace",
+            manifests.namespace_manifest(cfg, name),
+            pulumi.ResourceOptions(parent=self, retain_on_delete=cfg.namespace.retain_on_delete or None),
+        )
         return namespace.metadata.apply(lambda m: m["name"])
 
     def outputs(self) -> dict[str, Any]:
         """Stack outputs, camelCase like every Pulumi output name."""
-        return {"namespace": self.namespace, "deploymentName": self.deployment_name,
-                "serviceName": self.service_name, "servicePortName": self.service_port_name,
-                "podSelectorLabels": self.selector_labels, "url": self.url,
-                "servedModelName": self.served_model_name}
+        return {
+            "namespace": self.namespace,
+            "deploymentName": self.deployment_name,
+            "serviceName": self.service_name,
+            "servicePortName": self.service_port_name,
+            "podSelectorLabels": self.selector_labels,
+            "url": self.url,
+            "servedModelName": self.served_model_name,
+        }

@@ -32,14 +32,22 @@ class SmokeTest(pulumi.ComponentResource):
         cfg = args.config
         configmap, job = render_smoke_configmap(cfg, args.instance), render_smoke_job(cfg, args.instance)
         script = k8s.core.v1.ConfigMap(
-            f"{name}-script", metadata=with_namespace(configmap, args.namespace), data=configmap["data"],
-            opts=pulumi.ResourceOptions(parent=self))
+            f"{name}-script",
+            metadata=with_namespace(configmap, args.namespace),
+            data=configmap["data"],
+            opts=pulumi.ResourceOptions(parent=self),
+        )
         self.job = k8s.batch.v1.Job(
-            f"{name}-job", metadata=with_namespace(job, args.namespace), spec=job["spec"],
+            f"{name}-job",
+            metadata=with_namespace(job, args.namespace),
+            spec=job["spec"],
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[script, *args.wait_for],
+                parent=self,
+                depends_on=[script, *args.wait_for],
                 # A new name per model/image (render/smoke.py): the old Job is deleted after the new one passed.
                 delete_before_replace=False,
-                custom_timeouts=timeouts(deadline_seconds(cfg) + 60)))
+                custom_timeouts=timeouts(deadline_seconds(cfg) + 60),
+            ),
+        )
         self.job_name: pulumi.Output[str] = self.job.metadata.apply(lambda m: m["name"])
         self.register_outputs({"jobName": self.job_name})

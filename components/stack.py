@@ -29,13 +29,14 @@ from preflight.delivery import delivery_budget
 from preflight.report import Sizing
 
 
-def build_stack(cfg: StackConfig, report: Sizing, secrets: StackSecrets,
-                stack: str = "dev") -> dict[str, Any]:
+def build_stack(cfg: StackConfig, report: Sizing, secrets: StackSecrets, stack: str = "dev") -> dict[str, Any]:
     """Register every resource for the stack; return the stack outputs. `cfg` passed validation.check_stack
     (__main__.py runs validation.assess first), so nothing here re-checks it."""
     if secrets.hf_token is None and cfg.model.local_path is None:
-        pulumi.log.warn(f"no hf_token secret: downloading {cfg.model.id} works only if the repository is public; "
-                        "gated ones (Llama, Gemma) fail with 401. Set it: pulumi config set --secret hf_token <token>.")
+        pulumi.log.warn(
+            f"no hf_token secret: downloading {cfg.model.id} works only if the repository is public; "
+            "gated ones (Llama, Gemma) fail with 401. Set it: pulumi config set --secret hf_token <token>."
+        )
     if cfg.target == "kubernetes":
         pulumi.log.info(f"startup budget: {server_startup_budget(cfg, report.weights_on_disk_gib).explain()}")
     if cfg.target == "docker":
@@ -43,73 +44,125 @@ def build_stack(cfg: StackConfig, report: Sizing, secrets: StackSecrets,
     return build_kubernetes_stack(cfg, report, secrets, instance_name(stack))
 
 
-def build_kubernetes_stack(cfg: StackConfig, report: Sizing, secrets: StackSecrets,
-                           name: str) -> dict[str, Any]:
+def build_kubernetes_stack(cfg: StackConfig, report: Sizing, secrets: StackSecrets, name: str) -> dict[str, Any]:
     """Namespace, cache and server (ServingStack), then network policies, the exposure, the smoke test, KEDA and
     monitoring as its children."""
     provider = kubernetes_provider(cfg)
-    serving = ServingStack(name, ServingStackArgs(cfg, report, secrets),
-                           pulumi.ResourceOptions(provider=provider) if provider else None)
+    serving = ServingStack(
+        name, ServingStackArgs(cfg, report, secrets), pulumi.ResourceOptions(provider=provider) if provider else None
+    )
     child = pulumi.ResourceOptions(parent=serving)
-    policies = NetworkPolicies(f"{name}-network", NetworkPoliciesArgs(
-        namespace=serving.namespace, instance=name, port=cfg.server.port, policy=cfg.network_policy,
-        exposure=cfg.exposure, smoke_test=cfg.smoke_test.enabled,
-        server_fetches_weights=delivery_mode(cfg) != "shared_volume"), child)
-    exposure = Exposure(f"{name}-exposure", ExposureArgs(
-        config=cfg, instance=name, namespace=serving.namespace, depends_on=(serving.server.service,)), child)
+    policies = NetworkPolicies(
+        f"{name}-network",
+        NetworkPoliciesArgs(
+            namespace=serving.namespace,
+            instance=name,
+            port=cfg.server.port,
+            policy=cfg.network_policy,
+            exposure=cfg.exposure,
+            smoke_test=cfg.smoke_test.enabled,
+            server_fetches_weights=delivery_mode(cfg) != "shared_volume",
+        ),
+        child,
+    )
+    exposure = Exposure(
+        f"{name}-exposure",
+        ExposureArgs(config=cfg, instance=name, namespace=serving.namespace, depends_on=(serving.server.service,)),
+        child,
+    )
     if cfg.smoke_test.enabled:  # after the rollout: the server, its Service and the policies that admit the Job
-        SmokeTest(f"{name}-smoke-test", SmokeTestArgs(
-            config=cfg, instance=name, namespace=serving.namespace,
-            wait_for=(serving.server.deployment, serving.server.service, *policies.all)), child)
+        SmokeTest(
+            f"{name}-smoke-test",
+            SmokeTestArgs(
+                config=cfg,
+                instance=name,
+                namespace=serving.namespace,
+                wait_for=(serving.server.deployment, serving.server.service, *policies.all),
+            ),
+            child,
+        )
     direct = cfg.exposure.kind == "none" and bool(cfg.network_policy.client_namespaces)
     (pulumi.log.warn if direct else pulumi.log.info)(how_clients_reach_it(cfg, name))
     _observability(cfg, report, name, serving, child)
     return {**serving.outputs(), "clientUrl": exposure.client_url, "curl": exposure.curl}
 
 
-def _observability(cfg: StackConfig, report: Sizing, name: str, serving: ServingStack,
-                   child: pulumi.ResourceOptions) -> None:
+def _observability(cfg: StackConfig, report: Sizing, name: str, serving: ServingStack, child: pulumi.ResourceOptions) -> None:
     """KEDA (when on) and monitoring share thresholds: the queue alert fires where the scaler acts."""
     capacity, kind = capacity_from_report(report), workload_kind(cfg)
     autoscaler = None
     if cfg.autoscaling.enabled:
-        autoscaler = KedaAutoscaler(f"{name}-autoscaler", KedaAutoscalerArgs(
-            namespace=serving.namespace, deployment_name=serving.deployment_name,
-            selector_labels=serving.selector_labels, served_model_name=cfg.served_model_name,
-            vllm_version=cfg.vllm.version, autoscaling=cfg.autoscaling, capacity=capacity,
-            scaled_object_name=name, server_address=server_address(cfg) or "", workload_kind=kind), child)
+        autoscaler = KedaAutoscaler(
+            f"{name}-autoscaler",
+            KedaAutoscalerArgs(
+                namespace=serving.namespace,
+                deployment_name=serving.deployment_name,
+                selector_labels=serving.selector_labels,
+                served_model_name=cfg.served_model_name,
+                vllm_version=cfg.vllm.version,
+                autoscaling=cfg.autoscaling,
+                capacity=capacity,
+                scaled_object_name=name,
+                server_address=server_address(cfg) or "",
+                workload_kind=kind,
+            ),
+            child,
+        )
     if cfg.monitoring.enabled:
-        Monitoring(f"{name}-monitoring", MonitoringArgs(
-            namespace=serving.namespace, deployment_name=serving.deployment_name,
-            selector_labels=serving.selector_labels, served_model_name=cfg.served_model_name,
-            vllm_version=cfg.vllm.version, monitoring=cfg.monitoring, capacity=capacity,
-            autoscaling=cfg.autoscaling, queue_threshold=autoscaler.thresholds.queue if autoscaler else None,
-            hpa_name=autoscaler.hpa_name if autoscaler else None,
-            rollout_seconds=new_replica_seconds(cfg, delivery_budget(cfg, report.weights_on_disk_gib)),
-            workload_kind=kind), child)
+        Monitoring(
+            f"{name}-monitoring",
+            MonitoringArgs(
+                namespace=serving.namespace,
+                deployment_name=serving.deployment_name,
+                selector_labels=serving.selector_labels,
+                served_model_name=cfg.served_model_name,
+                vllm_version=cfg.vllm.version,
+                monitoring=cfg.monitoring,
+                capacity=capacity,
+                autoscaling=cfg.autoscaling,
+                queue_threshold=autoscaler.thresholds.queue if autoscaler else None,
+                hpa_name=autoscaler.hpa_name if autoscaler else None,
+                rollout_seconds=new_replica_seconds(cfg, delivery_budget(cfg, report.weights_on_disk_gib)),
+                workload_kind=kind,
+            ),
+            child,
+        )
 
 
 def how_clients_reach_it(cfg: StackConfig, name: str) -> str:
     if cfg.exposure.kind != "none":
         return f"clients reach {cfg.served_model_name} at {client_url(cfg, name)} on {', '.join(cfg.exposure.paths)}"
-    callers = (f"pods in namespaces {', '.join(cfg.network_policy.client_namespaces)}"
-               if cfg.network_policy.client_namespaces else f"pods in namespace {namespace_name(cfg.namespace, name)} only")
-    return (f"no exposure.gateway or exposure.ingress: {client_url(cfg, name)} is reachable from {callers} "
-            "(network_policy), on every path, /invocations and /tokenize included; expose it through a Gateway "
-            "(exposure.gateway) to serve clients elsewhere (docs/exposure.md)")
+    callers = (
+        f"pods in namespaces {', '.join(cfg.network_policy.client_namespaces)}"
+        if cfg.network_policy.client_namespaces
+        else f"pods in namespace {namespace_name(cfg.namespace, name)} only"
+    )
+    return (
+        f"no exposure.gateway or exposure.ingress: {client_url(cfg, name)} is reachable from {callers} "
+        "(network_policy), on every path, /invocations and /tokenize included; expose it through a Gateway "
+        "(exposure.gateway) to serve clients elsewhere (docs/exposure.md)"
+    )
 
 
-def build_docker_stack(cfg: StackConfig, report: Sizing, secrets: StackSecrets,
-                       name: str = "vllm") -> dict[str, Any]:
+def build_docker_stack(cfg: StackConfig, report: Sizing, secrets: StackSecrets, name: str = "vllm") -> dict[str, Any]:
     """The Docker host's provider and one DockerHost; the same `vllm serve` arguments as on Kubernetes, then the
     same smoke test against its local port."""
     seconds = startup_seconds(cfg, report)
     args = DockerHostArgs(
-        config=cfg, vllm_args=render_vllm_args(cfg, report.resolved), startup_seconds=seconds,
-        env=render_env(cfg, report, seconds), hf_token=secrets.hf_token, api_key=secrets.api_key)
+        config=cfg,
+        vllm_args=render_vllm_args(cfg, report.resolved),
+        startup_seconds=seconds,
+        env=render_env(cfg, report, seconds),
+        hf_token=secrets.hf_token,
+        api_key=secrets.api_key,
+    )
     host = DockerHost(name, args, opts=pulumi.ResourceOptions(provider=docker_provider(cfg)))
-    outputs: dict[str, Any] = {"url": host.url, "metricsUrl": host.metrics_url,
-                               "containerName": host.container.name, "startupSeconds": seconds}
+    outputs: dict[str, Any] = {
+        "url": host.url,
+        "metricsUrl": host.metrics_url,
+        "containerName": host.container.name,
+        "startupSeconds": seconds,
+    }
     if cfg.smoke_test.enabled:
         outputs["smokeTest"] = docker_smoke_test(name, cfg, host, secrets.api_key)
     return outputs

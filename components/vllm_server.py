@@ -17,6 +17,7 @@ from preflight.report import Sizing
 
 TYPE_TOKEN = "vllm-serving:index:VllmServer"
 
+
 @dataclass(frozen=True)
 class VllmServerArgs:
     config: StackConfig
@@ -50,24 +51,38 @@ class VllmServer(pulumi.ComponentResource):
         for obj in manifests.server_objects(cfg, plan, args.instance):  # the rendered list, dependencies first
             role = WORKLOAD if obj["kind"] in _WORKLOAD_SUFFIX else obj["kind"]
             suffix = _WORKLOAD_SUFFIX.get(obj["kind"]) or _SUFFIX[role]
-            done[role] = register(f"{name}-{suffix}", obj, self._options(role, args, done),
-                                  namespace=args.namespace, secret=args.api_key if role == "Secret" else None)
+            done[role] = register(
+                f"{name}-{suffix}",
+                obj,
+                self._options(role, args, done),
+                namespace=args.namespace,
+                secret=args.api_key if role == "Secret" else None,
+            )
         self.deployment, self.service = done[WORKLOAD], done["Service"]
         self.deployment_name: pulumi.Output[str] = self.deployment.metadata.apply(lambda m: m["name"])
         self.service_name: pulumi.Output[str] = self.service.metadata.apply(lambda m: m["name"])
         self.url: pulumi.Output[str] = pulumi.Output.all(self.service_name, args.namespace).apply(
-            lambda parts: f"http://{parts[0]}.{parts[1]}.svc:{cfg.server.port}")
-        self.register_outputs({"deploymentName": self.deployment_name, "serviceName": self.service_name,
-                               "servicePortName": PORT_NAME, "url": self.url})
+            lambda parts: f"http://{parts[0]}.{parts[1]}.svc:{cfg.server.port}"
+        )
+        self.register_outputs(
+            {
+                "deploymentName": self.deployment_name,
+                "serviceName": self.service_name,
+                "servicePortName": PORT_NAME,
+                "url": self.url,
+            }
+        )
 
     def _options(self, kind: str, args: VllmServerArgs, done: dict[str, Any]) -> pulumi.ResourceOptions:
         cfg, budget = args.config, self.plan.delivery
         if kind == WORKLOAD:  # waits for its account, key and the model cache; await stretched to the budget
             return pulumi.ResourceOptions(
-                parent=self, depends_on=[*done.values(), *args.wait_for],
+                parent=self,
+                depends_on=[*done.values(), *args.wait_for],
                 custom_timeouts=timeouts(rollout_timeout_seconds(cfg, budget), pulumi_timeout_seconds(cfg, budget)),
                 # KEDA's HPA owns the replica count; never send it back (pulumi-kubernetes#2491, #2258).
-                ignore_changes=["spec.replicas"] if cfg.autoscaling.enabled else None)
+                ignore_changes=["spec.replicas"] if cfg.autoscaling.enabled else None,
+            )
         if kind == "Service":
             return pulumi.ResourceOptions(parent=self, depends_on=[done[WORKLOAD]])
         return pulumi.ResourceOptions(parent=self)

@@ -32,20 +32,28 @@ class ClusterConfig(ConfigGroup):
     """The cluster profile and the sources of its facts."""
 
     profile: ProfileName = Field(
-        "generic", description="generic, gpu-operator, gke, eks-karpenter, aks or openshift: sets the defaults below.")
+        "generic", description="generic, gpu-operator, gke, eks-karpenter, aks or openshift: sets the defaults below."
+    )
     gpu_label: GpuLabelScheme | None = Field(
-        None, description="How pods select the GPU: gfd (nvidia.com/gpu.product), gke-accelerator, karpenter "
-                          "(instance-gpu-name + instance-gpu-memory), instance-type, or none; defaults to the profile's.")
+        None,
+        description="How pods select the GPU: gfd (nvidia.com/gpu.product), gke-accelerator, karpenter "
+        "(instance-gpu-name + instance-gpu-memory), instance-type, or none; defaults to the profile's.",
+    )
     snapshot_files: tuple[str, ...] = Field(
-        (), description="`kubectl get ... -o json` files to check instead of reading the live cluster "
-                        "(paths relative to the project directory).")
+        (),
+        description="`kubectl get ... -o json` files to check instead of reading the live cluster "
+        "(paths relative to the project directory).",
+    )
     read_live: bool = Field(True, description="Read the live cluster (get/list only) during preview and up.")
     block_on_read_failure: bool = Field(
-        False, description="Stop when the cluster cannot be read; false reports `cluster: not checked` and goes on.")
+        False, description="Stop when the cluster cannot be read; false reports `cluster: not checked` and goes on."
+    )
     keda_namespace: str = Field(
-        "keda", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", description="Namespace of the keda-operator Deployment.")
+        "keda", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", description="Namespace of the keda-operator Deployment."
+    )
     node_pools: tuple[NodePoolConfig, ...] = Field(
-        (), description="Autoscaled GPU pools that can create nodes the cluster does not show yet.")
+        (), description="Autoscaled GPU pools that can create nodes the cluster does not show yet."
+    )
 
     @property
     def defaults(self) -> Profile:
@@ -78,23 +86,32 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
     if cfg.target != "kubernetes":
         return []
     scheme = gpu_label_scheme(cfg)
-    key = "scheduling.require_gpu_product_label" if cfg.scheduling.require_gpu_product_label is not None \
-        else "cluster.gpu_label"
+    key = (
+        "scheduling.require_gpu_product_label" if cfg.scheduling.require_gpu_product_label is not None else "cluster.gpu_label"
+    )
     if scheme == "none":
         if cfg.gpu.node_selector:
             return []
-        return [ConfigIssue(
-            key, "selects no GPU product and gpu.node_selector is empty, so pods could land on any GPU, not the "
-                 "one the preflight sized for.",
-            "set cluster.profile (gke, eks-karpenter, aks, gpu-operator, ...) or cluster.gpu_label, or name the GPU "
-            "in gpu.node_selector, e.g. {cloud.google.com/gke-accelerator: nvidia-a100-80gb}.")]
+        return [
+            ConfigIssue(
+                key,
+                "selects no GPU product and gpu.node_selector is empty, so pods could land on any GPU, not the "
+                "one the preflight sized for.",
+                "set cluster.profile (gke, eks-karpenter, aks, gpu-operator, ...) or cluster.gpu_label, or name the GPU "
+                "in gpu.node_selector, e.g. {cloud.google.com/gke-accelerator: nvidia-a100-80gb}.",
+            )
+        ]
     try:
         gpu_affinity_terms(cfg)
     except NoLabelValue as error:
-        return [ConfigIssue(
-            key, f"is {scheme} (profile {cfg.cluster.profile}), but {error}.",
-            "set cluster.gpu_label to gfd (with GPU Feature Discovery) or none with gpu.node_selector naming the "
-            "GPU, or choose a product this provider offers.")]
+        return [
+            ConfigIssue(
+                key,
+                f"is {scheme} (profile {cfg.cluster.profile}), but {error}.",
+                "set cluster.gpu_label to gfd (with GPU Feature Discovery) or none with gpu.node_selector naming the "
+                "GPU, or choose a product this provider offers.",
+            )
+        ]
     return []
 
 

@@ -46,14 +46,20 @@ class Throughput:
 # figure (probes.load_throughput_gib_per_s) always wins.
 DEFAULT_THROUGHPUT: dict[str, Throughput] = {
     "shared_volume": Throughput(
-        100.0, "EFS provisioned at 100 MiB/s, vllm-project/production-stack tutorials/terraform/eks/storage.tf "
-               "(docs/sources.md §S2); Filestore/Azure Files/NFS give about 100-250 MiB/s per client"),
+        100.0,
+        "EFS provisioned at 100 MiB/s, vllm-project/production-stack tutorials/terraform/eks/storage.tf "
+        "(docs/sources.md §S2); Filestore/Azure Files/NFS give about 100-250 MiB/s per client",
+    ),
     "per_replica_volume": Throughput(
-        298.0, "Llama-3-8B (15 GB) read in 47.99 s from an EBS gp3 volume, run.ai/blog/"
-               "run-ai-model-streamer-performance-benchmarks (docs/sources.md §S2)"),
+        298.0,
+        "Llama-3-8B (15 GB) read in 47.99 s from an EBS gp3 volume, run.ai/blog/"
+        "run-ai-model-streamer-performance-benchmarks (docs/sources.md §S2)",
+    ),
     "object_storage": Throughput(
-        1024.0, "Run:ai streamer: 124.96 GiB in 14.29 s over 8 readers (~1.1 GiB/s each), "
-                "marin-community/marin#7136 (docs/sources.md §S2)"),
+        1024.0,
+        "Run:ai streamer: 124.96 GiB in 14.29 s over 8 readers (~1.1 GiB/s each), "
+        "marin-community/marin#7136 (docs/sources.md §S2)",
+    ),
 }
 
 
@@ -62,18 +68,26 @@ class ObjectStorageConfig(ConfigGroup):
 
     uri: str = Field(
         pattern=r"^(s3|gs|az)://[^/\s]+(/\S*)?$",
-        description="The folder holding config.json, tokenizer and *.safetensors, e.g. s3://models/llama-70b/.")
+        description="The folder holding config.json, tokenizer and *.safetensors, e.g. s3://models/llama-70b/.",
+    )
     credentials_secret: str | None = Field(
-        None, description="Secret whose keys become the server's environment (AWS_ACCESS_KEY_ID, ...); "
-                          "leave unset with workload identity.")
+        None,
+        description="Secret whose keys become the server's environment (AWS_ACCESS_KEY_ID, ...); "
+        "leave unset with workload identity.",
+    )
     service_account_annotations: dict[str, str] = Field(
-        default_factory=dict, description="Workload identity on the server's ServiceAccount, e.g. "
-                                          "{eks.amazonaws.com/role-arn: ...} or {iam.gke.io/gcp-service-account: ...}.")
+        default_factory=dict,
+        description="Workload identity on the server's ServiceAccount, e.g. "
+        "{eks.amazonaws.com/role-arn: ...} or {iam.gke.io/gcp-service-account: ...}.",
+    )
     endpoint_url: str | None = Field(
-        None, description="S3-compatible endpoint (AWS_ENDPOINT_URL), e.g. a MinIO or Ceph RGW address.")
+        None, description="S3-compatible endpoint (AWS_ENDPOINT_URL), e.g. a MinIO or Ceph RGW address."
+    )
     copy_from_hub: bool = Field(
-        False, description="Run a Job that copies the Hub snapshot (model.id at the pinned model.revision) once to "
-                            "<uri>/<revision>/, which the server then reads; false: uri already holds the copy.")
+        False,
+        description="Run a Job that copies the Hub snapshot (model.id at the pinned model.revision) once to "
+        "<uri>/<revision>/, which the server then reads; false: uri already holds the copy.",
+    )
 
     def model_uri(self, revision: str | None) -> str:
         """What vLLM streams: the uri, or its per-revision folder the copy Job fills (a new revision never
@@ -87,15 +101,19 @@ class DeliveryConfig(ConfigGroup):
     """How weights reach the GPUs; the startup budget reads with this mode's throughput."""
 
     mode: DeliveryMode | None = Field(
-        None, description="shared_volume, per_replica_volume or object_storage. Unset: shared_volume when at most "
-                          "one replica can run or cache.storage_class_name is set, else per_replica_volume.")
-    object_storage: ObjectStorageConfig | None = Field(
-        None, description="The bucket copy, for mode object_storage.")
+        None,
+        description="shared_volume, per_replica_volume or object_storage. Unset: shared_volume when at most "
+        "one replica can run or cache.storage_class_name is set, else per_replica_volume.",
+    )
+    object_storage: ObjectStorageConfig | None = Field(None, description="The bucket copy, for mode object_storage.")
     claim_bind_timeout_seconds: PositiveInt = Field(
-        600, description="How long `pulumi up` waits for the cache claim to bind before failing (not the download).")
+        600, description="How long `pulumi up` waits for the cache claim to bind before failing (not the download)."
+    )
     download_image: str | None = Field(
-        None, description="Image of the download Job / init container (needs python3 and huggingface_hub); "
-                          "defaults to the vLLM image, already pulled on the GPU nodes.")
+        None,
+        description="Image of the download Job / init container (needs python3 and huggingface_hub); "
+        "defaults to the vLLM image, already pulled on the GPU nodes.",
+    )
 
 
 @dataclass(frozen=True)
@@ -163,12 +181,19 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
     mode = delivery_mode(cfg)
     issues = _shared_volume_issues(cfg) if mode == "shared_volume" else []
     if mode == "per_replica_volume" and cfg.cache.existing_claim is not None:
-        issues.append(_issue("cache.existing_claim", f"is {cfg.cache.existing_claim!r}, but delivery.mode "
-                             "per_replica_volume gives every replica its own new claim.",
-                             "remove cache.existing_claim, or set delivery.mode: shared_volume."))
+        issues.append(
+            _issue(
+                "cache.existing_claim",
+                f"is {cfg.cache.existing_claim!r}, but delivery.mode per_replica_volume gives every replica its own new claim.",
+                "remove cache.existing_claim, or set delivery.mode: shared_volume.",
+            )
+        )
     if mode == "per_replica_volume" and cfg.cache.access_mode == "ReadWriteMany":
-        issues.append(_issue("cache.access_mode", "is ReadWriteMany, but per-replica claims are ReadWriteOnce.",
-                             "remove cache.access_mode."))
+        issues.append(
+            _issue(
+                "cache.access_mode", "is ReadWriteMany, but per-replica claims are ReadWriteOnce.", "remove cache.access_mode."
+            )
+        )
     return issues + (_object_storage_issues(cfg) if mode == "object_storage" else _no_bucket(cfg))
 
 
@@ -177,49 +202,85 @@ def _shared_volume_issues(cfg: StackConfig) -> list[ConfigIssue]:
     if volume is None or cfg.cache.existing_claim is not None:
         return []
     if volume.access_mode == "ReadWriteMany" and not volume.storage_class_name:
-        return [_issue(
-            "cache.storage_class_name",
-            "is unset, but the model cache claim asks for ReadWriteMany, and the default classes of EKS (EBS), "
-            "GKE (PD) and AKS (Azure Disk) are ReadWriteOnce only: the claim would stay Pending.",
-            "set cache.storage_class_name to a ReadWriteMany class (efs-sc, standard-rwx, azurefile-csi, cephfs), "
-            "or set delivery.mode: per_replica_volume.")]
+        return [
+            _issue(
+                "cache.storage_class_name",
+                "is unset, but the model cache claim asks for ReadWriteMany, and the default classes of EKS (EBS), "
+                "GKE (PD) and AKS (Azure Disk) are ReadWriteOnce only: the claim would stay Pending.",
+                "set cache.storage_class_name to a ReadWriteMany class (efs-sc, standard-rwx, azurefile-csi, cephfs), "
+                "or set delivery.mode: per_replica_volume.",
+            )
+        ]
     return []
 
 
 def _object_storage_issues(cfg: StackConfig) -> list[ConfigIssue]:
     issues: list[ConfigIssue] = []
     if cfg.delivery.object_storage is None:
-        issues.append(_issue("delivery.object_storage", "is unset, but delivery.mode is object_storage.",
-                             "set delivery.object_storage.uri to the bucket folder holding the safetensors, "
-                             "e.g. s3://models/llama-70b/."))
+        issues.append(
+            _issue(
+                "delivery.object_storage",
+                "is unset, but delivery.mode is object_storage.",
+                "set delivery.object_storage.uri to the bucket folder holding the safetensors, e.g. s3://models/llama-70b/.",
+            )
+        )
     if cfg.vllm.version != "0.33.0":
         # Only 0.33.0's loader was read (runai_utils.py SUPPORTED_SCHEMES); older URI support is unverified.
-        issues.append(_issue("vllm.version", f"is {cfg.vllm.version!r}; object_storage is verified with vLLM 0.33.0 "
-                             "(transformers_utils/runai_utils.py).", "set vllm.version: 0.33.0, or another mode."))
+        issues.append(
+            _issue(
+                "vllm.version",
+                f"is {cfg.vllm.version!r}; object_storage is verified with vLLM 0.33.0 (transformers_utils/runai_utils.py).",
+                "set vllm.version: 0.33.0, or another mode.",
+            )
+        )
     if cfg.cache.existing_claim or cfg.model.local_path:
-        issues.append(_issue("delivery.mode", "is object_storage, but cache.existing_claim or model.local_path "
-                             "points at a volume.", "remove them, or set delivery.mode: shared_volume."))
+        issues.append(
+            _issue(
+                "delivery.mode",
+                "is object_storage, but cache.existing_claim or model.local_path points at a volume.",
+                "remove them, or set delivery.mode: shared_volume.",
+            )
+        )
     bucket = cfg.delivery.object_storage
     if bucket is not None and bucket.copy_from_hub and not bucket.uri.startswith("s3://"):
-        issues.append(_issue("delivery.object_storage.copy_from_hub", f"is true, but {bucket.uri[:60]!r} is not "
-                             "s3://: the copy Job uploads with boto3, the S3 client in the vLLM image.",
-                             "copy the snapshot yourself (docs/model-delivery.md) and set copy_from_hub: false."))
+        issues.append(
+            _issue(
+                "delivery.object_storage.copy_from_hub",
+                f"is true, but {bucket.uri[:60]!r} is not "
+                "s3://: the copy Job uploads with boto3, the S3 client in the vLLM image.",
+                "copy the snapshot yourself (docs/model-delivery.md) and set copy_from_hub: false.",
+            )
+        )
     if bucket is not None and bucket.copy_from_hub and not cfg.model.revision:
-        issues.append(_issue("model.revision", "is unset, but delivery.object_storage.copy_from_hub copies one "
-                             "revision into a folder named after it.", "set model.revision to a commit sha."))
+        issues.append(
+            _issue(
+                "model.revision",
+                "is unset, but delivery.object_storage.copy_from_hub copies one revision into a folder named after it.",
+                "set model.revision to a commit sha.",
+            )
+        )
     spec = cfg.engine.speculative
     if spec is not None and spec.model:
-        issues.append(_issue("engine.speculative.model", f"is {spec.model!r}, but with object_storage the server "
-                             "has no Hub cache to load a draft model from.",
-                             "use a draft-free method (ngram), or delivery.mode shared_volume / per_replica_volume."))
+        issues.append(
+            _issue(
+                "engine.speculative.model",
+                f"is {spec.model!r}, but with object_storage the server has no Hub cache to load a draft model from.",
+                "use a draft-free method (ngram), or delivery.mode shared_volume / per_replica_volume.",
+            )
+        )
     return issues
 
 
 def _no_bucket(cfg: StackConfig) -> list[ConfigIssue]:
     if cfg.delivery.object_storage is None:
         return []
-    return [_issue("delivery.object_storage", f"is set, but delivery.mode is {delivery_mode(cfg)}.",
-                   "set delivery.mode: object_storage, or remove delivery.object_storage.")]
+    return [
+        _issue(
+            "delivery.object_storage",
+            f"is set, but delivery.mode is {delivery_mode(cfg)}.",
+            "set delivery.mode: object_storage, or remove delivery.object_storage.",
+        )
+    ]
 
 
 def _issue(key: str, problem: str, fix: str) -> ConfigIssue:

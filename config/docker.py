@@ -30,27 +30,36 @@ class DockerCacheConfig(ConfigGroup):
     """Where the Hugging Face cache (mounted at HF_HOME in the container) lives on the host."""
 
     volume_name: str = Field(
-        "huggingface-cache", pattern=DOCKER_NAME,
-        description="Named Docker volume for the cache; kept on `pulumi destroy` so a redeploy does not re-download.")
+        "huggingface-cache",
+        pattern=DOCKER_NAME,
+        description="Named Docker volume for the cache; kept on `pulumi destroy` so a redeploy does not re-download.",
+    )
     host_path: str | None = Field(
-        None, description="Bind-mount this absolute host folder instead of the named volume, e.g. /data/hf-cache.")
+        None, description="Bind-mount this absolute host folder instead of the named volume, e.g. /data/hf-cache."
+    )
     download_throughput_gib_per_s: PositiveFloat = Field(
-        0.1, description="Expected download speed at the first start (on docker vLLM downloads the weights itself); "
-                         "added to the health check's start period.")
+        0.1,
+        description="Expected download speed at the first start (on docker vLLM downloads the weights itself); "
+        "added to the health check's start period.",
+    )
 
     @field_validator("host_path")
     @classmethod
     def _absolute(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith("/"):
-            raise ValueError(f"host_path {show(value)} is relative; Docker resolves bind mounts on the host. "
-                             "Fix: give an absolute path such as /data/hf-cache.")
+            raise ValueError(
+                f"host_path {show(value)} is relative; Docker resolves bind mounts on the host. "
+                "Fix: give an absolute path such as /data/hf-cache."
+            )
         return value
 
     @model_validator(mode="after")
     def _one_source(self) -> DockerCacheConfig:
         if self.host_path is not None and "volume_name" in self.model_fields_set:
-            raise ValueError(f"both volume_name ({show(self.volume_name)}) and host_path ({show(self.host_path)}) are set. "
-                             "Fix: keep one of them.")
+            raise ValueError(
+                f"both volume_name ({show(self.volume_name)}) and host_path ({show(self.host_path)}) are set. "
+                "Fix: keep one of them."
+            )
         return self
 
 
@@ -64,17 +73,22 @@ class DockerLogOpts(ConfigGroup):
 class DockerConfig(ConfigGroup):
     """The Docker host and how the vLLM container runs and is published on it."""
 
-    host: str = Field("unix:///var/run/docker.sock",
-                      description="Docker host: the local socket, or ssh://user@gpu-host (pulumi-docker `host`).")
+    host: str = Field(
+        "unix:///var/run/docker.sock",
+        description="Docker host: the local socket, or ssh://user@gpu-host (pulumi-docker `host`).",
+    )
     ssh_opts: tuple[str, ...] = Field((), description="Extra ssh flags for an ssh:// host (pulumi-docker `ssh_opts`).")
     container_name: str = Field("vllm", pattern=DOCKER_NAME, description="Container name (`docker logs <name>`).")
     gpus: Literal["all"] | tuple[NonNegativeInt | str, ...] = Field(
-        "all", description="`all`, or the device ids/UUIDs one replica uses (as many as GPUs per replica).")
+        "all", description="`all`, or the device ids/UUIDs one replica uses (as many as GPUs per replica)."
+    )
     publish_address: str = Field(
-        "127.0.0.1", description="Host address the port is published on; 127.0.0.1 keeps the API off the network.")
+        "127.0.0.1", description="Host address the port is published on; 127.0.0.1 keeps the API off the network."
+    )
     port: int = Field(8000, gt=0, le=65535, description="Host port published for the container's server.port.")
     restart: Literal["no", "on-failure", "always", "unless-stopped"] = Field(
-        "unless-stopped", description="Restart policy (`docker run --restart`).")
+        "unless-stopped", description="Restart policy (`docker run --restart`)."
+    )
     wait: bool = Field(True, description="`pulumi up` waits until /health passes, up to the startup budget.")
     cache: DockerCacheConfig = Field(default_factory=DockerCacheConfig, description="Hugging Face cache on the host.")
     log_opts: DockerLogOpts = Field(default_factory=DockerLogOpts, description="json-file log rotation.")
@@ -83,8 +97,10 @@ class DockerConfig(ConfigGroup):
     @classmethod
     def _known_scheme(cls, value: str) -> str:
         if not value.startswith(HOST_SCHEMES):
-            raise ValueError(f"host {show(value)} is neither a local socket nor an SSH address. "
-                             "Fix: use unix:///var/run/docker.sock or ssh://user@gpu-host.")
+            raise ValueError(
+                f"host {show(value)} is neither a local socket nor an SSH address. "
+                "Fix: use unix:///var/run/docker.sock or ssh://user@gpu-host."
+            )
         return value
 
     @field_validator("gpus", mode="before")
@@ -102,8 +118,9 @@ class DockerConfig(ConfigGroup):
         try:
             ipaddress.ip_address(value)
         except ValueError:
-            raise ValueError(f"publish_address {show(value)} is not an IP address. "
-                             "Fix: use 127.0.0.1, or the host's LAN address.") from None
+            raise ValueError(
+                f"publish_address {show(value)} is not an IP address. Fix: use 127.0.0.1, or the host's LAN address."
+            ) from None
         return value
 
 
@@ -117,20 +134,47 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
     if cfg.target != "docker":
         if cfg.docker is None:
             return []
-        return [ConfigIssue("docker", f"is set, but target is {show(cfg.target)}; the docker group would be ignored.",
-                            "set target: docker, or remove vllm-serving:docker.")]
+        return [
+            ConfigIssue(
+                "docker",
+                f"is set, but target is {show(cfg.target)}; the docker group would be ignored.",
+                "set target: docker, or remove vllm-serving:docker.",
+            )
+        ]
     return _kubernetes_only(cfg) + _single_host(cfg) + _gpu_devices(cfg) + _exposure(cfg)
 
 
 # Top-level keys a docker stack uses. Any other key the user sets is Kubernetes-only: failing closed means a
 # group added later for Kubernetes is rejected on docker rather than silently ignored.
-_DOCKER_KEYS = frozenset({"model", "gpu", "engine", "vllm", "replicas", "target", "probes", "server", "security",
-                          "docker", "preflight", "smoke_test"})
+_DOCKER_KEYS = frozenset(
+    {
+        "model",
+        "gpu",
+        "engine",
+        "vllm",
+        "replicas",
+        "target",
+        "probes",
+        "server",
+        "security",
+        "docker",
+        "preflight",
+        "smoke_test",
+    }
+)
 # Groups shared with Kubernetes, and the only keys of each that mean something on one Docker host.
 _DOCKER_KEYS_IN_SHARED_GROUPS: dict[str, frozenset[str]] = {
     "server": frozenset({"port", "shm_size_gib"}),
-    "probes": frozenset({"load_throughput_gib_per_s", "engine_start_seconds", "per_gpu_start_seconds",
-                         "cuda_graph_capture_seconds", "safety_factor", "startup_seconds"}),
+    "probes": frozenset(
+        {
+            "load_throughput_gib_per_s",
+            "engine_start_seconds",
+            "per_gpu_start_seconds",
+            "cuda_graph_capture_seconds",
+            "safety_factor",
+            "startup_seconds",
+        }
+    ),
     "security": frozenset({"require_api_key"}),
 }
 _K8S_ONLY_KEYS: dict[tuple[str, str], str] = {
@@ -155,10 +199,10 @@ _DEFAULT_FIX = "remove it; target docker does not use it."
 # Keys whose Kubernetes concept has a Docker counterpart the program already sets, or none.
 _KEY_FIXES: dict[tuple[str, str], str] = {
     ("scheduling", "runtime_class_name"): "remove it; on docker the GPUs reach the container through docker.gpus "
-                                          "(Docker's --gpus device requests), which needs no runtime class.",
+    "(Docker's --gpus device requests), which needs no runtime class.",
     ("scheduling", "priority_class_name"): "remove it; one Docker host has no pod priorities.",
     ("server", "image_pull_secrets"): "remove it; on docker the image is pulled with the Docker provider's "
-                                      "registry credentials (docker login where pulumi runs).",
+    "registry credentials (docker login where pulumi runs).",
 }
 
 
@@ -178,17 +222,24 @@ def _kubernetes_only(cfg: StackConfig) -> list[ConfigIssue]:
         issues += [_k8s_only_issue(cfg, group, key) for key in keys if not _reported_elsewhere(cfg, group, key)]
     for (group, key), fix in _K8S_ONLY_KEYS.items():
         if key in getattr(cfg, group).model_fields_set:
-            issues.append(ConfigIssue(f"{group}.{key}", f"is {_shown(getattr(getattr(cfg, group), key))}, but it "
-                                      "is Kubernetes-only and target is 'docker'.", fix))
+            issues.append(
+                ConfigIssue(
+                    f"{group}.{key}",
+                    f"is {_shown(getattr(getattr(cfg, group), key))}, but it is Kubernetes-only and target is 'docker'.",
+                    fix,
+                )
+            )
     return issues
 
 
 def _k8s_only_issue(cfg: StackConfig, group: str, key: str) -> ConfigIssue:
     value = getattr(cfg, group)
     shown = _shown(getattr(value, key)) if key else ("{}" if isinstance(value, ConfigGroup) else _shown(value))
-    return ConfigIssue(f"{group}.{key}" if key else group,
-                       f"is {shown}, but {group} is Kubernetes-only and target is 'docker'.",
-                       _KEY_FIXES.get((group, key), _FIXES.get(group, _DEFAULT_FIX)))
+    return ConfigIssue(
+        f"{group}.{key}" if key else group,
+        f"is {shown}, but {group} is Kubernetes-only and target is 'docker'.",
+        _KEY_FIXES.get((group, key), _FIXES.get(group, _DEFAULT_FIX)),
+    )
 
 
 def _reported_elsewhere(cfg: StackConfig, group: str, key: str) -> bool:
@@ -204,8 +255,13 @@ def _shown(value: Any) -> str:
 def _single_host(cfg: StackConfig) -> list[ConfigIssue]:
     if cfg.replicas == 1:
         return []
-    return [ConfigIssue("replicas", f"is {cfg.replicas}, but a docker stack runs one container on one host.",
-                        "set replicas: 1 (or remove it), or use target: kubernetes for more replicas.")]
+    return [
+        ConfigIssue(
+            "replicas",
+            f"is {cfg.replicas}, but a docker stack runs one container on one host.",
+            "set replicas: 1 (or remove it), or use target: kubernetes for more replicas.",
+        )
+    ]
 
 
 def _gpu_devices(cfg: StackConfig) -> list[ConfigIssue]:
@@ -215,14 +271,24 @@ def _gpu_devices(cfg: StackConfig) -> list[ConfigIssue]:
     if docker.gpus == "all":
         on_host = cfg.gpu.gpus_per_node
         if on_host is not None and on_host != per_replica:
-            return [ConfigIssue("docker.gpus", f"is 'all', which gives the container the host's {on_host} GPUs "
-                                f"(gpu.gpus_per_node), but one replica uses {per_replica}.",
-                                f"list {ids}, e.g. gpus: {list(range(per_replica))}.")]
+            return [
+                ConfigIssue(
+                    "docker.gpus",
+                    f"is 'all', which gives the container the host's {on_host} GPUs "
+                    f"(gpu.gpus_per_node), but one replica uses {per_replica}.",
+                    f"list {ids}, e.g. gpus: {list(range(per_replica))}.",
+                )
+            ]
         return []
     if len(docker.gpus) != per_replica:
-        return [ConfigIssue("docker.gpus", f"is {list(docker.gpus)} ({len(docker.gpus)} GPUs), but "
-                            f"engine.tensor_parallel_size x engine.pipeline_parallel_size = {per_replica}.",
-                            f"list exactly {ids}, or set gpus: all.")]
+        return [
+            ConfigIssue(
+                "docker.gpus",
+                f"is {list(docker.gpus)} ({len(docker.gpus)} GPUs), but "
+                f"engine.tensor_parallel_size x engine.pipeline_parallel_size = {per_replica}.",
+                f"list exactly {ids}, or set gpus: all.",
+            )
+        ]
     return []
 
 
@@ -230,6 +296,10 @@ def _exposure(cfg: StackConfig) -> list[ConfigIssue]:
     address = docker_settings(cfg).publish_address
     if not ipaddress.ip_address(address).is_unspecified or cfg.security.require_api_key:
         return []
-    return [ConfigIssue("docker.publish_address", f"is {show(address)}: every network the host is on could use "
-                        "the model, and security.require_api_key is false.",
-                        "set security.require_api_key: true (and the api_key secret), or publish on 127.0.0.1.")]
+    return [
+        ConfigIssue(
+            "docker.publish_address",
+            f"is {show(address)}: every network the host is on could use the model, and security.require_api_key is false.",
+            "set security.require_api_key: true (and the api_key secret), or publish on 127.0.0.1.",
+        )
+    ]

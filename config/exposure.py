@@ -33,8 +33,9 @@ GENERATE_PATHS: tuple[str, ...] = ("/v1/chat/completions", "/v1/completions", "/
 SMOKE_IMAGE = "python:3.11-slim@sha256:9c900dea9e8fb7e16277c179b555cc72d29a352dbc33cff48ad5a0412fd5bfc7"
 
 ObjectName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
-Hostname = Annotated[str, StringConstraints(
-    pattern=r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", max_length=253)]
+Hostname = Annotated[
+    str, StringConstraints(pattern=r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", max_length=253)
+]
 _PATH = re.compile(r"^/[A-Za-z0-9/_.-]*$")
 
 
@@ -49,26 +50,38 @@ class GatewayConfig(ConfigGroup):
 
     name: ObjectName = Field(description="Name of the Gateway (created by your platform, not by this stack).")
     namespace: NamespaceName | None = Field(
-        None, description="Namespace of the Gateway; the stack's namespace when unset. Its listener's "
-                          "allowedRoutes must admit the stack's namespace.")
+        None,
+        description="Namespace of the Gateway; the stack's namespace when unset. Its listener's "
+        "allowedRoutes must admit the stack's namespace.",
+    )
     section_name: ObjectName | None = Field(None, description="The Gateway listener to attach to (parentRefs sectionName).")
     hostnames: tuple[Hostname, ...] = Field((), description="HTTPRoute hostnames; empty takes the listener's.")
     backend: Literal["Service", "InferencePool"] = Field(
-        "Service", description="Route to the Service, or to an InferencePool (inference.networking.k8s.io/v1) "
-                               "over the server pods, for gateways implementing the Inference Extension.")
+        "Service",
+        description="Route to the Service, or to an InferencePool (inference.networking.k8s.io/v1) "
+        "over the server pods, for gateways implementing the Inference Extension.",
+    )
     request_timeout_seconds: PositiveInt | None = Field(
-        300, description="HTTPRoute rules timeouts.request (Extended support): a long generation must not be cut at a "
-                         "proxy default; null leaves it out for implementations that reject it.")
+        300,
+        description="HTTPRoute rules timeouts.request (Extended support): a long generation must not be cut at a "
+        "proxy default; null leaves it out for implementations that reject it.",
+    )
     url_scheme: Literal["https", "http"] = Field(
-        "https", description="Scheme of the Gateway listener, for the client URL and curl outputs.")
+        "https", description="Scheme of the Gateway listener, for the client URL and curl outputs."
+    )
     pods_namespace: NamespaceName | None = Field(
-        None, description="Namespace of the gateway's proxy pods (for the NetworkPolicy); the Gateway's when unset.")
+        None, description="Namespace of the gateway's proxy pods (for the NetworkPolicy); the Gateway's when unset."
+    )
     pod_selector: dict[str, str] | None = Field(
-        None, description="Labels of the gateway's proxy pods; default gateway.networking.k8s.io/gateway-name: <name> "
-                          "(GEP-1762). {} admits every pod of pods_namespace.")
+        None,
+        description="Labels of the gateway's proxy pods; default gateway.networking.k8s.io/gateway-name: <name> "
+        "(GEP-1762). {} admits every pod of pods_namespace.",
+    )
     source_cidrs: tuple[str, ...] = Field(
-        (), description="Addresses the gateway's proxies connect from when they are not pods (a cloud load "
-                        "balancer's proxy subnet); admitted on the API port.")
+        (),
+        description="Addresses the gateway's proxies connect from when they are not pods (a cloud load "
+        "balancer's proxy subnet); admitted on the API port.",
+    )
 
     @field_validator("pod_selector")
     @classmethod
@@ -100,11 +113,14 @@ class IngressConfig(ConfigGroup):
     class_name: ObjectName = Field(description="ingressClassName (e.g. nginx).")
     host: Hostname = Field(description="The host name clients use.")
     tls_secret_name: ObjectName | None = Field(
-        None, description="TLS Secret (in the stack's namespace) for host; unset serves plain HTTP.")
+        None, description="TLS Secret (in the stack's namespace) for host; unset serves plain HTTP."
+    )
     controller_namespace: NamespaceName = Field(description="Namespace of the ingress controller's pods.")
     controller_pod_selector: dict[str, str] = Field(
-        default_factory=dict, description="Labels of the controller pods (e.g. app.kubernetes.io/name: ingress-nginx); "
-                                          "{} admits every pod of controller_namespace.")
+        default_factory=dict,
+        description="Labels of the controller pods (e.g. app.kubernetes.io/name: ingress-nginx); "
+        "{} admits every pod of controller_namespace.",
+    )
 
     @field_validator("controller_pod_selector")
     @classmethod
@@ -118,7 +134,8 @@ class ExposureConfig(ConfigGroup):
     gateway: GatewayConfig | None = Field(None, description="Attach an HTTPRoute to an existing Gateway.")
     ingress: IngressConfig | None = Field(None, description="Create an Ingress instead (no Gateway API).")
     paths: tuple[str, ...] = Field(
-        GENERATE_PATHS, description="Paths the route or Ingress forwards (Exact); each must be one vLLM's API key guards.")
+        GENERATE_PATHS, description="Paths the route or Ingress forwards (Exact); each must be one vLLM's API key guards."
+    )
 
     @field_validator("paths")
     @classmethod
@@ -130,7 +147,8 @@ class ExposureConfig(ConfigGroup):
                 raise ValueError(
                     f"{path!r} is not a path vLLM's API key guards (only {', '.join(GUARDED_PREFIXES)} are; "
                     "/invocations, /tokenize, /detokenize, /pooling, /score, /rerank and /metrics answer without it). "
-                    f"Fix: list paths such as {', '.join(GENERATE_PATHS)}.")
+                    f"Fix: list paths such as {', '.join(GENERATE_PATHS)}."
+                )
         return paths
 
     @model_validator(mode="after")
@@ -155,7 +173,8 @@ class SmokeTestConfig(ConfigGroup):
     enabled: bool = Field(True, description="Run the smoke test after each rollout that changes the model or image.")
     image: str = Field(SMOKE_IMAGE, min_length=1, description="Image with python3 that runs smoke/check.py.")
     timeout_seconds: PositiveInt = Field(
-        120, le=3600, description="Bound on the one request (smoke/check.py --timeout-seconds).")
+        120, le=3600, description="Bound on the one request (smoke/check.py --timeout-seconds)."
+    )
     max_tokens: PositiveInt = Field(16, le=4096, description="max_tokens of the request.")
 
 
@@ -165,8 +184,11 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
 
     if cfg.exposure.kind == "none" or cfg.security.require_api_key:
         return []
-    return [ConfigIssue(
-        f"exposure.{cfg.exposure.kind}",
-        "exposes the API outside the namespace, but security.require_api_key is false: anyone the "
-        f"{cfg.exposure.kind} admits could run inference.",
-        "set security.require_api_key: true (and pulumi config set --secret api_key <key>).")]
+    return [
+        ConfigIssue(
+            f"exposure.{cfg.exposure.kind}",
+            "exposes the API outside the namespace, but security.require_api_key is false: anyone the "
+            f"{cfg.exposure.kind} admits could run inference.",
+            "set security.require_api_key: true (and pulumi config set --secret api_key <key>).",
+        )
+    ]

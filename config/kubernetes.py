@@ -23,14 +23,19 @@ class NamespaceConfig(ConfigGroup):
     stacks never share one and destroying one never deletes another's objects."""
 
     name: DnsLabel | None = Field(
-        None, description="Namespace name (RFC 1123 label); default the stack's instance name, vllm-<stack>.")
+        None, description="Namespace name (RFC 1123 label); default the stack's instance name, vllm-<stack>."
+    )
     create: bool | None = Field(
-        None, description="Create the namespace (labelled pod-security.kubernetes.io/enforce: restricted and "
-                          "app.kubernetes.io/instance: <instance>) and delete it on destroy; default true for "
-                          "the stack's own vllm-<stack>, false for a named one (an existing namespace, left alone).")
+        None,
+        description="Create the namespace (labelled pod-security.kubernetes.io/enforce: restricted and "
+        "app.kubernetes.io/instance: <instance>) and delete it on destroy; default true for "
+        "the stack's own vllm-<stack>, false for a named one (an existing namespace, left alone).",
+    )
     retain_on_delete: bool = Field(
-        False, description="Keep the created namespace on `pulumi destroy` (Pulumi retainOnDelete), for a named "
-                           "namespace other tools also put objects in.")
+        False,
+        description="Keep the created namespace on `pulumi destroy` (Pulumi retainOnDelete), for a named "
+        "namespace other tools also put objects in.",
+    )
 
     @property
     def creates(self) -> bool:
@@ -42,44 +47,62 @@ class SchedulingConfig(ConfigGroup):
     """How replicas spread over GPU nodes, and the pod-level settings that pick how a pod is run."""
 
     spread: Literal["hostname", "zone", "none"] = Field(
-        "hostname", description="topologySpreadConstraints topologyKey when more than one replica can run: "
-                                "kubernetes.io/hostname (hostname), topology.kubernetes.io/zone (zone), or none.")
+        "hostname",
+        description="topologySpreadConstraints topologyKey when more than one replica can run: "
+        "kubernetes.io/hostname (hostname), topology.kubernetes.io/zone (zone), or none.",
+    )
     when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"] = Field(
-        "DoNotSchedule", description="topologySpreadConstraints whenUnsatisfiable. DoNotSchedule (required): two "
-                                     "replicas never share a node, so one node loss never takes both; "
-                                     "ScheduleAnyway lets them pack onto one node when no other has room.")
+        "DoNotSchedule",
+        description="topologySpreadConstraints whenUnsatisfiable. DoNotSchedule (required): two "
+        "replicas never share a node, so one node loss never takes both; "
+        "ScheduleAnyway lets them pack onto one node when no other has room.",
+    )
     max_skew: PositiveInt = Field(1, description="topologySpreadConstraints maxSkew.")
     priority_class_name: DnsSubdomain | None = Field(
-        None, description="PriorityClass of the server and download pods (it must exist in the cluster); "
-                          "the cluster's default priority when unset.")
+        None,
+        description="PriorityClass of the server and download pods (it must exist in the cluster); "
+        "the cluster's default priority when unset.",
+    )
     runtime_class_name: DnsSubdomain | None = Field(
-        None, description="RuntimeClass of the server pods, e.g. nvidia on GPU Operator clusters whose containerd "
-                          "has no NVIDIA default runtime; cluster.profile's when unset.")
+        None,
+        description="RuntimeClass of the server pods, e.g. nvidia on GPU Operator clusters whose containerd "
+        "has no NVIDIA default runtime; cluster.profile's when unset.",
+    )
     require_gpu_product_label: bool | None = Field(
-        None, description="Override of cluster.gpu_label: true requires nvidia.com/gpu.product (GPU Feature Discovery), "
-                          "false selects no product (gpu.node_selector must name the GPU); unset follows cluster.profile.")
+        None,
+        description="Override of cluster.gpu_label: true requires nvidia.com/gpu.product (GPU Feature Discovery), "
+        "false selects no product (gpu.node_selector must name the GPU); unset follows cluster.profile.",
+    )
 
 
 class CacheConfig(ConfigGroup):
     """The model cache volume and the Job that fills it."""
 
     size_gib: PositiveFloat | None = Field(
-        None, description="PVC size in GiB; defaults to the weights on disk (plus any draft model) plus headroom_percent.")
+        None, description="PVC size in GiB; defaults to the weights on disk (plus any draft model) plus headroom_percent."
+    )
     headroom_percent: float = Field(
-        25.0, ge=0, le=500, description="Extra room over the weights for tokenizer, config and partial downloads.")
+        25.0, ge=0, le=500, description="Extra room over the weights for tokenizer, config and partial downloads."
+    )
     storage_class_name: DnsSubdomain | None = Field(None, description="StorageClass; the cluster default when unset.")
     access_mode: Literal["ReadWriteMany", "ReadWriteOnce"] | None = Field(
-        None, description="PVC access mode; unset: ReadWriteOnce when at most one replica can run or each replica "
-                          "owns its claim, ReadWriteMany for a shared volume (config/delivery.py effective_volume).")
+        None,
+        description="PVC access mode; unset: ReadWriteOnce when at most one replica can run or each replica "
+        "owns its claim, ReadWriteMany for a shared volume (config/delivery.py effective_volume).",
+    )
     existing_claim: DnsSubdomain | None = Field(
-        None, description="Use this existing PVC instead of creating one (required with model.local_path).")
+        None, description="Use this existing PVC instead of creating one (required with model.local_path)."
+    )
     download_max_workers: PositiveInt = Field(
-        8, description="Parallel file downloads in the pre-download Job (huggingface_hub max_workers).")
+        8, description="Parallel file downloads in the pre-download Job (huggingface_hub max_workers)."
+    )
     download_throughput_gib_per_s: PositiveFloat = Field(
-        0.1, description="Expected download speed; sizes the Job's Pulumi timeout.")
+        0.1, description="Expected download speed; sizes the Job's Pulumi timeout."
+    )
     download_ignore_patterns: tuple[str, ...] = Field(
         ("original/*", "consolidated*", "*.pth"),
-        description="Files not downloaded: duplicate checkpoints vLLM does not load (Llama original/, Mistral consolidated).")
+        description="Files not downloaded: duplicate checkpoints vLLM does not load (Llama original/, Mistral consolidated).",
+    )
     download_cpu: str = Field("2", description="CPU request = limit of the download Job.")
     download_memory_gib: PositiveFloat = Field(4.0, description="Memory request = limit of the download Job, GiB.")
 
@@ -88,21 +111,28 @@ class ProbesConfig(ConfigGroup):
     """Probe timing; the startup budget is computed from the model size."""
 
     load_throughput_gib_per_s: PositiveFloat | None = Field(
-        None, description="Measured weights read per second, per replica; unset: the delivery mode's sourced "
-                          "default (docs/model-delivery.md).")
+        None,
+        description="Measured weights read per second, per replica; unset: the delivery mode's sourced "
+        "default (docs/model-delivery.md).",
+    )
     engine_start_seconds: PositiveInt = Field(
-        60, description="Process and engine start before loading weights (Python imports, CUDA init).")
+        60, description="Process and engine start before loading weights (Python imports, CUDA init)."
+    )
     per_gpu_start_seconds: NonNegativeInt = Field(
-        15, description="Added per tensor/pipeline-parallel worker beyond the first (worker spawn, NCCL init).")
+        15, description="Added per tensor/pipeline-parallel worker beyond the first (worker spawn, NCCL init)."
+    )
     cuda_graph_capture_seconds: NonNegativeInt = Field(
-        120, description="torch.compile and CUDA-graph capture after loading; 0 is used with engine.enforce_eager.")
+        120, description="torch.compile and CUDA-graph capture after loading; 0 is used with engine.enforce_eager."
+    )
     safety_factor: float = Field(1.5, ge=1, le=10, description="Multiplier over the estimate.")
     startup_seconds: PositiveInt | None = Field(
-        None, description="Override: the startup budget in seconds instead of the computed one.")
+        None, description="Override: the startup budget in seconds instead of the computed one."
+    )
     startup_period_seconds: PositiveInt = Field(10, description="startupProbe periodSeconds.")
     readiness_period_seconds: PositiveInt = Field(10, description="readinessProbe periodSeconds.")
     readiness_timeout_seconds: int = Field(
-        5, ge=5, description="readinessProbe timeoutSeconds (>= 5: a busy server answers slowly).")
+        5, ge=5, description="readinessProbe timeoutSeconds (>= 5: a busy server answers slowly)."
+    )
     readiness_failure_threshold: PositiveInt = Field(3, description="readinessProbe failureThreshold.")
     liveness_period_seconds: PositiveInt = Field(30, description="livenessProbe periodSeconds.")
     liveness_timeout_seconds: int = Field(15, ge=5, description="livenessProbe timeoutSeconds.")
@@ -115,21 +145,27 @@ class ServerConfig(ConfigGroup):
     port: int = Field(8000, gt=0, le=65535, description="Container and Service port of the OpenAI server.")
     cpu: str | None = Field(None, description="CPU request = limit; defaults to 2 + 4 per GPU.")
     memory_gib: PositiveFloat | None = Field(
-        None, description="Memory request = limit without /dev/shm, GiB; defaults to 16 + 12 per GPU.")
+        None, description="Memory request = limit without /dev/shm, GiB; defaults to 16 + 12 per GPU."
+    )
     shm_size_gib: PositiveFloat | None = Field(
-        None, description="/dev/shm (memory-backed) size, GiB; defaults to 2 per GPU (NCCL buffers for tensor parallel).")
-    home_size_gib: PositiveFloat = Field(
-        10.0, description="Writable HOME (vLLM, Triton and torch compile caches), GiB.")
+        None, description="/dev/shm (memory-backed) size, GiB; defaults to 2 per GPU (NCCL buffers for tensor parallel)."
+    )
+    home_size_gib: PositiveFloat = Field(10.0, description="Writable HOME (vLLM, Triton and torch compile caches), GiB.")
     tmp_size_gib: PositiveFloat = Field(4.0, description="Writable /tmp, GiB.")
     pre_stop_sleep_seconds: NonNegativeInt = Field(
-        10, description="preStop sleep: time for endpoints to drop the pod before SIGTERM.")
+        10, description="preStop sleep: time for endpoints to drop the pod before SIGTERM."
+    )
     termination_grace_period_seconds: PositiveInt = Field(
-        180, description="terminationGracePeriodSeconds: preStop plus time for in-flight requests to finish.")
+        180, description="terminationGracePeriodSeconds: preStop plus time for in-flight requests to finish."
+    )
     image_pull_seconds: PositiveInt = Field(
-        900, description="Allowance for pulling the vLLM image (~10 GiB), added to the Pulumi timeout.")
+        900, description="Allowance for pulling the vLLM image (~10 GiB), added to the Pulumi timeout."
+    )
     image_pull_secrets: tuple[DnsSubdomain, ...] = Field(
-        (), description="Secrets (kubernetes.io/dockerconfigjson, in the stack's namespace) for pulling the vLLM "
-                        "image from a private registry; set on the server and download pods.")
+        (),
+        description="Secrets (kubernetes.io/dockerconfigjson, in the stack's namespace) for pulling the vLLM "
+        "image from a private registry; set on the server and download pods.",
+    )
 
 
 class SecurityConfig(ConfigGroup):
@@ -159,14 +195,23 @@ def _namespace_issues(namespace: NamespaceConfig) -> list[ConfigIssue]:
     from config.errors import ConfigIssue
 
     if namespace.creates and namespace.name in SYSTEM_NAMESPACES:
-        return [ConfigIssue(
-            "namespace.name", f"is {namespace.name!r}, a namespace Kubernetes creates itself, and namespace.create "
-            "would have this stack create it.", "set namespace.create: false to deploy into it, or remove "
-            "namespace.name to use the stack's own namespace vllm-<stack>.")]
+        return [
+            ConfigIssue(
+                "namespace.name",
+                f"is {namespace.name!r}, a namespace Kubernetes creates itself, and namespace.create "
+                "would have this stack create it.",
+                "set namespace.create: false to deploy into it, or remove "
+                "namespace.name to use the stack's own namespace vllm-<stack>.",
+            )
+        ]
     if namespace.retain_on_delete and not namespace.creates:
-        return [ConfigIssue(
-            "namespace.retain_on_delete", "is true, but this stack does not create the namespace, so there is "
-            "nothing to keep on destroy.", "remove namespace.retain_on_delete, or set namespace.create: true.")]
+        return [
+            ConfigIssue(
+                "namespace.retain_on_delete",
+                "is true, but this stack does not create the namespace, so there is nothing to keep on destroy.",
+                "remove namespace.retain_on_delete, or set namespace.create: true.",
+            )
+        ]
     return []
 
 
@@ -177,25 +222,37 @@ def _cache_issues(cfg: StackConfig) -> list[ConfigIssue]:
     from config.delivery import delivery_mode, most_replicas
 
     most = most_replicas(cfg)
-    if (cfg.cache.access_mode == "ReadWriteOnce" and most > 1 and cfg.cache.existing_claim is None
-            and delivery_mode(cfg) == "shared_volume"):
-        issues.append(ConfigIssue(
-            "cache.access_mode",
-            f"is ReadWriteOnce, but up to {most} replicas can land on different nodes and a ReadWriteOnce "
-            "volume attaches to one node only (the others stay Pending with Multi-Attach errors).",
-            "set cache.access_mode: ReadWriteMany with a storage class that supports it, set "
-            "delivery.mode: per_replica_volume, or run 1 replica.",
-        ))
+    if (
+        cfg.cache.access_mode == "ReadWriteOnce"
+        and most > 1
+        and cfg.cache.existing_claim is None
+        and delivery_mode(cfg) == "shared_volume"
+    ):
+        issues.append(
+            ConfigIssue(
+                "cache.access_mode",
+                f"is ReadWriteOnce, but up to {most} replicas can land on different nodes and a ReadWriteOnce "
+                "volume attaches to one node only (the others stay Pending with Multi-Attach errors).",
+                "set cache.access_mode: ReadWriteMany with a storage class that supports it, set "
+                "delivery.mode: per_replica_volume, or run 1 replica.",
+            )
+        )
     if cfg.model.local_path is not None and cfg.cache.existing_claim is None:
-        issues.append(ConfigIssue(
-            "model.local_path", f"is {show(cfg.model.local_path)}, but a new cache volume would be empty.",
-            "set cache.existing_claim to the PVC that holds the model, or remove model.local_path to download it.",
-        ))
+        issues.append(
+            ConfigIssue(
+                "model.local_path",
+                f"is {show(cfg.model.local_path)}, but a new cache volume would be empty.",
+                "set cache.existing_claim to the PVC that holds the model, or remove model.local_path to download it.",
+            )
+        )
     if cfg.cache.existing_claim is not None and cfg.cache.size_gib is not None:
-        issues.append(ConfigIssue(
-            "cache.size_gib", "is set together with cache.existing_claim; an existing claim keeps its own size.",
-            "remove cache.size_gib, or remove cache.existing_claim to create the volume.",
-        ))
+        issues.append(
+            ConfigIssue(
+                "cache.size_gib",
+                "is set together with cache.existing_claim; an existing claim keeps its own size.",
+                "remove cache.size_gib, or remove cache.existing_claim to create the volume.",
+            )
+        )
     return issues
 
 
@@ -205,9 +262,11 @@ def _server_issues(cfg: StackConfig) -> list[ConfigIssue]:
     server = cfg.server
     if server.termination_grace_period_seconds > server.pre_stop_sleep_seconds:
         return []
-    return [ConfigIssue(
-        "server.termination_grace_period_seconds",
-        f"({server.termination_grace_period_seconds}) must exceed server.pre_stop_sleep_seconds "
-        f"({server.pre_stop_sleep_seconds}), or in-flight requests are killed.",
-        f"set it to at least {server.pre_stop_sleep_seconds + 60}.",
-    )]
+    return [
+        ConfigIssue(
+            "server.termination_grace_period_seconds",
+            f"({server.termination_grace_period_seconds}) must exceed server.pre_stop_sleep_seconds "
+            f"({server.pre_stop_sleep_seconds}), or in-flight requests are killed.",
+            f"set it to at least {server.pre_stop_sleep_seconds + 60}.",
+        )
+    ]

@@ -40,16 +40,19 @@ class BoundedLoader(yaml.SafeLoader):
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
         event = self.peek_event()
         if isinstance(event, yaml.AliasEvent):
-            raise LoadLimitError(problem=f"an alias (*{event.anchor}) is not allowed in a stack file; write the "
-                                 "value out", problem_mark=event.start_mark)
+            raise LoadLimitError(
+                problem=f"an alias (*{event.anchor}) is not allowed in a stack file; write the value out",
+                problem_mark=event.start_mark,
+            )
         if isinstance(event, yaml.ScalarEvent) and len(event.value) > MAX_SCALAR_CHARS:
-            raise LoadLimitError(problem=f"a value of {len(event.value)} characters is longer than the "
-                                 f"{MAX_SCALAR_CHARS} a stack file allows", problem_mark=event.start_mark)
+            raise LoadLimitError(
+                problem=f"a value of {len(event.value)} characters is longer than the {MAX_SCALAR_CHARS} a stack file allows",
+                problem_mark=event.start_mark,
+            )
         self._depth, self._nodes = self._depth + 1, self._nodes + 1
         if self._depth > MAX_DEPTH or self._nodes > MAX_NODES:
             what = f"nesting deeper than {MAX_DEPTH} levels" if self._depth > MAX_DEPTH else f"over {MAX_NODES} values"
-            raise LoadLimitError(problem=f"{what}; a stack file is a few shallow mappings",
-                                 problem_mark=event.start_mark)
+            raise LoadLimitError(problem=f"{what}; a stack file is a few shallow mappings", problem_mark=event.start_mark)
         try:
             return super().compose_node(parent, index)  # type: ignore[no-any-return]
         finally:
@@ -58,8 +61,10 @@ class BoundedLoader(yaml.SafeLoader):
     def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
         digits = sum(char.isalnum() for char in str(node.value)) - str(node.value).count("0x")
         if digits > MAX_INT_DIGITS:
-            raise LoadLimitError(problem=f"an integer of {digits} digits; no setting takes more than "
-                                 f"{MAX_INT_DIGITS}", problem_mark=node.start_mark)
+            raise LoadLimitError(
+                problem=f"an integer of {digits} digits; no setting takes more than {MAX_INT_DIGITS}",
+                problem_mark=node.start_mark,
+            )
         return super().construct_yaml_int(node)  # type: ignore[no-any-return]
 
 
@@ -71,8 +76,15 @@ def read_stack_text(file: Path) -> str:
     with file.open("rb") as stream:
         data = stream.read(MAX_FILE_BYTES + 1)
     if len(data) > MAX_FILE_BYTES:
-        raise ConfigError([ConfigIssue("", f"{file}: is larger than {MAX_FILE_BYTES // 1024} KiB; a stack file is a "
-                                       "few kilobytes.", "pass a Pulumi stack file (stacks/Pulumi.<stack>.yaml).")])
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    "",
+                    f"{file}: is larger than {MAX_FILE_BYTES // 1024} KiB; a stack file is a few kilobytes.",
+                    "pass a Pulumi stack file (stacks/Pulumi.<stack>.yaml).",
+                )
+            ]
+        )
     return data.decode("utf-8")
 
 
@@ -98,8 +110,9 @@ def _refuse_deep_brackets(text: str) -> None:
         depth += 1 if found.group() in "[{" else -1
         if depth > 4 * MAX_DEPTH:
             line = text.count("\n", 0, found.start())
-            mark = yaml.Mark("<stack file>", found.start(), line, found.start() - text.rfind("\n", 0, found.start()) - 1,
-                             None, None)
+            mark = yaml.Mark(
+                "<stack file>", found.start(), line, found.start() - text.rfind("\n", 0, found.start()) - 1, None, None
+            )
             raise LoadLimitError(problem=f"brackets nested deeper than {4 * MAX_DEPTH} levels", problem_mark=mark)
 
 
@@ -110,8 +123,11 @@ def _refuse_duplicate_keys(root: yaml.Node) -> None:
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else id(key_node)
             if key in seen:
                 first = seen[key].start_mark.line + 1
-                raise LoadLimitError(problem=f"the key {_key_path((*path, str(key)))} appears twice (first on "
-                                     f"line {first}); YAML keeps only the last", problem_mark=key_node.start_mark)
+                raise LoadLimitError(
+                    problem=f"the key {_key_path((*path, str(key)))} appears twice (first on "
+                    f"line {first}); YAML keeps only the last",
+                    problem_mark=key_node.start_mark,
+                )
             seen[key] = key_node
 
 
@@ -136,8 +152,11 @@ def yaml_issue(file: object, error: yaml.YAMLError) -> ConfigIssue:
     mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
     problem = getattr(error, "problem", None) or str(error).splitlines()[0]
     where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-    return ConfigIssue("", f"{file}: not a valid stack file{where}: {problem}.",
-                       "correct the YAML there; a stack file is what `pulumi config set` writes.")
+    return ConfigIssue(
+        "",
+        f"{file}: not a valid stack file{where}: {problem}.",
+        "correct the YAML there; a stack file is what `pulumi config set` writes.",
+    )
 
 
 def check_bounds(raw: dict[str, Any]) -> list[ConfigIssue]:
@@ -149,8 +168,13 @@ def check_bounds(raw: dict[str, Any]) -> list[ConfigIssue]:
         if depth > MAX_DEPTH:
             issues.append(ConfigIssue(key, f"nests deeper than {MAX_DEPTH} levels.", "flatten it."))
         elif isinstance(value, str) and len(value) > MAX_SCALAR_CHARS:
-            issues.append(ConfigIssue(key, f"is {show(value)} ({len(value)} characters), longer than the "
-                                      f"{MAX_SCALAR_CHARS} allowed.", "shorten it."))
+            issues.append(
+                ConfigIssue(
+                    key,
+                    f"is {show(value)} ({len(value)} characters), longer than the {MAX_SCALAR_CHARS} allowed.",
+                    "shorten it.",
+                )
+            )
         elif isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 3.33 * MAX_INT_DIGITS:
             issues.append(ConfigIssue(key, f"is {show(value)}, over {MAX_INT_DIGITS} digits.", "use a smaller number."))
         elif isinstance(value, dict):

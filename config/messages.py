@@ -21,11 +21,21 @@ Loc = tuple[Any, ...]
 
 # What a value of each pydantic type error should have been, in the words of a stack file.
 _EXPECTED: dict[str, str] = {
-    "int_type": "a whole number", "int_parsing": "a whole number", "int_from_float": "a whole number",
-    "float_type": "a number", "float_parsing": "a number", "finite_number": "a finite number",
-    "bool_type": "true or false", "bool_parsing": "true or false",
-    "string_type": "a string", "list_type": "a list", "tuple_type": "a list", "set_type": "a list",
-    "dict_type": "a mapping", "model_type": "a mapping", "model_attributes_type": "a mapping",
+    "int_type": "a whole number",
+    "int_parsing": "a whole number",
+    "int_from_float": "a whole number",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "finite_number": "a finite number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "string_type": "a string",
+    "list_type": "a list",
+    "tuple_type": "a list",
+    "set_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
 }
 _BOUNDS = {"gt": ">", "ge": "≥", "lt": "<", "le": "≤"}
 _LISTED_KEYS = 4  # keys named in "expected a mapping of keys (...)" before the ellipsis
@@ -72,20 +82,23 @@ def _unknown_key_issue(root: type[BaseModel], loc: Loc) -> ConfigIssue:
     hint = suggest(str(loc[-1]), known)
     where = _dotted(loc[:-1]) or "the vllm-serving namespace"
     message = f"unknown key{' (' + hint + ')' if hint else ''}."
-    return ConfigIssue(_dotted(loc), message,
-                       f"correct or remove it; keys allowed in {where}: {', '.join(sorted(known))}.")
+    return ConfigIssue(_dotted(loc), message, f"correct or remove it; keys allowed in {where}: {', '.join(sorted(known))}.")
 
 
 def _non_text_key_issue(root: type[BaseModel], loc: Loc, value: Any) -> ConfigIssue:
     known = ", ".join(sorted(_fields_at(root, loc[:-1]))) or "text keys"
-    return ConfigIssue(_dotted(loc[:-1]), f"has the key {show(value)}, which is not a name.",
-                       f"use keys allowed there ({known}); quote keys meant as text.")
+    return ConfigIssue(
+        _dotted(loc[:-1]),
+        f"has the key {show(value)}, which is not a name.",
+        f"use keys allowed there ({known}); quote keys meant as text.",
+    )
 
 
 def _not_allowed_issue(root: type[BaseModel], loc: Loc, value: Any, allowed: str) -> ConfigIssue:
     hint = suggest(str(value), _literal_choices(root, loc))
-    return ConfigIssue(_dotted(loc), f"{show(value)} is not allowed{' (' + hint + ')' if hint else ''}.",
-                       f"use one of {allowed}.")
+    return ConfigIssue(
+        _dotted(loc), f"{show(value)} is not allowed{' (' + hint + ')' if hint else ''}.", f"use one of {allowed}."
+    )
 
 
 def _range_issue(root: type[BaseModel], loc: Loc, value: Any, ctx: Mapping[str, Any]) -> ConfigIssue:
@@ -94,13 +107,19 @@ def _range_issue(root: type[BaseModel], loc: Loc, value: Any, ctx: Mapping[str, 
     field = _field_info(root, loc)
     whole = int in _base_types(field.annotation if field else None)
     bounds = _closed_if_whole({**{name: ctx[name] for name in _BOUNDS if name in ctx}, **_bounds(field)}, whole)
-    broken = [f"{symbol} {_number(limit)}" for name, symbol in _BOUNDS.items()
-              if (limit := bounds.get(name)) is not None and not _holds(name, value, limit)]
+    broken = [
+        f"{symbol} {_number(limit)}"
+        for name, symbol in _BOUNDS.items()
+        if (limit := bounds.get(name)) is not None and not _holds(name, value, limit)
+    ]
     rule = " and ".join(broken) or _range_text(bounds, whole)
     kind = "a whole number" if whole else "a number"
     shown = value if isinstance(value, str) else show(value)  # Pulumi hands numbers over as text
-    return ConfigIssue(key, f"{shown} is out of range: must be {rule}.",
-                       f"set {key} to {kind} {_range_text(bounds, whole)}{_meaning(root, loc)}.")
+    return ConfigIssue(
+        key,
+        f"{shown} is out of range: must be {rule}.",
+        f"set {key} to {kind} {_range_text(bounds, whole)}{_meaning(root, loc)}.",
+    )
 
 
 def _closed_if_whole(bounds: dict[str, Any], whole: bool) -> dict[str, Any]:
@@ -120,8 +139,11 @@ def _string_issue(root: type[BaseModel], loc: Loc, value: Any, kind: str, ctx: M
     if kind == "string_pattern_mismatch":
         message = f"{show(value)} does not match the pattern {ctx.get('pattern')}."
     elif kind == "string_too_short":
-        message = "must not be empty." if ctx.get("min_length") == 1 else \
-            f"{show(value)} is too short: must have at least {ctx.get('min_length')} characters."
+        message = (
+            "must not be empty."
+            if ctx.get("min_length") == 1
+            else f"{show(value)} is too short: must have at least {ctx.get('min_length')} characters."
+        )
     else:
         message = f"{show(value)} is too long: must have at most {ctx.get('max_length')} characters."
     return ConfigIssue(key, message, f"set {key} to a value that fits{_meaning(root, loc)}.")
@@ -134,10 +156,12 @@ def _type_issue(root: type[BaseModel], loc: Loc, value: Any, expected: str) -> C
     if nested is not None:
         names = [f"{key}.{name}" for name in _key_order(nested)]
         shown = ", ".join(names[:_LISTED_KEYS]) + (", ..." if len(names) > _LISTED_KEYS else "")
-        return ConfigIssue(key, f"expected a mapping of keys ({shown}), got {show(value)}.",
-                           f"write {key} as a mapping, one `key: value` per line indented under it.")
-    return ConfigIssue(key, f"expected {expected}, got {show(value)}.",
-                       f"set {key} to {expected}{_meaning(root, loc)}.")
+        return ConfigIssue(
+            key,
+            f"expected a mapping of keys ({shown}), got {show(value)}.",
+            f"write {key} as a mapping, one `key: value` per line indented under it.",
+        )
+    return ConfigIssue(key, f"expected {expected}, got {show(value)}.", f"set {key} to {expected}{_meaning(root, loc)}.")
 
 
 def _key_order(model: type[BaseModel]) -> list[str]:

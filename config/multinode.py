@@ -30,29 +30,38 @@ class MultinodeConfig(ConfigGroup):
     """Settings of a multi-node replica (engine.nnodes > 1). Ignored with one node per replica."""
 
     master_port: PositiveInt = Field(
-        29501, le=65535, description="--master-port: the leader's torch.distributed port (vLLM's default 29501).")
+        29501, le=65535, description="--master-port: the leader's torch.distributed port (vLLM's default 29501)."
+    )
     rdma_resources: dict[str, PositiveInt] = Field(
         default_factory=dict,
         description="Extended resources per pod for the inter-node network, e.g. {rdma/ib: 1} or "
-                    "{vpc.amazonaws.com/efa: 32}; requested and limited on the leader and every worker.")
+        "{vpc.amazonaws.com/efa: 32}; requested and limited on the leader and every worker.",
+    )
     ipc_lock: bool | None = Field(
-        None, description="Add the IPC_LOCK capability (RDMA pins memory); defaults to true when rdma_resources is set.")
+        None, description="Add the IPC_LOCK capability (RDMA pins memory); defaults to true when rdma_resources is set."
+    )
     nccl_env: dict[str, str] = Field(
         default_factory=dict,
-        description="NCCL_*, UCX_*, NVSHMEM_* or GLOO_* variables for every rank, e.g. {NCCL_IB_HCA: mlx5}.")
+        description="NCCL_*, UCX_*, NVSHMEM_* or GLOO_* variables for every rank, e.g. {NCCL_IB_HCA: mlx5}.",
+    )
     exclusive_topology: str | None = Field(
-        None, description="Node label key whose value one group owns alone (LWS exclusive-topology annotation), "
-                          "e.g. cloud.google.com/gce-topology-block; unset places groups anywhere.")
+        None,
+        description="Node label key whose value one group owns alone (LWS exclusive-topology annotation), "
+        "e.g. cloud.google.com/gce-topology-block; unset places groups anywhere.",
+    )
     group_init_seconds: PositiveInt = Field(
-        120, le=3600, description="Added to the startup budget: workers join the leader and NCCL initialises.")
+        120, le=3600, description="Added to the startup budget: workers join the leader and NCCL initialises."
+    )
 
     @field_validator("rdma_resources")
     @classmethod
     def _resource_names(cls, resources: dict[str, int]) -> dict[str, int]:
         for name in resources:
             if not RESOURCE_NAME.match(name) or name.startswith(("nvidia.com/gpu", "cpu", "memory")):
-                raise ValueError(f"{name[:80]!r} is not an extended resource name for the network. Fix: use the "
-                                 "device plugin's name, e.g. rdma/ib or vpc.amazonaws.com/efa.")
+                raise ValueError(
+                    f"{name[:80]!r} is not an extended resource name for the network. Fix: use the "
+                    "device plugin's name, e.g. rdma/ib or vpc.amazonaws.com/efa."
+                )
         return resources
 
     @field_validator("nccl_env")
@@ -60,19 +69,22 @@ class MultinodeConfig(ConfigGroup):
     def _collective_env(cls, env: dict[str, str]) -> dict[str, str]:
         for name, value in env.items():
             if not COLLECTIVE_ENV.match(name):
-                raise ValueError(f"{name[:80]!r} is not an NCCL_, UCX_, NVSHMEM_ or GLOO_ variable. Fix: put other "
-                                 "variables in vllm.extra_env.")
+                raise ValueError(
+                    f"{name[:80]!r} is not an NCCL_, UCX_, NVSHMEM_ or GLOO_ variable. Fix: put other "
+                    "variables in vllm.extra_env."
+                )
             if "\n" in value or "$(" in value or len(value) > 1024:
-                raise ValueError(f"{name} has a value with a newline, `$(` or over 1024 characters. Fix: give a "
-                                 "plain value.")
+                raise ValueError(f"{name} has a value with a newline, `$(` or over 1024 characters. Fix: give a plain value.")
         return env
 
     @field_validator("exclusive_topology")
     @classmethod
     def _label_key(cls, key: str | None) -> str | None:
         if key is not None and not LABEL_KEY.match(key):
-            raise ValueError(f"{key[:80]!r} is not a node label key. Fix: use a key such as "
-                             "cloud.google.com/gce-topology-block or kubernetes.io/hostname.")
+            raise ValueError(
+                f"{key[:80]!r} is not a node label key. Fix: use a key such as "
+                "cloud.google.com/gce-topology-block or kubernetes.io/hostname."
+            )
         return key
 
     @property
@@ -87,19 +99,32 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
     nnodes = cfg.engine.nnodes
     issues = []
     if cfg.target != "kubernetes":
-        issues.append(ConfigIssue(
-            "engine.nnodes", f"is {nnodes}, but the docker target runs one host.",
-            "set engine.nnodes: 1, or deploy with target: kubernetes (a LeaderWorkerSet group per replica)."))
+        issues.append(
+            ConfigIssue(
+                "engine.nnodes",
+                f"is {nnodes}, but the docker target runs one host.",
+                "set engine.nnodes: 1, or deploy with target: kubernetes (a LeaderWorkerSet group per replica).",
+            )
+        )
     if not supports_native_multinode(cfg.vllm.version):
-        issues.append(ConfigIssue(
-            "engine.nnodes", f"is {nnodes}, but vLLM {cfg.vllm.version} has no native multi-node mode (--nnodes, "
-            "--node-rank, --headless with the mp executor); its multi-node path needs Ray, which this program "
-            "does not deploy.", "use a vLLM release with --nnodes (vllm.version 0.33.0), or set engine.nnodes: 1."))
+        issues.append(
+            ConfigIssue(
+                "engine.nnodes",
+                f"is {nnodes}, but vLLM {cfg.vllm.version} has no native multi-node mode (--nnodes, "
+                "--node-rank, --headless with the mp executor); its multi-node path needs Ray, which this program "
+                "does not deploy.",
+                "use a vLLM release with --nnodes (vllm.version 0.33.0), or set engine.nnodes: 1.",
+            )
+        )
     if cfg.monitoring.monitor_kind == "PodMonitor":
-        issues.append(ConfigIssue(
-            "monitoring.monitor_kind", f"is PodMonitor, but with engine.nnodes {nnodes} the headless worker pods "
-            "serve no metrics; only the leader does.", "set monitoring.monitor_kind: ServiceMonitor (it selects "
-            "the leaders through the Service)."))
+        issues.append(
+            ConfigIssue(
+                "monitoring.monitor_kind",
+                f"is PodMonitor, but with engine.nnodes {nnodes} the headless worker pods "
+                "serve no metrics; only the leader does.",
+                "set monitoring.monitor_kind: ServiceMonitor (it selects the leaders through the Service).",
+            )
+        )
     return issues + _delivery_issues(cfg)
 
 
@@ -109,15 +134,24 @@ def _delivery_issues(cfg: StackConfig) -> list[ConfigIssue]:
 
     nnodes = cfg.engine.nnodes
     if delivery_mode(cfg) == "per_replica_volume":
-        return [ConfigIssue(
-            "delivery.mode", f"is per_replica_volume, but with engine.nnodes {nnodes} the pods of one replica run on "
-            f"{nnodes} nodes; per-replica claims are not rendered for a LeaderWorkerSet.",
-            "use delivery.mode shared_volume with a ReadWriteMany storage class, or object_storage.")]
+        return [
+            ConfigIssue(
+                "delivery.mode",
+                f"is per_replica_volume, but with engine.nnodes {nnodes} the pods of one replica run on "
+                f"{nnodes} nodes; per-replica claims are not rendered for a LeaderWorkerSet.",
+                "use delivery.mode shared_volume with a ReadWriteMany storage class, or object_storage.",
+            )
+        ]
     if cfg.cache.access_mode == "ReadWriteOnce" and cfg.cache.existing_claim is None:
-        return [ConfigIssue(
-            "cache.access_mode", f"is ReadWriteOnce, but the {nnodes} pods of a replica run on {nnodes} nodes and "
-            "each reads the weights of its stage.", "set cache.access_mode: ReadWriteMany with a storage class that "
-            "supports it, or name an existing ReadWriteMany claim in cache.existing_claim.")]
+        return [
+            ConfigIssue(
+                "cache.access_mode",
+                f"is ReadWriteOnce, but the {nnodes} pods of a replica run on {nnodes} nodes and "
+                "each reads the weights of its stage.",
+                "set cache.access_mode: ReadWriteMany with a storage class that "
+                "supports it, or name an existing ReadWriteMany claim in cache.existing_claim.",
+            )
+        ]
     return []
 
 

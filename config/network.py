@@ -22,43 +22,58 @@ Port = Annotated[int, BeforeValidator(lambda value: refuse_bool(value, int)), Fi
 
 # Addresses inside a cluster or a cloud VPC: private, carrier-grade NAT, link-local (cloud metadata), ULA.
 CLUSTER_INTERNAL_CIDRS: tuple[str, ...] = (
-    "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16", "fc00::/7", "fe80::/10")
-
+    "10.0.0.0/8",
+    "172.16.0.0/12",
+    "192.168.0.0/16",
+    "100.64.0.0/10",
+    "169.254.0.0/16",
+    "fc00::/7",
+    "fe80::/10",
+)
 
 
 class NetworkPolicyConfig(ConfigGroup):
     """NetworkPolicies for the vLLM server pods and the model download Job. On by default."""
 
     enabled: bool = Field(
-        True, description="Create the NetworkPolicies; false leaves the pods open to every pod in the cluster.")
+        True, description="Create the NetworkPolicies; false leaves the pods open to every pod in the cluster."
+    )
     client_namespaces: tuple[NamespaceName, ...] = Field(
-        (), description="Namespaces whose pods may call the API port; empty means only the stack's own namespace.")
+        (), description="Namespaces whose pods may call the API port; empty means only the stack's own namespace."
+    )
     client_pod_selector: dict[str, str] = Field(
         default_factory=dict,
-        description="Labels a client pod must carry (matchLabels), in those namespaces; empty means any pod there.")
+        description="Labels a client pod must carry (matchLabels), in those namespaces; empty means any pod there.",
+    )
     prometheus_namespace: NamespaceName | None = Field(
-        "monitoring", description="Namespace of the Prometheus pods that scrape /metrics (the API port); null allows none.")
+        "monitoring", description="Namespace of the Prometheus pods that scrape /metrics (the API port); null allows none."
+    )
     prometheus_pod_selector: dict[str, str] = Field(
         # prometheus-operator labels every Prometheus pod app.kubernetes.io/name: prometheus
         # (prometheus-operator/prometheus-operator pkg/prometheus/server/statefulset.go, podSelectorLabels).
         default_factory=lambda: {"app.kubernetes.io/name": "prometheus"},
-        description="Labels of the Prometheus pods in prometheus_namespace; {} admits every pod there (Grafana too).")
+        description="Labels of the Prometheus pods in prometheus_namespace; {} admits every pod there (Grafana too).",
+    )
     node_local_dns: bool = Field(
-        False, description="Allow DNS to NodeLocal DNSCache (host network, so no pod selector matches it).")
+        False, description="Allow DNS to NodeLocal DNSCache (host network, so no pod selector matches it)."
+    )
     node_local_dns_addresses: tuple[str, ...] = Field(
         # kubernetes/kubernetes cluster/addons/dns/nodelocaldns/README.md: "a link local ip(169.254.20.10/32 by default)".
         ("169.254.20.10",),
-        description="Addresses NodeLocal DNSCache listens on; in kube-proxy iptables mode add the kube-dns Service IP.")
+        description="Addresses NodeLocal DNSCache listens on; in kube-proxy iptables mode add the kube-dns Service IP.",
+    )
     dns_namespace: NamespaceName = Field("kube-system", description="Namespace of the cluster DNS pods.")
     dns_pod_selector: dict[str, str] = Field(
         default_factory=lambda: {"k8s-app": "kube-dns"},
-        description="Labels of the cluster DNS pods (kube-dns and CoreDNS both carry k8s-app: kube-dns).")
+        description="Labels of the cluster DNS pods (kube-dns and CoreDNS both carry k8s-app: kube-dns).",
+    )
     hub_egress_cidrs: tuple[str, ...] = Field(
-        ("0.0.0.0/0", "::/0"),
-        description="Addresses the model download Job may reach (the model hub); empty allows DNS only.")
+        ("0.0.0.0/0", "::/0"), description="Addresses the model download Job may reach (the model hub); empty allows DNS only."
+    )
     hub_egress_except_cidrs: tuple[str, ...] = Field(
         CLUSTER_INTERNAL_CIDRS,
-        description="Addresses carved out of hub_egress_cidrs: cluster-internal ranges and cloud metadata.")
+        description="Addresses carved out of hub_egress_cidrs: cluster-internal ranges and cloud metadata.",
+    )
     hub_egress_ports: tuple[Port, ...] = Field((443,), description="TCP ports the download Job may reach.")
 
     @field_validator("client_pod_selector", "dns_pod_selector", "prometheus_pod_selector")
@@ -90,5 +105,7 @@ def _check_cidr(cidr: str) -> None:
     try:
         ipaddress.ip_network(cidr, strict=True)
     except ValueError:
-        raise ValueError(f"{show(cidr)} is not a network in CIDR notation. "
-                         "Fix: write it as address/prefix with no host bits set, e.g. 10.0.0.0/8.") from None
+        raise ValueError(
+            f"{show(cidr)} is not a network in CIDR notation. "
+            "Fix: write it as address/prefix with no host bits set, e.g. 10.0.0.0/8."
+        ) from None

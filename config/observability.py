@@ -32,8 +32,10 @@ DEFAULT_PROMETHEUS_PORT = 9090  # kube-prometheus-stack values.yaml prometheus.s
 def _fraction(value: float, key: str, example: float) -> float:
     """vLLM reports cache usage as 0..1 (docs/sources.md §B.1: "1 means 100 percent"); catch thresholds typed as percent."""
     if value > 1:
-        raise ValueError(f"{value} is above 1, but {key} is a 0..1 fraction (vLLM reports 1 = 100 %). "
-                         f"Fix: write {example}, not {round(example * 100)}.")
+        raise ValueError(
+            f"{value} is above 1, but {key} is a 0..1 fraction (vLLM reports 1 = 100 %). "
+            f"Fix: write {example}, not {round(example * 100)}."
+        )
     return value
 
 
@@ -42,48 +44,71 @@ class AutoscalingConfig(ConfigGroup):
 
     enabled: bool = Field(False, description="Create a KEDA ScaledObject; KEDA then owns the replica count.")
     min_replica_count: int = Field(
-        1, ge=0, le=MAX_REPLICAS,
-        description="KEDA minReplicaCount. Must be >= 1: vLLM's metrics vanish at zero pods (docs/autoscaling-and-monitoring.md).")
+        1,
+        ge=0,
+        le=MAX_REPLICAS,
+        description="KEDA minReplicaCount. Must be >= 1: vLLM's metrics vanish at zero pods "
+        "(docs/autoscaling-and-monitoring.md).",
+    )
     max_replica_count: Replicas = Field(4, description="KEDA maxReplicaCount.")
     polling_interval: PositiveInt = Field(30, description="KEDA pollingInterval: seconds between trigger queries.")
     cooldown_period: NonNegativeInt = Field(
-        300, description="KEDA cooldownPeriod (seconds); only applies to scaling to zero, kept for completeness.")
+        300, description="KEDA cooldownPeriod (seconds); only applies to scaling to zero, kept for completeness."
+    )
     server_address: str | None = Field(
-        None, pattern=r"^https?://",
+        None,
+        pattern=r"^https?://",
         description="Prometheus trigger serverAddress; when unset, the Prometheus Service that monitoring names: "
-                    "http://<monitoring.prometheus_service>.<monitoring.prometheus_namespace>.svc:<prometheus_port>.")
+        "http://<monitoring.prometheus_service>.<monitoring.prometheus_namespace>.svc:<prometheus_port>.",
+    )
     keda_version: str = Field(
-        OLDEST_SUPPORTED, pattern=r"^v?[0-9]+\.[0-9]+(\.[0-9]+)?$",
+        OLDEST_SUPPORTED,
+        pattern=r"^v?[0-9]+\.[0-9]+(\.[0-9]+)?$",
         description="The installed KEDA release (e.g. 2.17.1); fields only newer releases accept "
-                    "(catalog/keda.py) are rendered only from their release on. Default: the oldest supported.")
+        "(catalog/keda.py) are rendered only from their release on. Default: the oldest supported.",
+    )
     triggers: tuple[Trigger, ...] = Field(
-        ("queue", "running", "kv_cache"), min_length=1,
-        description="Which Prometheus triggers to create: queue, running, kv_cache, latency (p95 time to first token).")
+        ("queue", "running", "kv_cache"),
+        min_length=1,
+        description="Which Prometheus triggers to create: queue, running, kv_cache, latency (p95 time to first token).",
+    )
     queue_threshold: PositiveFloat | None = Field(
-        None, description="Waiting requests per replica (AverageValue); derived from capacity when unset.")
+        None, description="Waiting requests per replica (AverageValue); derived from capacity when unset."
+    )
     queue_fraction: float = Field(
-        0.1, gt=0, le=1, description="Derived queue threshold = ceil(queue_fraction x per-replica concurrency).")
+        0.1, gt=0, le=1, description="Derived queue threshold = ceil(queue_fraction x per-replica concurrency)."
+    )
     running_threshold: PositiveFloat | None = Field(
-        None, description="Running requests per replica (AverageValue); derived from capacity when unset.")
+        None, description="Running requests per replica (AverageValue); derived from capacity when unset."
+    )
     running_headroom: float = Field(
-        0.8, gt=0, le=1, description="Derived running threshold = floor(running_headroom x per-replica concurrency).")
+        0.8, gt=0, le=1, description="Derived running threshold = floor(running_headroom x per-replica concurrency)."
+    )
     kv_cache_usage_threshold: float = Field(
-        0.85, gt=0, description="Average KV-cache usage (0..1 fraction, metricType Value) to scale on.")
+        0.85, gt=0, description="Average KV-cache usage (0..1 fraction, metricType Value) to scale on."
+    )
     latency_threshold_seconds: PositiveFloat = Field(
-        2.0, description="p95 time to first token (seconds, metricType Value) for the latency trigger.")
+        2.0, description="p95 time to first token (seconds, metricType Value) for the latency trigger."
+    )
     fallback_failure_threshold: PositiveInt = Field(
-        3, description="KEDA fallback.failureThreshold: failed queries before the fallback applies.")
+        3, description="KEDA fallback.failureThreshold: failed queries before the fallback applies."
+    )
     fallback_replicas: Replicas | None = Field(
-        None, description="KEDA fallback.replicas while Prometheus is unreachable; defaults to min_replica_count.")
+        None, description="KEDA fallback.replicas while Prometheus is unreachable; defaults to min_replica_count."
+    )
     fallback_behavior: FallbackBehavior | None = Field(
-        None, description="KEDA fallback.behavior (KEDA >= 2.17); unset: currentReplicasIfHigher, which never "
-                          "scales down on an outage, where keda_version has it, else KEDA's static fallback.")
+        None,
+        description="KEDA fallback.behavior (KEDA >= 2.17); unset: currentReplicasIfHigher, which never "
+        "scales down on an outage, where keda_version has it, else KEDA's static fallback.",
+    )
     scale_up_stabilization_window_seconds: int = Field(
-        0, ge=0, le=3600, description="HPA behavior.scaleUp.stabilizationWindowSeconds.")
+        0, ge=0, le=3600, description="HPA behavior.scaleUp.stabilizationWindowSeconds."
+    )
     scale_up_pods: PositiveInt = Field(2, description="HPA scaleUp policy: add at most this many pods per period.")
     scale_up_period_seconds: int = Field(60, gt=0, le=1800, description="HPA scaleUp policy periodSeconds.")
     scale_down_stabilization_window_seconds: int = Field(
-        600, ge=0, le=3600, description="HPA behavior.scaleDown.stabilizationWindowSeconds (slow: GPU pods start slowly).")
+        600, ge=0, le=3600, description="HPA behavior.scaleDown.stabilizationWindowSeconds (slow: GPU pods start slowly)."
+    )
     scale_down_pods: PositiveInt = Field(1, description="HPA scaleDown policy: remove at most this many pods per period.")
     scale_down_period_seconds: int = Field(300, gt=0, le=1800, description="HPA scaleDown policy periodSeconds.")
 
@@ -105,48 +130,67 @@ class MonitoringConfig(ConfigGroup):
 
     enabled: bool = Field(True, description="Create the monitoring objects.")
     release: str | None = Field(
-        DEFAULT_RELEASE, description="kube-prometheus-stack Helm release: the `release` label its Prometheus selects "
-                                     "monitors and rules by, and the base of its Service name; null when Prometheus "
-                                     "selects them all.")
+        DEFAULT_RELEASE,
+        description="kube-prometheus-stack Helm release: the `release` label its Prometheus selects "
+        "monitors and rules by, and the base of its Service name; null when Prometheus "
+        "selects them all.",
+    )
     monitor_labels: Labels | None = Field(
-        None, description="Labels on the ServiceMonitor/PodMonitor that the Prometheus serviceMonitorSelector "
-                          "(podMonitorSelector) matches; default {release: <release>}, {} with no release.")
+        None,
+        description="Labels on the ServiceMonitor/PodMonitor that the Prometheus serviceMonitorSelector "
+        "(podMonitorSelector) matches; default {release: <release>}, {} with no release.",
+    )
     rule_labels: Labels | None = Field(
-        None, description="Labels on the PrometheusRule that the Prometheus ruleSelector matches; default monitor_labels.")
+        None, description="Labels on the PrometheusRule that the Prometheus ruleSelector matches; default monitor_labels."
+    )
     prometheus_namespace: DnsLabel = Field(
-        DEFAULT_PROMETHEUS_NAMESPACE, description="Namespace of the Prometheus Service KEDA queries.")
+        DEFAULT_PROMETHEUS_NAMESPACE, description="Namespace of the Prometheus Service KEDA queries."
+    )
     prometheus_service: DnsSubdomain | None = Field(
-        None, description="Name of the Prometheus Service KEDA queries; default kube-prometheus-stack's "
-                          "<fullname>-prometheus for the release (monitoring-kube-prometheus-prometheus).")
+        None,
+        description="Name of the Prometheus Service KEDA queries; default kube-prometheus-stack's "
+        "<fullname>-prometheus for the release (monitoring-kube-prometheus-prometheus).",
+    )
     prometheus_port: int = Field(DEFAULT_PROMETHEUS_PORT, gt=0, le=65535, description="Port of that Service.")
     monitor_kind: Literal["ServiceMonitor", "PodMonitor"] = Field(
-        "ServiceMonitor", description="Scrape through the Service (port `http`) or the pods (container port `http`).")
+        "ServiceMonitor", description="Scrape through the Service (port `http`) or the pods (container port `http`)."
+    )
     interval: str = Field("15s", pattern=DURATION, description="Scrape interval.")
     dashboard: bool = Field(True, description="Create the Grafana dashboard ConfigMap.")
     dashboard_namespace: DnsLabel | None = Field(
-        None, description="Namespace for the dashboard ConfigMap; the deployment's namespace when unset.")
+        None, description="Namespace for the dashboard ConfigMap; the deployment's namespace when unset."
+    )
     alerts: bool = Field(True, description="Create the PrometheusRule.")
     kv_cache_usage_alert_threshold: float = Field(
-        0.9, gt=0, description="Alert when a pod's KV-cache usage (0..1) stays above this.")
+        0.9, gt=0, description="Alert when a pod's KV-cache usage (0..1) stays above this."
+    )
     queue_alert_threshold: PositiveFloat | None = Field(
-        None, description="Alert when waiting requests per replica stay above this; the derived queue threshold when unset.")
+        None, description="Alert when waiting requests per replica stay above this; the derived queue threshold when unset."
+    )
     time_to_first_token_p99_slo_seconds: PositiveFloat = Field(2.0, description="SLO for p99 time to first token.")
     inter_token_latency_p99_slo_seconds: PositiveFloat = Field(0.2, description="SLO for p99 inter-token latency.")
     error_ratio_threshold: float = Field(
-        0.05, gt=0, le=1, description="Alert when this share of HTTP requests fail with 5xx (vLLM >= 0.33 only).")
+        0.05, gt=0, le=1, description="Alert when this share of HTTP requests fail with 5xx (vLLM >= 0.33 only)."
+    )
     preemptions_per_second_threshold: PositiveFloat = Field(
-        0.05, description="Alert when preemptions (KV cache exhausted mid-request) exceed this rate.")
+        0.05, description="Alert when preemptions (KV cache exhausted mid-request) exceed this rate."
+    )
     restarts_threshold: PositiveInt = Field(2, description="Alert when a container restarts this often within 30m.")
     gpu_memory_headroom: float = Field(
-        0.05, gt=0, lt=1, description="Alert when GPU memory used exceeds gpu_memory_utilization plus this share.")
+        0.05, gt=0, lt=1, description="Alert when GPU memory used exceeds gpu_memory_utilization plus this share."
+    )
     not_ready_for: str = Field(
-        "15m", pattern=DURATION,
+        "15m",
+        pattern=DURATION,
         description="How long replicas may be unavailable (or vLLM's metrics absent) before paging; raised to "
-                    "the rollout budget (image pull + startup budget + 2m, the Deployment's progressDeadlineSeconds) "
-                    "plus 5m when a new replica may take longer.")
+        "the rollout budget (image pull + startup budget + 2m, the Deployment's progressDeadlineSeconds) "
+        "plus 5m when a new replica may take longer.",
+    )
     dcgm_namespace_label: str = Field(
-        "exported_namespace", description="Label carrying the pod's namespace on DCGM series "
-                                          "(exported_namespace when the exporter is scraped without honorLabels).")
+        "exported_namespace",
+        description="Label carrying the pod's namespace on DCGM series "
+        "(exported_namespace when the exporter is scraped without honorLabels).",
+    )
     dcgm_pod_label: str = Field("exported_pod", description="Label carrying the pod name on DCGM series.")
 
     @field_validator("kv_cache_usage_alert_threshold")
@@ -160,17 +204,23 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
     scaling = cfg.autoscaling
     issues: list[ConfigIssue] = []
     if scaling.min_replica_count == 0:
-        issues.append(ConfigIssue(
-            "autoscaling.min_replica_count",
-            "is 0, but every trigger reads vLLM's own metrics, which vanish with the last pod, so KEDA would "
-            "never scale back up.",
-            "set autoscaling.min_replica_count to 1 or more (scale-to-zero needs a signal from outside the "
-            "vLLM pods; see docs/autoscaling-and-monitoring.md)."))
+        issues.append(
+            ConfigIssue(
+                "autoscaling.min_replica_count",
+                "is 0, but every trigger reads vLLM's own metrics, which vanish with the last pod, so KEDA would "
+                "never scale back up.",
+                "set autoscaling.min_replica_count to 1 or more (scale-to-zero needs a signal from outside the "
+                "vLLM pods; see docs/autoscaling-and-monitoring.md).",
+            )
+        )
     if scaling.min_replica_count > scaling.max_replica_count:
-        issues.append(ConfigIssue(
-            "autoscaling.min_replica_count",
-            f"({scaling.min_replica_count}) is above autoscaling.max_replica_count ({scaling.max_replica_count}).",
-            "lower autoscaling.min_replica_count or raise autoscaling.max_replica_count."))
+        issues.append(
+            ConfigIssue(
+                "autoscaling.min_replica_count",
+                f"({scaling.min_replica_count}) is above autoscaling.max_replica_count ({scaling.max_replica_count}).",
+                "lower autoscaling.min_replica_count or raise autoscaling.max_replica_count.",
+            )
+        )
     issues += _fallback_checks(scaling) + _keda_version_checks(scaling)
     if scaling.enabled:
         issues += _enabled_checks(cfg)
@@ -181,55 +231,74 @@ def _fallback_checks(scaling: AutoscalingConfig) -> list[ConfigIssue]:
     fallback = scaling.fallback_replicas
     if fallback is None or scaling.min_replica_count <= fallback <= scaling.max_replica_count:
         return []
-    return [ConfigIssue(
-        "autoscaling.fallback_replicas",
-        f"({fallback}) is outside autoscaling.min_replica_count..max_replica_count "
-        f"({scaling.min_replica_count}..{scaling.max_replica_count}).",
-        "set autoscaling.fallback_replicas within that range, or remove it (it defaults to min_replica_count).")]
+    return [
+        ConfigIssue(
+            "autoscaling.fallback_replicas",
+            f"({fallback}) is outside autoscaling.min_replica_count..max_replica_count "
+            f"({scaling.min_replica_count}..{scaling.max_replica_count}).",
+            "set autoscaling.fallback_replicas within that range, or remove it (it defaults to min_replica_count).",
+        )
+    ]
 
 
 def _keda_version_checks(scaling: AutoscalingConfig) -> list[ConfigIssue]:
     if scaling.fallback_behavior is None or supports(scaling.keda_version, Feature.FALLBACK_BEHAVIOR):
         return []
-    return [ConfigIssue(
-        "autoscaling.fallback_behavior",
-        f"is {scaling.fallback_behavior!r}, but KEDA {scaling.keda_version} (autoscaling.keda_version) has no "
-        "fallback.behavior: it arrived in KEDA 2.17 and older webhooks refuse the ScaledObject.",
-        "remove autoscaling.fallback_behavior, or set autoscaling.keda_version to the installed release if it "
-        "is 2.17 or newer.")]
+    return [
+        ConfigIssue(
+            "autoscaling.fallback_behavior",
+            f"is {scaling.fallback_behavior!r}, but KEDA {scaling.keda_version} (autoscaling.keda_version) has no "
+            "fallback.behavior: it arrived in KEDA 2.17 and older webhooks refuse the ScaledObject.",
+            "remove autoscaling.fallback_behavior, or set autoscaling.keda_version to the installed release if it "
+            "is 2.17 or newer.",
+        )
+    ]
 
 
 def _server_address_checks(cfg: StackConfig) -> list[ConfigIssue]:
     monitoring = cfg.monitoring
     if cfg.autoscaling.server_address or monitoring.release or monitoring.prometheus_service:
         return []
-    return [ConfigIssue(
-        "autoscaling.server_address",
-        "is unset and monitoring.release is null, so there is no Prometheus Service name to derive KEDA's "
-        "serverAddress from.",
-        "set monitoring.prometheus_service (and monitoring.prometheus_namespace), or autoscaling.server_address, "
-        "e.g. http://prometheus-operated.monitoring.svc:9090.")]
+    return [
+        ConfigIssue(
+            "autoscaling.server_address",
+            "is unset and monitoring.release is null, so there is no Prometheus Service name to derive KEDA's "
+            "serverAddress from.",
+            "set monitoring.prometheus_service (and monitoring.prometheus_namespace), or autoscaling.server_address, "
+            "e.g. http://prometheus-operated.monitoring.svc:9090.",
+        )
+    ]
 
 
 def _enabled_checks(cfg: StackConfig) -> list[ConfigIssue]:
     issues: list[ConfigIssue] = []
     if cfg.target != "kubernetes":
-        issues.append(ConfigIssue(
-            "autoscaling.enabled", f"is true, but target is {show(cfg.target)}; KEDA only scales Kubernetes Deployments.",
-            "set autoscaling.enabled: false, or target: kubernetes."))
+        issues.append(
+            ConfigIssue(
+                "autoscaling.enabled",
+                f"is true, but target is {show(cfg.target)}; KEDA only scales Kubernetes Deployments.",
+                "set autoscaling.enabled: false, or target: kubernetes.",
+            )
+        )
     if not cfg.monitoring.enabled:
-        issues.append(ConfigIssue(
-            "autoscaling.enabled",
-            "is true, but monitoring.enabled is false: without the ServiceMonitor Prometheus never scrapes vLLM, "
-            "so every trigger query fails and KEDA stays on its fallback.",
-            "set monitoring.enabled: true, or autoscaling.enabled: false."))
+        issues.append(
+            ConfigIssue(
+                "autoscaling.enabled",
+                "is true, but monitoring.enabled is false: without the ServiceMonitor Prometheus never scrapes vLLM, "
+                "so every trigger query fails and KEDA stays on its fallback.",
+                "set monitoring.enabled: true, or autoscaling.enabled: false.",
+            )
+        )
     issues += _server_address_checks(cfg)
     scaling = cfg.autoscaling
     bounds_valid = scaling.min_replica_count <= scaling.max_replica_count  # else already reported
     if bounds_valid and not scaling.min_replica_count <= cfg.replicas <= scaling.max_replica_count:
-        issues.append(ConfigIssue(
-            "replicas",
-            f"({cfg.replicas}) is outside autoscaling.min_replica_count..max_replica_count "
-            f"({scaling.min_replica_count}..{scaling.max_replica_count}); KEDA would resize it at once.",
-            "set replicas within that range."))
+        issues.append(
+            ConfigIssue(
+                "replicas",
+                f"({cfg.replicas}) is outside autoscaling.min_replica_count..max_replica_count "
+                f"({scaling.min_replica_count}..{scaling.max_replica_count}); KEDA would resize it at once.",
+                "set replicas within that range.",
+            )
+        )
     return issues

@@ -40,20 +40,35 @@ def read_stack_file(path: str | Path) -> tuple[dict[str, Any], frozenset[str], l
     except FileNotFoundError:
         raise ConfigError([ConfigIssue("", f"{file}: no such stack file.", "pass stacks/Pulumi.<stack>.yaml.")]) from None
     except IsADirectoryError:
-        raise ConfigError([ConfigIssue("", f"{file}: is a directory, not a stack file.",
-                                       "pass one file, e.g. stacks/Pulumi.prod.yaml.")]) from None
+        raise ConfigError(
+            [ConfigIssue("", f"{file}: is a directory, not a stack file.", "pass one file, e.g. stacks/Pulumi.prod.yaml.")]
+        ) from None
     except OSError as error:  # permission denied, a broken mount, ...
-        raise ConfigError([ConfigIssue("", f"{file}: cannot be read ({error.strerror or type(error).__name__}).",
-                                       "check the path and its permissions.")]) from None
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    "",
+                    f"{file}: cannot be read ({error.strerror or type(error).__name__}).",
+                    "check the path and its permissions.",
+                )
+            ]
+        ) from None
     except yaml.YAMLError as error:
         raise ConfigError([yaml_issue(file, error)]) from None
     except UnicodeDecodeError as error:
-        raise ConfigError([ConfigIssue("", f"{file}: is not UTF-8 text (byte {error.start}).",
-                                       "save the file as UTF-8.")]) from None
+        raise ConfigError(
+            [ConfigIssue("", f"{file}: is not UTF-8 text (byte {error.start}).", "save the file as UTF-8.")]
+        ) from None
     if not isinstance(document, dict) or not isinstance(document.get("config"), dict):
-        raise ConfigError([ConfigIssue(
-            "", f"{file}: a stack file is a mapping with a `config:` mapping inside; this one is not.",
-            "start the file with `config:` and put `vllm-serving:<key>: <value>` entries under it.")])
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    "",
+                    f"{file}: a stack file is a mapping with a `config:` mapping inside; this one is not.",
+                    "start the file with `config:` and put `vllm-serving:<key>: <value>` entries under it.",
+                )
+            ]
+        )
     return split_project_keys(document["config"].items(), is_secret=_is_encrypted)
 
 
@@ -68,9 +83,14 @@ def split_project_keys(
         namespace, _, name = str(full_key).rpartition(":")
         if namespace and namespace != PROJECT:
             if _near_project(namespace):
-                issues.append(ConfigIssue("", f"{show(str(full_key))} is not a {PROJECT} key, but its prefix "
-                                          f"{show(namespace)} looks like a misspelling: did you mean `{PROJECT}`?",
-                                          f"write the key as {PROJECT}:{name}."))
+                issues.append(
+                    ConfigIssue(
+                        "",
+                        f"{show(str(full_key))} is not a {PROJECT} key, but its prefix "
+                        f"{show(namespace)} looks like a misspelling: did you mean `{PROJECT}`?",
+                        f"write the key as {PROJECT}:{name}.",
+                    )
+                )
             continue  # another package's settings, e.g. kubernetes:context
         secret = is_secret(full_key, value)
         if name in SECRET_KEYS:
@@ -79,8 +99,13 @@ def split_project_keys(
             else:
                 issues.append(_plain_text_secret(name))
         elif secret:
-            issues.append(ConfigIssue(name, "is encrypted, but it is not a secret setting.",
-                                      f"set it in plain text: pulumi config set --path {name} ..."))
+            issues.append(
+                ConfigIssue(
+                    name,
+                    "is encrypted, but it is not a secret setting.",
+                    f"set it in plain text: pulumi config set --path {name} ...",
+                )
+            )
         else:
             raw[name] = value
     return raw, frozenset(secrets), issues
@@ -97,8 +122,11 @@ def _is_encrypted(_key: Any, value: Any) -> bool:
 
 
 def _plain_text_secret(name: str) -> ConfigIssue:
-    return ConfigIssue(name, "is stored in plain text; credentials must be Pulumi secrets.",
-                       f"pulumi config rm {name} && pulumi config set --secret {name} <value>.")
+    return ConfigIssue(
+        name,
+        "is stored in plain text; credentials must be Pulumi secrets.",
+        f"pulumi config rm {name} && pulumi config set --secret {name} <value>.",
+    )
 
 
 def _validate(raw: dict[str, Any], issues: list[ConfigIssue]) -> StackConfig:
@@ -126,8 +154,7 @@ def load_pulumi_config_with_secrets() -> tuple[StackConfig, frozenset[str]]:
 
     keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
     items = [(key, _decode(runtime_config.get_config(key))) for key in sorted(keys)]
-    raw, secrets, issues = split_project_keys(
-        items, is_secret=lambda key, _value: runtime_config.is_config_secret(key))
+    raw, secrets, issues = split_project_keys(items, is_secret=lambda key, _value: runtime_config.is_config_secret(key))
     return _validate(raw, issues), secrets
 
 

@@ -47,20 +47,25 @@ class StackConfig(ConfigGroup):
     server: ServerConfig = Field(default_factory=ServerConfig, description="The vLLM container.")
     security: SecurityConfig = Field(default_factory=SecurityConfig, description="Security defaults.")
     network_policy: NetworkPolicyConfig = Field(
-        default_factory=NetworkPolicyConfig, description="NetworkPolicies for the server and download pods.")
+        default_factory=NetworkPolicyConfig, description="NetworkPolicies for the server and download pods."
+    )
     exposure: ExposureConfig = Field(
-        default_factory=ExposureConfig, description="How clients reach the API: a Gateway HTTPRoute or an Ingress.")
+        default_factory=ExposureConfig, description="How clients reach the API: a Gateway HTTPRoute or an Ingress."
+    )
     smoke_test: SmokeTestConfig = Field(
-        default_factory=SmokeTestConfig, description="The post-deploy chat completion that must answer.")
+        default_factory=SmokeTestConfig, description="The post-deploy chat completion that must answer."
+    )
     autoscaling: AutoscalingConfig = Field(default_factory=AutoscalingConfig, description="KEDA autoscaling.")
     monitoring: MonitoringConfig = Field(default_factory=MonitoringConfig, description="Prometheus and Grafana.")
     docker: DockerConfig | None = Field(None, description="The Docker host, for target docker.")
     multinode: MultinodeConfig = Field(
-        default_factory=MultinodeConfig, description="A replica across several nodes (engine.nnodes > 1).")
+        default_factory=MultinodeConfig, description="A replica across several nodes (engine.nnodes > 1)."
+    )
     cluster: ClusterConfig = Field(default_factory=ClusterConfig, description="Cluster profile and fact sources.")
     preflight: PreflightConfig = Field(default_factory=PreflightConfig, description="Preflight policies.")
     render_yaml_to_directory: str | None = Field(
-        None, description="Write Kubernetes manifests to this folder instead of applying them (secrets in plain text).")
+        None, description="Write Kubernetes manifests to this folder instead of applying them (secrets in plain text)."
+    )
 
     @property
     def served_model_name(self) -> str:
@@ -90,10 +95,13 @@ def missing_secrets(cfg: StackConfig, secrets_present: frozenset[str]) -> list[C
     """Secrets the config requires that are not set. A rule of validation.check_stack: a stack file may get
     them from elsewhere (a Pulumi ESC environment, CI), so the offline preflight only notes them."""
     if cfg.security.require_api_key and "api_key" not in secrets_present:
-        return [ConfigIssue(
-            "api_key", "is required because security.require_api_key is true, but it is not set.",
-            "pulumi config set --secret api_key <key>, or set security.require_api_key: false.",
-        )]
+        return [
+            ConfigIssue(
+                "api_key",
+                "is required because security.require_api_key is true, but it is not set.",
+                "pulumi config set --secret api_key <key>, or set security.require_api_key: false.",
+            )
+        ]
     return []
 
 
@@ -101,18 +109,23 @@ def _core_checks(cfg: StackConfig) -> list[ConfigIssue]:
     issues: list[ConfigIssue] = []
     per_replica = cfg.engine.gpus_per_replica
     if cfg.gpu.count is not None and cfg.gpu.count != per_replica:
-        issues.append(ConfigIssue(
-            "gpu.count",
-            f"is {cfg.gpu.count}, but engine.tensor_parallel_size ({cfg.engine.tensor_parallel_size}) x "
-            f"engine.pipeline_parallel_size ({cfg.engine.pipeline_parallel_size}) = {per_replica} GPUs per replica.",
-            f"set gpu.count to {per_replica}, or remove it (it defaults to that).",
-        ))
+        issues.append(
+            ConfigIssue(
+                "gpu.count",
+                f"is {cfg.gpu.count}, but engine.tensor_parallel_size ({cfg.engine.tensor_parallel_size}) x "
+                f"engine.pipeline_parallel_size ({cfg.engine.pipeline_parallel_size}) = {per_replica} GPUs per replica.",
+                f"set gpu.count to {per_replica}, or remove it (it defaults to that).",
+            )
+        )
     speculative = cfg.engine.speculative
     draft_tp = speculative.draft_tensor_parallel_size if speculative else None
     if draft_tp is not None and draft_tp not in (1, cfg.engine.tensor_parallel_size):
-        issues.append(ConfigIssue(
-            "engine.speculative.draft_tensor_parallel_size",
-            f"is {draft_tp}, but vLLM runs a draft model on 1 GPU or on all {cfg.engine.tensor_parallel_size} "
-            "of the target's tensor-parallel GPUs.",
-            f"set it to 1 or {cfg.engine.tensor_parallel_size}, or remove it (it defaults to the target's)."))
+        issues.append(
+            ConfigIssue(
+                "engine.speculative.draft_tensor_parallel_size",
+                f"is {draft_tp}, but vLLM runs a draft model on 1 GPU or on all {cfg.engine.tensor_parallel_size} "
+                "of the target's tensor-parallel GPUs.",
+                f"set it to 1 or {cfg.engine.tensor_parallel_size}, or remove it (it defaults to the target's).",
+            )
+        )
     return issues

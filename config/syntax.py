@@ -24,8 +24,10 @@ _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9
 _LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 # Image references: distribution/reference regexp.go (domain, path components, tag) and normalize.go
 # (splitDockerDomain: the first component is a registry only with a `.` or `:`, or as `localhost`).
-_IMAGE_DOMAIN = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*"
-                           r"(?::[0-9]+)?$")
+_IMAGE_DOMAIN = re.compile(
+    r"^[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*"
+    r"(?::[0-9]+)?$"
+)
 _IMAGE_PATH = re.compile(r"^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$")
 _IMAGE_TAG = re.compile(r"^[\w][\w.-]{0,127}$")
 # Hub repo ids: huggingface/huggingface_hub src/huggingface_hub/utils/_validators.py (REPO_ID_REGEX,
@@ -50,14 +52,21 @@ def _rule(check: object, what: str, fix: str) -> AfterValidator:
 def check_label(key: str, value: str) -> None:
     """A Kubernetes label (or node selector) pair. Raises ValueError naming what is wrong."""
     prefix, slash, name = key.rpartition("/")
-    key_ok = (not slash or (bool(_DNS_SUBDOMAIN.match(prefix)) and len(prefix) <= 253)) and \
-        len(name) <= 63 and bool(_LABEL_NAME.match(name))
+    key_ok = (
+        (not slash or (bool(_DNS_SUBDOMAIN.match(prefix)) and len(prefix) <= 253))
+        and len(name) <= 63
+        and bool(_LABEL_NAME.match(name))
+    )
     if not key_ok:
-        raise ValueError(f"{show(key)} is not a Kubernetes label key. Fix: use a key such as "
-                         "app.kubernetes.io/name: an optional DNS prefix and a name of at most 63 letters, digits, -_.")
+        raise ValueError(
+            f"{show(key)} is not a Kubernetes label key. Fix: use a key such as "
+            "app.kubernetes.io/name: an optional DNS prefix and a name of at most 63 letters, digits, -_."
+        )
     if value and (len(value) > 63 or not _LABEL_NAME.match(value)):
-        raise ValueError(f"{show(value)} (label {key}) is not a Kubernetes label value. Fix: use at most 63 letters, "
-                         "digits, '-', '_' or '.', starting and ending with a letter or digit.")
+        raise ValueError(
+            f"{show(value)} (label {key}) is not a Kubernetes label value. Fix: use at most 63 letters, "
+            "digits, '-', '_' or '.', starting and ending with a letter or digit."
+        )
 
 
 def _labels(labels: dict[str, str]) -> dict[str, str]:
@@ -91,26 +100,51 @@ def _extra_arg(value: str) -> bool:
 
 
 DnsLabel = Annotated[str, StringConstraints(pattern=DNS_LABEL, max_length=63)]
-DnsSubdomain = Annotated[str, _rule(lambda v: len(v) <= 253 and bool(_DNS_SUBDOMAIN.match(v)),
-                                    "a Kubernetes object name (RFC 1123 subdomain)",
-                                    "use lower-case letters, digits, '-' and '.', at most 253 characters.")]
+DnsSubdomain = Annotated[
+    str,
+    _rule(
+        lambda v: len(v) <= 253 and bool(_DNS_SUBDOMAIN.match(v)),
+        "a Kubernetes object name (RFC 1123 subdomain)",
+        "use lower-case letters, digits, '-' and '.', at most 253 characters.",
+    ),
+]
 Labels = Annotated[dict[str, str], AfterValidator(_labels)]
-ImageRepository = Annotated[str, _rule(
-    _image_repository, "an image repository",
-    "use a repository such as vllm/vllm-openai or registry.example.com:5000/team/vllm (lower case, no tag).")]
-ImageTag = Annotated[str, _rule(lambda v: bool(_IMAGE_TAG.match(v)), "an image tag",
-                                "use at most 128 letters, digits, '_', '.' or '-', e.g. v0.33.0.")]
-HubRepoId = Annotated[str, _rule(_hub_repo_id, "a Hugging Face repository id",
-                                 "use <organisation>/<name>, e.g. meta-llama/Llama-3.1-8B-Instruct.")]
-MountPath = Annotated[str, _rule(_confined_path, "a path inside its volume",
-                                 "give a path without `..` components, newlines or surrounding spaces.")]
-Revision = Annotated[str, _rule(lambda v: bool(_REVISION.match(v)), "a git revision",
-                                 "use a commit sha, a tag or a branch name.")]
-ExtraArg = Annotated[str, _rule(_extra_arg, "one command-line item",
-                                "give a flag and its value as two items, or as --flag=value; no newlines.")]
-ServedModelName = Annotated[str, _rule(
-    lambda v: bool(_SERVED_NAME.match(v)), "a name safe in container args and PromQL",
-    "use letters, digits and . _ : / @ + - (at most 255), starting with a letter or digit.")]
+ImageRepository = Annotated[
+    str,
+    _rule(
+        _image_repository,
+        "an image repository",
+        "use a repository such as vllm/vllm-openai or registry.example.com:5000/team/vllm (lower case, no tag).",
+    ),
+]
+ImageTag = Annotated[
+    str,
+    _rule(
+        lambda v: bool(_IMAGE_TAG.match(v)), "an image tag", "use at most 128 letters, digits, '_', '.' or '-', e.g. v0.33.0."
+    ),
+]
+HubRepoId = Annotated[
+    str,
+    _rule(_hub_repo_id, "a Hugging Face repository id", "use <organisation>/<name>, e.g. meta-llama/Llama-3.1-8B-Instruct."),
+]
+MountPath = Annotated[
+    str,
+    _rule(_confined_path, "a path inside its volume", "give a path without `..` components, newlines or surrounding spaces."),
+]
+Revision = Annotated[
+    str, _rule(lambda v: bool(_REVISION.match(v)), "a git revision", "use a commit sha, a tag or a branch name.")
+]
+ExtraArg = Annotated[
+    str, _rule(_extra_arg, "one command-line item", "give a flag and its value as two items, or as --flag=value; no newlines.")
+]
+ServedModelName = Annotated[
+    str,
+    _rule(
+        lambda v: bool(_SERVED_NAME.match(v)),
+        "a name safe in container args and PromQL",
+        "use letters, digits and . _ : / @ + - (at most 255), starting with a letter or digit.",
+    ),
+]
 PositiveInt = Annotated[int, Field(gt=0, le=INT32_MAX)]
 NonNegativeInt = Annotated[int, Field(ge=0, le=INT32_MAX)]
 Replicas = Annotated[int, Field(gt=0, le=MAX_REPLICAS)]

@@ -27,19 +27,25 @@ def tag_release(tag: str) -> str | None:
 class VllmConfig(ConfigGroup):
     """The vLLM release; flags, metrics and memory accounting all follow it."""
 
-    version: str = Field(LATEST_VERSION, description=(
-        "vLLM release; any release with a generated flag table (catalog/data/vllm). Defaults to the release "
-        "vllm.tag names, else the newest."))
+    version: str = Field(
+        LATEST_VERSION,
+        description=(
+            "vLLM release; any release with a generated flag table (catalog/data/vllm). Defaults to the release "
+            "vllm.tag names, else the newest."
+        ),
+    )
     image: ImageRepository = Field("vllm/vllm-openai", description="Container image repository.")
-    tag: ImageTag | None = Field(None, description=(
-        "Image tag; defaults to v<version>. Never `latest`. A release number in it must equal vllm.version."))
+    tag: ImageTag | None = Field(
+        None, description=("Image tag; defaults to v<version>. Never `latest`. A release number in it must equal vllm.version.")
+    )
     digest: str | None = Field(None, pattern=r"^sha256:[0-9a-f]{64}$", description="Pin the image by digest.")
     image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = Field(
-        "IfNotPresent", description="Kubernetes imagePullPolicy.")
-    logging_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
-        "INFO", description="VLLM_LOGGING_LEVEL.")
+        "IfNotPresent", description="Kubernetes imagePullPolicy."
+    )
+    logging_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="VLLM_LOGGING_LEVEL.")
     extra_env: dict[str, str] = Field(
-        default_factory=dict, description="Escape hatch: more environment variables for the server.")
+        default_factory=dict, description="Escape hatch: more environment variables for the server."
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -59,7 +65,8 @@ class VllmConfig(ConfigGroup):
             raise ValueError(
                 f"vLLM {show(value)} is not a release this program has flag and metric tables for"
                 f"{' (' + hint + ')' if hint else ''}. Fix: use a release from {OLDEST_VERSION} to "
-                f"{LATEST_VERSION} (catalog/data/vllm), or generate its table with scripts/vllm_release_tables.py.")
+                f"{LATEST_VERSION} (catalog/data/vllm), or generate its table with scripts/vllm_release_tables.py."
+            )
         return value
 
     @field_validator("extra_env")
@@ -70,7 +77,8 @@ class VllmConfig(ConfigGroup):
             raise ValueError(
                 f"sets {', '.join(found)}, which looks like a credential; it would sit in plain text in the "
                 "Pulumi state and the pod spec. Fix: remove it; give the Hugging Face token with "
-                "`pulumi config set --secret hf_token` and the API key with `pulumi config set --secret api_key`.")
+                "`pulumi config set --secret hf_token` and the API key with `pulumi config set --secret api_key`."
+            )
         return env
 
     @field_validator("tag")
@@ -84,7 +92,8 @@ class VllmConfig(ConfigGroup):
             raise ValueError(
                 f"tag {show(value)} is vLLM {release} but vllm.version is {version}: the flags and metric names would "
                 f"be {version}'s on a {release} image. Fix: set vllm.version to {release}, or remove vllm.tag "
-                f"(it defaults to v{version}).")
+                f"(it defaults to v{version})."
+            )
         return value
 
     @property

@@ -42,14 +42,20 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m preflight", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m preflight", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("stack_file", help="a stack file, e.g. stacks/Pulumi.prod.yaml")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print the report's fields as JSON")
     output.add_argument("--markdown", action="store_true", help="print the report as Markdown (CI summaries)")
-    parser.add_argument("--cluster", action="append", default=[], metavar="FILE",
-                        help="a `kubectl get ... -o json` snapshot of the cluster (repeatable)")
+    parser.add_argument(
+        "--cluster",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a `kubectl get ... -o json` snapshot of the cluster (repeatable)",
+    )
     parser.add_argument("--log", metavar="FILE", help="a vLLM start-up log: set its figures beside the prediction")
     parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     return parser
@@ -57,8 +63,16 @@ def _parser() -> argparse.ArgumentParser:
 
 def _run(args: argparse.Namespace) -> int:
     if args.log and not Path(args.log).is_file():
-        return _config_error(args, ConfigError([ConfigIssue(
-            "", f"--log {show(args.log)}: no such file.", "pass the file a vLLM server's start-up log was saved to.")]))
+        return _config_error(
+            args,
+            ConfigError(
+                [
+                    ConfigIssue(
+                        "", f"--log {show(args.log)}: no such file.", "pass the file a vLLM server's start-up log was saved to."
+                    )
+                ]
+            ),
+        )
     try:
         cfg, secrets = load_stack_file_with_secrets(args.stack_file)
     except ConfigError as error:

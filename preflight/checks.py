@@ -54,18 +54,21 @@ def structural_reasons(cfg: StackConfig, resolved: ResolvedEngine) -> list[str]:
         reasons.append(
             f"engine.max_model_len ({mml}) exceeds the model's max_position_embeddings "
             f"({arch.max_position_embeddings}); vLLM refuses to start. Fix: set engine.max_model_len to at most "
-            f"{arch.max_position_embeddings}.")
+            f"{arch.max_position_embeddings}."
+        )
     if resolved.max_num_batched_tokens < resolved.max_num_seqs:
         reasons.append(
             f"engine.max_num_batched_tokens ({resolved.max_num_batched_tokens}) is below engine.max_num_seqs "
             f"({resolved.max_num_seqs}); vLLM's scheduler config rejects that. Fix: raise max_num_batched_tokens "
-            f"to at least {resolved.max_num_seqs} or lower max_num_seqs.")
+            f"to at least {resolved.max_num_seqs} or lower max_num_seqs."
+        )
     v0_without_chunking = resolved.release.is_v0_engine and mml <= 32768
     if v0_without_chunking and resolved.max_num_batched_tokens < mml:
         reasons.append(
             f"engine.max_num_batched_tokens ({resolved.max_num_batched_tokens}) is below engine.max_model_len "
             f"({mml}); vLLM {resolved.release.version} (V0, no chunked prefill) refuses that. Fix: raise "
-            f"max_num_batched_tokens to {mml} or remove it.")
+            f"max_num_batched_tokens to {mml} or remove it."
+        )
     return reasons
 
 
@@ -76,14 +79,18 @@ def _parallelism_reasons(cfg: StackConfig, resolved: ResolvedEngine) -> list[str
     if arch.num_attention_heads % tp:
         reasons.append(
             f"engine.tensor_parallel_size ({tp}) does not divide the model's {arch.num_attention_heads} attention "
-            f"heads; vLLM refuses to start. Fix: use one of {', '.join(map(str, valid_tp_sizes(arch, per_node)))}.")
+            f"heads; vLLM refuses to start. Fix: use one of {', '.join(map(str, valid_tp_sizes(arch, per_node)))}."
+        )
     elif not arch.uses_mla and _kv_heads_split_badly(arch.num_key_value_heads, tp):
         reasons.append(
             f"engine.tensor_parallel_size ({tp}) cannot split or replicate the model's {arch.num_key_value_heads} "
-            f"KV heads evenly. Fix: use one of {', '.join(map(str, valid_tp_sizes(arch, per_node)))}.")
+            f"KV heads evenly. Fix: use one of {', '.join(map(str, valid_tp_sizes(arch, per_node)))}."
+        )
     if pp > arch.num_hidden_layers:
-        reasons.append(f"engine.pipeline_parallel_size ({pp}) exceeds the model's {arch.num_hidden_layers} layers. "
-                       f"Fix: use at most {arch.num_hidden_layers} stages.")
+        reasons.append(
+            f"engine.pipeline_parallel_size ({pp}) exceeds the model's {arch.num_hidden_layers} layers. "
+            f"Fix: use at most {arch.num_hidden_layers} stages."
+        )
     reasons += _node_fit_reasons(resolved, per_node)
     return reasons
 
@@ -93,17 +100,23 @@ def _node_fit_reasons(resolved: ResolvedEngine, per_node: int) -> list[str]:
     tp, pp, nnodes = resolved.tensor_parallel_size, resolved.pipeline_parallel_size, resolved.nnodes
     total = tp * pp
     if total % nnodes:
-        return [f"engine.nnodes ({nnodes}) does not divide the {total} GPUs of a replica (tensor_parallel_size {tp} "
-                f"x pipeline_parallel_size {pp}); vLLM refuses to start. Fix: set engine.nnodes to a divisor of {total}."]
+        return [
+            f"engine.nnodes ({nnodes}) does not divide the {total} GPUs of a replica (tensor_parallel_size {tp} "
+            f"x pipeline_parallel_size {pp}); vLLM refuses to start. Fix: set engine.nnodes to a divisor of {total}."
+        ]
     if total // nnodes <= per_node:
         return []
     if nnodes == 1:
-        return [f"a replica needs {total} GPUs (tensor_parallel_size {tp} x pipeline_parallel_size {pp}) but a "
-                f"{resolved.gpu.name} node has {per_node}. Fix: use at most {per_node} GPUs per replica, a larger GPU, "
-                "gpu.gpus_per_node if your nodes have more, or span nodes with engine.nnodes (see the suggestions)."]
-    return [f"each of the {nnodes} nodes of a replica needs {total // nnodes} GPUs ({total} / engine.nnodes) but a "
-            f"{resolved.gpu.name} node has {per_node}. Fix: raise engine.nnodes to {-(-total // per_node)} or more, "
-            "or set gpu.gpus_per_node if your nodes have more."]
+        return [
+            f"a replica needs {total} GPUs (tensor_parallel_size {tp} x pipeline_parallel_size {pp}) but a "
+            f"{resolved.gpu.name} node has {per_node}. Fix: use at most {per_node} GPUs per replica, a larger GPU, "
+            "gpu.gpus_per_node if your nodes have more, or span nodes with engine.nnodes (see the suggestions)."
+        ]
+    return [
+        f"each of the {nnodes} nodes of a replica needs {total // nnodes} GPUs ({total} / engine.nnodes) but a "
+        f"{resolved.gpu.name} node has {per_node}. Fix: raise engine.nnodes to {-(-total // per_node)} or more, "
+        "or set gpu.gpus_per_node if your nodes have more."
+    ]
 
 
 def _kv_heads_split_badly(kv_heads: int, tp: int) -> bool:
@@ -119,8 +132,9 @@ def valid_tp_sizes(arch: Architecture, per_node: int) -> list[int]:
     return [tp for tp in sizes if arch.uses_mla or not _kv_heads_split_badly(arch.num_key_value_heads, tp)]
 
 
-def memory_reasons(inputs: MemoryInputs, memory: MemoryEstimate, capacity: KvCapacity,
-                   target: ConcurrencyTarget) -> tuple[list[str], list[str]]:
+def memory_reasons(
+    inputs: MemoryInputs, memory: MemoryEstimate, capacity: KvCapacity, target: ConcurrencyTarget
+) -> tuple[list[str], list[str]]:
     """(reasons to block, warnings) from the memory figures."""
     if memory.weights_gib_per_gpu + memory.draft_gib_per_gpu >= memory.requested_gib:
         return [_weights_message(inputs, memory)], []
@@ -136,69 +150,90 @@ def memory_reasons(inputs: MemoryInputs, memory: MemoryEstimate, capacity: KvCap
 
 def _weights_message(inputs: MemoryInputs, memory: MemoryEstimate) -> str:
     need = memory.weights_gib_per_gpu + memory.draft_gib_per_gpu
-    return (f"the weights need {need:.2f} GiB per GPU but vLLM may use only {memory.requested_gib:.2f} GiB "
-            f"({inputs.gpu_memory_gib:.2f} GiB x engine.gpu_memory_utilization {inputs.gpu_memory_utilization}); "
-            f"short by {need - memory.requested_gib:.2f} GiB before any KV cache. Fix: more GPUs per replica "
-            f"(engine.tensor_parallel_size), a larger GPU, or a quantized checkpoint.")
+    return (
+        f"the weights need {need:.2f} GiB per GPU but vLLM may use only {memory.requested_gib:.2f} GiB "
+        f"({inputs.gpu_memory_gib:.2f} GiB x engine.gpu_memory_utilization {inputs.gpu_memory_utilization}); "
+        f"short by {need - memory.requested_gib:.2f} GiB before any KV cache. Fix: more GPUs per replica "
+        f"(engine.tensor_parallel_size), a larger GPU, or a quantized checkpoint."
+    )
 
 
 def _no_kv_message(memory: MemoryEstimate) -> str:
-    return (f"no memory is left for the KV cache: {memory.requested_gib:.2f} GiB requested - "
-            f"{memory.weights_gib_per_gpu + memory.draft_gib_per_gpu:.2f} GiB weights - {memory.activation_gib:.2f} "
-            f"GiB activation peak - {memory.non_torch_gib:.2f} GiB non-torch - {memory.cuda_graph_gib:.2f} GiB "
-            f"CUDA graphs = {memory.kv_cache_gib_per_gpu:.2f} GiB per GPU; short by "
-            f"{-memory.kv_cache_gib_per_gpu:.2f} GiB. vLLM fails with \"No available memory for the cache blocks\". "
-            "Fix: more GPUs per replica (engine.tensor_parallel_size), a larger GPU, a higher "
-            "engine.gpu_memory_utilization, or a lower engine.max_num_batched_tokens / max_num_seqs (smaller "
-            "activation peak).")
+    return (
+        f"no memory is left for the KV cache: {memory.requested_gib:.2f} GiB requested - "
+        f"{memory.weights_gib_per_gpu + memory.draft_gib_per_gpu:.2f} GiB weights - {memory.activation_gib:.2f} "
+        f"GiB activation peak - {memory.non_torch_gib:.2f} GiB non-torch - {memory.cuda_graph_gib:.2f} GiB "
+        f"CUDA graphs = {memory.kv_cache_gib_per_gpu:.2f} GiB per GPU; short by "
+        f'{-memory.kv_cache_gib_per_gpu:.2f} GiB. vLLM fails with "No available memory for the cache blocks". '
+        "Fix: more GPUs per replica (engine.tensor_parallel_size), a larger GPU, a higher "
+        "engine.gpu_memory_utilization, or a lower engine.max_num_batched_tokens / max_num_seqs (smaller "
+        "activation peak)."
+    )
 
 
 def _one_request_message(inputs: MemoryInputs, memory: MemoryEstimate, capacity: KvCapacity) -> str:
     need = gib_for_blocks(inputs, memory, capacity.blocks_per_max_len_request)
     longest = largest_fitting_tokens(inputs, capacity.num_gpu_blocks)
-    return (f"one request of engine.max_model_len {inputs.max_model_len} tokens needs {need:.2f} GiB of KV cache "
-            f"per GPU but {memory.kv_cache_gib_per_gpu:.2f} GiB is available; short by "
-            f"{need - memory.kv_cache_gib_per_gpu:.2f} GiB, and vLLM refuses to start. Fix: lower "
-            f"engine.max_model_len (this cache holds {longest} tokens), or give the KV cache more memory: more GPUs "
-            "per replica, a larger GPU, or engine.kv_cache_dtype fp8.")
+    return (
+        f"one request of engine.max_model_len {inputs.max_model_len} tokens needs {need:.2f} GiB of KV cache "
+        f"per GPU but {memory.kv_cache_gib_per_gpu:.2f} GiB is available; short by "
+        f"{need - memory.kv_cache_gib_per_gpu:.2f} GiB, and vLLM refuses to start. Fix: lower "
+        f"engine.max_model_len (this cache holds {longest} tokens), or give the KV cache more memory: more GPUs "
+        "per replica, a larger GPU, or engine.kv_cache_dtype fp8."
+    )
 
 
-def _target_message(inputs: MemoryInputs, memory: MemoryEstimate, capacity: KvCapacity,
-                    target: ConcurrencyTarget) -> str:
+def _target_message(inputs: MemoryInputs, memory: MemoryEstimate, capacity: KvCapacity, target: ConcurrencyTarget) -> str:
     need = gib_for_blocks(inputs, memory, target.blocks)
     per_request = max(target.blocks // target.requests, 1)
     fitting = capacity.num_gpu_blocks // per_request
-    head = (f"concurrency target: {target.requests} requests x {target.tokens_per_request} tokens need "
-            f"{need:.2f} GiB of KV cache per GPU ({target.blocks} blocks) but the cache holds "
-            f"{memory.kv_cache_gib_per_gpu:.2f} GiB ({capacity.num_gpu_blocks} blocks); short by "
-            f"{need - memory.kv_cache_gib_per_gpu:.2f} GiB. About {fitting} such requests fit; the rest queue or are "
-            "preempted.")
+    head = (
+        f"concurrency target: {target.requests} requests x {target.tokens_per_request} tokens need "
+        f"{need:.2f} GiB of KV cache per GPU ({target.blocks} blocks) but the cache holds "
+        f"{memory.kv_cache_gib_per_gpu:.2f} GiB ({capacity.num_gpu_blocks} blocks); short by "
+        f"{need - memory.kv_cache_gib_per_gpu:.2f} GiB. About {fitting} such requests fit; the rest queue or are "
+        "preempted."
+    )
     if target.policy == "warn":  # vLLM starts anyway; a target nobody asked for only warns
-        return (f"{head} vLLM starts anyway. To hold them all give the KV cache more memory; to admit only what "
-                f"fits set engine.max_num_seqs {fitting}.")
-    return (f"{head} Fix: lower engine.max_num_seqs (or preflight.concurrency.requests), give the KV cache more "
-            "memory, or set preflight.concurrency.policy warn to accept the queueing.")
+        return (
+            f"{head} vLLM starts anyway. To hold them all give the KV cache more memory; to admit only what "
+            f"fits set engine.max_num_seqs {fitting}."
+        )
+    return (
+        f"{head} Fix: lower engine.max_num_seqs (or preflight.concurrency.requests), give the KV cache more "
+        "memory, or set preflight.concurrency.policy warn to accept the queueing."
+    )
 
 
 def risk_warnings(cfg: StackConfig, resolved: ResolvedEngine, margin_percent: float, fits: bool) -> list[str]:
     warnings = []
     util = resolved.gpu_memory_utilization
     if util > 0.95:
-        warnings.append(f"engine.gpu_memory_utilization {util} leaves under 5 % of each GPU for the CUDA "
-                        "context, other processes and fragmentation; start-up OOMs are likely.")
+        warnings.append(
+            f"engine.gpu_memory_utilization {util} leaves under 5 % of each GPU for the CUDA "
+            "context, other processes and fragmentation; start-up OOMs are likely."
+        )
     if cfg.engine.quantization == "fp8" and not resolved.gpu.native_fp8:
-        warnings.append(f"engine.quantization fp8 on {resolved.gpu.name}: this GPU has no FP8 tensor cores, so vLLM "
-                        "runs FP8 weights weight-only (W8A16): the memory saving holds, the compute speed-up does not.")
+        warnings.append(
+            f"engine.quantization fp8 on {resolved.gpu.name}: this GPU has no FP8 tensor cores, so vLLM "
+            "runs FP8 weights weight-only (W8A16): the memory saving holds, the compute speed-up does not."
+        )
     if fits and 0 <= margin_percent < cfg.preflight.min_margin_percent:  # below 0 the target warning said it
-        warnings.append(f"only {margin_percent:.1f} % of the KV cache is left after the concurrency target "
-                        f"(preflight.min_margin_percent {cfg.preflight.min_margin_percent}).")
+        warnings.append(
+            f"only {margin_percent:.1f} % of the KV cache is left after the concurrency target "
+            f"(preflight.min_margin_percent {cfg.preflight.min_margin_percent})."
+        )
     if cfg.model.revision is None and cfg.model.local_path is None:
-        warnings.append(f"model.revision is not pinned: the cache takes whatever {cfg.model.id}'s main branch holds "
-                        "when it is downloaded, so replicas and re-deploys can serve different weights. Fix: set "
-                        "model.revision to a commit sha.")
+        warnings.append(
+            f"model.revision is not pinned: the cache takes whatever {cfg.model.id}'s main branch holds "
+            "when it is downloaded, so replicas and re-deploys can serve different weights. Fix: set "
+            "model.revision to a commit sha."
+        )
     if len(cfg.gpu.products) > 1:
-        warnings.append(f"sized for the smallest acceptable GPU, {resolved.gpu.name} "
-                        f"({resolved.gpu.memory_gib} GiB); larger ones get a bigger KV cache.")
+        warnings.append(
+            f"sized for the smallest acceptable GPU, {resolved.gpu.name} "
+            f"({resolved.gpu.memory_gib} GiB); larger ones get a bigger KV cache."
+        )
     return warnings
 
 

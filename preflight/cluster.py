@@ -27,8 +27,11 @@ def stack_name_of(path: str | Path) -> str:
 
 def declared_pools(cfg: StackConfig) -> tuple[NodePool, ...]:
     """cluster.node_pools as facts: autoscaled pools the API does not show (GKE/AKS at zero nodes)."""
-    return tuple(NodePool(name=p.name, requirements=(), labels=dict(p.labels), gpus_per_node=p.gpus)
-                 for p in cfg.cluster.node_pools if p.max_nodes != 0)
+    return tuple(
+        NodePool(name=p.name, requirements=(), labels=dict(p.labels), gpus_per_node=p.gpus)
+        for p in cfg.cluster.node_pools
+        if p.max_nodes != 0
+    )
 
 
 def gpu_terms(cfg: StackConfig) -> list[dict[str, list[dict[str, Any]]]]:
@@ -53,17 +56,27 @@ def keda_features(cfg: StackConfig, report: PreflightReport, instance: str) -> s
     from components.render.promql import Workload
     from config.delivery import workload_kind
 
-    workload = Workload(namespace=namespace_name(cfg.namespace, instance), model_name=cfg.served_model_name,
-                        deployment_name=Names(instance).server, hpa_name=hpa_name(instance), kind=workload_kind(cfg))
+    workload = Workload(
+        namespace=namespace_name(cfg.namespace, instance),
+        model_name=cfg.served_model_name,
+        deployment_name=Names(instance).server,
+        hpa_name=hpa_name(instance),
+        kind=workload_kind(cfg),
+    )
     thresholds = derive_thresholds(cfg.autoscaling, capacity_from_report(report))
-    return keda_features_of(render_scaled_object_spec(instance, cfg.autoscaling, thresholds,
-                                                      metrics_for(cfg.vllm.version), workload, server_address(cfg) or ""))
+    return keda_features_of(
+        render_scaled_object_spec(
+            instance, cfg.autoscaling, thresholds, metrics_for(cfg.vllm.version), workload, server_address(cfg) or ""
+        )
+    )
 
 
 def label_fix(cfg: StackConfig) -> str:
-    return (f"set cluster.profile (now {cfg.cluster.profile}) to your provider: gke, eks-karpenter, aks, gpu-operator, "
-            "openshift or generic; or cluster.gpu_label to the label your GPU nodes carry; or gpu.product / "
-            "gpu.also_accept to a GPU the cluster has; declare an autoscaled pool with no node yet in cluster.node_pools.")
+    return (
+        f"set cluster.profile (now {cfg.cluster.profile}) to your provider: gke, eks-karpenter, aks, gpu-operator, "
+        "openshift or generic; or cluster.gpu_label to the label your GPU nodes carry; or gpu.product / "
+        "gpu.also_accept to a GPU the cluster has; declare an autoscaled pool with no node yet in cluster.node_pools."
+    )
 
 
 def check_cluster(cfg: StackConfig, report: PreflightReport, facts: ClusterFacts, instance: str) -> ClusterResult:
@@ -82,8 +95,7 @@ def _findings(cfg: StackConfig, report: PreflightReport, facts: ClusterFacts, in
     terms = gpu_terms(cfg)
     tag = cfg.vllm.tag or RELEASES[cfg.vllm.version].image_tag
     found = checks.check_gpu(facts, terms, cfg.engine.gpus_per_node, gpu_tolerations(cfg), label_fix(cfg))
-    found += checks.check_driver(facts, terms, image_cuda_major(cfg.vllm.image, tag, cfg.vllm.version),
-                                 cfg.vllm.image_ref)
+    found += checks.check_driver(facts, terms, image_cuda_major(cfg.vllm.image, tag, cfg.vllm.version), cfg.vllm.image_ref)
     volume = effective_volume(cfg)
     if cfg.cache.existing_claim is None and volume is not None:
         found += checks.check_storage(facts, volume.storage_class_name, volume.access_mode)
@@ -93,8 +105,15 @@ def _findings(cfg: StackConfig, report: PreflightReport, facts: ClusterFacts, in
         wiring = prometheus_wiring(cfg, instance)
         namespace = namespace_name(cfg.namespace, instance)
         ns_labels = {NAMESPACE_NAME_LABEL: namespace, **_namespace_labels(facts, namespace)}
-        found += checks.check_prometheus(facts, wiring.monitor_kind, wiring.monitor_labels, wiring.rule_labels,
-                                         namespace, ns_labels, wiring.server_address if cfg.autoscaling.enabled else None)
+        found += checks.check_prometheus(
+            facts,
+            wiring.monitor_kind,
+            wiring.monitor_labels,
+            wiring.rule_labels,
+            namespace,
+            ns_labels,
+            wiring.server_address if cfg.autoscaling.enabled else None,
+        )
     found += checks.check_namespace(facts, namespace_name(cfg.namespace, instance), cfg.namespace.creates, instance)
     return found
 
@@ -115,8 +134,9 @@ def check_snapshots(cfg: StackConfig, report: PreflightReport, paths: Sequence[s
     return check_cluster(cfg, report, read_snapshots(paths, declared_pools(cfg)), instance_name(stack))
 
 
-def program_cluster_result(cfg: StackConfig, report: PreflightReport, stack: str, kubeconfig: str | None,
-                           context: str | None) -> ClusterResult:
+def program_cluster_result(
+    cfg: StackConfig, report: PreflightReport, stack: str, kubeconfig: str | None, context: str | None
+) -> ClusterResult:
     """The Pulumi program's path: cluster.snapshot_files when set, else the live cluster (read-only).
 
     A live read that fails reports `not checked` (the reason included), or stops the program when
@@ -141,8 +161,7 @@ def program_cluster_result(cfg: StackConfig, report: PreflightReport, stack: str
     return _live(cfg, report, stack, kubeconfig, context)
 
 
-def _live(cfg: StackConfig, report: PreflightReport, stack: str, kubeconfig: str | None,
-          context: str | None) -> ClusterResult:
+def _live(cfg: StackConfig, report: PreflightReport, stack: str, kubeconfig: str | None, context: str | None) -> ClusterResult:
     from cluster import live
     from cluster.report import not_checked
     from components.render.names import instance_name
@@ -152,8 +171,14 @@ def _live(cfg: StackConfig, report: PreflightReport, stack: str, kubeconfig: str
         facts = live.read_live(kubeconfig, context, cfg.cluster.keda_namespace, declared_pools(cfg))
     except live.LiveReadError as error:
         if cfg.cluster.block_on_read_failure:
-            raise ConfigError([ConfigIssue("cluster.block_on_read_failure", f"is true, and the cluster cannot be read: "
-                                         f"{error}.", "fix the kubeconfig/context (kubernetes:context), or set "
-                                                      "cluster.snapshot_files to a kubectl snapshot.")]) from None
+            raise ConfigError(
+                [
+                    ConfigIssue(
+                        "cluster.block_on_read_failure",
+                        f"is true, and the cluster cannot be read: {error}.",
+                        "fix the kubeconfig/context (kubernetes:context), or set cluster.snapshot_files to a kubectl snapshot.",
+                    )
+                ]
+            ) from None
         return not_checked(f"the live cluster could not be read: {error}")
     return check_cluster(cfg, report, facts, instance_name(stack))

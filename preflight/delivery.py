@@ -43,8 +43,10 @@ class DeliveryBudget:
 
     def first_start_sum(self) -> str:
         pull, download = self.terms[0].seconds, self.terms[1].seconds
-        return (f"{self.first_start_seconds} s first start = {pull:.0f} s image pull + {download:.0f} s download x "
-                f"{self.probe.safety_factor:g} + {self.probe.total_seconds} s startup probe")
+        return (
+            f"{self.first_start_seconds} s first start = {pull:.0f} s image pull + {download:.0f} s download x "
+            f"{self.probe.safety_factor:g} + {self.probe.total_seconds} s startup probe"
+        )
 
     def explain(self) -> str:
         terms = "; ".join(term.render() for term in self.terms)
@@ -82,20 +84,32 @@ def delivery_budget(cfg: StackConfig, weights_on_disk_gib: float) -> DeliveryBud
     # and NCCL to initialise (docs/multinode.md).
     group_init = cfg.multinode.group_init_seconds if cfg.engine.nnodes > 1 else 0
     probe = startup_budget(
-        weights, throughput.gib_per_s, cfg.engine.gpus_per_node, cfg.engine.enforce_eager,
-        engine_start_seconds=probes.engine_start_seconds + group_init, per_gpu_start_seconds=probes.per_gpu_start_seconds,
-        cuda_graph_capture_seconds=probes.cuda_graph_capture_seconds, safety_factor=probes.safety_factor,
-        period_seconds=probes.startup_period_seconds, override_seconds=probes.startup_seconds)
+        weights,
+        throughput.gib_per_s,
+        cfg.engine.gpus_per_node,
+        cfg.engine.enforce_eager,
+        engine_start_seconds=probes.engine_start_seconds + group_init,
+        per_gpu_start_seconds=probes.per_gpu_start_seconds,
+        cuda_graph_capture_seconds=probes.cuda_graph_capture_seconds,
+        safety_factor=probes.safety_factor,
+        period_seconds=probes.startup_period_seconds,
+        override_seconds=probes.startup_seconds,
+    )
     download = round(download_seconds(cfg, weights), 3)
     terms = (
         BudgetTerm("image pull", float(cfg.server.image_pull_seconds), "server.image_pull_seconds"),
         BudgetTerm("download", download, _download_how(cfg, weights, download)),
         BudgetTerm("load", round(probe.load_seconds, 3), f"{weights:.1f} GiB / {throughput.mib_per_s:g} MiB/s"),
-        BudgetTerm("engine start", probe.engine_start_seconds,
-                   "probes.engine_start_seconds + per extra GPU of a pod" + (" + multinode.group_init_seconds"
-                                                                              if group_init else "")),
-        BudgetTerm("compile + graphs", probe.cuda_graph_seconds,
-                   "0 with enforce_eager" if cfg.engine.enforce_eager else "probes.cuda_graph_capture_seconds"),
+        BudgetTerm(
+            "engine start",
+            probe.engine_start_seconds,
+            "probes.engine_start_seconds + per extra GPU of a pod" + (" + multinode.group_init_seconds" if group_init else ""),
+        ),
+        BudgetTerm(
+            "compile + graphs",
+            probe.cuda_graph_seconds,
+            "0 with enforce_eager" if cfg.engine.enforce_eager else "probes.cuda_graph_capture_seconds",
+        ),
     )
     first = cfg.server.image_pull_seconds + math.ceil(download * probe.safety_factor) + probe.total_seconds
     return DeliveryBudget(mode_name(cfg), throughput, weights, terms, probe, first)
@@ -131,8 +145,10 @@ def page_cache_warnings(cfg: StackConfig, weights_on_disk_gib: float) -> list[st
         return []
     needed = weights / PREFETCH_RAM_SHARE
     shm = shm_gib(cfg)
-    return [f"delivery: the server's memory limit ({limit:g} GiB) is below the {needed:.1f} GiB (the {weights:.1f} GiB "
-            "checkpoint / 0.9) vLLM 0.33.0 needs to prefetch from a network file system: it then skips the prefetch "
-            "(weight_utils.py \"Skipping auto-prefetch\") and reads the shared volume lazily, far below its "
-            f"throughput. Fix: set server.memory_gib to at least {math.ceil(needed - shm)} (the limit adds "
-            f"{shm:g} GiB of /dev/shm), or use delivery.mode per_replica_volume or object_storage."]
+    return [
+        f"delivery: the server's memory limit ({limit:g} GiB) is below the {needed:.1f} GiB (the {weights:.1f} GiB "
+        "checkpoint / 0.9) vLLM 0.33.0 needs to prefetch from a network file system: it then skips the prefetch "
+        '(weight_utils.py "Skipping auto-prefetch") and reads the shared volume lazily, far below its '
+        f"throughput. Fix: set server.memory_gib to at least {math.ceil(needed - shm)} (the limit adds "
+        f"{shm:g} GiB of /dev/shm), or use delivery.mode per_replica_volume or object_storage."
+    ]

@@ -14,12 +14,21 @@ def memory_inputs(cfg: StackConfig, resolved: ResolvedEngine) -> MemoryInputs:
     draft = MODELS.get(speculative.model or "") if speculative and speculative.method == "draft_model" else None
     draft_tp = (speculative.draft_tensor_parallel_size if speculative else None) or resolved.tensor_parallel_size
     return MemoryInputs(
-        arch=resolved.architecture, era=resolved.release.era, version=resolved.release.number,
-        gpu_memory_gib=resolved.gpu.memory_gib, gpu_memory_utilization=resolved.gpu_memory_utilization,
-        tensor_parallel_size=resolved.tensor_parallel_size, pipeline_parallel_size=resolved.pipeline_parallel_size,
-        max_model_len=resolved.max_model_len, max_num_seqs=resolved.max_num_seqs,
-        max_num_batched_tokens=resolved.max_num_batched_tokens, block_size=resolved.block_size,
-        dtype=cfg.engine.dtype, quantization=runtime_quantization(resolved.architecture, cfg.engine.quantization),
+        arch=resolved.architecture,
+        era=resolved.release.era,
+        version=resolved.release.number,
+        gpu_memory_gib=resolved.gpu.memory_gib,
+        gpu_memory_utilization=resolved.gpu_memory_utilization,
+        tensor_parallel_size=resolved.tensor_parallel_size,
+        pipeline_parallel_size=resolved.pipeline_parallel_size,
+        max_model_len=resolved.max_model_len,
+        max_num_seqs=resolved.max_num_seqs,
+        max_num_batched_tokens=resolved.max_num_batched_tokens,
+        block_size=resolved.block_size,
+        dtype=cfg.engine.dtype,
+        quantization=runtime_quantization(resolved.architecture, cfg.engine.quantization),
         kv_cache_dtype=cfg.engine.kv_cache_dtype,
-        enforce_eager=resolved.enforce_eager, draft=draft, draft_tensor_parallel_size=draft_tp,
+        enforce_eager=resolved.enforce_eager,
+        draft=draft,
+        draft_tensor_parallel_size=draft_tp,
     )

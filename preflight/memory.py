@@ -24,7 +24,11 @@ DTYPE_BYTES = {"auto": 2, "half": 2, "float16": 2, "bfloat16": 2, "float": 4, "f
 # Linear-layer bytes per parameter under --quantization; embeddings and LM head stay 16-bit.
 # 4-bit methods carry one 16-bit scale (+ 4-bit zero point) per group of 128 weights: 0.5 + 2.5/128.
 QUANTIZED_LINEAR_BYTES = {
-    "fp8": 1.0, "awq": 0.52, "awq_marlin": 0.52, "gptq": 0.52, "gptq_marlin": 0.52,
+    "fp8": 1.0,
+    "awq": 0.52,
+    "awq_marlin": 0.52,
+    "gptq": 0.52,
+    "gptq_marlin": 0.52,
     "bitsandbytes": 0.5 + 4 / 64,  # NF4 with one fp32 absmax per 64 weights
 }
 
@@ -39,8 +43,11 @@ QUANTIZED_LINEAR_BYTES = {
 # fitted per era on sampler-bound rows after the hidden states: V1-early 38.35 (R14, R21, R22: 5.64, 4.76,
 # 5.56 GiB at 1024 seqs), V1 14.88 (R01, R03, R15: 1.89, 2.21, 2.23 GiB), V0 39.2 (R37: 1.26 GiB at 256).
 SAMPLER_BYTES = {
-    MemoryEra.V0_LEGACY: 39.2, MemoryEra.V0: 39.2, MemoryEra.V1_EARLY: 38.35,
-    MemoryEra.V1: 14.88, MemoryEra.V1_CUDAGRAPH: 14.88,
+    MemoryEra.V0_LEGACY: 39.2,
+    MemoryEra.V0: 39.2,
+    MemoryEra.V1_EARLY: 38.35,
+    MemoryEra.V1: 14.88,
+    MemoryEra.V1_CUDAGRAPH: 14.88,
 }
 # Forward-phase bytes per (batched token x MLP width per rank): the gate/up output (2 x I) and the activated
 # half (I) in 16 bits plus a partial buffer, ~4 x I x 2 B. Reproduces R28/R29 (V0, 20k/29k tokens).
@@ -55,8 +62,10 @@ MLP_ACTIVATION_BYTES = 8.0
 # issue 12's 0.9-0.16 TP 2 start-ups show (non-KV ~2 GiB below the 2.13 taken before). The snapshot order is
 # unchanged in 0.30.0 (:432-451): the ~2.1 GiB of 0.17+ is allocated during the profile run there.
 NON_TORCH_GIB = {
-    MemoryEra.V0_LEGACY: (0.35, 3.58, 3.58), MemoryEra.V0: (1.79, 3.58, 3.58),
-    MemoryEra.V1_EARLY: (0.13, 0.13, 0.13), MemoryEra.V1: (0.25, 2.08, 2.17),
+    MemoryEra.V0_LEGACY: (0.35, 3.58, 3.58),
+    MemoryEra.V0: (1.79, 3.58, 3.58),
+    MemoryEra.V1_EARLY: (0.13, 0.13, 0.13),
+    MemoryEra.V1: (0.25, 2.08, 2.17),
     MemoryEra.V1_CUDAGRAPH: (0.25, 2.08, 2.17),
 }
 
@@ -110,8 +119,11 @@ def linear_bytes(arch: Architecture, dtype: str, quantization: str | None) -> fl
     the checkpoint's own figure when it is the checkpoint's method, else the method's, else the dtype's."""
     if quantization is None:
         return DTYPE_BYTES[dtype]
-    if arch.quantized_linear_bytes is not None and arch.quantization is not None and (
-            quantization.split("_")[0] == arch.quantization.split("_")[0]):
+    if (
+        arch.quantized_linear_bytes is not None
+        and arch.quantization is not None
+        and (quantization.split("_")[0] == arch.quantization.split("_")[0])
+    ):
         return arch.quantized_linear_bytes
     return QUANTIZED_LINEAR_BYTES.get(quantization, arch.quantized_linear_bytes or 1.0)
 

@@ -26,13 +26,25 @@ def from_config(arch: ArchitectureConfig) -> Architecture:
     kv_heads = arch.num_key_value_heads or arch.num_attention_heads
     head_dim = arch.head_dim or arch.hidden_size // arch.num_attention_heads
     shape = Architecture(
-        arch.num_hidden_layers, arch.num_attention_heads, kv_heads, head_dim, arch.hidden_size,
-        arch.intermediate_size, arch.vocab_size, arch.max_position_embeddings, num_parameters=1,
-        torch_dtype=arch.torch_dtype, tie_word_embeddings=arch.tie_word_embeddings,
-        sliding_window=arch.sliding_window, num_sliding_window_layers=arch.num_sliding_window_layers,
-        num_local_experts=arch.num_local_experts, num_experts_per_tok=arch.num_experts_per_tok,
-        kv_lora_rank=arch.kv_lora_rank, qk_rope_head_dim=arch.qk_rope_head_dim,
-        quantization=arch.quantization, quantized_linear_bytes=_quantized_bytes(arch),
+        arch.num_hidden_layers,
+        arch.num_attention_heads,
+        kv_heads,
+        head_dim,
+        arch.hidden_size,
+        arch.intermediate_size,
+        arch.vocab_size,
+        arch.max_position_embeddings,
+        num_parameters=1,
+        torch_dtype=arch.torch_dtype,
+        tie_word_embeddings=arch.tie_word_embeddings,
+        sliding_window=arch.sliding_window,
+        num_sliding_window_layers=arch.num_sliding_window_layers,
+        num_local_experts=arch.num_local_experts,
+        num_experts_per_tok=arch.num_experts_per_tok,
+        kv_lora_rank=arch.kv_lora_rank,
+        qk_rope_head_dim=arch.qk_rope_head_dim,
+        quantization=arch.quantization,
+        quantized_linear_bytes=_quantized_bytes(arch),
     )
     params = arch.num_parameters or estimate_parameters(shape)
     return Architecture(**{**shape.__dict__, "num_parameters": params})
@@ -78,12 +90,25 @@ def _from_config_json(path_text: str, num_parameters: int | None) -> Architectur
     try:
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
-        raise ConfigError([ConfigIssue("model.config_json", f"cannot read {show(str(path))} ({error}).",
-                                       "point it at the model's config.json, relative to the project.")]) from None
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    "model.config_json",
+                    f"cannot read {show(str(path))} ({error}).",
+                    "point it at the model's config.json, relative to the project.",
+                )
+            ]
+        ) from None
     if not isinstance(data, dict):
-        raise ConfigError([ConfigIssue("model.config_json", f"{show(str(path))} holds a JSON {type(data).__name__}, "
-                                       "not the mapping of a config.json.",
-                                       "point it at the model's config.json, relative to the project.")])
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    "model.config_json",
+                    f"{show(str(path))} holds a JSON {type(data).__name__}, not the mapping of a config.json.",
+                    "point it at the model's config.json, relative to the project.",
+                )
+            ]
+        )
     if isinstance(data.get("text_config"), dict):  # multimodal checkpoints nest the language model's config
         data = {**data, **data["text_config"]}
     known = set(ArchitectureConfig.model_fields)
@@ -96,5 +121,12 @@ def _from_config_json(path_text: str, num_parameters: int | None) -> Architectur
     try:
         return from_config(ArchitectureConfig.model_validate(fields))
     except ValueError as error:
-        raise ConfigError([ConfigIssue("model.config_json", f"{show(str(path))} lacks what the preflight needs: "
-                                       f"{error}".replace("\n", " "), "use model.architecture instead.")]) from None
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    "model.config_json",
+                    f"{show(str(path))} lacks what the preflight needs: {error}".replace("\n", " "),
+                    "use model.architecture instead.",
+                )
+            ]
+        ) from None

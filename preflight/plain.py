@@ -21,8 +21,9 @@ class PlainKvEstimate:
     total_bytes: int
 
 
-def plain_kv_estimate(arch: Architecture, dtype: str, kv_cache_dtype: str, requests: int, tokens: int,
-                      block_size: int) -> PlainKvEstimate:
+def plain_kv_estimate(
+    arch: Architecture, dtype: str, kv_cache_dtype: str, requests: int, tokens: int, block_size: int
+) -> PlainKvEstimate:
     element = kv_bytes_per_element(dtype, kv_cache_dtype)
     per_token = arch.num_hidden_layers * kv_bytes_per_token_per_layer(arch, 1, element)
     blocks = requests * math.ceil(tokens / block_size)

@@ -37,14 +37,18 @@ def quantization_reason(arch: Architecture, requested: str | None, model_id: str
     if stored is None:
         if requested in ONLINE_QUANTIZATION:
             return None
-        return (f"engine.quantization {requested!r} needs a checkpoint quantized with {requested.split('_')[0]} "
-                f"(packed weights and scales), but {model_id} is a {arch.torch_dtype} checkpoint with no "
-                "quantization_config; vLLM fails to load it. Fix: serve a checkpoint made that way (e.g. "
-                "hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4), use engine.quantization fp8 (quantized "
-                "at load), or remove engine.quantization.")
+        return (
+            f"engine.quantization {requested!r} needs a checkpoint quantized with {requested.split('_')[0]} "
+            f"(packed weights and scales), but {model_id} is a {arch.torch_dtype} checkpoint with no "
+            "quantization_config; vLLM fails to load it. Fix: serve a checkpoint made that way (e.g. "
+            "hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4), use engine.quantization fp8 (quantized "
+            "at load), or remove engine.quantization."
+        )
     if requested in ACCEPTED_FOR_CHECKPOINT.get(stored, frozenset({stored})):
         return None
-    return (f"engine.quantization {requested!r} does not match the checkpoint's quantization_config "
-            f"({stored!r}) of {model_id}; vLLM refuses to start (\"Quantization method specified in the model "
-            f"config ({stored}) does not match ...\"). Fix: remove engine.quantization (vLLM reads the "
-            "checkpoint's method) or set it to the checkpoint's method.")
+    return (
+        f"engine.quantization {requested!r} does not match the checkpoint's quantization_config "
+        f'({stored!r}) of {model_id}; vLLM refuses to start ("Quantization method specified in the model '
+        f'config ({stored}) does not match ..."). Fix: remove engine.quantization (vLLM reads the '
+        "checkpoint's method) or set it to the checkpoint's method."
+    )

@@ -63,18 +63,28 @@ def resolve_engine(cfg: StackConfig) -> ResolvedEngine:
     max_model_len = engine.max_model_len or arch.max_position_embeddings
     any_a100 = any(cfg.gpu.spec_for(name).is_a100 for name in cfg.gpu.products)
     seqs_default, tokens_default = default_batch_limits(
-        release.number, gpu.memory_gib, any_a100, max_model_len,
-        device_name=gpu.gfd_product.replace("-", " "), release=release.version,
-        chunked_prefill_allowed=not arch.num_sliding_window_layers and engine.speculative is None)
+        release.number,
+        gpu.memory_gib,
+        any_a100,
+        max_model_len,
+        device_name=gpu.gfd_product.replace("-", " "),
+        release=release.version,
+        chunked_prefill_allowed=not arch.num_sliding_window_layers and engine.speculative is None,
+    )
     prefix = release.prefix_caching_default if engine.enable_prefix_caching is None else engine.enable_prefix_caching
     return ResolvedEngine(
-        release=release, architecture=arch, gpu=gpu,
-        tensor_parallel_size=engine.tensor_parallel_size, pipeline_parallel_size=engine.pipeline_parallel_size,
+        release=release,
+        architecture=arch,
+        gpu=gpu,
+        tensor_parallel_size=engine.tensor_parallel_size,
+        pipeline_parallel_size=engine.pipeline_parallel_size,
         max_model_len=max_model_len,
         max_num_seqs=engine.max_num_seqs or seqs_default,
         max_num_batched_tokens=engine.max_num_batched_tokens or tokens_default,
         gpu_memory_utilization=engine.gpu_memory_utilization,
-        block_size=engine.block_size or vllm_block_size(release, arch, gpu), enable_prefix_caching=prefix,
+        block_size=engine.block_size or vllm_block_size(release, arch, gpu),
+        enable_prefix_caching=prefix,
         enforce_eager=engine.enforce_eager,
-        served_model_name=cfg.served_model_name, nnodes=engine.nnodes,
+        served_model_name=cfg.served_model_name,
+        nnodes=engine.nnodes,
     )

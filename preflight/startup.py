@@ -27,9 +27,11 @@ class StartupBudget:
     def explain(self) -> str:
         if self.overridden:
             return f"{self.total_seconds} s set by probes.startup_seconds ({self.failure_threshold} x {self.period_seconds} s)"
-        return (f"({self.load_seconds:.0f} s load + {self.engine_start_seconds:.0f} s engine start + "
-                f"{self.cuda_graph_seconds:.0f} s compile/CUDA graphs) x {self.safety_factor:g} = "
-                f"{self.total_seconds} s ({self.failure_threshold} x {self.period_seconds} s)")
+        return (
+            f"({self.load_seconds:.0f} s load + {self.engine_start_seconds:.0f} s engine start + "
+            f"{self.cuda_graph_seconds:.0f} s compile/CUDA graphs) x {self.safety_factor:g} = "
+            f"{self.total_seconds} s ({self.failure_threshold} x {self.period_seconds} s)"
+        )
 
 
 def startup_budget(
@@ -55,8 +57,12 @@ def startup_budget(
     raw = override_seconds if override_seconds is not None else (load + start + graphs) * safety_factor
     threshold = max(1, math.ceil(raw / period_seconds))
     return StartupBudget(
-        load_seconds=load, engine_start_seconds=start, cuda_graph_seconds=graphs,
+        load_seconds=load,
+        engine_start_seconds=start,
+        cuda_graph_seconds=graphs,
         safety_factor=1.0 if override_seconds is not None else safety_factor,
-        total_seconds=threshold * period_seconds, period_seconds=period_seconds, failure_threshold=threshold,
+        total_seconds=threshold * period_seconds,
+        period_seconds=period_seconds,
+        failure_threshold=threshold,
         overridden=override_seconds is not None,
     )

@@ -27,22 +27,40 @@ from preflight.report import PreflightReport
 
 _NUMBER = r"(-?[\d,]+(?:\.\d+)?)"
 PATTERNS: dict[str, tuple[str, ...]] = {
-    "version": (r"V1 LLM engine \(v([\w.+]+)\)", r"vLLM API server version ([\w.+]+)",
-                r"Initializing an LLM engine \(v([\w.+]+)\)"),
+    "version": (
+        r"V1 LLM engine \(v([\w.+]+)\)",
+        r"vLLM API server version ([\w.+]+)",
+        r"Initializing an LLM engine \(v([\w.+]+)\)",
+    ),
     "total_gpu_gib": (rf"total_gpu_memory[ =(]+{_NUMBER}\s*GiB",),
-    "requested_gib": (rf"gpu_memory_utilization \([\d.]+\) = {_NUMBER}\s*GiB",
-                      rf"Requested memory: [\d.]+ \(util\), {_NUMBER} GiB", rf"requested memory: {_NUMBER}\s*GiB"),
-    "weights_gib": (rf"weights memory: {_NUMBER}\s*GiB", rf"model weights take\s+{_NUMBER}\s*GiB",
-                    rf"Model loading took {_NUMBER}\s*GiB", rf"Loading model weights took {_NUMBER}\s*GB"),
-    "activation_gib": (rf"torch peak memory increase: {_NUMBER}\s*GiB",
-                       rf"activation peak memory(?: takes)?\s+{_NUMBER}\s*GiB"),
-    "non_torch_gib": (rf"non-torch forward increase memory: {_NUMBER}\s*GiB",
-                      rf"non_torch_memory(?: takes|=|\s)\s*{_NUMBER}\s*GiB"),
+    "requested_gib": (
+        rf"gpu_memory_utilization \([\d.]+\) = {_NUMBER}\s*GiB",
+        rf"Requested memory: [\d.]+ \(util\), {_NUMBER} GiB",
+        rf"requested memory: {_NUMBER}\s*GiB",
+    ),
+    "weights_gib": (
+        rf"weights memory: {_NUMBER}\s*GiB",
+        rf"model weights take\s+{_NUMBER}\s*GiB",
+        rf"Model loading took {_NUMBER}\s*GiB",
+        rf"Loading model weights took {_NUMBER}\s*GB",
+    ),
+    "activation_gib": (
+        rf"torch peak memory increase: {_NUMBER}\s*GiB",
+        rf"activation peak memory(?: takes)?\s+{_NUMBER}\s*GiB",
+    ),
+    "non_torch_gib": (
+        rf"non-torch forward increase memory: {_NUMBER}\s*GiB",
+        rf"non_torch_memory(?: takes|=|\s)\s*{_NUMBER}\s*GiB",
+    ),
     "peak_torch_gib": (rf"peak_torch_memory={_NUMBER}\s*GiB",),
     "non_kv_gib": (rf"Total non KV cache memory: {_NUMBER}\s*GiB",),
     "cuda_graph_estimate_gib": (rf"Estimated CUDA graph memory: {_NUMBER}\s*GiB",),
-    "kv_cache_gib": (rf"Available KV cache memory: {_NUMBER}\s*GiB", rf"reserved for KV Cache is {_NUMBER}\s*GiB",
-                     rf"available_kv_cache_memory\s+{_NUMBER}\s*GiB", rf"kv_cache_size={_NUMBER}\s*GiB"),
+    "kv_cache_gib": (
+        rf"Available KV cache memory: {_NUMBER}\s*GiB",
+        rf"reserved for KV Cache is {_NUMBER}\s*GiB",
+        rf"available_kv_cache_memory\s+{_NUMBER}\s*GiB",
+        rf"kv_cache_size={_NUMBER}\s*GiB",
+    ),
     "num_gpu_blocks": (rf"num_gpu_blocks is: {_NUMBER}", rf"# (?:GPU|cuda) blocks: {_NUMBER}"),
     "kv_cache_tokens": (rf"GPU KV cache size: {_NUMBER} tokens",),
     "max_concurrency": (rf"Maximum concurrency for [\d,]+ tokens per request: {_NUMBER}x",),
@@ -50,7 +68,7 @@ PATTERNS: dict[str, tuple[str, ...]] = {
 REFUSALS: dict[str, str] = {
     "no-kv-memory": r"No available memory for the cache blocks",
     "max-seq-len": r"To serve at least one request with the model'?s'? max seq len|The model's max seq len \(\d+\) is "
-                   r"larger than the maximum number of tokens",
+    r"larger than the maximum number of tokens",
     "out-of-memory": r"CUDA out of memory|OutOfMemoryError",
     "free-memory": r"Free memory on device .* is less than desired GPU memory utilization",
 }
@@ -115,11 +133,16 @@ class FigureCheck:
 
 # (figure in LoggedStartup, report field, unit): the comparable pairs.
 PAIRS = (
-    ("total_gpu_gib", "gpu_memory_gib", "GiB"), ("requested_gib", "requested_gib", "GiB"),
-    ("weights_gib", "weights_gib_per_gpu", "GiB"), ("activation_gib", "activation_gib", "GiB"),
-    ("non_torch_gib", "non_torch_gib", "GiB"), ("cuda_graph_estimate_gib", "cuda_graph_gib", "GiB"),
-    ("kv_cache_gib", "kv_cache_gib_per_gpu", "GiB"), ("num_gpu_blocks", "num_gpu_blocks", "blocks"),
-    ("kv_cache_tokens", "kv_cache_tokens", "tokens"), ("max_concurrency", "max_concurrency_at_max_model_len", "x"),
+    ("total_gpu_gib", "gpu_memory_gib", "GiB"),
+    ("requested_gib", "requested_gib", "GiB"),
+    ("weights_gib", "weights_gib_per_gpu", "GiB"),
+    ("activation_gib", "activation_gib", "GiB"),
+    ("non_torch_gib", "non_torch_gib", "GiB"),
+    ("cuda_graph_estimate_gib", "cuda_graph_gib", "GiB"),
+    ("kv_cache_gib", "kv_cache_gib_per_gpu", "GiB"),
+    ("num_gpu_blocks", "num_gpu_blocks", "blocks"),
+    ("kv_cache_tokens", "kv_cache_tokens", "tokens"),
+    ("max_concurrency", "max_concurrency_at_max_model_len", "x"),
 )
 TERMS = ("total_gpu_gib", "weights_gib", "activation_gib", "non_torch_gib", "cuda_graph_estimate_gib")
 
@@ -151,11 +174,15 @@ def render_log_check(report: PreflightReport, logged: LoggedStartup) -> str:
     lines = ["Start-up log against the preflight:", f"  {'figure':<24} {'logged':>12} {'predicted':>12} {'error':>8}"]
     for check in compare(report, logged):
         error = check.error_percent
-        lines.append(f"  {check.figure:<24} {check.logged:>12,.2f} {check.predicted:>12,.2f} "
-                     f"{'' if error is None else f'{error:+.1f} %':>8}  {check.unit}")
-    lines.append(f"  verdict: vLLM {'started' if logged.started else 'refused (' + ', '.join(logged.refusals) + ')'}; "
-                 f"preflight said {'FITS' if report.fits else 'BLOCKED'}"
-                 f"{'' if logged.started == report.fits else ' -- they disagree'}")
+        lines.append(
+            f"  {check.figure:<24} {check.logged:>12,.2f} {check.predicted:>12,.2f} "
+            f"{'' if error is None else f'{error:+.1f} %':>8}  {check.unit}"
+        )
+    lines.append(
+        f"  verdict: vLLM {'started' if logged.started else 'refused (' + ', '.join(logged.refusals) + ')'}; "
+        f"preflight said {'FITS' if report.fits else 'BLOCKED'}"
+        f"{'' if logged.started == report.fits else ' -- they disagree'}"
+    )
     off = term_off(report, logged)
     if off:
         lines.append(f"  largest miss: {off}")

@@ -33,9 +33,12 @@ class Suggestion:
 
 def apply_changes(group: Any, changes: dict[str, Any]) -> Any:
     """A copy of a config group with nested changes applied (the config is frozen)."""
-    updates = {key: apply_changes(getattr(group, key), value)
-               if isinstance(value, dict) and isinstance(getattr(group, key), BaseModel) else value
-               for key, value in changes.items()}
+    updates = {
+        key: apply_changes(getattr(group, key), value)
+        if isinstance(value, dict) and isinstance(getattr(group, key), BaseModel)
+        else value
+        for key, value in changes.items()
+    }
     return group.model_copy(update=updates)
 
 
@@ -45,9 +48,14 @@ def fits_with(cfg: StackConfig, changes: dict[str, Any]) -> bool:
 
 def suggestions(cfg: StackConfig, current: Evaluation) -> list[Suggestion]:
     tensor_parallel = _tensor_parallel(cfg, current)
-    found = [_longest_max_model_len(cfg, current), _most_requests(cfg, current), tensor_parallel,
-             _utilization(cfg, current), _fp8_kv_cache(cfg, current),
-             None if tensor_parallel else _multinode(cfg, current)]
+    found = [
+        _longest_max_model_len(cfg, current),
+        _most_requests(cfg, current),
+        tensor_parallel,
+        _utilization(cfg, current),
+        _fp8_kv_cache(cfg, current),
+        None if tensor_parallel else _multinode(cfg, current),
+    ]
     return [s for s in found if s is not None] + _gpu_products(cfg, current)
 
 
@@ -70,21 +78,28 @@ def _longest_max_model_len(cfg: StackConfig, current: Evaluation) -> Suggestion 
     top = current.resolved.max_model_len - 1
     length = largest(floor, top, lambda n: fits_with(cfg, {"engine": {"max_model_len": n}}))
     if length is not None:
-        return Suggestion(f"engine.max_model_len {length} is the longest that fits with everything else "
-                          "unchanged.", {"engine": {"max_model_len": length}})
+        return Suggestion(
+            f"engine.max_model_len {length} is the longest that fits with everything else unchanged.",
+            {"engine": {"max_model_len": length}},
+        )
     if current.capacity.blocks_per_max_len_request <= current.capacity.num_gpu_blocks:
         return None  # one request fits; the request count is the lever (_most_requests)
     length = min(largest_fitting_tokens(current.inputs, current.capacity.num_gpu_blocks), top)
     own_target = cfg.preflight.concurrency.requests is not None
-    count = largest(1, current.target.requests, lambda n: fits_with(
-        cfg, _with_length(length, _requests_change(own_target, n)))) if length > 0 else None
+    count = (
+        largest(1, current.target.requests, lambda n: fits_with(cfg, _with_length(length, _requests_change(own_target, n))))
+        if length > 0
+        else None
+    )
     if count is None:
         return None
     key = "preflight.concurrency.requests" if own_target else "engine.max_num_seqs"
-    return Suggestion(f"engine.max_model_len {length} with {key} {count} fits: the longest request this cache "
-                      f"holds, and {count} concurrent request{'s' if count != 1 else ''} of "
-                      f"{min(length, current.target.tokens_per_request)} tokens.",
-                      _with_length(length, _requests_change(own_target, count)))
+    return Suggestion(
+        f"engine.max_model_len {length} with {key} {count} fits: the longest request this cache "
+        f"holds, and {count} concurrent request{'s' if count != 1 else ''} of "
+        f"{min(length, current.target.tokens_per_request)} tokens.",
+        _with_length(length, _requests_change(own_target, count)),
+    )
 
 
 def _with_length(length: int, changes: dict[str, Any]) -> dict[str, Any]:
@@ -100,8 +115,10 @@ def _most_requests(cfg: StackConfig, current: Evaluation) -> Suggestion | None:
     count = largest(1, top - 1, lambda n: fits_with(cfg, _requests_change(own_target, n)))
     if count is None:
         return None
-    return Suggestion(f"{key} {count}: {count} concurrent requests of {current.target.tokens_per_request} "
-                      "tokens fit.", _requests_change(own_target, count))
+    return Suggestion(
+        f"{key} {count}: {count} concurrent requests of {current.target.tokens_per_request} tokens fit.",
+        _requests_change(own_target, count),
+    )
 
 
 def _requests_change(own_target: bool, count: int) -> dict[str, Any]:
@@ -115,8 +132,9 @@ def _tensor_parallel(cfg: StackConfig, current: Evaluation) -> Suggestion | None
         if cfg.gpu.count is not None:
             changes["gpu"] = {"count": tp * pp}
         if tp != current.resolved.tensor_parallel_size and fits_with(cfg, changes):
-            return Suggestion(f"engine.tensor_parallel_size {tp} (gpu.count {tp * pp}) fits with everything else "
-                              "unchanged.", changes)
+            return Suggestion(
+                f"engine.tensor_parallel_size {tp} (gpu.count {tp * pp}) fits with everything else unchanged.", changes
+            )
     return None
 
 
@@ -136,7 +154,8 @@ def _multinode(cfg: StackConfig, current: Evaluation) -> Suggestion | None:
             return Suggestion(
                 f"engine.nnodes {nodes} with engine.tensor_parallel_size {sizes[-1]} and engine.pipeline_parallel_size "
                 f"{nodes}{cache} fits: one replica spans {nodes} nodes of {sizes[-1]} GPUs (a LeaderWorkerSet group).",
-                changes)
+                changes,
+            )
     return None
 
 
@@ -173,16 +192,17 @@ def _fp8_kv_cache(cfg: StackConfig, current: Evaluation) -> Suggestion | None:
     changes = {"engine": {"kv_cache_dtype": "fp8"}}
     if current.inputs.kv_cache_dtype.startswith("fp8") or not fits_with(cfg, changes):
         return None
-    return Suggestion("engine.kv_cache_dtype fp8 fits: it halves KV bytes per token (about twice the tokens), "
-                      "at a small accuracy cost.", changes)
+    return Suggestion(
+        "engine.kv_cache_dtype fp8 fits: it halves KV bytes per token (about twice the tokens), at a small accuracy cost.",
+        changes,
+    )
 
 
 def _gpu_products(cfg: StackConfig, current: Evaluation) -> list[Suggestion]:
     """Larger GPUs, smallest first. vLLM picks other batch defaults on some (1024 sequences on H100/H200), so
     when those break the fit, the current limits are pinned explicitly."""
     found: list[Suggestion] = []
-    pinned = {"max_num_seqs": current.resolved.max_num_seqs,
-              "max_num_batched_tokens": current.resolved.max_num_batched_tokens}
+    pinned = {"max_num_seqs": current.resolved.max_num_seqs, "max_num_batched_tokens": current.resolved.max_num_batched_tokens}
     alone = " alone (no gpu.also_accept)" if cfg.gpu.also_accept else ""
     for gpu in sorted(GPUS.values(), key=lambda gpu: (gpu.memory_gib, gpu.name)):
         if gpu.memory_gib <= current.inputs.gpu_memory_gib or len(found) == MAX_GPU_SUGGESTIONS:
@@ -191,8 +211,12 @@ def _gpu_products(cfg: StackConfig, current: Evaluation) -> list[Suggestion]:
         if fits_with(cfg, changes):
             found.append(Suggestion(f"gpu.product {gpu.name}{alone} fits with the same parallelism.", changes))
         elif fits_with(cfg, {**changes, "engine": pinned}):
-            found.append(Suggestion(
-                f"gpu.product {gpu.name}{alone} fits with the same parallelism if engine.max_num_seqs "
-                f"{pinned['max_num_seqs']} and engine.max_num_batched_tokens {pinned['max_num_batched_tokens']} "
-                "are set (vLLM's defaults differ on that GPU).", {**changes, "engine": pinned}))
+            found.append(
+                Suggestion(
+                    f"gpu.product {gpu.name}{alone} fits with the same parallelism if engine.max_num_seqs "
+                    f"{pinned['max_num_seqs']} and engine.max_num_batched_tokens {pinned['max_num_batched_tokens']} "
+                    "are set (vLLM's defaults differ on that GPU).",
+                    {**changes, "engine": pinned},
+                )
+            )
     return found

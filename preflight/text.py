@@ -14,26 +14,41 @@ def _nodes(report: PreflightReport) -> str:
 def figures(report: PreflightReport) -> list[tuple[str, str]]:
     """(label, value with unit) rows, in the order vLLM's own start-up log reports them."""
     return [
-        ("GPU", f"{report.gpu} x {report.gpus_per_replica} per replica "
-                f"(TP {report.tensor_parallel_size}, PP {report.pipeline_parallel_size}){_nodes(report)}"),
+        (
+            "GPU",
+            f"{report.gpu} x {report.gpus_per_replica} per replica "
+            f"(TP {report.tensor_parallel_size}, PP {report.pipeline_parallel_size}){_nodes(report)}",
+        ),
         ("vLLM", f"{report.vllm_version} (memory accounting: {report.memory_era})"),
-        ("GPU memory", f"{report.gpu_memory_gib:.2f} GiB x utilization {report.gpu_memory_utilization} "
-                       f"= {report.requested_gib:.2f} GiB requested"),
+        (
+            "GPU memory",
+            f"{report.gpu_memory_gib:.2f} GiB x utilization {report.gpu_memory_utilization} "
+            f"= {report.requested_gib:.2f} GiB requested",
+        ),
         ("Weights", f"{report.weights_gib_per_gpu:.2f} GiB per GPU ({report.weights_on_disk_gib:.2f} GiB on disk)"),
         ("Draft model weights", f"{report.draft_gib_per_gpu:.2f} GiB per GPU"),
-        ("Activation peak", f"{report.activation_gib:.2f} GiB (max_num_batched_tokens {report.max_num_batched_tokens}, "
-                            f"max_num_seqs {report.max_num_seqs})"),
+        (
+            "Activation peak",
+            f"{report.activation_gib:.2f} GiB (max_num_batched_tokens {report.max_num_batched_tokens}, "
+            f"max_num_seqs {report.max_num_seqs})",
+        ),
         ("Non-torch memory", f"{report.non_torch_gib:.2f} GiB"),
         ("CUDA graphs", f"{report.cuda_graph_gib:.2f} GiB"),
         ("KV cache", f"{report.kv_cache_gib_per_gpu:.2f} GiB per GPU"),
-        ("KV bytes per token", f"{report.per_token_kv_bytes:,} B per GPU ({report.kv_cache_dtype}); "
-                               f"{report.plain_kv_bytes_per_token:,} B whole model"),
+        (
+            "KV bytes per token",
+            f"{report.per_token_kv_bytes:,} B per GPU ({report.kv_cache_dtype}); "
+            f"{report.plain_kv_bytes_per_token:,} B whole model",
+        ),
         ("KV blocks", f"{report.num_gpu_blocks:,} x {report.block_size} tokens"),
         ("KV capacity", f"{report.kv_cache_tokens:,} tokens"),
         ("Max concurrency", f"{report.max_concurrency_at_max_model_len:.2f} requests of {report.max_model_len} tokens"),
-        ("Concurrency target", f"{report.target_requests} requests x {report.target_tokens_per_request} tokens "
-                               f"= {report.target_kv_tokens:,} tokens ({report.plain_kv_gib_for_target:.2f} GiB "
-                               "whole model)"),
+        (
+            "Concurrency target",
+            f"{report.target_requests} requests x {report.target_tokens_per_request} tokens "
+            f"= {report.target_kv_tokens:,} tokens ({report.plain_kv_gib_for_target:.2f} GiB "
+            "whole model)",
+        ),
         ("Margin", f"{report.margin_percent:.1f} % of the KV cache left after the target"),
         *startup_rows(report),
     ]
@@ -44,8 +59,12 @@ def startup_rows(report: PreflightReport) -> list[tuple[str, str]]:
     budget = report.startup
     if budget is None:
         return []
-    rows = [("Model delivery", f"{budget.mode}, reading {budget.throughput.mib_per_s:g} MiB/s per replica "
-                               f"({budget.throughput.source})")]
+    rows = [
+        (
+            "Model delivery",
+            f"{budget.mode}, reading {budget.throughput.mib_per_s:g} MiB/s per replica ({budget.throughput.source})",
+        )
+    ]
     rows.append(("Startup budget", budget.first_start_sum()))
     rows.append(("Startup probe", budget.probe.explain()))
     rows += [(f"  {term.name}", term.render().removeprefix(term.name + " ")) for term in budget.terms]
@@ -79,8 +98,11 @@ def markdown_text(report: PreflightReport, title: str, cluster: ClusterResult = 
     icon = "✅" if verdict(report, cluster) == "FITS" else "⛔"
     lines = [f"### {icon} {title}: {verdict(report, cluster)}", "", "| Figure | Value |", "| --- | --- |"]
     lines += [f"| {label} | {value} |" for label, value in figures(report)]
-    for heading, items in (("Blocked because", report.reasons), ("Warnings", report.warnings),
-                           ("What would fit instead", report.suggestions)):
+    for heading, items in (
+        ("Blocked because", report.reasons),
+        ("Warnings", report.warnings),
+        ("What would fit instead", report.suggestions),
+    ):
         if items:
             lines += ["", f"**{heading}**", "", *(f"- {item}" for item in items)]
     headline = cluster.headline()

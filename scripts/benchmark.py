@@ -67,8 +67,7 @@ def render_seconds(stack: Path, runs: int) -> float:
 def suite() -> tuple[float, str]:
     """Wall time of the whole fast suite, and pytest's summary line."""
     start = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=ROOT, capture_output=True, text=True,
-                            check=False)
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=ROOT, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - start
     lines = [line for line in result.stdout.splitlines() if re.search(r"\d+ (passed|failed)", line)]
     return seconds, (lines[-1].strip("= ") if lines else f"pytest exited {result.returncode}")
@@ -86,10 +85,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--render-runs", type=int, default=5, help="mocked program runs per stack")
     parser.add_argument("--no-suite", action="store_true", help="skip timing the test suite")
     args = parser.parse_args(argv)
-    print(f"# {platform.python_implementation()} {platform.python_version()}, {platform.machine()}, "
-          f"{_cpus()} CPUs; CLI runs {args.runs}, render runs {args.render_runs}")
-    rows = [(stack.name, cli_seconds(stack, args.runs), render_seconds(stack, args.render_runs))
-            for stack in shipped_stacks()]
+    print(
+        f"# {platform.python_implementation()} {platform.python_version()}, {platform.machine()}, "
+        f"{_cpus()} CPUs; CLI runs {args.runs}, render runs {args.render_runs}"
+    )
+    rows = [(stack.name, cli_seconds(stack, args.runs), render_seconds(stack, args.render_runs)) for stack in shipped_stacks()]
     print("\n".join(table(rows)))
     if not args.no_suite:
         seconds, summary = suite()

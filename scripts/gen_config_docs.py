@@ -84,8 +84,9 @@ def _metadata(annotation: Any) -> Iterator[Any]:
 def constraints(field: FieldInfo) -> str:
     """Bounds, lengths and patterns from the field and its type, lower bound first: `> 0, ≤ 65535`."""
     items = [*field.metadata, *_metadata(field.annotation)]
-    parts = [f"{symbol} {getattr(item, attribute)}"
-             for kind, attribute, symbol in BOUNDS for item in items if isinstance(item, kind)]
+    parts = [
+        f"{symbol} {getattr(item, attribute)}" for kind, attribute, symbol in BOUNDS for item in items if isinstance(item, kind)
+    ]
     parts += [f"at least {item.min_length} long" for item in items if isinstance(item, MinLen)]
     parts += [f"at most {item.max_length} long" for item in items if isinstance(item, MaxLen)]
     parts += [f"matches `{item.pattern}`" for item in items if getattr(item, "pattern", None)]
@@ -120,8 +121,10 @@ def rows(group: type[BaseModel], prefix: str) -> Iterator[str]:
     """One table row per key of a group, then the rows of its nested groups, depth first."""
     for name, field in group.model_fields.items():
         key = f"{prefix}{name}"
-        yield (f"| `{PREFIX}{key}` | {cell(type_name(field.annotation))} | {cell(default(field))} | "
-               f"{cell(field.description or '')} | {cell(constraints(field))} |")
+        yield (
+            f"| `{PREFIX}{key}` | {cell(type_name(field.annotation))} | {cell(default(field))} | "
+            f"{cell(field.description or '')} | {cell(constraints(field))} |"
+        )
         nested = model_of(field.annotation)
         if nested is not None:
             yield from rows(nested, f"{key}.")
@@ -132,8 +135,7 @@ TABLE_HEAD = ("| Key | Type | Default | Description | Constraints |", "| --- | -
 
 def section(name: str, field: FieldInfo, group: type[BaseModel]) -> list[str]:
     parts = dict.fromkeys([cell(field.description or ""), cell(group.__doc__ or "")])
-    return [f"## `{name}`", "", " ".join(part for part in parts if part), "",
-            *TABLE_HEAD, *rows(group, f"{name}.")]
+    return [f"## `{name}`", "", " ".join(part for part in parts if part), "", *TABLE_HEAD, *rows(group, f"{name}.")]
 
 
 def generate(root: type[BaseModel], secret_keys: tuple[str, ...] = ()) -> str:
@@ -142,16 +144,23 @@ def generate(root: type[BaseModel], secret_keys: tuple[str, ...] = ()) -> str:
     lines = [HEADER, "## Top-level keys", "", *TABLE_HEAD]
     for name in plain:
         field = root.model_fields[name]
-        lines.append(f"| `{PREFIX}{name}` | {cell(type_name(field.annotation))} | {cell(default(field))} | "
-                     f"{cell(field.description or '')} | {cell(constraints(field))} |")
+        lines.append(
+            f"| `{PREFIX}{name}` | {cell(type_name(field.annotation))} | {cell(default(field))} | "
+            f"{cell(field.description or '')} | {cell(constraints(field))} |"
+        )
     for name, field in root.model_fields.items():
         group = model_of(field.annotation)
         if group is not None:
             lines += ["", *section(name, field, group)]
     if secret_keys:
-        lines += ["", "## Secrets", "",
-                  "Set only with `pulumi config set --secret KEY VALUE`; a plain-text value is refused.", "",
-                  *(f"- `{PREFIX}{key}`" for key in secret_keys)]
+        lines += [
+            "",
+            "## Secrets",
+            "",
+            "Set only with `pulumi config set --secret KEY VALUE`; a plain-text value is refused.",
+            "",
+            *(f"- `{PREFIX}{key}`" for key in secret_keys),
+        ]
     return "\n".join(lines) + "\n"
 
 

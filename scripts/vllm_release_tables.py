@@ -42,20 +42,27 @@ from pathlib import Path
 from typing import Any
 
 OUT = Path(__file__).resolve().parent.parent / "catalog" / "data" / "vllm"
-FLAG_FILES = ("vllm/engine/arg_utils.py", "vllm/entrypoints/openai/cli_args.py",
-              "vllm/entrypoints/common/cli_args.py", "vllm/entrypoints/cli/serve.py",
-              "vllm/entrypoints/launchers/cli_args.py")
+FLAG_FILES = (
+    "vllm/engine/arg_utils.py",
+    "vllm/entrypoints/openai/cli_args.py",
+    "vllm/entrypoints/common/cli_args.py",
+    "vllm/entrypoints/cli/serve.py",
+    "vllm/entrypoints/launchers/cli_args.py",
+)
 METRIC_FILES = re.compile(r"^vllm/(engine/metrics\.py|v1/metrics/[a-z_]+\.py|v1/spec_decode/metrics\.py)$")
-SYMBOL_FILES = re.compile(r"^vllm/(config\.py|config/[a-z_]+\.py|model_executor/layers/quantization/__init__\.py"
-                          r"|utils\.py|utils/__init__\.py|engine/arg_utils\.py)$")
+SYMBOL_FILES = re.compile(
+    r"^vllm/(config\.py|config/[a-z_]+\.py|model_executor/layers/quantization/__init__\.py"
+    r"|utils\.py|utils/__init__\.py|engine/arg_utils\.py)$"
+)
 BACKEND_FILES = re.compile(r"^vllm/(platforms/interface|attention/backends/registry|v1/attention/backends/registry)\.py$")
 ENVS = ("VLLM_ATTENTION_BACKEND", "VLLM_ENGINE_READY_TIMEOUT_S", "VLLM_USE_V1", "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
 CHOICE_FLAGS = ("--dtype", "--kv-cache-dtype", "--quantization", "--block-size")
 
 
 def pypi_versions() -> list[str]:
-    text = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "vllm"],
-                          capture_output=True, text=True, check=True).stdout
+    text = subprocess.run(
+        [sys.executable, "-m", "pip", "index", "versions", "vllm"], capture_output=True, text=True, check=True
+    ).stdout
     listed = text.split("Available versions:", 1)[1].split("\n", 1)[0]
     versions = [v.strip() for v in listed.split(",")]
     return [v for v in versions if _key(v) >= (0, 6, 0)]
@@ -66,8 +73,21 @@ def _key(version: str) -> tuple[int, ...]:
 
 
 def download(version: str, into: Path) -> Path:
-    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q",
-                    "-d", str(into), f"vllm=={version}"], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "-q",
+            "-d",
+            str(into),
+            f"vllm=={version}",
+        ],
+        check=True,
+    )
     wheels = sorted(into.glob("vllm-*.whl"))
     if len(wheels) != 1:
         raise RuntimeError(f"expected one wheel for {version}, found {wheels}")
@@ -84,14 +104,20 @@ def sha256(path: Path) -> str:
 
 def sources(wheel: Path) -> dict[str, str]:
     with zipfile.ZipFile(wheel) as archive:
-        wanted = [n for n in archive.namelist() if n in FLAG_FILES or METRIC_FILES.match(n)
-                  or SYMBOL_FILES.match(n) or BACKEND_FILES.match(n) or n in (
-                      "vllm/envs.py", "vllm/worker/worker.py", "vllm/v1/worker/gpu_worker.py",
-                      "vllm/platforms/cuda.py")]
+        wanted = [
+            n
+            for n in archive.namelist()
+            if n in FLAG_FILES
+            or METRIC_FILES.match(n)
+            or SYMBOL_FILES.match(n)
+            or BACKEND_FILES.match(n)
+            or n in ("vllm/envs.py", "vllm/worker/worker.py", "vllm/v1/worker/gpu_worker.py", "vllm/platforms/cuda.py")
+        ]
         return {name: archive.read(name).decode() for name in wanted}
 
 
 # ---------------------------------------------------------------- symbols (Literal aliases, lists)
+
 
 def literal_values(node: ast.AST, symbols: dict[str, ast.AST], depth: int = 0) -> list[object] | None:
     """Values of a choices expression: a list/tuple literal, Literal[...], a name bound to one, a union."""
@@ -116,8 +142,7 @@ def literal_values(node: ast.AST, symbols: dict[str, ast.AST], depth: int = 0) -
     if isinstance(node, ast.Dict):  # 0.6.x: QUANTIZATION_METHODS = {"aqlm": AQLMConfig, ...}
         return [key.value for key in node.keys if isinstance(key, ast.Constant)]
     if isinstance(node, ast.Subscript) and _name(node.value) in ("Literal", "typing.Literal"):
-        return literal_values(node.slice if isinstance(node.slice, ast.Tuple) else ast.Tuple([node.slice]),
-                              symbols, depth + 1)
+        return literal_values(node.slice if isinstance(node.slice, ast.Tuple) else ast.Tuple([node.slice]), symbols, depth + 1)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):  # X | None
         left, right = (literal_values(side, symbols, depth + 1) for side in (node.left, node.right))
         return (left or []) + (right or []) if left is not None or right is not None else None
@@ -164,9 +189,14 @@ def class_fields(trees: dict[str, ast.Module]) -> dict[str, dict[str, ast.AST]]:
     for tree in trees.values():
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef) and node.name not in raw:
-                own: dict[str, ast.AST] = {s.target.id: s.annotation for s in node.body
-                       if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
-                       and not s.target.id.startswith("_") and "ClassVar" not in ast.unparse(s.annotation)}
+                own: dict[str, ast.AST] = {
+                    s.target.id: s.annotation
+                    for s in node.body
+                    if isinstance(s, ast.AnnAssign)
+                    and isinstance(s.target, ast.Name)
+                    and not s.target.id.startswith("_")
+                    and "ClassVar" not in ast.unparse(s.annotation)
+                }
                 raw[node.name] = ([b for b in (_name(base) for base in node.bases) if b], own)
 
     def resolve(name: str, seen: frozenset[str] = frozenset()) -> dict[str, ast.AST]:
@@ -183,13 +213,18 @@ def class_fields(trees: dict[str, ast.Module]) -> dict[str, dict[str, ast.AST]]:
 
 # ---------------------------------------------------------------- flags
 
+
 def _kwargs_classes(tree: ast.Module) -> dict[str, str]:
     """`model_kwargs = get_kwargs(ModelConfig)` -> {"model_kwargs": "ModelConfig"}."""
     found = {}
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-                and _name(node.value.func) in ("get_kwargs", "_get_kwargs") and node.value.args
-                and isinstance(node.targets[0], ast.Name)):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and _name(node.value.func) in ("get_kwargs", "_get_kwargs")
+            and node.value.args
+            and isinstance(node.targets[0], ast.Name)
+        ):
             cls = _name(node.value.args[0])
             if cls:
                 found[node.targets[0].id] = cls.split(".")[-1]
@@ -203,8 +238,12 @@ def _field_behind(call: ast.Call, kwargs_classes: dict[str, str]) -> tuple[str, 
         if isinstance(value, ast.Dict):
             unpacked += [v for key, v in zip(value.keys, value.values, strict=True) if key is None]
     for value in unpacked:
-        if (isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name)
-                and value.value.id in kwargs_classes and isinstance(value.slice, ast.Constant)):
+        if (
+            isinstance(value, ast.Subscript)
+            and isinstance(value.value, ast.Name)
+            and value.value.id in kwargs_classes
+            and isinstance(value.slice, ast.Constant)
+        ):
             return kwargs_classes[value.value.id], str(value.slice.value)
     return None
 
@@ -213,8 +252,9 @@ def _is_bool(annotation: ast.AST | None) -> bool:
     return annotation is not None and re.search(r"\bbool\b", ast.unparse(annotation)) is not None
 
 
-def flags_of(trees: dict[str, ast.Module], fields: dict[str, dict[str, ast.AST]],
-             symbols: dict[str, ast.AST]) -> tuple[set[str], dict[str, list[object]], dict[str, str]]:
+def flags_of(
+    trees: dict[str, ast.Module], fields: dict[str, dict[str, ast.AST]], symbols: dict[str, ast.AST]
+) -> tuple[set[str], dict[str, list[object]], dict[str, str]]:
     flags: set[str] = set()
     choices: dict[str, list[object]] = {}
     origin: dict[str, str] = {}
@@ -224,8 +264,11 @@ def flags_of(trees: dict[str, ast.Module], fields: dict[str, dict[str, ast.AST]]
         kwargs_classes = _kwargs_classes(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
-                names = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
-                         and a.value.startswith("-")]
+                names = [
+                    a.value
+                    for a in node.args
+                    if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("-")
+                ]
                 if not names:
                     continue
                 behind = _field_behind(node, kwargs_classes)
@@ -253,8 +296,7 @@ def _choices(call: ast.Call, annotation: ast.AST | None, symbols: dict[str, ast.
     return None
 
 
-def _dataclass_flags(tree: ast.Module, path: str, fields: dict[str, dict[str, ast.AST]],
-                     origin: dict[str, str]) -> set[str]:
+def _dataclass_flags(tree: ast.Module, path: str, fields: dict[str, dict[str, ast.AST]], origin: dict[str, str]) -> set[str]:
     """Classes whose add_cli_args turns every field of `get_kwargs(cls)` into `--field-name`."""
     flags: set[str] = set()
     for node in ast.walk(tree):
@@ -271,9 +313,10 @@ def _dataclass_flags(tree: ast.Module, path: str, fields: dict[str, dict[str, as
                         flags.add("--no-" + flag[2:])
     # subclasses inherit add_cli_args: FrontendArgs(BaseFrontendArgs)
     for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and any(_name(b) and any(
-                isinstance(c, ast.ClassDef) and c.name == _name(b) and _has_field_cli(c) for c in ast.walk(tree))
-                for b in node.bases):
+        if isinstance(node, ast.ClassDef) and any(
+            _name(b) and any(isinstance(c, ast.ClassDef) and c.name == _name(b) and _has_field_cli(c) for c in ast.walk(tree))
+            for b in node.bases
+        ):
             for field, annotation in fields.get(node.name, {}).items():
                 flag = "--" + field.replace("_", "-")
                 flags.add(flag)
@@ -289,11 +332,14 @@ def _builds_field_flags(text: str, class_name: str) -> bool:
 
 
 def _has_field_cli(node: ast.ClassDef) -> bool:
-    return any(isinstance(i, ast.FunctionDef) and i.name == "add_cli_args" and _builds_field_flags(ast.unparse(i), node.name)
-               for i in node.body)
+    return any(
+        isinstance(i, ast.FunctionDef) and i.name == "add_cli_args" and _builds_field_flags(ast.unparse(i), node.name)
+        for i in node.body
+    )
 
 
 # ---------------------------------------------------------------- metrics
+
 
 def metrics_of(trees: dict[str, ast.Module], v1_default: bool) -> dict[str, str]:
     metrics: dict[str, str] = {}
@@ -303,8 +349,14 @@ def metrics_of(trees: dict[str, ast.Module], v1_default: bool) -> dict[str, str]
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue
-            name = next((k.value.value for k in node.keywords if k.arg == "name" and isinstance(k.value, ast.Constant)
-                         and isinstance(k.value.value, str)), None)
+            name = next(
+                (
+                    k.value.value
+                    for k in node.keywords
+                    if k.arg == "name" and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)
+                ),
+                None,
+            )
             if name is None and node.args and isinstance(node.args[0], ast.Constant):
                 name = node.args[0].value if isinstance(node.args[0].value, str) else None
             if not name or not name.startswith("vllm:"):
@@ -329,6 +381,7 @@ def _exposed(name: str, kind: str) -> str:
 
 # ---------------------------------------------------------------- memory features and batch defaults
 
+
 def _find(texts: dict[str, str], path: str, pattern: str) -> str | None:
     text = texts.get(path)
     if text is None:
@@ -345,7 +398,7 @@ def _env_default(texts: dict[str, str], variable: str) -> tuple[str | None, str 
     match = re.search(rf'["\']{variable}["\']\s*,\s*["\']([^"\']*)["\']', text)
     if not match:
         return None, None
-    line = text[:match.start()].count("\n") + 1
+    line = text[: match.start()].count("\n") + 1
     return match.group(1), f"vllm/envs.py:{line}"
 
 
@@ -401,6 +454,7 @@ def _server_defaults(statements: list[ast.stmt]) -> dict[str, int]:
 
 # ---------------------------------------------------------------- one release
 
+
 def attention_backends(trees: dict[str, ast.Module]) -> tuple[list[str], str | None]:
     """Members of AttentionBackendEnum (newer) or _Backend (older): the names --attention-backend /
     VLLM_ATTENTION_BACKEND accept."""
@@ -409,8 +463,13 @@ def attention_backends(trees: dict[str, ast.Module]) -> tuple[list[str], str | N
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef) and node.name in ("AttentionBackendEnum", "_Backend"):
-                names = [t.id for s in node.body if isinstance(s, ast.Assign) for t in s.targets
-                         if isinstance(t, ast.Name) and t.id.isupper()]
+                names = [
+                    t.id
+                    for s in node.body
+                    if isinstance(s, ast.Assign)
+                    for t in s.targets
+                    if isinstance(t, ast.Name) and t.id.isupper()
+                ]
                 return names, f"{path}:{node.lineno}"
     return [], None
 
@@ -423,13 +482,22 @@ def environment(texts: dict[str, str]) -> list[str]:
 def block_size_lines(texts: dict[str, str]) -> list[str]:
     """Where vLLM's CUDA platform sets the KV block size itself (16 default, 64 FlashMLA, ...)."""
     text = texts.get("vllm/platforms/cuda.py", "")
-    return [f"vllm/platforms/cuda.py:{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1)
-            if re.search(r"block_size\s*=\s*\d+", line)]
+    return [
+        f"vllm/platforms/cuda.py:{n}: {line.strip()}"
+        for n, line in enumerate(text.splitlines(), 1)
+        if re.search(r"block_size\s*=\s*\d+", line)
+    ]
 
 
 DEFAULT_FIELDS = {
-    "EngineArgs": ("max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization", "block_size",
-                   "enable_prefix_caching", "enable_chunked_prefill"),
+    "EngineArgs": (
+        "max_num_seqs",
+        "max_num_batched_tokens",
+        "gpu_memory_utilization",
+        "block_size",
+        "enable_prefix_caching",
+        "enable_chunked_prefill",
+    ),
     "SchedulerConfig": ("max_num_seqs", "max_num_batched_tokens"),
     "CacheConfig": ("gpu_memory_utilization", "block_size", "enable_prefix_caching"),
     "SpeculativeConfig": ("method", "revision", "model"),
@@ -444,8 +512,11 @@ def field_defaults(trees: dict[str, ast.Module]) -> dict[str, str]:
             if not isinstance(node, ast.ClassDef) or node.name not in DEFAULT_FIELDS:
                 continue
             for stmt in node.body:
-                if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
-                        and stmt.target.id in DEFAULT_FIELDS[node.name]):
+                if (
+                    isinstance(stmt, ast.AnnAssign)
+                    and isinstance(stmt.target, ast.Name)
+                    and stmt.target.id in DEFAULT_FIELDS[node.name]
+                ):
                     value = ast.unparse(stmt.value) if stmt.value is not None else "(no default)"
                     found.setdefault(f"{node.name}.{stmt.target.id}", f"{value} ({path}:{stmt.lineno})")
     return dict(sorted(found.items()))
@@ -472,8 +543,11 @@ def table(version: str, wheel: Path) -> dict[str, Any]:
         "batch_defaults": batch_defaults(trees.get("vllm/engine/arg_utils.py")),
         "attention_backends": backends,
         "attention_backends_source": backends_at,
-        "speculative_methods": sorted({str(v) for v in literal_values(symbols["SpeculativeMethod"], symbols) or []}
-                                      if "SpeculativeMethod" in symbols else []),
+        "speculative_methods": sorted(
+            {str(v) for v in literal_values(symbols["SpeculativeMethod"], symbols) or []}
+            if "SpeculativeMethod" in symbols
+            else []
+        ),
         "env": environment(texts),
         "block_size_lines": block_size_lines(texts),
         "defaults": field_defaults(trees),

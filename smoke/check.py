@@ -37,8 +37,10 @@ def main(argv: list[str] | None = None) -> int:
         status, body = _post(url, _request(args.model, args.max_tokens), key, args.timeout_seconds)
         answer = _check(status, body, args.model)
         if time.monotonic() - started > args.timeout_seconds:
-            raise SmokeFailure(f"answered, but after {time.monotonic() - started:.1f} s, over the "
-                               f"{args.timeout_seconds:g} s bound: {_cut(body)}")
+            raise SmokeFailure(
+                f"answered, but after {time.monotonic() - started:.1f} s, over the "
+                f"{args.timeout_seconds:g} s bound: {_cut(body)}"
+            )
     except SmokeFailure as failure:
         print(f"smoke test FAILED: POST {url}: {failure}", file=sys.stderr, flush=True)
         return 1
@@ -70,8 +72,7 @@ def _read_key(path: str | None) -> str | None:
 
 
 def _request(model: str, max_tokens: int) -> bytes:
-    body = {"model": model, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": max_tokens,
-            "temperature": 0}
+    body = {"model": model, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": max_tokens, "temperature": 0}
     return json.dumps(body).encode()
 
 

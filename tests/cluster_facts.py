@@ -16,24 +16,39 @@ def fixture(name: str) -> Path:
     return CLUSTERS / f"{name}.json"
 
 
-def node(name: str, labels: dict[str, str] | None = None, gpus: int | None = None,
-         taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
+def node(
+    name: str, labels: dict[str, str] | None = None, gpus: int | None = None, taints: list[dict[str, str]] | None = None
+) -> dict[str, Any]:
     allocatable = {"cpu": "8"} | ({"nvidia.com/gpu": str(gpus)} if gpus is not None else {})
-    return {"kind": "Node", "apiVersion": "v1", "metadata": {"name": name, "labels": labels or {}},
-            "spec": {"taints": taints} if taints else {}, "status": {"allocatable": allocatable}}
+    return {
+        "kind": "Node",
+        "apiVersion": "v1",
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": {"taints": taints} if taints else {},
+        "status": {"allocatable": allocatable},
+    }
 
 
 def storage_class(name: str, provisioner: str, mode: str = "WaitForFirstConsumer", default: bool = False) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name}
     if default:
         meta["annotations"] = {"storageclass.kubernetes.io/is-default-class": "true"}
-    return {"kind": "StorageClass", "apiVersion": "storage.k8s.io/v1", "metadata": meta, "provisioner": provisioner,
-            "volumeBindingMode": mode}
+    return {
+        "kind": "StorageClass",
+        "apiVersion": "storage.k8s.io/v1",
+        "metadata": meta,
+        "provisioner": provisioner,
+        "volumeBindingMode": mode,
+    }
 
 
 def crd(name: str) -> dict[str, Any]:
-    return {"kind": "CustomResourceDefinition", "apiVersion": "apiextensions.k8s.io/v1", "metadata": {"name": name},
-            "spec": {"versions": [{"name": "v1", "served": True}]}}
+    return {
+        "kind": "CustomResourceDefinition",
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "metadata": {"name": name},
+        "spec": {"versions": [{"name": "v1", "served": True}]},
+    }
 
 
 def namespace(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
@@ -41,18 +56,26 @@ def namespace(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]
 
 
 def keda_operator(image: str, namespace_name: str = "keda") -> dict[str, Any]:
-    return {"kind": "Deployment", "apiVersion": "apps/v1",
-            "metadata": {"name": "keda-operator", "namespace": namespace_name},
-            "spec": {"template": {"spec": {"containers": [{"name": "keda-operator", "image": image}]}}}}
+    return {
+        "kind": "Deployment",
+        "apiVersion": "apps/v1",
+        "metadata": {"name": "keda-operator", "namespace": namespace_name},
+        "spec": {"template": {"spec": {"containers": [{"name": "keda-operator", "image": image}]}}},
+    }
 
 
 def prometheus(name: str, ns: str, spec: dict[str, Any]) -> dict[str, Any]:
-    return {"kind": "Prometheus", "apiVersion": "monitoring.coreos.com/v1", "metadata": {"name": name, "namespace": ns},
-            "spec": spec}
+    return {
+        "kind": "Prometheus",
+        "apiVersion": "monitoring.coreos.com/v1",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": spec,
+    }
 
 
-def nodepool(name: str, requirements: list[dict[str, Any]], taints: list[dict[str, str]] | None = None,
-             gpu_limit: str | None = None) -> dict[str, Any]:
+def nodepool(
+    name: str, requirements: list[dict[str, Any]], taints: list[dict[str, str]] | None = None, gpu_limit: str | None = None
+) -> dict[str, Any]:
     spec: dict[str, Any] = {"template": {"spec": {"requirements": requirements, "taints": taints or []}}}
     if gpu_limit is not None:
         spec["limits"] = {"nvidia.com/gpu": gpu_limit}

@@ -17,16 +17,51 @@ BASE: dict[str, Any] = {
 }
 
 numbers = st.one_of(
-    st.integers(), st.integers(min_value=10**18, max_value=10**400), st.floats(allow_nan=True, allow_infinity=True),
-    st.sampled_from([0, -1, 2**31, 2**63, 10**30, float("nan"), float("inf"), -float("inf"), 1e308]))
-scalars = st.one_of(st.none(), st.booleans(), numbers, st.text(max_size=40),
-                    st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=8).map(lambda s: s * 50))
-values = st.recursive(scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=12), inner, max_size=4)), max_leaves=12)
-KEYS = ["model", "model.id", "model.local_path", "gpu", "gpu.product", "gpu.node_selector", "engine",
-        "engine.max_model_len", "engine.max_num_batched_tokens", "engine.extra_args", "engine.served_model_name",
-        "engine.gpu_memory_utilization", "vllm", "vllm.tag", "replicas", "target", "namespace", "namespace.name",
-        "monitoring", "autoscaling", "cache", "cache.size_gib", "server.port", "docker", "probes", "made_up"]
+    st.integers(),
+    st.integers(min_value=10**18, max_value=10**400),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0, -1, 2**31, 2**63, 10**30, float("nan"), float("inf"), -float("inf"), 1e308]),
+)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    numbers,
+    st.text(max_size=40),
+    st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=8).map(lambda s: s * 50),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=12), inner, max_size=4)),
+    max_leaves=12,
+)
+KEYS = [
+    "model",
+    "model.id",
+    "model.local_path",
+    "gpu",
+    "gpu.product",
+    "gpu.node_selector",
+    "engine",
+    "engine.max_model_len",
+    "engine.max_num_batched_tokens",
+    "engine.extra_args",
+    "engine.served_model_name",
+    "engine.gpu_memory_utilization",
+    "vllm",
+    "vllm.tag",
+    "replicas",
+    "target",
+    "namespace",
+    "namespace.name",
+    "monitoring",
+    "autoscaling",
+    "cache",
+    "cache.size_gib",
+    "server.port",
+    "docker",
+    "probes",
+    "made_up",
+]
 
 
 def _set(config: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
@@ -49,7 +84,8 @@ def _as_yaml(config: dict[str, Any]) -> str:
 
 mutated = st.builds(_set, st.just(BASE), st.sampled_from(KEYS), values).map(_as_yaml)
 random_config = st.dictionaries(st.sampled_from([*KEYS, "vllm_serving:model", "config"]), values, max_size=5).map(
-    lambda d: _as_yaml(d))
+    lambda d: _as_yaml(d)
+)
 garbage = st.text(max_size=200)
 
 
@@ -72,6 +108,8 @@ def huge_scalar(kind: str, size: int) -> str:
 
 
 hostile = st.one_of(
-    st.integers(10, 3000).map(deep), st.integers(2, 12).map(alias_bomb),
-    st.tuples(st.sampled_from(["int", "str"]), st.integers(100, 200_000)).map(lambda t: huge_scalar(*t)))
+    st.integers(10, 3000).map(deep),
+    st.integers(2, 12).map(alias_bomb),
+    st.tuples(st.sampled_from(["int", "str"]), st.integers(100, 200_000)).map(lambda t: huge_scalar(*t)),
+)
 stack_files = st.one_of(mutated, random_config, garbage, hostile)

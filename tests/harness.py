@@ -57,8 +57,9 @@ class Registered:
         return sorted(r.typ for r in self.resources)
 
 
-def run_program(build: Callable[[], Any], config: Mapping[str, Any] | None = None,
-                secret_keys: tuple[str, ...] = (), stack: str = "test") -> Registered:
+def run_program(
+    build: Callable[[], Any], config: Mapping[str, Any] | None = None, secret_keys: tuple[str, ...] = (), stack: str = "test"
+) -> Registered:
     """Run `build` under fresh mocks with the given project config; return what it registered."""
     registered, error = run_program_catching(build, config, secret_keys, stack)
     if error is not None:
@@ -66,14 +67,18 @@ def run_program(build: Callable[[], Any], config: Mapping[str, Any] | None = Non
     return registered
 
 
-def run_program_catching(build: Callable[[], Any], config: Mapping[str, Any] | None = None,
-                         secret_keys: tuple[str, ...] = (), stack: str = "test",
-                         ) -> tuple[Registered, BaseException | None]:
+def run_program_catching(
+    build: Callable[[], Any],
+    config: Mapping[str, Any] | None = None,
+    secret_keys: tuple[str, ...] = (),
+    stack: str = "test",
+) -> tuple[Registered, BaseException | None]:
     """Like run_program, but a failing program still returns what it registered before it failed."""
     mocks = RecordingMocks()
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False)
-    values = {k if ":" in k else f"{PROJECT}:{k}": v if isinstance(v, str) else json.dumps(v)
-              for k, v in (config or {}).items()}  # a key with a namespace (kubernetes:context) keeps it
+    values = {
+        k if ":" in k else f"{PROJECT}:{k}": v if isinstance(v, str) else json.dumps(v) for k, v in (config or {}).items()
+    }  # a key with a namespace (kubernetes:context) keeps it
     pulumi.runtime.set_all_config(values, [f"{PROJECT}:{k}" for k in secret_keys])
     exports: dict[str, Any] = {}
     settings = pulumi_mocks.SETTINGS

@@ -104,8 +104,12 @@ def run_recording(build: Callable[[], Any]) -> tuple[Registered, dict[str, Regis
     def spy(monitor: Any, request: Any) -> Any:
         timeouts = request.customTimeouts
         requests[request.name] = Registration(
-            request.type, request.parent, list(request.dependencies), list(request.ignoreChanges),
-            {"create": timeouts.create, "update": timeouts.update})
+            request.type,
+            request.parent,
+            list(request.dependencies),
+            list(request.ignoreChanges),
+            {"create": timeouts.create, "update": timeouts.update},
+        )
         return original(monitor, request)
 
     pulumi_mocks.MockMonitor.RegisterResource = spy  # type: ignore[method-assign]

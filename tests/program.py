@@ -25,18 +25,28 @@ def stack_file_config(path: Path) -> tuple[dict[str, Any], tuple[str, ...]]:
     return config, tuple(sorted(secrets))
 
 
-def run_main(config: dict[str, Any], secret_keys: tuple[str, ...] = (), stack: str = "test",
-             ) -> tuple[Registered, BaseException | None]:
+def run_main(
+    config: dict[str, Any],
+    secret_keys: tuple[str, ...] = (),
+    stack: str = "test",
+) -> tuple[Registered, BaseException | None]:
     """Run __main__.py; return what it registered and the error it stopped with, if any."""
-    return run_program_catching(lambda: runpy.run_path(str(REPO / "__main__.py"), run_name="__main__"),
-                                config=config, secret_keys=secret_keys, stack=stack)
+    return run_program_catching(
+        lambda: runpy.run_path(str(REPO / "__main__.py"), run_name="__main__"),
+        config=config,
+        secret_keys=secret_keys,
+        stack=stack,
+    )
 
 
 def run_stack_file(path: Path, extra: dict[str, Any] | None = None) -> tuple[Registered, BaseException | None]:
     config, secret_keys = stack_file_config(path)
     config.update(extra or {})
-    return run_main(config, secret_keys + tuple(k for k in (extra or {}) if k in SECRET_VALUES),
-                    stack=path.name.removeprefix("Pulumi.").removesuffix(".yaml"))
+    return run_main(
+        config,
+        secret_keys + tuple(k for k in (extra or {}) if k in SECRET_VALUES),
+        stack=path.name.removeprefix("Pulumi.").removesuffix(".yaml"),
+    )
 
 
 def pulumi_config(path: Path) -> tuple[dict[str, Any], tuple[str, ...]] | None:

@@ -19,8 +19,7 @@ from components.render.promql import Workload
 from config.observability import MonitoringConfig
 from tests.promtool import crd_errors
 
-WORKLOAD = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server",
-                    hpa_name="keda-hpa-llama")
+WORKLOAD = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server", hpa_name="keda-hpa-llama")
 LIMITS = AlertThresholds(queue_per_replica=26, gpu_memory_used_fraction=0.95)
 SEL = '{namespace="llm",model_name="llama-8b"}'
 PODS = '{namespace="llm",pod=~"llama-server-[a-z0-9]+-[a-z0-9]+"}'
@@ -36,15 +35,31 @@ def rules(version: str = "0.33.0", workload: Workload = WORKLOAD, **changes: Any
 
 def test_rule_groups_are_named_after_the_deployment() -> None:
     assert [group["name"] for group in groups()] == [
-        "llama-server-vllm-engine", "llama-server-vllm-latency", "llama-server-vllm-kubernetes", "llama-server-vllm-gpu"]
+        "llama-server-vllm-engine",
+        "llama-server-vllm-latency",
+        "llama-server-vllm-kubernetes",
+        "llama-server-vllm-gpu",
+    ]
 
 
 def test_the_alerts_rendered_for_vllm_0_33() -> None:
-    assert sorted(rules()) == sorted([
-        "VllmKvCacheNearlyFull", "VllmRequestsQueueing", "VllmPreemptions", "VllmMetricsAbsent",
-        "VllmTimeToFirstTokenHigh", "VllmInterTokenLatencyHigh", "VllmRequestErrors", "VllmReplicasNotReady",
-        "VllmContainerRestarting", "VllmContainerOOMKilled", "VllmAutoscalerAtMaxReplicas", "VllmGpuMemoryNearlyFull",
-        "VllmRolloutStuck"])
+    assert sorted(rules()) == sorted(
+        [
+            "VllmKvCacheNearlyFull",
+            "VllmRequestsQueueing",
+            "VllmPreemptions",
+            "VllmMetricsAbsent",
+            "VllmTimeToFirstTokenHigh",
+            "VllmInterTokenLatencyHigh",
+            "VllmRequestErrors",
+            "VllmReplicasNotReady",
+            "VllmContainerRestarting",
+            "VllmContainerOOMKilled",
+            "VllmAutoscalerAtMaxReplicas",
+            "VllmGpuMemoryNearlyFull",
+            "VllmRolloutStuck",
+        ]
+    )
 
 
 def test_no_request_error_alert_on_vllm_0_7_2_which_has_no_http_counter_in_its_table() -> None:
@@ -78,18 +93,21 @@ def test_kv_cache_alert_compares_the_fraction_per_pod() -> None:
 
 def test_kv_cache_alert_reads_the_v0_gauge_on_vllm_0_7_2() -> None:
     assert rules("0.7.2")["VllmKvCacheNearlyFull"]["expr"] == (
-        f"max by (namespace, model_name, pod) (vllm:gpu_cache_usage_perc{SEL}) > 0.9")
+        f"max by (namespace, model_name, pod) (vllm:gpu_cache_usage_perc{SEL}) > 0.9"
+    )
 
 
 def test_queue_alert_averages_waiting_requests_per_pod_against_the_derived_threshold() -> None:
     assert rules()["VllmRequestsQueueing"]["expr"] == (
-        f"avg by (namespace, model_name) (sum by (namespace, model_name, pod) (vllm:num_requests_waiting{SEL})) > 26")
+        f"avg by (namespace, model_name) (sum by (namespace, model_name, pod) (vllm:num_requests_waiting{SEL})) > 26"
+    )
 
 
 def test_ttft_alert_compares_p99_with_the_slo_in_seconds() -> None:
     assert rules(time_to_first_token_p99_slo_seconds=1.5)["VllmTimeToFirstTokenHigh"]["expr"] == (
         "histogram_quantile(0.99, sum by (namespace, model_name, le) "
-        f"(rate(vllm:time_to_first_token_seconds_bucket{SEL}[5m]))) > 1.5")
+        f"(rate(vllm:time_to_first_token_seconds_bucket{SEL}[5m]))) > 1.5"
+    )
 
 
 def test_inter_token_alert_uses_each_versions_histogram() -> None:
@@ -100,14 +118,17 @@ def test_inter_token_alert_uses_each_versions_histogram() -> None:
 def test_error_alert_is_the_share_of_5xx_responses() -> None:
     rule = rules()["VllmRequestErrors"]
     failed = PODS[:-1] + ',status=~"5.."}'
-    assert rule["expr"] == (f"sum by (namespace) (rate(http_requests_total{failed}[5m])) / "
-                            f"sum by (namespace) (rate(http_requests_total{PODS}[5m])) > 0.05")
+    assert rule["expr"] == (
+        f"sum by (namespace) (rate(http_requests_total{failed}[5m])) / "
+        f"sum by (namespace) (rate(http_requests_total{PODS}[5m])) > 0.05"
+    )
     assert (rule["for"], rule["labels"]["severity"]) == ("5m", "critical")
 
 
 def test_preemption_alert_is_a_rate_per_second() -> None:
     assert rules()["VllmPreemptions"]["expr"] == (
-        f"sum by (namespace, model_name) (rate(vllm:num_preemptions_total{SEL}[5m])) > 0.05")
+        f"sum by (namespace, model_name) (rate(vllm:num_preemptions_total{SEL}[5m])) > 0.05"
+    )
 
 
 def test_replicas_not_ready_waits_longer_than_a_model_load() -> None:
@@ -144,8 +165,10 @@ def test_prod_not_ready_window_outlasts_its_1760_second_rollout_budget() -> None
 
 def test_rollout_stuck_alerts_on_progressing_false() -> None:
     rule = rules()["VllmRolloutStuck"]
-    assert rule["expr"] == ('kube_deployment_status_condition{namespace="llm",deployment="llama-server",'
-                            'condition="Progressing",status="false"} == 1')
+    assert rule["expr"] == (
+        'kube_deployment_status_condition{namespace="llm",deployment="llama-server",'
+        'condition="Progressing",status="false"} == 1'
+    )
     assert (rule["for"], rule["labels"]["severity"]) == ("1m", "critical")
 
 
@@ -155,15 +178,18 @@ def test_duration_seconds_reads_compound_prometheus_durations() -> None:
 
 def test_a_long_rollout_budget_delays_both_not_ready_and_metrics_absent() -> None:
     slow = AlertThresholds(queue_per_replica=26, gpu_memory_used_fraction=0.95, rollout_seconds=2400)
-    found = {r["alert"]: r for g in render_rule_groups(MonitoringConfig(), slow, VERSIONS["0.33.0"], WORKLOAD)
-             for r in g["rules"]}
+    found = {
+        r["alert"]: r for g in render_rule_groups(MonitoringConfig(), slow, VERSIONS["0.33.0"], WORKLOAD) for r in g["rules"]
+    }
     assert (found["VllmReplicasNotReady"]["for"], found["VllmMetricsAbsent"]["for"]) == ("45m", "45m")
 
 
 def test_oom_alert_joins_restarts_with_the_oomkilled_reason() -> None:
     expr = rules()["VllmContainerOOMKilled"]["expr"]
-    assert expr == (f"(increase(kube_pod_container_status_restarts_total{PODS}[10m]) > 0) and on (namespace, pod, "
-                    f"container) (kube_pod_container_status_last_terminated_reason{PODS[:-1]},reason=\"OOMKilled\"}} == 1)")
+    assert expr == (
+        f"(increase(kube_pod_container_status_restarts_total{PODS}[10m]) > 0) and on (namespace, pod, "
+        f'container) (kube_pod_container_status_last_terminated_reason{PODS[:-1]},reason="OOMKilled"}} == 1)'
+    )
 
 
 def test_restart_alert_fires_without_waiting() -> None:
@@ -174,7 +200,8 @@ def test_gpu_memory_alert_uses_dcgm_framebuffer_share_and_exported_labels() -> N
     dcgm = '{exported_namespace="llm",exported_pod=~"llama-server-[a-z0-9]+-[a-z0-9]+"}'
     assert rules()["VllmGpuMemoryNearlyFull"]["expr"] == (
         f"max by (exported_namespace, exported_pod, gpu) (DCGM_FI_DEV_FB_USED{dcgm} / "
-        f"(DCGM_FI_DEV_FB_USED{dcgm} + DCGM_FI_DEV_FB_FREE{dcgm})) > 0.95")
+        f"(DCGM_FI_DEV_FB_USED{dcgm} + DCGM_FI_DEV_FB_FREE{dcgm})) > 0.95"
+    )
 
 
 def test_gpu_memory_threshold_sits_above_what_vllm_claims() -> None:
@@ -189,7 +216,8 @@ def test_autoscaler_alert_compares_current_with_max_on_kedas_hpa() -> None:
     hpa = '{namespace="llm",horizontalpodautoscaler="keda-hpa-llama"}'
     assert rules()["VllmAutoscalerAtMaxReplicas"]["expr"] == (
         f"kube_horizontalpodautoscaler_status_current_replicas{hpa} >= on (namespace, horizontalpodautoscaler) "
-        f"kube_horizontalpodautoscaler_spec_max_replicas{hpa}")
+        f"kube_horizontalpodautoscaler_spec_max_replicas{hpa}"
+    )
 
 
 def test_prometheus_rule_carries_the_release_label_and_the_groups() -> None:

@@ -17,8 +17,7 @@ from components.render.promql import Workload
 from config.observability import MonitoringConfig
 from tests.promtool import check_rules, expected_alert, run_promtool, write_yaml
 
-WORKLOAD = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server",
-                    hpa_name="keda-hpa-llama")
+WORKLOAD = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server", hpa_name="keda-hpa-llama")
 LIMITS = AlertThresholds(queue_per_replica=26, gpu_memory_used_fraction=0.95)
 POD, OTHER_POD = "llama-server-7d9f8b6c5-x2x4k", "llama-server-7d9f8b6c5-q8w7e"
 VLLM = 'namespace="llm",model_name="llama-8b",engine="0"'
@@ -34,20 +33,34 @@ def rule_named(version: str, alert: str, limits: AlertThresholds = LIMITS) -> di
     return next(r for g in rendered_rules(version, limits) for r in g["rules"] if r.get("alert") == alert)
 
 
-def promtool_test(tmp_path: Path, series: Series, alert: str, fired: list[dict[str, str]],
-                  version: str = "0.33.0", eval_time: str = "20m", limits: AlertThresholds = LIMITS) -> None:
+def promtool_test(
+    tmp_path: Path,
+    series: Series,
+    alert: str,
+    fired: list[dict[str, str]],
+    version: str = "0.33.0",
+    eval_time: str = "20m",
+    limits: AlertThresholds = LIMITS,
+) -> None:
     """Feed `series` (one sample a minute) and assert exactly the `fired` alerts at `eval_time`."""
     write_yaml(tmp_path / "rules.yaml", {"groups": rendered_rules(version, limits)})
     rule = rule_named(version, alert, limits)
     test = {
         "rule_files": ["rules.yaml"],
         "evaluation_interval": "1m",
-        "tests": [{
-            "interval": "1m",
-            "input_series": [{"series": name, "values": values} for name, values in series],
-            "alert_rule_test": [{"eval_time": eval_time, "alertname": alert,
-                                 "exp_alerts": [expected_alert(rule, labels) for labels in fired]}],
-        }],
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": [{"series": name, "values": values} for name, values in series],
+                "alert_rule_test": [
+                    {
+                        "eval_time": eval_time,
+                        "alertname": alert,
+                        "exp_alerts": [expected_alert(rule, labels) for labels in fired],
+                    }
+                ],
+            }
+        ],
     }
     result = run_promtool("test", "rules", write_yaml(tmp_path / "test.yaml", test))
     assert result.returncode == 0, result.stdout + result.stderr
@@ -56,8 +69,7 @@ def promtool_test(tmp_path: Path, series: Series, alert: str, fired: list[dict[s
 def histogram(metric: str, bounds: tuple[str, ...], filled_from: str) -> Series:
     """Ten observations a minute, all in the bucket ending at `filled_from`."""
     start = bounds.index(filled_from)
-    return [(f'{metric}_bucket{{{VLLM},le="{le}"}}', "0+10x30" if i >= start else "0x30")
-            for i, le in enumerate(bounds)]
+    return [(f'{metric}_bucket{{{VLLM},le="{le}"}}', "0+10x30" if i >= start else "0x30") for i, le in enumerate(bounds)]
 
 
 def kv(version: str, pod: str, values: str, model: str = "llama-8b") -> tuple[str, str]:
@@ -72,8 +84,7 @@ def test_rendered_rules_pass_promtool_check(tmp_path: Path, version: str) -> Non
 
 @pytest.mark.parametrize("version", sorted(VERSIONS))
 def test_kv_cache_alert_fires_on_a_full_cache(tmp_path: Path, version: str) -> None:
-    promtool_test(tmp_path, [kv(version, POD, "0.95x30")], "VllmKvCacheNearlyFull",
-                  [{**MODEL, "pod": POD}], version)
+    promtool_test(tmp_path, [kv(version, POD, "0.95x30")], "VllmKvCacheNearlyFull", [{**MODEL, "pod": POD}], version)
 
 
 def test_kv_cache_alert_stays_quiet_at_80_percent(tmp_path: Path) -> None:
@@ -89,14 +100,18 @@ def test_kv_cache_alert_ignores_another_models_series(tmp_path: Path) -> None:
 
 
 def test_queue_alert_fires_when_waiting_per_replica_exceeds_the_threshold(tmp_path: Path) -> None:
-    series = [(f'vllm:num_requests_waiting{{{VLLM},pod="{POD}"}}', "30x30"),
-              (f'vllm:num_requests_waiting{{{VLLM},pod="{OTHER_POD}"}}', "40x30")]
+    series = [
+        (f'vllm:num_requests_waiting{{{VLLM},pod="{POD}"}}', "30x30"),
+        (f'vllm:num_requests_waiting{{{VLLM},pod="{OTHER_POD}"}}', "40x30"),
+    ]
     promtool_test(tmp_path, series, "VllmRequestsQueueing", [MODEL])
 
 
 def test_queue_alert_stays_quiet_below_the_threshold(tmp_path: Path) -> None:
-    series = [(f'vllm:num_requests_waiting{{{VLLM},pod="{POD}"}}', "20x30"),
-              (f'vllm:num_requests_waiting{{{VLLM},pod="{OTHER_POD}"}}', "20x30")]
+    series = [
+        (f'vllm:num_requests_waiting{{{VLLM},pod="{POD}"}}', "20x30"),
+        (f'vllm:num_requests_waiting{{{VLLM},pod="{OTHER_POD}"}}', "20x30"),
+    ]
     promtool_test(tmp_path, series, "VllmRequestsQueueing", [])
 
 
@@ -126,8 +141,10 @@ def test_inter_token_alert_stays_quiet_on_fast_decoding(tmp_path: Path) -> None:
 
 
 def http(status: str, per_minute: int) -> tuple[str, str]:
-    return (f'http_requests_total{{namespace="llm",pod="{POD}",handler="/v1/chat/completions",method="POST",'
-            f'status="{status}"}}', f"0+{per_minute}x30")
+    return (
+        f'http_requests_total{{namespace="llm",pod="{POD}",handler="/v1/chat/completions",method="POST",status="{status}"}}',
+        f"0+{per_minute}x30",
+    )
 
 
 def test_error_alert_fires_at_ten_percent_5xx(tmp_path: Path) -> None:
@@ -160,8 +177,10 @@ def test_metrics_absent_stays_quiet_while_vllm_reports(tmp_path: Path) -> None:
 
 def replicas(wanted: int, available: int) -> Series:
     labels = '{namespace="llm",deployment="llama-server"}'
-    return [(f"kube_deployment_spec_replicas{labels}", f"{wanted}x30"),
-            (f"kube_deployment_status_replicas_available{labels}", f"{available}x30")]
+    return [
+        (f"kube_deployment_spec_replicas{labels}", f"{wanted}x30"),
+        (f"kube_deployment_status_replicas_available{labels}", f"{available}x30"),
+    ]
 
 
 def test_replicas_not_ready_fires_after_fifteen_minutes_short(tmp_path: Path) -> None:
@@ -179,8 +198,10 @@ PROD = AlertThresholds(queue_per_replica=26, gpu_memory_used_fraction=0.95, roll
 def scale_up(minutes: int) -> Series:
     """2 replicas, scaled to 4 at minute 5; the two new ones wait for GPU nodes for the whole run."""
     labels = '{namespace="llm",deployment="llama-server"}'
-    return [(f"kube_deployment_spec_replicas{labels}", f"2x5 4x{minutes}"),
-            (f"kube_deployment_status_replicas_available{labels}", f"2x{minutes + 5}")]
+    return [
+        (f"kube_deployment_spec_replicas{labels}", f"2x5 4x{minutes}"),
+        (f"kube_deployment_status_replicas_available{labels}", f"2x{minutes + 5}"),
+    ]
 
 
 def test_a_scale_up_waiting_for_gpu_nodes_within_the_rollout_budget_does_not_page(tmp_path: Path) -> None:
@@ -189,8 +210,14 @@ def test_a_scale_up_waiting_for_gpu_nodes_within_the_rollout_budget_does_not_pag
 
 
 def test_a_scale_up_still_short_past_the_rollout_budget_pages(tmp_path: Path) -> None:
-    promtool_test(tmp_path, scale_up(60), "VllmReplicasNotReady", [{"namespace": "llm", "deployment": "llama-server"}],
-                  eval_time="45m", limits=PROD)
+    promtool_test(
+        tmp_path,
+        scale_up(60),
+        "VllmReplicasNotReady",
+        [{"namespace": "llm", "deployment": "llama-server"}],
+        eval_time="45m",
+        limits=PROD,
+    )
 
 
 def progressing(status: str) -> Series:
@@ -200,9 +227,21 @@ def progressing(status: str) -> Series:
 
 
 def test_rollout_stuck_fires_once_the_progress_deadline_has_passed(tmp_path: Path) -> None:
-    promtool_test(tmp_path, progressing("false"), "VllmRolloutStuck",
-                  [{"namespace": "llm", "deployment": "llama-server", "condition": "Progressing", "status": "false",
-                    "reason": "ProgressDeadlineExceeded"}], eval_time="5m")
+    promtool_test(
+        tmp_path,
+        progressing("false"),
+        "VllmRolloutStuck",
+        [
+            {
+                "namespace": "llm",
+                "deployment": "llama-server",
+                "condition": "Progressing",
+                "status": "false",
+                "reason": "ProgressDeadlineExceeded",
+            }
+        ],
+        eval_time="5m",
+    )
 
 
 def test_rollout_stuck_stays_quiet_while_the_rollout_progresses(tmp_path: Path) -> None:
@@ -223,8 +262,9 @@ def restarts(pod: str, values: str) -> tuple[str, str]:
 
 
 def test_restart_alert_fires_on_a_restart_loop(tmp_path: Path) -> None:
-    promtool_test(tmp_path, [restarts(POD, "0+1x30")], "VllmContainerRestarting",
-                  [{"namespace": "llm", "pod": POD, "container": "vllm"}])
+    promtool_test(
+        tmp_path, [restarts(POD, "0+1x30")], "VllmContainerRestarting", [{"namespace": "llm", "pod": POD, "container": "vllm"}]
+    )
 
 
 def test_restart_alert_ignores_pods_of_other_deployments(tmp_path: Path) -> None:
@@ -232,13 +272,19 @@ def test_restart_alert_ignores_pods_of_other_deployments(tmp_path: Path) -> None
 
 
 def terminated(reason: str) -> tuple[str, str]:
-    return (f'kube_pod_container_status_last_terminated_reason{{namespace="llm",pod="{POD}",container="vllm",'
-            f'reason="{reason}"}}', "1x30")
+    return (
+        f'kube_pod_container_status_last_terminated_reason{{namespace="llm",pod="{POD}",container="vllm",reason="{reason}"}}',
+        "1x30",
+    )
 
 
 def test_oom_alert_fires_when_the_last_restart_was_an_oom_kill(tmp_path: Path) -> None:
-    promtool_test(tmp_path, [restarts(POD, "0+1x30"), terminated("OOMKilled")], "VllmContainerOOMKilled",
-                  [{"namespace": "llm", "pod": POD, "container": "vllm"}])
+    promtool_test(
+        tmp_path,
+        [restarts(POD, "0+1x30"), terminated("OOMKilled")],
+        "VllmContainerOOMKilled",
+        [{"namespace": "llm", "pod": POD, "container": "vllm"}],
+    )
 
 
 def test_oom_alert_stays_quiet_for_other_termination_reasons(tmp_path: Path) -> None:
@@ -251,8 +297,12 @@ def gpu(used_mib: int, free_mib: int) -> Series:
 
 
 def test_gpu_memory_alert_fires_above_what_vllm_claims(tmp_path: Path) -> None:
-    promtool_test(tmp_path, gpu(80_000, 1_000), "VllmGpuMemoryNearlyFull",
-                  [{"exported_namespace": "llm", "exported_pod": POD, "gpu": "0"}])
+    promtool_test(
+        tmp_path,
+        gpu(80_000, 1_000),
+        "VllmGpuMemoryNearlyFull",
+        [{"exported_namespace": "llm", "exported_pod": POD, "gpu": "0"}],
+    )
 
 
 def test_gpu_memory_alert_stays_quiet_at_vllms_normal_ninety_percent(tmp_path: Path) -> None:
@@ -261,13 +311,16 @@ def test_gpu_memory_alert_stays_quiet_at_vllms_normal_ninety_percent(tmp_path: P
 
 def hpa(current: int, maximum: int) -> Series:
     labels = '{namespace="llm",horizontalpodautoscaler="keda-hpa-llama"}'
-    return [(f"kube_horizontalpodautoscaler_status_current_replicas{labels}", f"{current}x30"),
-            (f"kube_horizontalpodautoscaler_spec_max_replicas{labels}", f"{maximum}x30")]
+    return [
+        (f"kube_horizontalpodautoscaler_status_current_replicas{labels}", f"{current}x30"),
+        (f"kube_horizontalpodautoscaler_spec_max_replicas{labels}", f"{maximum}x30"),
+    ]
 
 
 def test_autoscaler_alert_fires_at_max_replicas(tmp_path: Path) -> None:
-    promtool_test(tmp_path, hpa(4, 4), "VllmAutoscalerAtMaxReplicas",
-                  [{"namespace": "llm", "horizontalpodautoscaler": "keda-hpa-llama"}])
+    promtool_test(
+        tmp_path, hpa(4, 4), "VllmAutoscalerAtMaxReplicas", [{"namespace": "llm", "horizontalpodautoscaler": "keda-hpa-llama"}]
+    )
 
 
 def test_autoscaler_alert_stays_quiet_below_max(tmp_path: Path) -> None:

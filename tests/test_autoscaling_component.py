@@ -21,10 +21,15 @@ LABELS = {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "llama
 
 def args(**changes: Any) -> KedaAutoscalerArgs:
     values: dict[str, Any] = {
-        "namespace": "llm", "deployment_name": "llama-server", "selector_labels": LABELS,
-        "served_model_name": "llama-8b", "vllm_version": "0.33.0",
-        "autoscaling": AutoscalingConfig(enabled=True), "capacity": CAPACITY,
-        "server_address": "http://monitoring-kube-prometheus-prometheus.monitoring.svc:9090"}
+        "namespace": "llm",
+        "deployment_name": "llama-server",
+        "selector_labels": LABELS,
+        "served_model_name": "llama-8b",
+        "vllm_version": "0.33.0",
+        "autoscaling": AutoscalingConfig(enabled=True),
+        "capacity": CAPACITY,
+        "server_address": "http://monitoring-kube-prometheus-prometheus.monitoring.svc:9090",
+    }
     return KedaAutoscalerArgs(**{**values, **changes})
 
 
@@ -46,11 +51,16 @@ def test_scaled_object_is_a_child_of_the_component() -> None:
 
 def test_scaled_object_spec_is_the_rendered_spec_verbatim() -> None:
     spec = build(args()).one(SCALED_OBJECT)["spec"]
-    workload = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server",
-                        hpa_name="keda-hpa-llama")
+    workload = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server", hpa_name="keda-hpa-llama")
     cfg = AutoscalingConfig(enabled=True)
-    expected = render_scaled_object_spec("llama", cfg, derive_thresholds(cfg, CAPACITY), VERSIONS["0.33.0"], workload,
-                                         "http://monitoring-kube-prometheus-prometheus.monitoring.svc:9090")
+    expected = render_scaled_object_spec(
+        "llama",
+        cfg,
+        derive_thresholds(cfg, CAPACITY),
+        VERSIONS["0.33.0"],
+        workload,
+        "http://monitoring-kube-prometheus-prometheus.monitoring.svc:9090",
+    )
     assert spec == expected
 
 
@@ -66,8 +76,9 @@ def test_scaled_object_name_can_be_given() -> None:
 
 
 def test_namespace_and_deployment_may_be_outputs() -> None:
-    inputs = build(args(namespace=pulumi.Output.from_input("serving"),
-                        deployment_name=pulumi.Output.from_input("big-server"))).one(SCALED_OBJECT)
+    inputs = build(
+        args(namespace=pulumi.Output.from_input("serving"), deployment_name=pulumi.Output.from_input("big-server"))
+    ).one(SCALED_OBJECT)
     assert inputs["metadata"]["namespace"] == "serving"
     assert inputs["spec"]["scaleTargetRef"]["name"] == "big-server"
     assert 'namespace="serving"' in inputs["spec"]["triggers"][0]["metadata"]["query"]

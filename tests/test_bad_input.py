@@ -94,7 +94,8 @@ def test_malformed_stack_file_makes_the_preflight_cli_exit_2(path: Path, capsys:
 
 @pytest.mark.parametrize("path", BAD_FILES, ids=_ids(BAD_FILES))
 def test_malformed_stack_file_error_is_printed_by_the_cli_naming_the_key(
-        path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     preflight_main([str(path)])
     printed = capsys.readouterr().err
     assert expectation(path).found_in_text(printed), printed
@@ -103,8 +104,9 @@ def test_malformed_stack_file_error_is_printed_by_the_cli_naming_the_key(
 @pytest.mark.parametrize("name", ["gpu-memory-utilization-above-one", "document-is-a-list", "hf-token-in-plain-text"])
 def test_preflight_cli_process_exits_2_on_a_malformed_file_without_a_traceback(name: str) -> None:
     path = BAD_STACKS / f"{name}.yaml"
-    done = subprocess.run([sys.executable, "-m", "preflight", str(path)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "preflight", str(path)], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
+    )
     assert (done.returncode, "Traceback" in done.stderr) == (EXIT_CONFIG_ERROR, False), done.stderr
     assert expectation(path).found_in_text(done.stderr), done.stderr
 
@@ -133,8 +135,7 @@ def test_the_blocked_table_covers_a_model_that_does_not_fit_and_tensor_parallel_
 @pytest.mark.parametrize("path", BLOCKED_FILES, ids=_ids(BLOCKED_FILES))
 def test_blocked_stack_is_valid_config_but_the_preflight_names_why_it_cannot_run(path: Path) -> None:
     report = run_preflight(load_stack_file(path))
-    assert (report.fits, any(blocked_reason(path) in reason for reason in report.reasons)) == (False, True), \
-        report.reasons
+    assert (report.fits, any(blocked_reason(path) in reason for reason in report.reasons)) == (False, True), report.reasons
 
 
 @pytest.mark.parametrize("path", BLOCKED_FILES, ids=_ids(BLOCKED_FILES))
@@ -144,6 +145,7 @@ def test_blocked_stack_makes_the_preflight_cli_exit_1(path: Path, capsys: pytest
 
 def test_preflight_cli_process_exits_1_when_tensor_parallel_does_not_divide_the_heads() -> None:
     path = BAD_STACKS / "blocked" / "tensor-parallel-not-dividing-heads.yaml"
-    done = subprocess.run([sys.executable, "-m", "preflight", str(path)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "preflight", str(path)], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
+    )
     assert done.returncode == EXIT_BLOCKED, done.stdout + done.stderr

@@ -30,20 +30,39 @@ ROWS = {row["row_id"]: row for row in csv.DictReader((Path(__file__).parent / "d
 # row -> vLLM version the log came from (the CSV's text, made exact): "~0.11" rows use 0.11.0, "~0.6.4" 0.6.4,
 # "0.16.0 (0.15.0 identical)" 0.16.0.
 VERSIONS = {
-    "R01": (0, 19, 0), "R03": (0, 19, 0), "R04": (0, 19, 0), "R05": (0, 19, 0), "R08": (0, 19, 0),
-    "R09": (0, 19, 0), "R10": (0, 19, 0), "R11": (0, 19, 0), "R12": (0, 19, 0), "R13": (0, 19, 0),
-    "R14": (0, 16, 0), "R15": (0, 17, 0), "R16": (0, 18, 0), "R21": (0, 11, 0), "R22": (0, 11, 0),
-    "R28": (0, 6, 4), "R29": (0, 6, 4), "R37": (0, 6, 5), "T01": (0, 23, 0),
-    "T14": (0, 19, 0), "T15": (0, 19, 0), "T16": (0, 19, 0), "T17": (0, 19, 0),
+    "R01": (0, 19, 0),
+    "R03": (0, 19, 0),
+    "R04": (0, 19, 0),
+    "R05": (0, 19, 0),
+    "R08": (0, 19, 0),
+    "R09": (0, 19, 0),
+    "R10": (0, 19, 0),
+    "R11": (0, 19, 0),
+    "R12": (0, 19, 0),
+    "R13": (0, 19, 0),
+    "R14": (0, 16, 0),
+    "R15": (0, 17, 0),
+    "R16": (0, 18, 0),
+    "R21": (0, 11, 0),
+    "R22": (0, 11, 0),
+    "R28": (0, 6, 4),
+    "R29": (0, 6, 4),
+    "R37": (0, 6, 5),
+    "T01": (0, 23, 0),
+    "T14": (0, 19, 0),
+    "T15": (0, 19, 0),
+    "T16": (0, 19, 0),
+    "T17": (0, 19, 0),
 }
 # Catalog stand-ins: the 0.6.5 sanity check served Meta-Llama-3-8B (the 3.1 shape but 8k context); T01
 # served Qwen2.5-VL-7B, whose language model is Qwen2.5-7B (its vision encoder is not modelled: verdict only).
-MODEL_OF = {"meta-llama/Meta-Llama-3-8B": "meta-llama/Llama-3.1-8B-Instruct",
-            "Qwen2.5-VL-7B-Instruct (local path /models/Qwen2.5-VL-7B-Instruct; architecture "
-            "Qwen2_5_VLForConditionalGeneration)": "Qwen/Qwen2.5-7B-Instruct"}
+MODEL_OF = {
+    "meta-llama/Meta-Llama-3-8B": "meta-llama/Llama-3.1-8B-Instruct",
+    "Qwen2.5-VL-7B-Instruct (local path /models/Qwen2.5-VL-7B-Instruct; architecture "
+    "Qwen2_5_VLForConditionalGeneration)": "Qwen/Qwen2.5-7B-Instruct",
+}
 GPU_TOTAL = {"T01": 79.15}  # A100-SXM4-80GB (catalog figure; the row logs nvidia-smi 81920 MiB only)
-KV_ROWS = ["R01", "R03", "R04", "R05", "R14", "R15", "R16", "R21", "R22", "R28", "R37",
-           "T14", "T15", "T16", "T17"]
+KV_ROWS = ["R01", "R03", "R04", "R05", "R14", "R15", "R16", "R21", "R22", "R28", "R37", "T14", "T15", "T16", "T17"]
 TOKEN_ROWS = ["R01", "R03", "R04", "R05", "T14", "T15", "T16", "T17"]
 COMPONENT_ROWS = ["R08", "R09", "R10", "R11", "R12", "R13"]
 VERDICT_ROWS = {"R28": True, "R29": False, "T01": False}  # row -> vLLM started
@@ -58,12 +77,21 @@ def inputs_for(row_id: str) -> MemoryInputs:
     seqs, tokens = default_batch_limits(version, total, gpu_is_a100="A100" in row["gpu"], max_model_len=max_model_len)
     block = row["block_size"].split()[0] if row["block_size"][:1].isdigit() else "16"
     return MemoryInputs(
-        arch=arch, era=memory_era(version), version=version, gpu_memory_gib=total,
+        arch=arch,
+        era=memory_era(version),
+        version=version,
+        gpu_memory_gib=total,
         gpu_memory_utilization=float(row["gpu_memory_utilization"]),
-        tensor_parallel_size=int(row["tensor_parallel_size"]), pipeline_parallel_size=int(row["pipeline_parallel_size"]),
-        max_model_len=max_model_len, max_num_seqs=seqs, max_num_batched_tokens=tokens,
-        block_size=int(block), dtype="auto", quantization=arch.quantization,
-        kv_cache_dtype=row["kv_cache_dtype"] or "auto", enforce_eager=False,
+        tensor_parallel_size=int(row["tensor_parallel_size"]),
+        pipeline_parallel_size=int(row["pipeline_parallel_size"]),
+        max_model_len=max_model_len,
+        max_num_seqs=seqs,
+        max_num_batched_tokens=tokens,
+        block_size=int(block),
+        dtype="auto",
+        quantization=arch.quantization,
+        kv_cache_dtype=row["kv_cache_dtype"] or "auto",
+        enforce_eager=False,
     )
 
 
@@ -135,8 +163,9 @@ def test_fp8_kv_cache_doubles_the_tokens_of_the_same_pool() -> None:
 
 def test_docs_calibration_table_is_what_the_estimator_gives_today() -> None:
     text = (ROOT / "docs" / "calibration.md").read_text()
-    documented = {m[0]: float(m[1]) for m in re.findall(r"^\| ([RT]\d\d) \|[^|]*\|[^|]*\|[^|]*\| ([+-]\d+\.\d) % \|",
-                                                          text, re.MULTILINE)}
+    documented = {
+        m[0]: float(m[1]) for m in re.findall(r"^\| ([RT]\d\d) \|[^|]*\|[^|]*\|[^|]*\| ([+-]\d+\.\d) % \|", text, re.MULTILINE)
+    }
     computed = {row: round(error, 1) for rows in era_table().values() for row, error in rows}
     assert documented == computed
 

@@ -35,19 +35,47 @@ def test_a100_has_no_native_fp8_and_h100_has() -> None:
 
 
 def test_the_issue_required_gpus_and_models_are_in_the_catalog() -> None:
-    assert {"A100-SXM4-40GB", "A100-SXM4-80GB", "A100-PCIE-40GB", "A100-80GB-PCIe", "H100-80GB-HBM3", "H200",
-            "L40S", "A10G", "L4"} <= set(GPUS)
-    assert {"meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct",
-            "meta-llama/Llama-3.1-405B-Instruct", "meta-llama/Llama-3.3-70B-Instruct", "Qwen/Qwen2.5-7B-Instruct",
-            "Qwen/Qwen2.5-14B-Instruct", "Qwen/Qwen2.5-32B-Instruct", "Qwen/Qwen2.5-72B-Instruct", "Qwen/Qwen3-8B",
-            "Qwen/Qwen3-14B", "Qwen/Qwen3-32B", "mistralai/Mistral-7B-Instruct-v0.3",
-            "mistralai/Mixtral-8x7B-Instruct-v0.1", "google/gemma-2-9b-it", "google/gemma-2-27b-it"} <= set(MODELS)
+    assert {
+        "A100-SXM4-40GB",
+        "A100-SXM4-80GB",
+        "A100-PCIE-40GB",
+        "A100-80GB-PCIe",
+        "H100-80GB-HBM3",
+        "H200",
+        "L40S",
+        "A10G",
+        "L4",
+    } <= set(GPUS)
+    assert {
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "meta-llama/Llama-3.1-70B-Instruct",
+        "meta-llama/Llama-3.1-405B-Instruct",
+        "meta-llama/Llama-3.3-70B-Instruct",
+        "Qwen/Qwen2.5-7B-Instruct",
+        "Qwen/Qwen2.5-14B-Instruct",
+        "Qwen/Qwen2.5-32B-Instruct",
+        "Qwen/Qwen2.5-72B-Instruct",
+        "Qwen/Qwen3-8B",
+        "Qwen/Qwen3-14B",
+        "Qwen/Qwen3-32B",
+        "mistralai/Mistral-7B-Instruct-v0.3",
+        "mistralai/Mixtral-8x7B-Instruct-v0.1",
+        "google/gemma-2-9b-it",
+        "google/gemma-2-27b-it",
+    } <= set(MODELS)
 
 
-@pytest.mark.parametrize(("version", "era"), [
-    ((0, 6, 4), MemoryEra.V0_LEGACY), ((0, 7, 2), MemoryEra.V0), ((0, 11, 0), MemoryEra.V1_EARLY),
-    ((0, 19, 0), MemoryEra.V1), ((0, 21, 0), MemoryEra.V1_CUDAGRAPH), ((0, 33, 0), MemoryEra.V1_CUDAGRAPH),
-])
+@pytest.mark.parametrize(
+    ("version", "era"),
+    [
+        ((0, 6, 4), MemoryEra.V0_LEGACY),
+        ((0, 7, 2), MemoryEra.V0),
+        ((0, 11, 0), MemoryEra.V1_EARLY),
+        ((0, 19, 0), MemoryEra.V1),
+        ((0, 21, 0), MemoryEra.V1_CUDAGRAPH),
+        ((0, 33, 0), MemoryEra.V1_CUDAGRAPH),
+    ],
+)
 def test_each_version_maps_to_its_memory_accounting_era(version: tuple[int, int, int], era: MemoryEra) -> None:
     assert memory_era(version) is era
 

@@ -23,8 +23,10 @@ def test_the_oldest_supported_release_has_no_gated_feature():
     assert unsupported(OLDEST_SUPPORTED, list(Feature)) == list(Feature)
 
 
-@pytest.mark.parametrize(("version", "expected"), [("2.16", False), ("2.16.1", False), ("2.17.0", True),
-                                                   ("v2.17.1", True), ("2.20.2", True), ("3.0", True)])
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [("2.16", False), ("2.16.1", False), ("2.17.0", True), ("v2.17.1", True), ("2.20.2", True), ("3.0", True)],
+)
 def test_fallback_behavior_support_by_release(version: str, expected: bool):
     assert supports(version, Feature.FALLBACK_BEHAVIOR) is expected
 

@@ -41,28 +41,36 @@ def test_a_pre_quantized_awq_checkpoint_fits_without_engine_quantization() -> No
 
 
 def test_awq_marlin_is_accepted_for_an_awq_checkpoint() -> None:
-    cfg = make_config(model={"id": "hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4"},
-                      engine={"quantization": "awq_marlin"})
+    cfg = make_config(model={"id": "hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4"}, engine={"quantization": "awq_marlin"})
     assert run_preflight(cfg).fits
 
 
 def test_a_different_method_than_the_checkpoints_blocks_naming_the_checkpoint_method() -> None:
-    cfg = make_config(model={"id": "hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4"},
-                      engine={"quantization": "gptq"})
+    cfg = make_config(model={"id": "hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4"}, engine={"quantization": "gptq"})
     reasons = run_preflight(cfg).reasons
     assert reasons and "does not match the checkpoint's quantization_config ('awq')" in reasons[0]
 
 
 def test_the_fp8_dynamic_70b_weights_per_gpu_match_the_calibration_log() -> None:
-    cfg = make_config(model={"id": "RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic"},
-                      gpu={"product": "H100-80GB-HBM3"}, engine={"tensor_parallel_size": 2})
+    cfg = make_config(
+        model={"id": "RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic"},
+        gpu={"product": "H100-80GB-HBM3"},
+        engine={"tensor_parallel_size": 2},
+    )
     assert run_preflight(cfg).weights_gib_per_gpu == pytest.approx(33.88, rel=0.01)  # row T14
 
 
 def test_a_config_json_quantization_config_sets_the_checkpoint_storage(tmp_path: Path) -> None:
-    config = {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_size": 4096,
-              "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 131072,
-              "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128}}
+    config = {
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "vocab_size": 128256,
+        "max_position_embeddings": 131072,
+        "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128},
+    }
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
     report = run_preflight(make_config(model={"id": "local/llama-awq", "config_json": str(path)}))

@@ -51,16 +51,22 @@ def citation_problems(text: str, citing: Path, ids: set[str]) -> list[str]:
     for match in CITATION.finditer(text):
         line = text.count("\n", 0, match.start()) + 1
         where = f"{citing.relative_to(REPO) if citing.is_relative_to(REPO) else citing.name}:{line}"
-        documents = [d for d in DOCUMENT.finditer(text, max(0, match.start() - 200), match.start())
-                     if BETWEEN.match(text[d.end():match.start()])]
+        documents = [
+            d
+            for d in DOCUMENT.finditer(text, max(0, match.start() - 200), match.start())
+            if BETWEEN.match(text[d.end() : match.start()])
+        ]
         if not documents:
-            problems.append(f"{where}: {SECTION}{match.group(1)} names no document in the repository; "
-                            f"write `docs/sources.md {SECTION}{match.group(1)}`")
+            problems.append(
+                f"{where}: {SECTION}{match.group(1)} names no document in the repository; "
+                f"write `docs/sources.md {SECTION}{match.group(1)}`"
+            )
             continue
         target = resolve(documents[-1].group(0), citing)
         if target is None:
-            problems.append(f"{where}: {SECTION}{match.group(1)} cites {documents[-1].group(0)}, "
-                            "which is not in the repository")
+            problems.append(
+                f"{where}: {SECTION}{match.group(1)} cites {documents[-1].group(0)}, which is not in the repository"
+            )
         elif target == SOURCES.resolve() and match.group(1) not in ids:
             problems.append(f"{where}: {SECTION}{match.group(1)} is not a section of docs/sources.md")
     for path in DOCS_PATH.finditer(text):
@@ -71,18 +77,29 @@ def citation_problems(text: str, citing: Path, ids: set[str]) -> list[str]:
 
 
 def cited_files() -> list[str]:
-    files = [p for pattern in ("*.py", "*.md") for p in REPO.rglob(pattern)
-             if not SKIP_DIRS.intersection(p.relative_to(REPO).parts) and p not in (SOURCES, Path(__file__))]
-    return sorted(str(p.relative_to(REPO)) for p in files
-                  if SECTION in (text := p.read_text(encoding="utf-8")) or DOCS_PATH.search(text))
+    files = [
+        p
+        for pattern in ("*.py", "*.md")
+        for p in REPO.rglob(pattern)
+        if not SKIP_DIRS.intersection(p.relative_to(REPO).parts) and p not in (SOURCES, Path(__file__))
+    ]
+    return sorted(
+        str(p.relative_to(REPO)) for p in files if SECTION in (text := p.read_text(encoding="utf-8")) or DOCS_PATH.search(text)
+    )
 
 
 IDS = source_ids(SOURCES.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="cites the shared reference; integrator rewrites"))
-    if name in KNOWN_UNRESOLVED else name for name in cited_files()])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="cites the shared reference; integrator rewrites"))
+        if name in KNOWN_UNRESOLVED
+        else name
+        for name in cited_files()
+    ],
+)
 def test_every_citation_in_the_file_resolves(name: str) -> None:
     path = REPO / name
     assert citation_problems(path.read_text(encoding="utf-8"), path, IDS) == []
@@ -94,8 +111,7 @@ def test_a_citation_of_a_sources_section_resolves() -> None:
 
 def test_a_citation_of_the_shared_reference_names_no_document() -> None:
     problems = citation_problems(f"(shared reference {SECTION}H.7)", REPO / "x.py", IDS)
-    assert problems == [f"x.py:1: {SECTION}H.7 names no document in the repository; "
-                        f"write `docs/sources.md {SECTION}H.7`"]
+    assert problems == [f"x.py:1: {SECTION}H.7 names no document in the repository; write `docs/sources.md {SECTION}H.7`"]
 
 
 def test_a_citation_of_a_document_outside_the_repository_fails() -> None:
@@ -110,5 +126,5 @@ def test_a_section_missing_from_the_sources_fails() -> None:
 
 def test_a_path_to_a_missing_docs_file_fails() -> None:
     assert citation_problems("see docs/readme-kubernetes.md", REPO / "x.py", IDS) == [
-        "x.py:1: docs/readme-kubernetes.md does not exist"]
-
+        "x.py:1: docs/readme-kubernetes.md does not exist"
+    ]

@@ -22,9 +22,10 @@ def gpu(cluster, terms=GFD_80, need=4):  # type: ignore[no-untyped-def]
 
 def test_a_labelled_node_with_enough_gpus_and_the_gpu_taint_passes() -> None:
     finding = gpu(facts(node("g1", A100_80, gpus=8, taints=[GPU_TAINT])))
-    assert (finding.level, finding.message) == ("ok", "1 node(s) match nvidia.com/gpu.product In "
-                                                      "[NVIDIA-A100-SXM4-80GB] with >= 4 allocatable nvidia.com/gpu "
-                                                      "(e.g. g1: 8).")
+    assert (finding.level, finding.message) == (
+        "ok",
+        "1 node(s) match nvidia.com/gpu.product In [NVIDIA-A100-SXM4-80GB] with >= 4 allocatable nvidia.com/gpu (e.g. g1: 8).",
+    )
 
 
 def test_a_node_with_fewer_gpus_than_one_replica_blocks_naming_both_counts() -> None:
@@ -52,8 +53,11 @@ def test_gpu_nodes_without_the_selected_label_block_and_show_the_labels_they_car
 
 
 def test_a_karpenter_nodepool_that_can_create_p4de_passes_from_zero_nodes() -> None:
-    pool = nodepool("gpu", [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["p4de"]}],
-                    taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}])
+    pool = nodepool(
+        "gpu",
+        [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["p4de"]}],
+        taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}],
+    )
     finding = gpu(facts(pool), KARPENTER_80)
     assert finding.level == "ok"
     assert "node pool gpu (p4de.24xlarge) can create one" in finding.message
@@ -70,8 +74,7 @@ def test_a_karpenter_nodepool_cannot_create_a_gpu_feature_discovery_label() -> N
 
 
 def test_a_nodepool_gpu_limit_below_one_replica_cannot_create_it() -> None:
-    pool = nodepool("gpu", [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["p4de"]}],
-                    gpu_limit="2")
+    pool = nodepool("gpu", [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["p4de"]}], gpu_limit="2")
     assert gpu(facts(pool), KARPENTER_80).level == "block"
 
 
@@ -102,8 +105,9 @@ def test_an_unknown_driver_warns_and_an_unknown_cuda_is_not_checked() -> None:
 
 
 def test_a_read_write_many_claim_on_the_default_ebs_class_blocks_and_names_the_efs_class() -> None:
-    cluster = facts(storage_class("gp2", "kubernetes.io/aws-ebs", default=True),
-                    storage_class("efs-sc", "efs.csi.aws.com", "Immediate"))
+    cluster = facts(
+        storage_class("gp2", "kubernetes.io/aws-ebs", default=True), storage_class("efs-sc", "efs.csi.aws.com", "Immediate")
+    )
     finding = check_storage(cluster, None, "ReadWriteMany")[0]
     assert finding.level == "block"
     assert finding.message.startswith("the default class gp2 (kubernetes.io/aws-ebs) supports ReadWriteOnce only")
@@ -138,7 +142,10 @@ def test_keda_older_than_a_rendered_feature_blocks_naming_the_feature() -> None:
     cluster = facts(crd("scaledobjects.keda.sh"), keda_operator("ghcr.io/kedacore/keda:2.16.1"))
     finding = check_keda(cluster, {"fallback.behavior", "fallback with a metricType Value trigger"})[0]
     assert finding.level == "block"
-    assert finding.message == "KEDA 2.16.1 rejects this ScaledObject; it needs >= 2.18.0 for fallback with a metricType Value trigger."
+    assert (
+        finding.message
+        == "KEDA 2.16.1 rejects this ScaledObject; it needs >= 2.18.0 for fallback with a metricType Value trigger."
+    )
 
 
 def test_keda_2_17_accepts_a_rendering_that_needs_only_fallback_behavior() -> None:
@@ -169,9 +176,16 @@ NS_LABELS = {"kubernetes.io/metadata.name": "vllm"}
 
 def kps(release: str, namespace_selector: dict | None = None) -> dict:  # type: ignore[type-arg]
     selector = {"matchLabels": {"release": release}}
-    return prometheus(f"{release}-kube-prometheus-prometheus", "monitoring", {
-        "serviceMonitorSelector": selector, "ruleSelector": selector,
-        "serviceMonitorNamespaceSelector": namespace_selector, "ruleNamespaceSelector": namespace_selector})
+    return prometheus(
+        f"{release}-kube-prometheus-prometheus",
+        "monitoring",
+        {
+            "serviceMonitorSelector": selector,
+            "ruleSelector": selector,
+            "serviceMonitorNamespaceSelector": namespace_selector,
+            "ruleNamespaceSelector": namespace_selector,
+        },
+    )
 
 
 def prom(cluster, address=None):  # type: ignore[no-untyped-def]
@@ -220,9 +234,14 @@ def test_an_existing_namespace_that_must_not_be_created_blocks_when_absent() -> 
 
 
 def test_a_pod_monitor_is_matched_against_the_pod_monitor_selector() -> None:
-    spec = {"serviceMonitorSelector": {"matchLabels": {"release": "other"}}, "serviceMonitorNamespaceSelector": {},
-            "podMonitorSelector": {"matchLabels": {"release": "monitoring"}}, "podMonitorNamespaceSelector": {},
-            "ruleSelector": {}, "ruleNamespaceSelector": {}}
+    spec = {
+        "serviceMonitorSelector": {"matchLabels": {"release": "other"}},
+        "serviceMonitorNamespaceSelector": {},
+        "podMonitorSelector": {"matchLabels": {"release": "monitoring"}},
+        "podMonitorNamespaceSelector": {},
+        "ruleSelector": {},
+        "ruleNamespaceSelector": {},
+    }
     cluster = facts(crd("podmonitors.monitoring.coreos.com"), *PROM_CRDS, prometheus("p", "monitoring", spec))
     assert check_prometheus(cluster, "PodMonitor", LABELS, LABELS, "vllm", NS_LABELS)[0].level == "ok"
     assert check_prometheus(cluster, "ServiceMonitor", LABELS, LABELS, "vllm", NS_LABELS)[0].level == "block"
@@ -231,6 +250,8 @@ def test_a_pod_monitor_is_matched_against_the_pod_monitor_selector() -> None:
 def test_keda_supports_answers_per_feature_from_the_one_table() -> None:
     from cluster.versions import keda_supports
 
-    assert (keda_supports("2.17.1", "fallback.behavior"), keda_supports("2.17.1", "fallback with a metricType Value trigger")) == (
-        True, False)
+    assert (
+        keda_supports("2.17.1", "fallback.behavior"),
+        keda_supports("2.17.1", "fallback with a metricType Value trigger"),
+    ) == (True, False)
     assert keda_supports("2.18", "fallback with a metricType Value trigger")

@@ -18,7 +18,7 @@ from tests.factories import STACKS
 def cluster_section(capsys, stack: Path, name: str, *more: str) -> tuple[int, list[str]]:  # type: ignore[no-untyped-def]
     code = main([str(stack), "--cluster", str(fixture(name)), *more])
     out = capsys.readouterr().out
-    return code, out[out.index("\ncluster:") + 1:].rstrip("\n").split("\n")
+    return code, out[out.index("\ncluster:") + 1 :].rstrip("\n").split("\n")
 
 
 def with_profile(tmp_path: Path, stack: str, profile: str) -> Path:
@@ -39,33 +39,61 @@ def test_each_fixture_gives_the_exact_verdict_and_cluster_lines(capsys, stack: s
     """expected/<stack>.<fixture>.txt: the exit code, the verdict line, then the cluster section, verbatim."""
     code = main([str(STACKS / f"Pulumi.{stack}.yaml"), "--cluster", str(fixture(name))])
     out = capsys.readouterr().out
-    lines = [f"exit {code}", out.split("\n")[0], *out[out.index("\ncluster:") + 1:].rstrip("\n").split("\n")]
+    lines = [f"exit {code}", out.split("\n")[0], *out[out.index("\ncluster:") + 1 :].rstrip("\n").split("\n")]
     assert lines == (EXPECTED / f"{stack}.{name}.txt").read_text().rstrip("\n").split("\n")
 
 
 def test_prod_blocks_on_every_fixture_but_the_one_where_everything_is_right(capsys) -> None:  # type: ignore[no-untyped-def]
     codes = {name: main([str(STACKS / "Pulumi.prod.yaml"), "--cluster", str(fixture(name))]) for name in FIXTURES}
     capsys.readouterr()
-    assert codes == {"gke-a100-no-gfd": 1, "eks-karpenter-scale-from-zero": 1, "aks-azure-disk": 1,
-                     "onprem-gpu-operator-ceph": 1, "all-right": 0}
+    assert codes == {
+        "gke-a100-no-gfd": 1,
+        "eks-karpenter-scale-from-zero": 1,
+        "aks-azure-disk": 1,
+        "onprem-gpu-operator-ceph": 1,
+        "all-right": 0,
+    }
 
 
-@pytest.mark.parametrize(("stack", "name", "profile", "expected"), [
-    ("prod", "gke-a100-no-gfd", "gke",
-     "  [ok] gpu: 1 node(s) match cloud.google.com/gke-accelerator In [nvidia-a100-80gb] with >= 4 allocatable "
-     "nvidia.com/gpu (e.g. gke-prod-a100-pool-5e6f7a8b-k9l0: 4)."),
-    ("prod", "eks-karpenter-scale-from-zero", "eks-karpenter",
-     "  [ok] gpu: no node matches karpenter.k8s.aws/instance-gpu-name In [a100] and karpenter.k8s.aws/instance-gpu-memory "
-     "In [81920] yet, but node pool gpu (p4de.24xlarge) can create one with >= 4 nvidia.com/gpu (scale from zero)."),
-    ("dev", "eks-karpenter-scale-from-zero", "eks-karpenter",
-     "  [ok] gpu: no node matches karpenter.k8s.aws/instance-gpu-name In [a100] and karpenter.k8s.aws/instance-gpu-memory "
-     "In [40960] yet, but node pool gpu (p4d.24xlarge) can create one with >= 1 nvidia.com/gpu (scale from zero)."),
-    ("prod", "aks-azure-disk", "aks",
-     "  [ok] gpu: 1 node(s) match node.kubernetes.io/instance-type In [p4de.24xlarge, Standard_ND96amsr_A100_v4] with "
-     ">= 4 allocatable nvidia.com/gpu (e.g. aks-gpupool-87654321-vmss000000: 8)."),
-], ids=["gke-profile", "karpenter-profile-p4de", "karpenter-profile-dev-p4d", "aks-profile-tolerates-sku-gpu"])
+@pytest.mark.parametrize(
+    ("stack", "name", "profile", "expected"),
+    [
+        (
+            "prod",
+            "gke-a100-no-gfd",
+            "gke",
+            "  [ok] gpu: 1 node(s) match cloud.google.com/gke-accelerator In [nvidia-a100-80gb] with >= 4 allocatable "
+            "nvidia.com/gpu (e.g. gke-prod-a100-pool-5e6f7a8b-k9l0: 4).",
+        ),
+        (
+            "prod",
+            "eks-karpenter-scale-from-zero",
+            "eks-karpenter",
+            "  [ok] gpu: no node matches karpenter.k8s.aws/instance-gpu-name In [a100] and "
+            "karpenter.k8s.aws/instance-gpu-memory In [81920] yet, but node pool gpu (p4de.24xlarge) "
+            "can create one with >= 4 nvidia.com/gpu (scale from zero).",
+        ),
+        (
+            "dev",
+            "eks-karpenter-scale-from-zero",
+            "eks-karpenter",
+            "  [ok] gpu: no node matches karpenter.k8s.aws/instance-gpu-name In [a100] and "
+            "karpenter.k8s.aws/instance-gpu-memory In [40960] yet, but node pool gpu (p4d.24xlarge) "
+            "can create one with >= 1 nvidia.com/gpu (scale from zero).",
+        ),
+        (
+            "prod",
+            "aks-azure-disk",
+            "aks",
+            "  [ok] gpu: 1 node(s) match node.kubernetes.io/instance-type In [p4de.24xlarge, Standard_ND96amsr_A100_v4] with "
+            ">= 4 allocatable nvidia.com/gpu (e.g. aks-gpupool-87654321-vmss000000: 8).",
+        ),
+    ],
+    ids=["gke-profile", "karpenter-profile-p4de", "karpenter-profile-dev-p4d", "aks-profile-tolerates-sku-gpu"],
+)
 def test_with_the_right_profile_the_gpu_check_reads_the_providers_label(  # type: ignore[no-untyped-def]
-        capsys, tmp_path, stack, name, profile, expected) -> None:
+    capsys, tmp_path, stack, name, profile, expected
+) -> None:
     _, lines = cluster_section(capsys, with_profile(tmp_path, stack, profile), name)
     assert next(line for line in lines if "] gpu:" in line) == expected
 
@@ -73,7 +101,8 @@ def test_with_the_right_profile_the_gpu_check_reads_the_providers_label(  # type
 def test_on_gke_the_dev_stack_asking_for_the_40_gb_a100_does_not_match_the_80_gb_pool(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
     _, lines = cluster_section(capsys, with_profile(tmp_path, "dev", "gke"), "gke-a100-no-gfd")
     assert next(line for line in lines if "] gpu:" in line).startswith(
-        "  [block] gpu: no node and no node pool matches cloud.google.com/gke-accelerator In [nvidia-tesla-a100]")
+        "  [block] gpu: no node and no node pool matches cloud.google.com/gke-accelerator In [nvidia-tesla-a100]"
+    )
 
 
 def test_the_dev_stack_owns_the_namespace_it_created(capsys) -> None:  # type: ignore[no-untyped-def]
@@ -83,8 +112,9 @@ def test_the_dev_stack_owns_the_namespace_it_created(capsys) -> None:  # type: i
 
 def test_a_stack_that_would_create_another_stacks_namespace_is_refused(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "Pulumi.prod.yaml"
-    path.write_text((STACKS / "Pulumi.prod.yaml").read_text()
-                    + "  vllm-serving:namespace:\n    name: vllm-dev\n    create: true\n")
+    path.write_text(
+        (STACKS / "Pulumi.prod.yaml").read_text() + "  vllm-serving:namespace:\n    name: vllm-dev\n    create: true\n"
+    )
     code, lines = cluster_section(capsys, path, "onprem-gpu-operator-ceph")
     assert code == 1
     assert any(line.startswith("  [block] namespace: vllm-dev is owned by vllm-dev") for line in lines)
@@ -93,14 +123,14 @@ def test_a_stack_that_would_create_another_stacks_namespace_is_refused(capsys, t
 def test_without_a_cluster_file_the_report_says_not_checked_never_passed(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main([str(STACKS / "Pulumi.prod.yaml")]) == 0
     out = capsys.readouterr().out
-    assert out.rstrip().endswith("cluster: not checked (no cluster facts: pass --cluster FILE, or run pulumi preview "
-                                 "with access to the cluster)")
+    assert out.rstrip().endswith(
+        "cluster: not checked (no cluster facts: pass --cluster FILE, or run pulumi preview with access to the cluster)"
+    )
     assert "passed" not in out
 
 
 def test_the_json_report_carries_the_cluster_verdict_and_findings(capsys) -> None:  # type: ignore[no-untyped-def]
-    assert main([str(STACKS / "Pulumi.prod.yaml"), "--cluster", str(fixture("eks-karpenter-scale-from-zero")),
-                 "--json"]) == 1
+    assert main([str(STACKS / "Pulumi.prod.yaml"), "--cluster", str(fixture("eks-karpenter-scale-from-zero")), "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
     assert (data["fits"], data["verdict"], data["cluster"]["verdict"]) == (True, "BLOCKED", "blocked")
     gpu = next(f for f in data["cluster"]["findings"] if f["check"] == "gpu")
@@ -109,12 +139,17 @@ def test_the_json_report_carries_the_cluster_verdict_and_findings(capsys) -> Non
 
 def test_a_keda_too_old_for_a_rendered_field_blocks_naming_the_version_it_needs(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "Pulumi.prod.yaml"  # fallback.behavior is rendered for KEDA 2.17; the cluster runs 2.16.1
-    path.write_text((STACKS / "Pulumi.prod.yaml").read_text().replace(
-        "  vllm-serving:autoscaling:\n", "  vllm-serving:autoscaling:\n    keda_version: \"2.17\"\n"))
+    path.write_text(
+        (STACKS / "Pulumi.prod.yaml")
+        .read_text()
+        .replace("  vllm-serving:autoscaling:\n", '  vllm-serving:autoscaling:\n    keda_version: "2.17"\n')
+    )
     code, lines = cluster_section(capsys, path, "onprem-gpu-operator-ceph")
     assert code == 1
-    assert ("  [block] keda: KEDA 2.16.1 rejects this ScaledObject; it needs >= 2.17.0 for fallback.behavior. "
-            "Fix: upgrade KEDA to 2.17.0 or newer, or set autoscaling.enabled: false.") in lines
+    assert (
+        "  [block] keda: KEDA 2.16.1 rejects this ScaledObject; it needs >= 2.17.0 for fallback.behavior. "
+        "Fix: upgrade KEDA to 2.17.0 or newer, or set autoscaling.enabled: false."
+    ) in lines
 
 
 def test_the_json_report_without_a_cluster_file_is_not_checked(capsys) -> None:  # type: ignore[no-untyped-def]
@@ -137,7 +172,8 @@ def test_several_cluster_files_are_read_together(capsys, tmp_path) -> None:  # t
     rest = [i for i in everything["items"] if i["kind"] != "Deployment"]
     (tmp_path / "a.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": rest}))
     (tmp_path / "keda.json").write_text(json.dumps({"apiVersion": "v1", "kind": "DeploymentList", "items": keda}))
-    code = main([str(STACKS / "Pulumi.prod.yaml"), "--cluster", str(tmp_path / "a.json"),
-                 "--cluster", str(tmp_path / "keda.json")])
+    code = main(
+        [str(STACKS / "Pulumi.prod.yaml"), "--cluster", str(tmp_path / "a.json"), "--cluster", str(tmp_path / "keda.json")]
+    )
     assert code == 0
     assert "cluster: passed (snapshot a.json, keda.json)" in capsys.readouterr().out

@@ -12,9 +12,12 @@ from tests.cluster_facts import fixture
 
 ITEMS = json.loads(fixture("onprem-gpu-operator-ceph").read_text())["items"]
 PATHS = {
-    "/api/v1/nodes": "Node", "/api/v1/namespaces": "Namespace", "/apis/storage.k8s.io/v1/storageclasses": "StorageClass",
+    "/api/v1/nodes": "Node",
+    "/api/v1/namespaces": "Namespace",
+    "/apis/storage.k8s.io/v1/storageclasses": "StorageClass",
     "/apis/apiextensions.k8s.io/v1/customresourcedefinitions": "CustomResourceDefinition",
-    "/apis/monitoring.coreos.com/v1/prometheuses": "Prometheus", "/apis/apps/v1/namespaces/keda/deployments": "Deployment",
+    "/apis/monitoring.coreos.com/v1/prometheuses": "Prometheus",
+    "/apis/apps/v1/namespaces/keda/deployments": "Deployment",
 }
 
 
@@ -57,7 +60,7 @@ class FakeApiServer:
         items = [{k: v for k, v in i.items() if k not in ("kind", "apiVersion")} for i in ITEMS if i["kind"] == kind]
         start = int(query.split("continue=")[1].split("&")[0]) if "continue=" in query else 0
         size = self.page or len(items) or 1
-        chunk = items[start:start + size]
+        chunk = items[start : start + size]
         more = {"continue": str(start + size)} if start + size < len(items) else {}
         return Response(200, {"kind": f"{kind}List", "apiVersion": "v1", "metadata": more, "items": chunk})
 
@@ -84,7 +87,13 @@ def test_the_live_reader_gives_the_same_facts_as_the_snapshot(real_read_live) ->
     facts = real_read_live(None, "ctx", "keda", client=client(FakeApiServer()))
     expected = read_snapshots([fixture("onprem-gpu-operator-ceph")])
     assert (facts.nodes, facts.storage_classes, facts.crds, facts.namespaces, facts.prometheuses, facts.keda_version) == (
-        expected.nodes, expected.storage_classes, expected.crds, expected.namespaces, expected.prometheuses, "2.16.1")
+        expected.nodes,
+        expected.storage_classes,
+        expected.crds,
+        expected.namespaces,
+        expected.prometheuses,
+        "2.16.1",
+    )
     assert facts.source == "live cluster (context ctx)"
 
 
@@ -116,8 +125,10 @@ def test_no_kubeconfig_is_a_live_read_error(tmp_path) -> None:  # type: ignore[n
 
 
 def test_kubeconfig_contents_and_the_context_are_used_as_the_provider_uses_them() -> None:
-    text = ("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'https://a.test'}\n"
-            "- name: d\n  cluster: {server: 'https://b.test'}\nusers:\n- name: u\n  user: {token: t}\n"
-            "contexts:\n- name: one\n  context: {cluster: c, user: u}\n- name: two\n  context: {cluster: d, user: u}\n"
-            "current-context: one\n")
+    text = (
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'https://a.test'}\n"
+        "- name: d\n  cluster: {server: 'https://b.test'}\nusers:\n- name: u\n  user: {token: t}\n"
+        "contexts:\n- name: one\n  context: {cluster: c, user: u}\n- name: two\n  context: {cluster: d, user: u}\n"
+        "current-context: one\n"
+    )
     assert live.api_client(text, "two").configuration.host == "https://b.test"

@@ -23,24 +23,32 @@ def test_every_catalog_gpu_has_a_provider_label_entry() -> None:
 
 
 def test_the_generic_profile_selects_the_gpu_feature_discovery_product() -> None:
-    assert affinity_terms() == [{"matchExpressions": [
-        {"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-A100-SXM4-80GB"]}]}]
+    assert affinity_terms() == [
+        {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-A100-SXM4-80GB"]}]}
+    ]
 
 
 def test_the_gke_profile_selects_the_80_gb_a100_by_its_gke_accelerator() -> None:
-    assert affinity_terms(cluster={"profile": "gke"}) == [{"matchExpressions": [
-        {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-a100-80gb"]}]}]
+    assert affinity_terms(cluster={"profile": "gke"}) == [
+        {"matchExpressions": [{"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-a100-80gb"]}]}
+    ]
 
 
 def test_on_gke_nvidia_tesla_a100_is_the_40_gb_part() -> None:
     assert gpu_selector_terms("gke-accelerator", ["A100-SXM4-40GB"])[0]["matchExpressions"][0]["values"] == [
-        "nvidia-tesla-a100"]
+        "nvidia-tesla-a100"
+    ]
 
 
 def test_the_karpenter_profile_pins_the_gpu_memory_as_a100_covers_40_and_80_gb() -> None:
-    assert affinity_terms(cluster={"profile": "eks-karpenter"}) == [{"matchExpressions": [
-        {"key": "karpenter.k8s.aws/instance-gpu-name", "operator": "In", "values": ["a100"]},
-        {"key": "karpenter.k8s.aws/instance-gpu-memory", "operator": "In", "values": ["81920"]}]}]
+    assert affinity_terms(cluster={"profile": "eks-karpenter"}) == [
+        {
+            "matchExpressions": [
+                {"key": "karpenter.k8s.aws/instance-gpu-name", "operator": "In", "values": ["a100"]},
+                {"key": "karpenter.k8s.aws/instance-gpu-memory", "operator": "In", "values": ["81920"]},
+            ]
+        }
+    ]
 
 
 def test_several_acceptable_products_on_karpenter_are_one_term_each() -> None:
@@ -50,8 +58,10 @@ def test_several_acceptable_products_on_karpenter_are_one_term_each() -> None:
 
 def test_the_aks_profile_selects_the_instance_type() -> None:
     assert affinity_terms(cluster={"profile": "aks"})[0]["matchExpressions"][0] == {
-        "key": "node.kubernetes.io/instance-type", "operator": "In",
-        "values": ["p4de.24xlarge", "Standard_ND96amsr_A100_v4"]}
+        "key": "node.kubernetes.io/instance-type",
+        "operator": "In",
+        "values": ["p4de.24xlarge", "Standard_ND96amsr_A100_v4"],
+    }
 
 
 def test_the_gpu_label_key_overrides_the_profile() -> None:
@@ -60,10 +70,15 @@ def test_the_gpu_label_key_overrides_the_profile() -> None:
 
 
 def test_require_gpu_product_label_still_overrides_both_ways() -> None:
-    assert affinity_terms(cluster={"profile": "gke"}, scheduling={"require_gpu_product_label": True})[0][
-        "matchExpressions"][0]["key"] == "nvidia.com/gpu.product"
-    cfg = make_config(cluster={"profile": "gke"}, scheduling={"require_gpu_product_label": False},
-                      gpu={"node_selector": {"pool": "a100"}})
+    assert (
+        affinity_terms(cluster={"profile": "gke"}, scheduling={"require_gpu_product_label": True})[0]["matchExpressions"][0][
+            "key"
+        ]
+        == "nvidia.com/gpu.product"
+    )
+    cfg = make_config(
+        cluster={"profile": "gke"}, scheduling={"require_gpu_product_label": False}, gpu={"node_selector": {"pool": "a100"}}
+    )
     assert render_affinity(cfg) is None
 
 
@@ -96,7 +111,8 @@ def test_the_aks_profile_tolerates_the_sku_gpu_taint_aks_guides_put_on_gpu_pools
 
     assert render_tolerations(make_config(cluster={"profile": "aks"})) == [
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
-        {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+        {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
+    ]
     assert render_tolerations(make_config()) == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
 
 
@@ -111,7 +127,10 @@ def test_the_profile_names_the_providers_storage_classes() -> None:
     from cluster.profiles import PROFILES
 
     assert {name: (p.storage_class, p.rwx_storage_class) for name, p in PROFILES.items() if p.storage_class} == {
-        "gke": ("standard-rwo", "standard-rwx"), "eks-karpenter": ("gp2", "efs-sc"), "aks": ("managed-csi", "azurefile-csi")}
+        "gke": ("standard-rwo", "standard-rwx"),
+        "eks-karpenter": ("gp2", "efs-sc"),
+        "aks": ("managed-csi", "azurefile-csi"),
+    }
 
 
 def test_a_cluster_group_on_a_docker_stack_is_refused() -> None:

@@ -39,24 +39,36 @@ def test_prod_on_the_on_prem_cluster_stops_naming_each_cause_and_registers_nothi
     assert isinstance(error, pulumi.RunError)
     text = str(error)
     assert text.startswith("The cluster cannot run this stack (snapshot onprem-gpu-operator-ceph.json); nothing was created.")
-    for cause in ("driver: vllm/vllm-openai:v0.33.0 is a CUDA 13 build", "storage: StorageClass efs-sc does not exist",
-                  "Fix: set cache.storage_class_name to ceph-filesystem", "Fix: set monitoring.release: kps."):
+    for cause in (
+        "driver: vllm/vllm-openai:v0.33.0 is a CUDA 13 build",
+        "storage: StorageClass efs-sc does not exist",
+        "Fix: set cache.storage_class_name to ceph-filesystem",
+        "Fix: set monitoring.release: kps.",
+    ):
         assert cause in text
     assert registered.resources == []
 
 
 def test_the_program_adapts_to_the_profile_karpenter_can_create_the_gpu_node(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     live_cluster(monkeypatch, "eks-karpenter-scale-from-zero")
-    extra = {**PROD_EXTRA, "cluster": {"profile": "eks-karpenter"}, "cache": {"storage_class_name": "efs-sc"},
-             "autoscaling": {"enabled": True, "min_replica_count": 2, "max_replica_count": 4, "triggers": ["queue", "running"]}}
+    extra = {
+        **PROD_EXTRA,
+        "cluster": {"profile": "eks-karpenter"},
+        "cache": {"storage_class_name": "efs-sc"},
+        "autoscaling": {"enabled": True, "min_replica_count": 2, "max_replica_count": 4, "triggers": ["queue", "running"]},
+    }
     registered, error = run_stack_file(STACKS / "Pulumi.prod.yaml", extra=extra)
     assert error is None, error
     assert registered.exports["cluster"]["verdict"] == "warnings"  # the driver of nodes not yet created is unknown
     affinity = registered.one("kubernetes:apps/v1:Deployment")["spec"]["template"]["spec"]["affinity"]
     assert affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] == [
-        {"matchExpressions": [
-            {"key": "karpenter.k8s.aws/instance-gpu-name", "operator": "In", "values": ["a100"]},
-            {"key": "karpenter.k8s.aws/instance-gpu-memory", "operator": "In", "values": ["81920"]}]}]
+        {
+            "matchExpressions": [
+                {"key": "karpenter.k8s.aws/instance-gpu-name", "operator": "In", "values": ["a100"]},
+                {"key": "karpenter.k8s.aws/instance-gpu-memory", "operator": "In", "values": ["81920"]},
+            ]
+        }
+    ]
 
 
 def test_the_program_reads_the_cluster_with_the_kubernetes_providers_context(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -69,23 +81,29 @@ def test_an_unreadable_cluster_reports_not_checked_and_goes_on(monkeypatch) -> N
     registered, error = run_stack_file(STACKS / "Pulumi.prod.yaml", extra=PROD_EXTRA)  # conftest: unreachable
     assert error is None
     assert registered.exports["cluster"] == {
-        "checked": False, "verdict": "not checked", "findings": [],
-        "source": "the live cluster could not be read: no cluster in tests"}
+        "checked": False,
+        "verdict": "not checked",
+        "findings": [],
+        "source": "the live cluster could not be read: no cluster in tests",
+    }
 
 
 def test_an_unreadable_cluster_stops_the_program_when_told_to(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    registered, error = run_stack_file(STACKS / "Pulumi.prod.yaml",
-                                       extra={**PROD_EXTRA, "cluster": {"block_on_read_failure": True}})
+    registered, error = run_stack_file(
+        STACKS / "Pulumi.prod.yaml", extra={**PROD_EXTRA, "cluster": {"block_on_read_failure": True}}
+    )
     assert isinstance(error, pulumi.RunError)
-    assert "vllm-serving:cluster.block_on_read_failure: is true, and the cluster cannot be read: no cluster in tests." \
-        in str(error)
+    assert "vllm-serving:cluster.block_on_read_failure: is true, and the cluster cannot be read: no cluster in tests." in str(
+        error
+    )
     assert registered.resources == []
 
 
 def test_snapshot_files_in_the_stack_config_replace_the_live_read(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     calls = live_cluster(monkeypatch, "all-right")
-    registered, error = run_stack_file(STACKS / "Pulumi.prod.yaml", extra={
-        **PROD_EXTRA, "cluster": {"snapshot_files": [str(fixture("aks-azure-disk"))]}})
+    registered, error = run_stack_file(
+        STACKS / "Pulumi.prod.yaml", extra={**PROD_EXTRA, "cluster": {"snapshot_files": [str(fixture("aks-azure-disk"))]}}
+    )
     assert calls == []
     assert isinstance(error, pulumi.RunError)
     assert "(snapshot aks-azure-disk.json)" in str(error)

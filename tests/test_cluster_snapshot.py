@@ -33,14 +33,18 @@ def test_kinds_absent_from_the_snapshot_are_unknown_not_empty(tmp_path) -> None:
     assert (facts.namespaces, facts.prometheuses, facts.node_pools) == (None, None, None)
 
 
-@pytest.mark.parametrize(("content", "expected"), [
-    ("not json", "not JSON"),
-    ('{"kind": "Node", "metadata": {}}', "not a Kubernetes List (kind 'Node')"),
-    ('[1, 2]', "not a Kubernetes List"),
-    ('{"kind": "List", "items": [1]}', "items[0] is not a Kubernetes object with a kind"),
-    ('{"kind": "List", "items": {}}', "not a Kubernetes List"),
-    ("[" * 100000 + "]" * 100000, "nested too deeply"),
-], ids=["not-json", "one-object", "a-json-list", "item-not-an-object", "items-not-a-list", "deep-nesting"])
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("not json", "not JSON"),
+        ('{"kind": "Node", "metadata": {}}', "not a Kubernetes List (kind 'Node')"),
+        ("[1, 2]", "not a Kubernetes List"),
+        ('{"kind": "List", "items": [1]}', "items[0] is not a Kubernetes object with a kind"),
+        ('{"kind": "List", "items": {}}', "not a Kubernetes List"),
+        ("[" * 100000 + "]" * 100000, "nested too deeply"),
+    ],
+    ids=["not-json", "one-object", "a-json-list", "item-not-an-object", "items-not-a-list", "deep-nesting"],
+)
 def test_a_file_that_is_not_a_kubectl_list_is_refused_naming_the_file(tmp_path, content, expected) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "bad.json"
     path.write_text(content)
@@ -74,8 +78,7 @@ def test_the_cli_exits_two_for_a_bad_snapshot_and_names_it(tmp_path, capsys) -> 
 
 def test_the_shipped_fixtures_are_kubectl_lists() -> None:
     facts = read_snapshots([fixture("all-right")])
-    assert facts.kinds_read >= {"Node", "StorageClass", "CustomResourceDefinition", "Namespace", "Prometheus",
-                                "Deployment"}
+    assert facts.kinds_read >= {"Node", "StorageClass", "CustomResourceDefinition", "Namespace", "Prometheus", "Deployment"}
 
 
 def test_the_cli_with_a_cluster_file_imports_neither_pulumi_nor_the_kubernetes_client() -> None:
@@ -84,10 +87,12 @@ def test_the_cli_with_a_cluster_file_imports_neither_pulumi_nor_the_kubernetes_c
 
     from tests.factories import REPO
 
-    code = ("import sys, runpy; sys.argv = ['preflight', 'stacks/Pulumi.prod.yaml', '--cluster', "
-            "'tests/data/clusters/all-right.json']\n"
-            "try:\n    runpy.run_module('preflight', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('pulumi', 'kubernetes') if m in sys.modules))")
+    code = (
+        "import sys, runpy; sys.argv = ['preflight', 'stacks/Pulumi.prod.yaml', '--cluster', "
+        "'tests/data/clusters/all-right.json']\n"
+        "try:\n    runpy.run_module('preflight', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('pulumi', 'kubernetes') if m in sys.modules))"
+    )
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert result.stdout.strip().splitlines()[-1] == "[]"
 
@@ -98,15 +103,39 @@ ODD_ITEMS: list[dict[str, Any]] = [
     {"kind": "StorageClass", "metadata": {"annotations": []}, "provisioner": None},
     {"kind": "CustomResourceDefinition", "metadata": {"name": "scaledobjects.keda.sh"}, "spec": {"versions": "v1"}},
     {"kind": "Namespace", "metadata": {"name": "vllm", "labels": ["a"]}},
-    {"kind": "Prometheus", "metadata": {"name": "p", "namespace": "m"},
-     "spec": {"serviceMonitorSelector": {"matchLabels": ["release"], "matchExpressions": [{"operator": "In"}]},
-              "ruleSelector": {"matchExpressions": "x"}, "serviceMonitorNamespaceSelector": {}}},
-    {"kind": "NodePool", "apiVersion": "karpenter.sh/v1",
-     "spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-gpu-memory",
-                                                      "operator": "Gt", "values": ["lots"]}, "junk"]}},
-              "limits": {"nvidia.com/gpu": "many"}}},
-    {"kind": "Deployment", "metadata": {"name": "keda-operator"}, "spec": {"template": {"spec": {"containers": [
-        {"image": "ghcr.io/kedacore/keda"}, "junk", {"image": "registry:5000/keda:latest"}]}}}},
+    {
+        "kind": "Prometheus",
+        "metadata": {"name": "p", "namespace": "m"},
+        "spec": {
+            "serviceMonitorSelector": {"matchLabels": ["release"], "matchExpressions": [{"operator": "In"}]},
+            "ruleSelector": {"matchExpressions": "x"},
+            "serviceMonitorNamespaceSelector": {},
+        },
+    },
+    {
+        "kind": "NodePool",
+        "apiVersion": "karpenter.sh/v1",
+        "spec": {
+            "template": {
+                "spec": {
+                    "requirements": [
+                        {"key": "karpenter.k8s.aws/instance-gpu-memory", "operator": "Gt", "values": ["lots"]},
+                        "junk",
+                    ]
+                }
+            },
+            "limits": {"nvidia.com/gpu": "many"},
+        },
+    },
+    {
+        "kind": "Deployment",
+        "metadata": {"name": "keda-operator"},
+        "spec": {
+            "template": {
+                "spec": {"containers": [{"image": "ghcr.io/kedacore/keda"}, "junk", {"image": "registry:5000/keda:latest"}]}
+            }
+        },
+    },
 ]
 
 

@@ -57,15 +57,19 @@ def test_the_config_model_is_frozen() -> None:
 
 def test_keys_of_other_packages_in_a_stack_file_are_left_alone(tmp_path: Path) -> None:
     stack = tmp_path / "Pulumi.x.yaml"
-    stack.write_text("config:\n  kubernetes:context: gpu-cluster\n  vllm-serving:model:\n"
-                     "    id: meta-llama/Llama-3.1-8B-Instruct\n  vllm-serving:gpu:\n    product: L4\n")
+    stack.write_text(
+        "config:\n  kubernetes:context: gpu-cluster\n  vllm-serving:model:\n"
+        "    id: meta-llama/Llama-3.1-8B-Instruct\n  vllm-serving:gpu:\n    product: L4\n"
+    )
     assert load_stack_file(stack).gpu.product == "L4"
 
 
 def test_a_secret_set_with_pulumi_config_set_secret_is_accepted(tmp_path: Path) -> None:
     stack = tmp_path / "Pulumi.x.yaml"
-    stack.write_text("config:\n  vllm-serving:hf_token:\n    secure: AAABAJx1\n  vllm-serving:model:\n"
-                     "    id: meta-llama/Llama-3.1-8B-Instruct\n  vllm-serving:gpu:\n    product: L4\n")
+    stack.write_text(
+        "config:\n  vllm-serving:hf_token:\n    secure: AAABAJx1\n  vllm-serving:model:\n"
+        "    id: meta-llama/Llama-3.1-8B-Instruct\n  vllm-serving:gpu:\n    product: L4\n"
+    )
     assert load_stack_file(stack).model.id == "meta-llama/Llama-3.1-8B-Instruct"
 
 
@@ -76,23 +80,27 @@ def _load_under_pulumi(config: dict[str, object], secret_keys: tuple[str, ...] =
 
 
 def test_the_pulumi_engine_config_is_read_into_the_same_model() -> None:
-    cfg = _load_under_pulumi({"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"product": "L4"},
-                              "replicas": "2", "hf_token": "hf_x"}, secret_keys=("hf_token",))
+    cfg = _load_under_pulumi(
+        {"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"product": "L4"}, "replicas": "2", "hf_token": "hf_x"},
+        secret_keys=("hf_token",),
+    )
     assert (cfg.gpu.product, cfg.replicas) == ("L4", 2)
 
 
 def test_a_plain_text_token_in_the_pulumi_config_is_refused() -> None:
     with pytest.raises(ConfigError, match=r"vllm-serving:hf_token: is stored in plain text"):
-        _load_under_pulumi({"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"product": "L4"},
-                            "hf_token": "hf_x"})
+        _load_under_pulumi({"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"product": "L4"}, "hf_token": "hf_x"})
 
 
 def test_a_ten_megabyte_value_from_the_pulumi_engine_is_refused_quoting_eighty_characters() -> None:
     with pytest.raises(ConfigError) as caught:
         _load_under_pulumi({"model": {"id": "a" * 10_000_000}, "gpu": {"product": "L4"}})
     (issue,) = caught.value.issues
-    assert (issue.key, "(10000000 characters), longer than the 4096 allowed" in issue.message,
-            len(issue.render()) < 300) == ("model.id", True, True)
+    assert (issue.key, "(10000000 characters), longer than the 4096 allowed" in issue.message, len(issue.render()) < 300) == (
+        "model.id",
+        True,
+        True,
+    )
 
 
 @pytest.mark.parametrize("levels", [30, 100_000], ids=["deeper than the limit", "deeper than JSON can decode"])
@@ -122,11 +130,15 @@ def _set_path(key: str, value: object) -> dict[str, object]:
 def test_a_boolean_given_for_a_number_is_refused_naming_the_key(key: str) -> None:
     with pytest.raises(ConfigError) as caught:
         make_config(**_set_path(key, True))
-    assert any(issue.key == key and "got True" in issue.message for issue in caught.value.issues), \
-        caught.value.render()
+    assert any(issue.key == key and "got True" in issue.message for issue in caught.value.issues), caught.value.render()
 
 
 def test_a_boolean_in_a_structured_pulumi_value_is_refused_where_a_number_belongs() -> None:
     with pytest.raises(ConfigError, match=r"vllm-serving:engine.tensor_parallel_size: expected a whole number"):
-        _load_under_pulumi({"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"product": "L4"},
-                            "engine": '{"tensor_parallel_size": true}'})
+        _load_under_pulumi(
+            {
+                "model": {"id": "meta-llama/Llama-3.1-8B-Instruct"},
+                "gpu": {"product": "L4"},
+                "engine": '{"tensor_parallel_size": true}',
+            }
+        )

@@ -49,8 +49,9 @@ NUMBERS = st.one_of(
 )
 SCALARS = st.one_of(st.none(), st.booleans(), NUMBERS, st.text(max_size=20), st.sampled_from(["", "latest", "0.33.0"]))
 KEYS = st.one_of(st.sampled_from(FIELD_NAMES), st.text(min_size=1, max_size=12))
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
-    st.lists(inner, max_size=3), st.dictionaries(KEYS, inner, max_size=4)), max_leaves=8)
+VALUES = st.recursive(
+    SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(KEYS, inner, max_size=4)), max_leaves=8
+)
 
 
 def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -117,15 +118,22 @@ def in_range_stacks(draw: st.DrawFn) -> dict[str, Any]:
     raw.pop("docker", None)
     raw["target"] = "kubernetes"
     engine = {k: v for k, v in dict(raw.get("engine") or {}).items() if k != "speculative"}
-    engine.update(draw(st.fixed_dictionaries({}, optional={
-        "gpu_memory_utilization": st.floats(min_value=0.01, max_value=1.0),
-        "max_num_seqs": st.integers(min_value=1, max_value=4096),
-        "enforce_eager": st.booleans(),
-        "enable_prefix_caching": st.booleans(),
-        "block_size": st.sampled_from([8, 16, 32, 64, 128]),
-        "dtype": st.sampled_from(["auto", "half", "float16", "bfloat16"]),
-        "served_model_name": st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,29}\Z"),
-    })))
+    engine.update(
+        draw(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "gpu_memory_utilization": st.floats(min_value=0.01, max_value=1.0),
+                    "max_num_seqs": st.integers(min_value=1, max_value=4096),
+                    "enforce_eager": st.booleans(),
+                    "enable_prefix_caching": st.booleans(),
+                    "block_size": st.sampled_from([8, 16, 32, 64, 128]),
+                    "dtype": st.sampled_from(["auto", "half", "float16", "bfloat16"]),
+                    "served_model_name": st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,29}\Z"),
+                },
+            )
+        )
+    )
     raw["engine"] = engine
     scaling = raw.get("autoscaling") or {}
     if scaling.get("enabled"):  # replicas is the starting count inside KEDA's bounds
@@ -201,12 +209,14 @@ def test_any_stack_file_on_disk_loads_or_fails_with_a_clean_config_error(documen
 
 def _pulumi_safe(raw: dict[str, Any]) -> dict[str, Any]:
     """Pulumi config holds text and JSON; NaN and infinity are not JSON, so they travel as text."""
+
     def scrub(value: Any) -> Any:
         if isinstance(value, float) and not math.isfinite(value):
             return str(value)
         if isinstance(value, dict):
             return {str(k): scrub(v) for k, v in value.items()}
         return [scrub(v) for v in value] if isinstance(value, list) else value
+
     return {str(k): scrub(v) for k, v in raw.items()}
 
 

@@ -76,8 +76,9 @@ def test_check_mode_fails_on_a_stale_file_and_names_the_command(tmp_path, monkey
 
 
 def test_the_generator_never_imports_pulumi() -> None:
-    code = ("import runpy, sys; g = runpy.run_path('scripts/gen_config_docs.py', run_name='gen'); g['render'](); "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pulumi', 'pulumi_kubernetes')))")
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60,
-                            check=True)
+    code = (
+        "import runpy, sys; g = runpy.run_path('scripts/gen_config_docs.py', run_name='gen'); g['render'](); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pulumi', 'pulumi_kubernetes')))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60, check=True)
     assert result.stdout.strip() == "[]"

@@ -11,8 +11,7 @@ from components.render.dashboard import render_dashboard
 from components.render.promql import Workload
 from config.observability import MonitoringConfig
 
-WORKLOAD = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server",
-                    hpa_name="keda-hpa-llama")
+WORKLOAD = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server", hpa_name="keda-hpa-llama")
 MATCH = '{namespace="llm",model_name=~"$model_name"}'
 
 
@@ -30,9 +29,18 @@ def exprs(title: str, version: str = "0.33.0", workload: Workload = WORKLOAD) ->
 
 def test_panels_cover_latency_throughput_requests_cache_preemptions_gpu_and_replicas() -> None:
     assert [p["title"] for p in dashboard()["panels"]] == [
-        "Time to first token", "Inter-token latency", "End-to-end request latency", "Token throughput",
-        "Requests running and waiting", "KV-cache usage", "Prefix-cache hit rate", "Preemptions per second",
-        "GPU utilization", "GPU memory used", "Replicas"]
+        "Time to first token",
+        "Inter-token latency",
+        "End-to-end request latency",
+        "Token throughput",
+        "Requests running and waiting",
+        "KV-cache usage",
+        "Prefix-cache hit rate",
+        "Preemptions per second",
+        "GPU utilization",
+        "GPU memory used",
+        "Replicas",
+    ]
 
 
 def test_panels_have_unique_ids_and_tile_two_per_row() -> None:
@@ -44,10 +52,10 @@ def test_panels_have_unique_ids_and_tile_two_per_row() -> None:
 def test_ttft_panel_shows_p50_p95_p99_in_seconds() -> None:
     latency = panel("Time to first token")
     assert latency["fieldConfig"]["defaults"]["unit"] == "s"
-    assert [t["legendFormat"] for t in latency["targets"]] == ["p50 {{model_name}}", "p95 {{model_name}}",
-                                                               "p99 {{model_name}}"]
-    assert latency["targets"][2]["expr"] == ("histogram_quantile(0.99, sum by (model_name, le) "
-                                             f"(rate(vllm:time_to_first_token_seconds_bucket{MATCH}[5m])))")
+    assert [t["legendFormat"] for t in latency["targets"]] == ["p50 {{model_name}}", "p95 {{model_name}}", "p99 {{model_name}}"]
+    assert latency["targets"][2]["expr"] == (
+        f"histogram_quantile(0.99, sum by (model_name, le) (rate(vllm:time_to_first_token_seconds_bucket{MATCH}[5m])))"
+    )
 
 
 def test_inter_token_panel_reads_the_versions_histogram() -> None:
@@ -56,13 +64,17 @@ def test_inter_token_panel_reads_the_versions_histogram() -> None:
 
 
 def test_throughput_panel_rates_the_token_counters() -> None:
-    assert exprs("Token throughput") == [f"sum by (model_name) (rate(vllm:prompt_tokens_total{MATCH}[5m]))",
-                                         f"sum by (model_name) (rate(vllm:generation_tokens_total{MATCH}[5m]))"]
+    assert exprs("Token throughput") == [
+        f"sum by (model_name) (rate(vllm:prompt_tokens_total{MATCH}[5m]))",
+        f"sum by (model_name) (rate(vllm:generation_tokens_total{MATCH}[5m]))",
+    ]
 
 
 def test_requests_panel_shows_running_and_waiting_gauges_without_rate() -> None:
-    assert exprs("Requests running and waiting") == [f"sum by (model_name) (vllm:num_requests_running{MATCH})",
-                                                     f"sum by (model_name) (vllm:num_requests_waiting{MATCH})"]
+    assert exprs("Requests running and waiting") == [
+        f"sum by (model_name) (vllm:num_requests_running{MATCH})",
+        f"sum by (model_name) (vllm:num_requests_waiting{MATCH})",
+    ]
 
 
 def test_kv_cache_panel_is_a_percent_unit_of_the_fraction() -> None:
@@ -74,7 +86,8 @@ def test_kv_cache_panel_is_a_percent_unit_of_the_fraction() -> None:
 def test_prefix_cache_panel_divides_hits_by_queries_on_v1() -> None:
     assert exprs("Prefix-cache hit rate") == [
         f"sum by (model_name) (rate(vllm:prefix_cache_hits_total{MATCH}[5m])) / "
-        f"sum by (model_name) (rate(vllm:prefix_cache_queries_total{MATCH}[5m]))"]
+        f"sum by (model_name) (rate(vllm:prefix_cache_queries_total{MATCH}[5m]))"
+    ]
 
 
 def test_prefix_cache_panel_reads_the_v0_gauge_without_its_minus_one() -> None:
@@ -89,8 +102,9 @@ def test_gpu_panels_read_dcgm_by_the_exported_pod_label() -> None:
 
 
 def test_replicas_panel_includes_the_autoscaler_maximum() -> None:
-    assert exprs("Replicas")[2] == ('kube_horizontalpodautoscaler_spec_max_replicas'
-                                    '{namespace="llm",horizontalpodautoscaler="keda-hpa-llama"}')
+    assert exprs("Replicas")[2] == (
+        'kube_horizontalpodautoscaler_spec_max_replicas{namespace="llm",horizontalpodautoscaler="keda-hpa-llama"}'
+    )
 
 
 def test_replicas_panel_has_no_autoscaler_line_without_autoscaling() -> None:
@@ -106,8 +120,12 @@ def test_model_name_variable_lists_vllms_model_name_label_and_defaults_to_the_se
 
 
 def test_panels_use_the_datasource_variable() -> None:
-    assert dashboard()["templating"]["list"][0] == {"name": "datasource", "label": "Data source",
-                                                    "type": "datasource", "query": "prometheus"}
+    assert dashboard()["templating"]["list"][0] == {
+        "name": "datasource",
+        "label": "Data source",
+        "type": "datasource",
+        "query": "prometheus",
+    }
     assert all(p["datasource"] == {"type": "prometheus", "uid": "${datasource}"} for p in dashboard()["panels"])
 
 

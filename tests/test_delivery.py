@@ -15,8 +15,10 @@ from tests.program import run_stack_file
 from tests.test_determinism import SHIPPED, instance_name, render_stack
 
 PER_REPLICA = {"mode": "per_replica_volume"}
-BUCKET = {"mode": "object_storage", "object_storage": {"uri": "s3://models/llama-70b/", "credentials_secret": "keys",
-                                                       "endpoint_url": "http://minio:9000"}}
+BUCKET = {
+    "mode": "object_storage",
+    "object_storage": {"uri": "s3://models/llama-70b/", "credentials_secret": "keys", "endpoint_url": "http://minio:9000"},
+}
 
 
 def run_prod(**groups: object):  # type: ignore[no-untyped-def]
@@ -56,8 +58,7 @@ def test_per_replica_volumes_render_a_stateful_set_with_one_claim_template():
     objects = manifests(*per_replica_prod())
     template = one(objects, "StatefulSet")["spec"]["volumeClaimTemplates"][0]
     assert (template["metadata"]["name"], template["spec"]["accessModes"]) == ("model-cache", ["ReadWriteOnce"])
-    assert (of_kind(objects, "PersistentVolumeClaim"), of_kind(objects, "Job"), of_kind(objects, "Deployment")) == (
-        [], [], [])
+    assert (of_kind(objects, "PersistentVolumeClaim"), of_kind(objects, "Job"), of_kind(objects, "Deployment")) == ([], [], [])
 
 
 def test_per_replica_claims_are_kept_when_the_set_scales_down():
@@ -104,8 +105,13 @@ def test_object_storage_reads_credentials_from_the_secret_and_the_endpoint_from_
 
 
 def test_object_storage_puts_workload_identity_on_the_server_service_account():
-    bucket = {"mode": "object_storage", "object_storage": {
-        "uri": "gs://models/llama/", "service_account_annotations": {"iam.gke.io/gcp-service-account": "m@p.iam"}}}
+    bucket = {
+        "mode": "object_storage",
+        "object_storage": {
+            "uri": "gs://models/llama/",
+            "service_account_annotations": {"iam.gke.io/gcp-service-account": "m@p.iam"},
+        },
+    }
     accounts = of_kind(manifests(*stack_with("prod", delivery=bucket)), "ServiceAccount")
     assert [a["metadata"].get("annotations") for a in accounts] == [{"iam.gke.io/gcp-service-account": "m@p.iam"}]
 
@@ -162,7 +168,8 @@ def test_a_measured_throughput_wins_over_the_mode_default():
 def test_the_workload_carries_the_budget_term_by_term():
     annotations = one(manifests(*stack("prod")), "Deployment")["metadata"]["annotations"]
     assert annotations["vllm-serving.io/startup-budget"].startswith(
-        "5232 s first start = 900 s image pull + 1314 s download x 1.5 + 2360 s startup probe")
+        "5232 s first start = 900 s image pull + 1314 s download x 1.5 + 2360 s startup probe"
+    )
 
 
 def test_the_preflight_report_lists_the_budget_terms():
@@ -199,8 +206,11 @@ def test_prod_set_to_per_replica_volumes_by_one_key_registers_a_stateful_set_tha
     assert error is None
     statefulset = registered.one("kubernetes:apps/v1:StatefulSet")
     scaled = registered.one("kubernetes:keda.sh/v1alpha1:ScaledObject")
-    assert scaled["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "StatefulSet",
-                                                "name": statefulset["metadata"]["name"]}
+    assert scaled["spec"]["scaleTargetRef"] == {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "name": statefulset["metadata"]["name"],
+    }
     assert registered.of_type("kubernetes:apps/v1:Deployment") == []
 
 
@@ -228,9 +238,14 @@ def test_a_docker_container_keeps_its_compile_caches_on_the_cache_volume():
     assert render_env(cfg, report, 600)["VLLM_CACHE_ROOT"] == "/home/vllm/.cache/huggingface/compile-cache/vllm"
 
 
-COPYING = {"mode": "object_storage", "object_storage": {
-    "uri": "s3://models/llama-70b", "copy_from_hub": True,
-    "service_account_annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/writer"}}}
+COPYING = {
+    "mode": "object_storage",
+    "object_storage": {
+        "uri": "s3://models/llama-70b",
+        "copy_from_hub": True,
+        "service_account_annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/writer"},
+    },
+}
 
 
 def copying_prod(revision: str = "aaaa111"):  # type: ignore[no-untyped-def]
@@ -261,8 +276,9 @@ def test_copy_from_hub_needs_a_pinned_revision():
 
 
 def test_the_copy_job_writes_with_workload_identity_on_its_service_account():
-    accounts = {a["metadata"]["name"]: a["metadata"].get("annotations") for a in
-                of_kind(manifests(*copying_prod()), "ServiceAccount")}
+    accounts = {
+        a["metadata"]["name"]: a["metadata"].get("annotations") for a in of_kind(manifests(*copying_prod()), "ServiceAccount")
+    }
     assert accounts["llama-model-download"] == {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/writer"}
 
 
@@ -284,8 +300,9 @@ def test_the_server_waits_for_the_copy_job_which_is_awaited_to_its_deadline():
     from tests.kubernetes_fixtures import run_recording
     from tests.test_serving_stack import build_stack
 
-    _, requests = run_recording(build_stack(*stack_with("prod", delivery=COPYING, cache={"storage_class_name": None},
-                                                        model={"revision": "aaaa111"})))
+    _, requests = run_recording(
+        build_stack(*stack_with("prod", delivery=COPYING, cache={"storage_class_name": None}, model={"revision": "aaaa111"}))
+    )
     assert any(d.endswith("::llama-cache-copy") for d in requests["llama-server-deployment"].dependencies)
     # 131.4 GiB fetched and uploaded at 0.1 GiB/s x 1.5 (3942 s) + 900 s pull + 120 s = 4962 s
     assert requests["llama-cache-copy"].timeouts == {"create": "83m", "update": "83m"}
@@ -296,8 +313,10 @@ def test_a_stateful_set_is_watched_with_its_own_kube_state_metrics_series():
     assert error is None
     rules = registered.one("kubernetes:monitoring.coreos.com/v1:PrometheusRule")["spec"]["groups"]
     expr = next(r["expr"] for g in rules for r in g["rules"] if r.get("alert") == "VllmReplicasNotReady")
-    assert expr == ('kube_statefulset_replicas{namespace="vllm-prod",statefulset="vllm-prod-server"} > on (namespace, '
-                    'statefulset) kube_statefulset_status_replicas_ready{namespace="vllm-prod",statefulset="vllm-prod-server"}')
+    assert expr == (
+        'kube_statefulset_replicas{namespace="vllm-prod",statefulset="vllm-prod-server"} > on (namespace, '
+        'statefulset) kube_statefulset_status_replicas_ready{namespace="vllm-prod",statefulset="vllm-prod-server"}'
+    )
 
 
 def test_stateful_set_pods_are_matched_by_their_ordinal():

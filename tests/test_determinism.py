@@ -41,8 +41,9 @@ def render_stack(path: Path) -> dict[str, Any]:
         "config": cfg.model_dump(mode="json"),
         "preflight": report.as_dict(),
         "manifests": render_manifests(cfg, report, instance),
-        "network_policies": render_network_policies(namespace_name(cfg.namespace, instance), instance,
-                                                    cfg.server.port, cfg.network_policy),
+        "network_policies": render_network_policies(
+            namespace_name(cfg.namespace, instance), instance, cfg.server.port, cfg.network_policy
+        ),
     }
 
 
@@ -75,8 +76,9 @@ def test_shipped_stack_rendering_holds_the_workload_and_its_network_policies(pat
 def _dump_in_process(hash_seed: str) -> str:
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
     code = "from tests.test_determinism import dump_all; print(dump_all())"
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 

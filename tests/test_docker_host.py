@@ -53,8 +53,12 @@ def docker_mocks(monkeypatch: pytest.MonkeyPatch) -> list[DockerMocks]:
 
 def docker_stack(**overrides: Any) -> StackConfig:
     # The smoke-test container is off here (tests/test_smoke_docker.py covers it), so `one(CONTAINER)` is vLLM's.
-    raw = {"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"product": "L40S"}, "target": "docker",
-           "smoke_test": {"enabled": False}}
+    raw = {
+        "model": {"id": "meta-llama/Llama-3.1-8B-Instruct"},
+        "gpu": {"product": "L40S"},
+        "target": "docker",
+        "smoke_test": {"enabled": False},
+    }
     return validate_config({**raw, **overrides})
 
 
@@ -102,8 +106,7 @@ def test_the_container_entrypoint_is_vllm_serve() -> None:
 
 
 def test_the_container_requests_the_listed_gpus() -> None:
-    cfg = docker_stack(gpu={"product": "L40S", "count": 2}, engine={"tensor_parallel_size": 2},
-                       docker={"gpus": [0, 1]})
+    cfg = docker_stack(gpu={"product": "L40S", "count": 2}, engine={"tensor_parallel_size": 2}, docker={"gpus": [0, 1]})
 
     assert container_of(cfg)["gpus"] == '"device=0,1"'
 
@@ -116,7 +119,8 @@ def test_the_container_shared_memory_is_sized_for_tensor_parallel() -> None:
 
 def test_the_container_port_is_published_on_loopback() -> None:
     assert container_of(docker_stack())["ports"] == [
-        {"internal": 8000.0, "external": 8000.0, "ip": "127.0.0.1", "protocol": "tcp"}]
+        {"internal": 8000.0, "external": 8000.0, "ip": "127.0.0.1", "protocol": "tcp"}
+    ]
 
 
 def test_the_container_mounts_the_named_cache_volume_at_hf_home() -> None:
@@ -216,12 +220,19 @@ def test_docker_stacks_get_the_same_preflight_verdict_as_kubernetes(stack: str) 
     docker, kubernetes = run_preflight(cfg), run_preflight(kubernetes_twin(cfg))
 
     assert (docker.fits, docker.reasons, docker.kv_cache_tokens) == (
-        kubernetes.fits, kubernetes.reasons, kubernetes.kv_cache_tokens)
+        kubernetes.fits,
+        kubernetes.reasons,
+        kubernetes.kv_cache_tokens,
+    )
 
 
-BLOCKED_70B = {"target": "docker", "model": {"id": "meta-llama/Llama-3.1-70B-Instruct"},
-               "gpu": {"product": "A100-SXM4-40GB", "count": 2}, "engine": {"tensor_parallel_size": 2},
-               "docker": {"gpus": [0, 1]}}
+BLOCKED_70B = {
+    "target": "docker",
+    "model": {"id": "meta-llama/Llama-3.1-70B-Instruct"},
+    "gpu": {"product": "A100-SXM4-40GB", "count": 2},
+    "engine": {"tensor_parallel_size": 2},
+    "docker": {"gpus": [0, 1]},
+}
 
 
 def test_a_blocked_docker_stack_is_blocked_on_kubernetes_too() -> None:

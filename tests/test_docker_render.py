@@ -105,8 +105,11 @@ def test_env_is_the_kubernetes_env_but_online_for_the_first_download() -> None:
     cfg = stack()
     report = run_preflight(cfg)
 
-    assert render_env(cfg, report, 600) == {**render_vllm_env(cfg, report.resolved, 600), **compile_cache_env(),
-                                            "HF_HUB_OFFLINE": "0"}
+    assert render_env(cfg, report, 600) == {
+        **render_vllm_env(cfg, report.resolved, 600),
+        **compile_cache_env(),
+        "HF_HUB_OFFLINE": "0",
+    }
 
 
 def test_restart_policy_is_unless_stopped() -> None:
@@ -116,8 +119,12 @@ def test_restart_policy_is_unless_stopped() -> None:
 def test_health_check_gets_health_on_the_server_port_with_python() -> None:
     check = container(stack(server={"port": 9000}))["healthcheck"]
 
-    assert check["tests"] == ["CMD", "python3", "-c", "import urllib.request; "
-                              "urllib.request.urlopen('http://127.0.0.1:9000/health', timeout=5)"]
+    assert check["tests"] == [
+        "CMD",
+        "python3",
+        "-c",
+        "import urllib.request; urllib.request.urlopen('http://127.0.0.1:9000/health', timeout=5)",
+    ]
 
 
 def test_health_check_start_period_is_the_startup_budget() -> None:

@@ -32,8 +32,11 @@ class FakeHub:
                 return types.SimpleNamespace(sha=revision or fake.remote_sha)
 
         def scan_cache_dir() -> types.SimpleNamespace:
-            repos = [types.SimpleNamespace(repo_id=repo, revisions=[types.SimpleNamespace(commit_hash=sha) for sha in shas])
-                     for repo, shas in fake.cached.items()]
+            repos = [
+                types.SimpleNamespace(repo_id=repo, revisions=[types.SimpleNamespace(commit_hash=sha) for sha in shas])
+                for repo, shas in fake.cached.items()
+            ]
+
             def delete_revisions(*shas: str) -> types.SimpleNamespace:
                 fake.deleted.extend(shas)
                 return types.SimpleNamespace(execute=lambda: None)
@@ -52,9 +55,15 @@ class FakeHub:
 def run_script(tmp_path: Path, hub: FakeHub, monkeypatch: pytest.MonkeyPatch, prune: bool) -> Path:
     (tmp_path / "hub").mkdir()
     marker = tmp_path / ".vllm-serving" / "complete-x"
-    env = {"CACHE_MARKER": str(marker), "DOWNLOAD_DEADLINE_SECONDS": "600", "HF_HOME": str(tmp_path),
-           "DOWNLOADS": json.dumps([["org/model", None]]), "MAX_WORKERS": "1", "IGNORE_PATTERNS": "[]",
-           "PRUNE_OTHER_REVISIONS": "1" if prune else "0"}
+    env = {
+        "CACHE_MARKER": str(marker),
+        "DOWNLOAD_DEADLINE_SECONDS": "600",
+        "HF_HOME": str(tmp_path),
+        "DOWNLOADS": json.dumps([["org/model", None]]),
+        "MAX_WORKERS": "1",
+        "IGNORE_PATTERNS": "[]",
+        "PRUNE_OTHER_REVISIONS": "1" if prune else "0",
+    }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setitem(sys.modules, "huggingface_hub", hub.module())
@@ -126,9 +135,14 @@ def run_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, s3: FakeS3, files:
     boto3.client = lambda service: s3  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "huggingface_hub", hub)
     monkeypatch.setitem(sys.modules, "boto3", boto3)
-    env = {"COPY_DEADLINE_SECONDS": "600", "TARGET": "s3://models/llama", "COMPLETE_OBJECT": COMPLETE_OBJECT,
-           "DOWNLOADS": json.dumps([["org/model", "abc"]]), "IGNORE_PATTERNS": json.dumps(["original/*"]),
-           "SCRATCH": str(tmp_path)}
+    env = {
+        "COPY_DEADLINE_SECONDS": "600",
+        "TARGET": "s3://models/llama",
+        "COMPLETE_OBJECT": COMPLETE_OBJECT,
+        "DOWNLOADS": json.dumps([["org/model", "abc"]]),
+        "IGNORE_PATTERNS": json.dumps(["original/*"]),
+        "SCRATCH": str(tmp_path),
+    }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     try:

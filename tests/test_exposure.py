@@ -16,15 +16,19 @@ from tests.factories import make_config
 from tests.promtool import crd_errors
 
 INSTANCE = "prod"
-GATEWAY = {"name": "inference-gateway", "namespace": "gateway-system", "section_name": "https",
-           "hostnames": ["llm.example.com"]}
+GATEWAY = {
+    "name": "inference-gateway",
+    "namespace": "gateway-system",
+    "section_name": "https",
+    "hostnames": ["llm.example.com"],
+}
 UNGUARDED = ("/invocations", "/tokenize", "/detokenize", "/metrics", "/pooling", "/score", "/rerank", "/health")
 
 
 def exposed(**exposure: Any) -> StackConfig:
-    return make_config(security={"require_api_key": True}, engine={"max_model_len": 8192,
-                                                                       "served_model_name": "llama-8b"},
-                       exposure=exposure)
+    return make_config(
+        security={"require_api_key": True}, engine={"max_model_len": 8192, "served_model_name": "llama-8b"}, exposure=exposure
+    )
 
 
 def route(**gateway: Any) -> dict[str, Any]:
@@ -62,9 +66,15 @@ def test_strict_crd_validation_rejects_an_unknown_route_field() -> None:
 
 
 def test_the_route_attaches_to_the_named_gateway_listener() -> None:
-    assert route()["spec"]["parentRefs"] == [{"group": "gateway.networking.k8s.io", "kind": "Gateway",
-                                              "name": "inference-gateway", "namespace": "gateway-system",
-                                              "sectionName": "https"}]
+    assert route()["spec"]["parentRefs"] == [
+        {
+            "group": "gateway.networking.k8s.io",
+            "kind": "Gateway",
+            "name": "inference-gateway",
+            "namespace": "gateway-system",
+            "sectionName": "https",
+        }
+    ]
 
 
 def test_the_route_carries_the_hostnames() -> None:
@@ -75,17 +85,18 @@ def test_the_route_matches_exactly_the_chat_completion_and_models_paths() -> Non
     assert route()["spec"]["rules"][0]["matches"] == [
         {"path": {"type": "Exact", "value": "/v1/chat/completions"}},
         {"path": {"type": "Exact", "value": "/v1/completions"}},
-        {"path": {"type": "Exact", "value": "/v1/models"}}]
+        {"path": {"type": "Exact", "value": "/v1/models"}},
+    ]
 
 
 def test_the_route_sends_to_the_service_port() -> None:
-    assert route()["spec"]["rules"][0]["backendRefs"] == [
-        {"group": "", "kind": "Service", "name": "prod-server", "port": 8000}]
+    assert route()["spec"]["rules"][0]["backendRefs"] == [{"group": "", "kind": "Service", "name": "prod-server", "port": 8000}]
 
 
 def test_the_route_sends_to_the_inference_pool_when_asked() -> None:
     assert route(backend="InferencePool")["spec"]["rules"][0]["backendRefs"] == [
-        {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "prod-server"}]
+        {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "prod-server"}
+    ]
 
 
 def test_the_route_lets_a_long_generation_run_for_the_request_timeout() -> None:
@@ -103,9 +114,17 @@ def test_the_route_lives_in_the_stacks_namespace_beside_its_backend_so_no_refere
 
 def test_the_inference_pool_selects_the_server_pods_on_the_api_port_without_an_endpoint_picker() -> None:
     pool, _ = render_exposure(exposed(gateway={**GATEWAY, "backend": "InferencePool"}), INSTANCE)
-    assert pool["spec"] == {"selector": {"matchLabels": {
-        "app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "prod", "app.kubernetes.io/component": "server"}},
-        "targetPorts": [{"number": 8000}], "appProtocol": "http"}
+    assert pool["spec"] == {
+        "selector": {
+            "matchLabels": {
+                "app.kubernetes.io/name": "vllm",
+                "app.kubernetes.io/instance": "prod",
+                "app.kubernetes.io/component": "server",
+            }
+        },
+        "targetPorts": [{"number": 8000}],
+        "appProtocol": "http",
+    }
 
 
 def test_the_ingress_validates_strictly_against_the_newest_kubernetes_schema() -> None:
@@ -115,13 +134,17 @@ def test_the_ingress_validates_strictly_against_the_newest_kubernetes_schema() -
 def test_the_ingress_uses_the_class_host_and_tls_secret() -> None:
     spec = ingress(tls_secret_name="llm-tls")["spec"]
     assert (spec["ingressClassName"], spec["tls"], spec["rules"][0]["host"]) == (
-        "nginx", [{"hosts": ["llm.example.com"], "secretName": "llm-tls"}], "llm.example.com")
+        "nginx",
+        [{"hosts": ["llm.example.com"], "secretName": "llm-tls"}],
+        "llm.example.com",
+    )
 
 
 def test_the_ingress_forwards_exactly_the_guarded_paths_to_the_service() -> None:
     paths = ingress()["spec"]["rules"][0]["http"]["paths"]
     assert [(p["path"], p["pathType"], p["backend"]["service"]["name"]) for p in paths] == [
-        (path, "Exact", "prod-server") for path in GENERATE_PATHS]
+        (path, "Exact", "prod-server") for path in GENERATE_PATHS
+    ]
 
 
 @pytest.mark.parametrize("path", UNGUARDED)
@@ -134,8 +157,7 @@ def test_no_rendered_route_or_ingress_forwards_an_unguarded_path(path: str) -> N
 @pytest.mark.parametrize("path", ["/invocations", "/tokenize", "/metrics", "/v1/../invocations", "v1/models", "/"])
 def test_a_path_the_api_key_does_not_guard_is_refused_naming_the_key(path: str) -> None:
     with pytest.raises(ConfigError) as error:
-        make_config(security={"require_api_key": True},
-                    exposure={"gateway": GATEWAY, "paths": ["/v1/chat/completions", path]})
+        make_config(security={"require_api_key": True}, exposure={"gateway": GATEWAY, "paths": ["/v1/chat/completions", path]})
     assert "vllm-serving:exposure.paths" in str(error.value)
     assert "is not a path vLLM's API key guards" in str(error.value)
 
@@ -143,15 +165,17 @@ def test_a_path_the_api_key_does_not_guard_is_refused_naming_the_key(path: str) 
 def test_exposure_without_an_api_key_is_refused_with_the_fix() -> None:
     with pytest.raises(ConfigError) as error:
         make_config(exposure={"gateway": GATEWAY})
-    assert "vllm-serving:exposure.gateway: exposes the API outside the namespace, but security.require_api_key is " \
-           "false" in str(error.value)
+    assert "vllm-serving:exposure.gateway: exposes the API outside the namespace, but security.require_api_key is false" in str(
+        error.value
+    )
     assert "Fix: set security.require_api_key: true" in str(error.value)
 
 
 def test_gateway_and_ingress_together_are_refused() -> None:
     with pytest.raises(ConfigError) as error:
-        exposed(gateway=GATEWAY, ingress={"class_name": "nginx", "host": "a.example.com",
-                                          "controller_namespace": "ingress-nginx"})
+        exposed(
+            gateway=GATEWAY, ingress={"class_name": "nginx", "host": "a.example.com", "controller_namespace": "ingress-nginx"}
+        )
     assert "vllm-serving:exposure: sets both gateway and ingress" in str(error.value)
 
 
@@ -178,14 +202,16 @@ def test_without_exposure_clients_use_the_service_dns_name() -> None:
 def test_the_curl_takes_the_key_from_the_secret_and_calls_the_gateway() -> None:
     assert curl_command(exposed(gateway=GATEWAY), INSTANCE) == (
         "curl -sS https://llm.example.com/v1/chat/completions -H 'Content-Type: application/json' "
-        "-H \"Authorization: Bearer $(kubectl get secret -n prod prod-api-key "
-        "-o go-template='{{index .data \"api-key\"}}' | base64 -d)\" "
-        "-d '{\"model\": \"llama-8b\", \"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}]}'")
+        '-H "Authorization: Bearer $(kubectl get secret -n prod prod-api-key '
+        '-o go-template=\'{{index .data "api-key"}}\' | base64 -d)" '
+        '-d \'{"model": "llama-8b", "messages": [{"role": "user", "content": "Hello"}]}\''
+    )
 
 
 def test_without_exposure_the_curl_goes_through_a_port_forward() -> None:
     assert curl_command(make_config(), INSTANCE).startswith(
-        "kubectl port-forward -n prod svc/prod-server 8000:8000 & sleep 2; curl -sS http://127.0.0.1:8000/v1/chat/")
+        "kubectl port-forward -n prod svc/prod-server 8000:8000 & sleep 2; curl -sS http://127.0.0.1:8000/v1/chat/"
+    )
 
 
 def test_the_log_says_how_clients_reach_an_unexposed_server_and_what_they_can_reach() -> None:
@@ -194,11 +220,13 @@ def test_the_log_says_how_clients_reach_an_unexposed_server_and_what_they_can_re
     assert how_clients_reach_it(make_config(), INSTANCE) == (
         "no exposure.gateway or exposure.ingress: http://prod-server.prod.svc:8000 is reachable from pods in "
         "namespace prod only (network_policy), on every path, /invocations and /tokenize included; expose it "
-        "through a Gateway (exposure.gateway) to serve clients elsewhere (docs/exposure.md)")
+        "through a Gateway (exposure.gateway) to serve clients elsewhere (docs/exposure.md)"
+    )
 
 
 def test_the_log_names_the_gateway_url_and_the_routed_paths() -> None:
     from components.stack import how_clients_reach_it
 
     assert how_clients_reach_it(exposed(gateway=GATEWAY), INSTANCE) == (
-        "clients reach llama-8b at https://llm.example.com on /v1/chat/completions, /v1/completions, /v1/models")
+        "clients reach llama-8b at https://llm.example.com on /v1/chat/completions, /v1/completions, /v1/models"
+    )

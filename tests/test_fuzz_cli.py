@@ -21,8 +21,7 @@ from tests import fuzz
 from tests.test_validation import program_run
 
 TIME_BOUND_S = 2.0
-FAST = settings(max_examples=60, deadline=None, database=None, derandomize=True,
-                suppress_health_check=list(HealthCheck))
+FAST = settings(max_examples=60, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
 
 
 def run_cli_on(text: str, folder: Path) -> tuple[int, str, float]:
@@ -50,9 +49,17 @@ def test_any_stack_file_gets_a_verdict_without_a_traceback_in_time(folder: Path)
     check()
 
 
-@pytest.mark.parametrize("text", [fuzz.alias_bomb(12), fuzz.deep(5000), fuzz.huge_scalar("int", 5000),
-                                  fuzz.huge_scalar("str", MAX_FILE_BYTES - 200), "a: [" + "1, " * 2500 + "]"],
-                         ids=["alias bomb", "5000 levels", "5000-digit integer", "60 KB model id", "2500 items"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        fuzz.alias_bomb(12),
+        fuzz.deep(5000),
+        fuzz.huge_scalar("int", 5000),
+        fuzz.huge_scalar("str", MAX_FILE_BYTES - 200),
+        "a: [" + "1, " * 2500 + "]",
+    ],
+    ids=["alias bomb", "5000 levels", "5000-digit integer", "60 KB model id", "2500 items"],
+)
 def test_a_hostile_file_is_refused_as_a_config_error_within_the_bounds(text: str, folder: Path) -> None:
     code, printed, seconds = run_cli_on(text, folder)
     tracemalloc.start()  # a second run for the memory peak: tracemalloc slows the first one's clock

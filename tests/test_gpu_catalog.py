@@ -24,13 +24,16 @@ def test_a_gpu_described_inline_is_scheduled_on_its_label() -> None:
     cfg = make_config(gpu={"product": "MyGPU-96GB", "memory_gib": 94.5, "label": "NVIDIA-MyGPU-96GB"})
     from config.cluster import gpu_affinity_terms
 
-    assert gpu_affinity_terms(cfg) == [{"matchExpressions": [
-        {"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-MyGPU-96GB"]}]}]
+    assert gpu_affinity_terms(cfg) == [
+        {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-MyGPU-96GB"]}]}
+    ]
 
 
 def test_a_gpu_described_inline_uses_the_node_size_given() -> None:
-    cfg = make_config(gpu={"product": "MyGPU", "memory_gib": 40.0, "label": "NVIDIA-MyGPU", "gpus_per_node": 2},
-                      engine={"tensor_parallel_size": 4})
+    cfg = make_config(
+        gpu={"product": "MyGPU", "memory_gib": 40.0, "label": "NVIDIA-MyGPU", "gpus_per_node": 2},
+        engine={"tensor_parallel_size": 4},
+    )
     assert any("node has 2" in reason for reason in run_preflight(cfg).reasons)
 
 
@@ -54,10 +57,14 @@ def test_a_catalog_gpu_with_inline_memory_overrides_the_catalog_figure() -> None
 def test_a_stated_gpu_runs_the_whole_program_and_schedules_on_its_label() -> None:
     from tests.program import run_main
 
-    registered, error = run_main({
-        "model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "engine": {"max_model_len": 8192},
-        "gpu": {"product": "MyGPU-96GB", "memory_gib": 94.5, "label": "NVIDIA-MyGPU-96GB"},
-        "security": {"require_api_key": False}})
+    registered, error = run_main(
+        {
+            "model": {"id": "meta-llama/Llama-3.1-8B-Instruct"},
+            "engine": {"max_model_len": 8192},
+            "gpu": {"product": "MyGPU-96GB", "memory_gib": 94.5, "label": "NVIDIA-MyGPU-96GB"},
+            "security": {"require_api_key": False},
+        }
+    )
     assert error is None
     spec = registered.one("kubernetes:apps/v1:Deployment")["spec"]["template"]["spec"]
     terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]

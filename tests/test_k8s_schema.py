@@ -14,31 +14,54 @@ VARIANTS = {
     "prod": lambda: stack("prod"),
     "dev": lambda: stack("dev"),
     "0.7.2 with ngram and api key": lambda: configured(
-        vllm={"version": "0.7.2"}, security={"require_api_key": True},
-        engine={"max_model_len": 8192, "speculative": {"method": "ngram", "num_speculative_tokens": 4,
-                                                       "prompt_lookup_max": 4}}),
+        vllm={"version": "0.7.2"},
+        security={"require_api_key": True},
+        engine={"max_model_len": 8192, "speculative": {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4}},
+    ),
     "autoscaled, zone spread, existing namespace": lambda: configured(
-        autoscaling={"enabled": True, "max_replica_count": 4}, scheduling={"spread": "zone"},
-        namespace={"name": "llm", "create": False}, gpu={"product": "A100-SXM4-80GB",
-                                                         "node_selector": {"cloud.google.com/gke-accelerator": "a"}}),
+        autoscaling={"enabled": True, "max_replica_count": 4},
+        scheduling={"spread": "zone"},
+        namespace={"name": "llm", "create": False},
+        gpu={"product": "A100-SXM4-80GB", "node_selector": {"cloud.google.com/gke-accelerator": "a"}},
+    ),
     "read-write-once cache, GKE label without GFD": lambda: configured(
-        cache={"access_mode": "ReadWriteOnce"}, scheduling={"require_gpu_product_label": False},
-        gpu={"product": "A100-SXM4-80GB", "node_selector": {"cloud.google.com/gke-accelerator": "nvidia-a100-80gb"}}),
+        cache={"access_mode": "ReadWriteOnce"},
+        scheduling={"require_gpu_product_label": False},
+        gpu={"product": "A100-SXM4-80GB", "node_selector": {"cloud.google.com/gke-accelerator": "nvidia-a100-80gb"}},
+    ),
     "priority, runtime class and pull secrets, best-effort spread": lambda: configured(
-        replicas=2, scheduling={"priority_class_name": "gpu-inference", "runtime_class_name": "nvidia",
-                                "when_unsatisfiable": "ScheduleAnyway"},
-        server={"image_pull_secrets": ["registry-a", "registry-b"]}),
-    "prod on per-replica volumes": lambda: stack_with("prod", delivery={"mode": "per_replica_volume"},
-                                                      cache={"storage_class_name": None}),
-    "prod streaming from object storage": lambda: stack_with("prod", delivery={
-        "mode": "object_storage", "object_storage": {
-            "uri": "s3://models/llama-70b/", "credentials_secret": "bucket-keys", "endpoint_url": "http://minio:9000",
-            "service_account_annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/r"}}}),
-    "object storage filled by the copy Job": lambda: stack_with("prod", cache={"storage_class_name": None},
-                                                                model={"revision": "aaaa111"}, delivery={
-        "mode": "object_storage", "object_storage": {"uri": "s3://models/llama-70b/", "copy_from_hub": True}}),
+        replicas=2,
+        scheduling={
+            "priority_class_name": "gpu-inference",
+            "runtime_class_name": "nvidia",
+            "when_unsatisfiable": "ScheduleAnyway",
+        },
+        server={"image_pull_secrets": ["registry-a", "registry-b"]},
+    ),
+    "prod on per-replica volumes": lambda: stack_with(
+        "prod", delivery={"mode": "per_replica_volume"}, cache={"storage_class_name": None}
+    ),
+    "prod streaming from object storage": lambda: stack_with(
+        "prod",
+        delivery={
+            "mode": "object_storage",
+            "object_storage": {
+                "uri": "s3://models/llama-70b/",
+                "credentials_secret": "bucket-keys",
+                "endpoint_url": "http://minio:9000",
+                "service_account_annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/r"},
+            },
+        },
+    ),
+    "object storage filled by the copy Job": lambda: stack_with(
+        "prod",
+        cache={"storage_class_name": None},
+        model={"revision": "aaaa111"},
+        delivery={"mode": "object_storage", "object_storage": {"uri": "s3://models/llama-70b/", "copy_from_hub": True}},
+    ),
     "local path on an existing claim": lambda: configured(
-        model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "llama"}, cache={"existing_claim": "models"}),
+        model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "llama"}, cache={"existing_claim": "models"}
+    ),
 }
 
 
@@ -61,5 +84,15 @@ def test_strict_validation_rejects_an_unknown_field():
 
 def test_prod_renders_every_expected_kind():
     kinds = sorted(obj["kind"] for obj in manifests(*stack("prod"), with_token=True))
-    assert kinds == ["Deployment", "Job", "Namespace", "PersistentVolumeClaim", "PodDisruptionBudget", "Secret",
-                     "Secret", "Service", "ServiceAccount", "ServiceAccount"]  # the HF token and the API key
+    assert kinds == [
+        "Deployment",
+        "Job",
+        "Namespace",
+        "PersistentVolumeClaim",
+        "PodDisruptionBudget",
+        "Secret",
+        "Secret",
+        "Service",
+        "ServiceAccount",
+        "ServiceAccount",
+    ]  # the HF token and the API key

@@ -32,8 +32,9 @@ ALL_TRIGGERS = ("queue", "running", "kv_cache", "latency")
 
 def scaled_object(version: str = "0.33.0", server_address: str = SERVER, **changes: Any) -> dict[str, Any]:
     cfg = AutoscalingConfig(enabled=True, **changes)
-    return render_scaled_object("llama", LABELS, cfg, derive_thresholds(cfg, CAPACITY), VERSIONS[version], WORKLOAD,
-                                server_address)
+    return render_scaled_object(
+        "llama", LABELS, cfg, derive_thresholds(cfg, CAPACITY), VERSIONS[version], WORKLOAD, server_address
+    )
 
 
 def trigger(name: str, version: str = "0.33.0", **changes: Any) -> dict[str, Any]:
@@ -76,8 +77,7 @@ def test_capacity_comes_from_the_preflight_report() -> None:
 
 
 def test_scaled_object_targets_the_deployment() -> None:
-    assert scaled_object()["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment",
-                                                         "name": "llama-server"}
+    assert scaled_object()["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "llama-server"}
 
 
 def test_scaled_object_metadata_names_namespace_and_labels() -> None:
@@ -100,7 +100,10 @@ def test_fallback_on_the_oldest_supported_keda_has_no_behavior_field() -> None:
 
 def test_fallback_on_keda_2_17_never_scales_down_on_an_outage() -> None:
     assert scaled_object(min_replica_count=2, keda_version="2.17.1")["spec"]["fallback"] == {
-        "failureThreshold": 3, "replicas": 2, "behavior": "currentReplicasIfHigher"}
+        "failureThreshold": 3,
+        "replicas": 2,
+        "behavior": "currentReplicasIfHigher",
+    }
 
 
 def test_fallback_behavior_can_be_set_on_a_keda_that_has_it() -> None:
@@ -132,14 +135,20 @@ def test_hpa_is_named_explicitly_for_the_alerts() -> None:
 
 def test_scale_down_is_slow_one_pod_per_five_minutes_after_ten_minutes() -> None:
     behavior = scaled_object()["spec"]["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]
-    assert behavior["scaleDown"] == {"stabilizationWindowSeconds": 600, "selectPolicy": "Min",
-                                     "policies": [{"type": "Pods", "value": 1, "periodSeconds": 300}]}
+    assert behavior["scaleDown"] == {
+        "stabilizationWindowSeconds": 600,
+        "selectPolicy": "Min",
+        "policies": [{"type": "Pods", "value": 1, "periodSeconds": 300}],
+    }
 
 
 def test_scale_up_adds_two_pods_a_minute_without_stabilization() -> None:
     behavior = scaled_object()["spec"]["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]
-    assert behavior["scaleUp"] == {"stabilizationWindowSeconds": 0, "selectPolicy": "Max",
-                                   "policies": [{"type": "Pods", "value": 2, "periodSeconds": 60}]}
+    assert behavior["scaleUp"] == {
+        "stabilizationWindowSeconds": 0,
+        "selectPolicy": "Max",
+        "policies": [{"type": "Pods", "value": 2, "periodSeconds": 60}],
+    }
 
 
 def test_default_triggers_are_queue_running_and_kv_cache() -> None:
@@ -151,9 +160,17 @@ def test_no_latency_trigger_unless_asked_for() -> None:
 
 
 def test_queue_trigger_sums_waiting_requests_per_replica() -> None:
-    assert trigger("queue") == {"type": "prometheus", "name": "queue", "metricType": "AverageValue", "metadata": {
-        "serverAddress": SERVER, "query": 'sum(vllm:num_requests_waiting{namespace="llm",model_name="llama-8b"})',
-        "threshold": "26", "ignoreNullValues": "false"}}
+    assert trigger("queue") == {
+        "type": "prometheus",
+        "name": "queue",
+        "metricType": "AverageValue",
+        "metadata": {
+            "serverAddress": SERVER,
+            "query": 'sum(vllm:num_requests_waiting{namespace="llm",model_name="llama-8b"})',
+            "threshold": "26",
+            "ignoreNullValues": "false",
+        },
+    }
 
 
 def test_running_trigger_sums_running_requests_against_the_derived_threshold() -> None:
@@ -166,8 +183,7 @@ def test_running_trigger_sums_running_requests_against_the_derived_threshold() -
 def test_kv_cache_trigger_sums_each_pods_usage_against_a_per_replica_fraction() -> None:
     kv = trigger("kv_cache")
     assert kv["metricType"] == "AverageValue"
-    assert kv["metadata"]["query"] == (
-        'sum(avg by (pod) (vllm:kv_cache_usage_perc{namespace="llm",model_name="llama-8b"}))')
+    assert kv["metadata"]["query"] == ('sum(avg by (pod) (vllm:kv_cache_usage_perc{namespace="llm",model_name="llama-8b"}))')
     assert kv["metadata"]["threshold"] == "0.85"
 
 
@@ -183,7 +199,8 @@ def test_latency_trigger_reads_p95_ttft_and_treats_an_idle_but_reporting_server_
         "((histogram_quantile(0.95, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket"
         '{namespace="llm",model_name="llama-8b"}[2m]))) > 0) * on () count(count by (pod) '
         '(vllm:num_requests_running{namespace="llm",model_name="llama-8b"}))) or '
-        '(sum(vllm:num_requests_running{namespace="llm",model_name="llama-8b"}) * 0)')
+        '(sum(vllm:num_requests_running{namespace="llm",model_name="llama-8b"}) * 0)'
+    )
     assert latency["metadata"]["threshold"] == "2"
 
 
@@ -202,8 +219,7 @@ def test_no_trigger_sets_the_removed_metric_name_field() -> None:
 
 
 def test_no_trigger_sets_an_activation_threshold_that_min_replicas_would_ignore() -> None:
-    assert all("activationThreshold" not in t["metadata"]
-               for t in scaled_object(triggers=ALL_TRIGGERS)["spec"]["triggers"])
+    assert all("activationThreshold" not in t["metadata"] for t in scaled_object(triggers=ALL_TRIGGERS)["spec"]["triggers"])
 
 
 def test_every_trigger_queries_the_server_address_it_is_given() -> None:
@@ -222,4 +238,5 @@ def test_crd_check_catches_a_snake_case_field() -> None:
     broken = scaled_object()
     broken["spec"]["min_replica_count"] = 1
     assert crd_errors(broken, "keda.sh_scaledobjects.yaml") == [
-        "spec: Additional properties are not allowed ('min_replica_count' was unexpected)"]
+        "spec: Additional properties are not allowed ('min_replica_count' was unexpected)"
+    ]

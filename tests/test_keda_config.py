@@ -32,7 +32,8 @@ def test_fallback_behavior_on_a_keda_without_it_is_refused_with_the_fix() -> Non
     assert issues == [
         "vllm-serving:autoscaling.fallback_behavior: is 'static', but KEDA 2.16 (autoscaling.keda_version) has no "
         "fallback.behavior: it arrived in KEDA 2.17 and older webhooks refuse the ScaledObject. Fix: remove "
-        "autoscaling.fallback_behavior, or set autoscaling.keda_version to the installed release if it is 2.17 or newer."]
+        "autoscaling.fallback_behavior, or set autoscaling.keda_version to the installed release if it is 2.17 or newer."
+    ]
 
 
 def test_fallback_behavior_loads_with_a_keda_that_has_it() -> None:
@@ -51,13 +52,15 @@ def test_autoscaling_without_a_release_needs_a_prometheus_service_or_address() -
         "vllm-serving:autoscaling.server_address: is unset and monitoring.release is null, so there is no "
         "Prometheus Service name to derive KEDA's serverAddress from. Fix: set monitoring.prometheus_service (and "
         "monitoring.prometheus_namespace), or autoscaling.server_address, e.g. "
-        "http://prometheus-operated.monitoring.svc:9090."]
+        "http://prometheus-operated.monitoring.svc:9090."
+    ]
 
 
 def test_a_monitor_label_that_is_not_a_kubernetes_label_is_refused() -> None:
     issues = rendered_issues(monitoring={"monitor_labels": {"release": "kube prometheus"}})
-    assert issues[0].startswith("vllm-serving:monitoring.monitor_labels: 'kube prometheus' (label release) is not a "
-                                "Kubernetes label value.")
+    assert issues[0].startswith(
+        "vllm-serving:monitoring.monitor_labels: 'kube prometheus' (label release) is not a Kubernetes label value."
+    )
 
 
 def test_default_release_label_is_monitoring() -> None:
@@ -70,24 +73,29 @@ def test_every_observability_field_has_a_description() -> None:
 
 
 def test_min_above_max_names_both_keys_and_the_fix() -> None:
-    issues = rendered_issues(autoscaling={"enabled": True, "min_replica_count": 5, "max_replica_count": 2},
-                             replicas=2)
-    assert issues == ["vllm-serving:autoscaling.min_replica_count: (5) is above autoscaling.max_replica_count (2). "
-                      "Fix: lower autoscaling.min_replica_count or raise autoscaling.max_replica_count."]
+    issues = rendered_issues(autoscaling={"enabled": True, "min_replica_count": 5, "max_replica_count": 2}, replicas=2)
+    assert issues == [
+        "vllm-serving:autoscaling.min_replica_count: (5) is above autoscaling.max_replica_count (2). "
+        "Fix: lower autoscaling.min_replica_count or raise autoscaling.max_replica_count."
+    ]
 
 
 def test_min_replica_count_zero_is_refused_with_the_scale_to_zero_reason() -> None:
     issues = rendered_issues(autoscaling={"min_replica_count": 0})
     assert len(issues) == 1
-    assert issues[0].startswith("vllm-serving:autoscaling.min_replica_count: is 0, but every trigger reads vLLM's own "
-                                "metrics, which vanish with the last pod")
+    assert issues[0].startswith(
+        "vllm-serving:autoscaling.min_replica_count: is 0, but every trigger reads vLLM's own "
+        "metrics, which vanish with the last pod"
+    )
 
 
 def test_kv_threshold_written_as_percent_is_refused_with_the_fraction() -> None:
     issues = rendered_issues(autoscaling={"kv_cache_usage_threshold": 85})
-    assert issues == ["vllm-serving:autoscaling.kv_cache_usage_threshold: 85.0 is above 1, but "
-                      "autoscaling.kv_cache_usage_threshold is a 0..1 fraction (vLLM reports 1 = 100 %). "
-                      "Fix: write 0.85, not 85."]
+    assert issues == [
+        "vllm-serving:autoscaling.kv_cache_usage_threshold: 85.0 is above 1, but "
+        "autoscaling.kv_cache_usage_threshold is a 0..1 fraction (vLLM reports 1 = 100 %). "
+        "Fix: write 0.85, not 85."
+    ]
 
 
 def test_kv_alert_threshold_written_as_percent_is_refused() -> None:
@@ -97,9 +105,11 @@ def test_kv_alert_threshold_written_as_percent_is_refused() -> None:
 
 def test_fallback_replicas_outside_the_bounds_is_refused() -> None:
     issues = rendered_issues(autoscaling={"fallback_replicas": 9})
-    assert issues == ["vllm-serving:autoscaling.fallback_replicas: (9) is outside "
-                      "autoscaling.min_replica_count..max_replica_count (1..4). Fix: set autoscaling.fallback_replicas "
-                      "within that range, or remove it (it defaults to min_replica_count)."]
+    assert issues == [
+        "vllm-serving:autoscaling.fallback_replicas: (9) is outside "
+        "autoscaling.min_replica_count..max_replica_count (1..4). Fix: set autoscaling.fallback_replicas "
+        "within that range, or remove it (it defaults to min_replica_count)."
+    ]
 
 
 def test_autoscaling_without_monitoring_is_refused() -> None:
@@ -119,8 +129,9 @@ def test_replicas_outside_the_bounds_is_fine_while_autoscaling_is_off() -> None:
 
 def test_a_trigger_named_twice_is_refused() -> None:
     issues = rendered_issues(autoscaling={"triggers": ["queue", "queue"]})
-    assert issues == ["vllm-serving:autoscaling.triggers: ['queue', 'queue'] names a trigger twice. "
-                      "Fix: list each trigger once."]
+    assert issues == [
+        "vllm-serving:autoscaling.triggers: ['queue', 'queue'] names a trigger twice. Fix: list each trigger once."
+    ]
 
 
 def test_an_unknown_trigger_is_refused() -> None:

@@ -30,12 +30,15 @@ def evaluate(tmp_path: Path, series: Series, query: str, samples: list[float]) -
     test: dict[str, Any] = {
         "rule_files": ["empty.yaml"],
         "evaluation_interval": "1m",
-        "tests": [{
-            "interval": "1m",
-            "input_series": [{"series": name, "values": values} for name, values in series],
-            "promql_expr_test": [{"expr": query, "eval_time": "10m",
-                                  "exp_samples": [{"labels": "{}", "value": value} for value in samples]}],
-        }],
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": [{"series": name, "values": values} for name, values in series],
+                "promql_expr_test": [
+                    {"expr": query, "eval_time": "10m", "exp_samples": [{"labels": "{}", "value": value} for value in samples]}
+                ],
+            }
+        ],
     }
     result = run_promtool("test", "rules", write_yaml(tmp_path / "test.yaml", test))
     assert result.returncode == 0, result.stdout + result.stderr
@@ -46,8 +49,11 @@ def query(name: str, version: str = "0.33.0") -> str:
 
 
 def test_queue_query_is_one_sum_over_pods_and_ignores_other_models(tmp_path: Path) -> None:
-    series = [(vllm("vllm:num_requests_waiting", PODS[0]), "30x15"), (vllm("vllm:num_requests_waiting", PODS[1]), "40x15"),
-              (vllm("vllm:num_requests_waiting", PODS[0], model="other"), "500x15")]
+    series = [
+        (vllm("vllm:num_requests_waiting", PODS[0]), "30x15"),
+        (vllm("vllm:num_requests_waiting", PODS[1]), "40x15"),
+        (vllm("vllm:num_requests_waiting", PODS[0], model="other"), "500x15"),
+    ]
     evaluate(tmp_path, series, query("queue"), [70])
 
 
@@ -66,8 +72,11 @@ def test_kv_cache_query_is_one_sum_of_pod_fractions(tmp_path: Path, version: str
 
 def test_kv_cache_query_counts_a_pod_with_two_engines_once(tmp_path: Path) -> None:
     metric = VERSIONS["0.33.0"].kv_cache_usage
-    series = [(vllm(metric, PODS[0], engine="0"), "0.8x15"), (vllm(metric, PODS[0], engine="1"), "1x15"),
-              (vllm(metric, PODS[1]), "0.5x15")]
+    series = [
+        (vllm(metric, PODS[0], engine="0"), "0.8x15"),
+        (vllm(metric, PODS[0], engine="1"), "1x15"),
+        (vllm(metric, PODS[1]), "0.5x15"),
+    ]
     evaluate(tmp_path, series, query("kv_cache"), [1.4])
 
 
@@ -80,8 +89,13 @@ def test_gauge_queries_return_nothing_when_vllm_is_not_scraped(tmp_path: Path, n
 def ttft_buckets(per_minute_in_5s_bucket: int) -> Series:
     """Observations all landing between 2.5 s and 5 s, at the given rate, on one pod."""
     bounds = ("0.5", "2.5", "5", "+Inf")
-    return [(vllm("vllm:time_to_first_token_seconds_bucket", PODS[0]).replace("}", f',le="{le}"}}'),
-             f"0+{per_minute_in_5s_bucket if le in ('5', '+Inf') else 0}x15") for le in bounds]
+    return [
+        (
+            vllm("vllm:time_to_first_token_seconds_bucket", PODS[0]).replace("}", f',le="{le}"}}'),
+            f"0+{per_minute_in_5s_bucket if le in ('5', '+Inf') else 0}x15",
+        )
+        for le in bounds
+    ]
 
 
 def test_latency_query_is_one_p95_over_pods(tmp_path: Path) -> None:
@@ -91,8 +105,11 @@ def test_latency_query_is_one_p95_over_pods(tmp_path: Path) -> None:
 
 def test_latency_query_multiplies_the_p95_by_the_pods_reporting(tmp_path: Path) -> None:
     # AverageValue 2 s: ceil(9.75 / 2) = 5 replicas, as Value over the 4.875 s p95 would give ceil(2 x 4.875 / 2).
-    series = [*ttft_buckets(10), (vllm("vllm:num_requests_running", PODS[0]), "4x15"),
-              (vllm("vllm:num_requests_running", PODS[1]), "0x15")]
+    series = [
+        *ttft_buckets(10),
+        (vllm("vllm:num_requests_running", PODS[0]), "4x15"),
+        (vllm("vllm:num_requests_running", PODS[1]), "0x15"),
+    ]
     evaluate(tmp_path, series, query("latency"), [9.75])
 
 

@@ -18,8 +18,9 @@ def test_a_blocked_stack_stops_with_the_shortfall_in_gib_and_registers_nothing()
 
 
 def test_a_config_error_stops_the_program_naming_the_key_and_registers_nothing() -> None:
-    registered, error = run_main({"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"product": "L4"},
-                                  "engine": {"max_modl_len": 4096}})
+    registered, error = run_main(
+        {"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"product": "L4"}, "engine": {"max_modl_len": 4096}}
+    )
     assert isinstance(error, pulumi.RunError)
     assert "vllm-serving:engine.max_modl_len: unknown key" in str(error)
     assert registered.resources == []
@@ -44,11 +45,17 @@ def test_the_prod_stack_exports_the_preflight_report_and_the_service() -> None:
 
 def test_the_prod_stack_registers_the_whole_kubernetes_target() -> None:
     registered, _ = run_stack_file(STACKS / "Pulumi.prod.yaml", extra={"api_key": "sk-test"})
-    assert {"kubernetes:apps/v1:Deployment", "kubernetes:core/v1:Service", "kubernetes:batch/v1:Job",
-            "kubernetes:core/v1:PersistentVolumeClaim", "kubernetes:keda.sh/v1alpha1:ScaledObject",
-            "kubernetes:monitoring.coreos.com/v1:ServiceMonitor", "kubernetes:monitoring.coreos.com/v1:PrometheusRule",
-            "kubernetes:networking.k8s.io/v1:NetworkPolicy", "kubernetes:policy/v1:PodDisruptionBudget",
-            } <= set(registered.types)
+    assert {
+        "kubernetes:apps/v1:Deployment",
+        "kubernetes:core/v1:Service",
+        "kubernetes:batch/v1:Job",
+        "kubernetes:core/v1:PersistentVolumeClaim",
+        "kubernetes:keda.sh/v1alpha1:ScaledObject",
+        "kubernetes:monitoring.coreos.com/v1:ServiceMonitor",
+        "kubernetes:monitoring.coreos.com/v1:PrometheusRule",
+        "kubernetes:networking.k8s.io/v1:NetworkPolicy",
+        "kubernetes:policy/v1:PodDisruptionBudget",
+    } <= set(registered.types)
 
 
 def test_a_docker_stack_registers_no_kubernetes_object() -> None:

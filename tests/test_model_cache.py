@@ -12,15 +12,24 @@ from tests.kubernetes_fixtures import configured, run_recording, stack
 def build_cache(cfg, report, hf_token: str | None = None):  # type: ignore[no-untyped-def]
     def build() -> None:
         token = pulumi.Output.secret(hf_token) if hf_token else None
-        ModelCache("llama-cache", ModelCacheArgs(config=cfg, instance="llama", namespace="vllm",
-                                                 weights_on_disk_gib=report.weights_on_disk_gib, hf_token=token))
+        ModelCache(
+            "llama-cache",
+            ModelCacheArgs(
+                config=cfg, instance="llama", namespace="vllm", weights_on_disk_gib=report.weights_on_disk_gib, hf_token=token
+            ),
+        )
+
     return build
 
 
 def test_cache_registers_a_pvc_a_service_account_and_a_download_job():
     registered = run_program(build_cache(*stack("prod")))
-    assert registered.types == ["kubernetes:batch/v1:Job", "kubernetes:core/v1:PersistentVolumeClaim",
-                                "kubernetes:core/v1:ServiceAccount", "vllm-serving:index:ModelCache"]
+    assert registered.types == [
+        "kubernetes:batch/v1:Job",
+        "kubernetes:core/v1:PersistentVolumeClaim",
+        "kubernetes:core/v1:ServiceAccount",
+        "vllm-serving:index:ModelCache",
+    ]
 
 
 def test_every_child_is_parented_to_the_cache_component():
@@ -67,7 +76,9 @@ def test_claim_is_awaited_until_bound_and_the_job_is_not_awaited():
 def test_per_replica_volumes_register_only_the_token_secret():
     cfg, report = configured(replicas=2, delivery={"mode": "per_replica_volume"})
     assert run_program(build_cache(cfg, report, hf_token="hf_x")).types == [
-        "kubernetes:core/v1:Secret", "vllm-serving:index:ModelCache"]
+        "kubernetes:core/v1:Secret",
+        "vllm-serving:index:ModelCache",
+    ]
 
 
 def test_existing_claim_registers_no_pvc():
@@ -76,8 +87,9 @@ def test_existing_claim_registers_no_pvc():
 
 
 def test_local_path_registers_no_job():
-    cfg, report = configured(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "llama"},
-                             cache={"existing_claim": "models"})
+    cfg, report = configured(
+        model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "llama"}, cache={"existing_claim": "models"}
+    )
     assert run_program(build_cache(cfg, report)).types == ["vllm-serving:index:ModelCache"]
 
 

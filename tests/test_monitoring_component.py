@@ -24,9 +24,16 @@ LABELS = {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "llama
 
 def args(**changes: Any) -> MonitoringArgs:
     values: dict[str, Any] = {
-        "namespace": "llm", "deployment_name": "llama-server", "selector_labels": LABELS,
-        "served_model_name": "llama-8b", "vllm_version": "0.33.0", "monitoring": MonitoringConfig(),
-        "capacity": CAPACITY, "autoscaling": AutoscalingConfig(), "hpa_name": "keda-hpa-llama"}
+        "namespace": "llm",
+        "deployment_name": "llama-server",
+        "selector_labels": LABELS,
+        "served_model_name": "llama-8b",
+        "vllm_version": "0.33.0",
+        "monitoring": MonitoringConfig(),
+        "capacity": CAPACITY,
+        "autoscaling": AutoscalingConfig(),
+        "hpa_name": "keda-hpa-llama",
+    }
     return MonitoringArgs(**{**values, **changes})
 
 
@@ -76,7 +83,8 @@ def test_pod_monitor_replaces_the_service_monitor_when_asked() -> None:
     registered = build(args(monitoring=MonitoringConfig(monitor_kind="PodMonitor")))
     assert registered.of_type(SERVICE_MONITOR) == []
     assert registered.one(POD_MONITOR)["spec"]["podMetricsEndpoints"] == [
-        {"port": "http", "path": "/metrics", "scheme": "http", "interval": "15s"}]
+        {"port": "http", "path": "/metrics", "scheme": "http", "interval": "15s"}
+    ]
 
 
 def test_service_monitor_matches_the_crd_schema() -> None:
@@ -90,10 +98,8 @@ def test_pod_monitor_matches_the_crd_schema() -> None:
 
 def test_registered_rules_are_exactly_the_rendered_groups_promtool_tests() -> None:
     spec = build(args()).one(RULE)["spec"]
-    workload = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server",
-                        hpa_name="keda-hpa-llama")
-    assert spec["groups"] == render_rule_groups(MonitoringConfig(), alert_thresholds(args()), VERSIONS["0.33.0"],
-                                                workload)
+    workload = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server", hpa_name="keda-hpa-llama")
+    assert spec["groups"] == render_rule_groups(MonitoringConfig(), alert_thresholds(args()), VERSIONS["0.33.0"], workload)
 
 
 def test_prometheus_rule_carries_the_release_label() -> None:

@@ -29,9 +29,19 @@ RWX = {"storage_class_name": "efs-sc"}  # a group's nodes share one ReadWriteMan
 
 
 def two_node_405b(product: str = "A100-SXM4-80GB", **engine: Any) -> Any:
-    return make_config(model=LLAMA_405B, gpu={"product": product}, cache=RWX, engine={
-        "tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2, "max_model_len": 8192,
-        "max_num_seqs": 64, **engine})
+    return make_config(
+        model=LLAMA_405B,
+        gpu={"product": product},
+        cache=RWX,
+        engine={
+            "tensor_parallel_size": 8,
+            "pipeline_parallel_size": 2,
+            "nnodes": 2,
+            "max_model_len": 8192,
+            "max_num_seqs": 64,
+            **engine,
+        },
+    )
 
 
 def example_objects() -> list[dict[str, Any]]:
@@ -55,6 +65,7 @@ def flag(args: list[str], name: str) -> str:
 
 
 # --- the preflight plans across nodes ---------------------------------------------------------------------
+
 
 def test_405b_bf16_on_two_a100_80gb_nodes_fits_with_47_gib_of_weights_per_gpu() -> None:
     report = run_preflight(example_stack(EXAMPLE))
@@ -94,8 +105,12 @@ def test_the_blocked_single_node_405b_stack_suggests_the_two_node_layout() -> No
 def test_the_multinode_suggestion_fits_when_applied() -> None:
     report = run_preflight(example_stack("blocked-llama-405b-on-one-a100-node"))
     changes = next(c for c in report.suggested_changes if "nnodes" in c.get("engine", {}))
-    applied = make_config(model=LLAMA_405B, gpu={"product": "A100-SXM4-80GB"}, cache=RWX,
-                          engine={"max_model_len": 8192, "max_num_seqs": 64, **changes["engine"]})
+    applied = make_config(
+        model=LLAMA_405B,
+        gpu={"product": "A100-SXM4-80GB"},
+        cache=RWX,
+        engine={"max_model_len": 8192, "max_num_seqs": 64, **changes["engine"]},
+    )
     assert run_preflight(applied).fits
 
 
@@ -112,11 +127,13 @@ def test_nnodes_that_does_not_divide_the_gpus_blocks() -> None:
 
 def test_more_gpus_per_node_than_a_node_has_blocks_naming_the_nodes_needed() -> None:
     report = run_preflight(two_node_405b(pipeline_parallel_size=4))
-    assert any("each of the 2 nodes of a replica needs 16 GPUs" in r and "raise engine.nnodes to 4" in r
-               for r in report.reasons)
+    assert any(
+        "each of the 2 nodes of a replica needs 16 GPUs" in r and "raise engine.nnodes to 4" in r for r in report.reasons
+    )
 
 
 # --- config rules ------------------------------------------------------------------------------------------
+
 
 def config_issue_keys(**changes: Any) -> list[str]:
     with pytest.raises(ConfigError) as caught:
@@ -126,33 +143,38 @@ def config_issue_keys(**changes: Any) -> list[str]:
 
 def test_a_release_without_native_multinode_is_refused_naming_engine_nnodes() -> None:
     with pytest.raises(ConfigError) as caught:
-        make_config(engine={"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2},
-                    vllm={"version": "0.7.2"})
+        make_config(engine={"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2}, vllm={"version": "0.7.2"})
     issue = next(i for i in caught.value.issues if i.key == "engine.nnodes")
     assert "vLLM 0.7.2 has no native multi-node mode" in issue.message and "Ray" in issue.message
 
 
 def test_multinode_on_the_docker_target_is_refused() -> None:
-    keys = config_issue_keys(engine={"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2},
-                             target="docker", docker={"gpus": "all"})
+    keys = config_issue_keys(
+        engine={"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2}, target="docker", docker={"gpus": "all"}
+    )
     assert "engine.nnodes" in keys
 
 
 def test_a_pod_monitor_is_refused_with_several_nodes_per_replica() -> None:
-    keys = config_issue_keys(engine={"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2},
-                             monitoring={"monitor_kind": "PodMonitor"})
+    keys = config_issue_keys(
+        engine={"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2}, monitoring={"monitor_kind": "PodMonitor"}
+    )
     assert keys == ["monitoring.monitor_kind"]
 
 
 def test_a_read_write_once_cache_is_refused_with_several_nodes_per_replica() -> None:
-    keys = config_issue_keys(engine={"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2},
-                             cache={"access_mode": "ReadWriteOnce"})
+    keys = config_issue_keys(
+        engine={"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2}, cache={"access_mode": "ReadWriteOnce"}
+    )
     assert keys == ["cache.access_mode"]
 
 
 def test_per_replica_volumes_are_refused_with_several_nodes_per_replica() -> None:
-    keys = config_issue_keys(engine={"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2},
-                             cache={}, delivery={"mode": "per_replica_volume"})
+    keys = config_issue_keys(
+        engine={"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2},
+        cache={},
+        delivery={"mode": "per_replica_volume"},
+    )
     assert keys == ["delivery.mode"]
 
 
@@ -164,8 +186,9 @@ def test_a_multinode_stack_shares_one_read_write_many_copy_by_default() -> None:
     assert effective_volume(cfg).access_mode == "ReadWriteMany"  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("token", ["--nnodes=2", "--node_rank=1", "-n", "--master-addr", "--headless",
-                                   "--distributed-executor-backend=ray"])
+@pytest.mark.parametrize(
+    "token", ["--nnodes=2", "--node_rank=1", "-n", "--master-addr", "--headless", "--distributed-executor-backend=ray"]
+)
 def test_every_spelling_of_a_multinode_flag_in_extra_args_is_refused(token: str) -> None:
     assert canonical_flag(token) in OWNED_FLAGS
 
@@ -185,6 +208,7 @@ def test_the_gpu_resource_cannot_be_given_as_an_rdma_resource() -> None:
 
 # --- the rendered LeaderWorkerSet -------------------------------------------------------------------------
 
+
 def test_the_rendered_leaderworkerset_is_valid_against_the_upstream_crd() -> None:
     assert crd_errors(lws(), LWS_CRD) == []
 
@@ -202,8 +226,18 @@ def test_a_group_has_one_pod_per_node_and_restarts_as_one() -> None:
 
 def test_the_leader_runs_rank_zero_with_the_native_mp_flags() -> None:
     args = leader()["args"]
-    assert args[-10:] == ["--distributed-executor-backend", "mp", "--nnodes", "2", "--node-rank", "0",
-                          "--master-addr", "$(LWS_LEADER_ADDRESS)", "--master-port", "29501"]
+    assert args[-10:] == [
+        "--distributed-executor-backend",
+        "mp",
+        "--nnodes",
+        "2",
+        "--node-rank",
+        "0",
+        "--master-addr",
+        "$(LWS_LEADER_ADDRESS)",
+        "--master-port",
+        "29501",
+    ]
     assert "--headless" not in args
 
 
@@ -270,8 +304,9 @@ def test_the_gpu_node_affinity_of_the_single_node_pod_is_kept() -> None:
 
 
 def test_an_exclusive_topology_is_an_annotation_on_the_leaderworkerset() -> None:
-    cfg = two_node_405b().model_copy(update={"multinode": make_config(
-        multinode={"exclusive_topology": "cloud.google.com/gce-topology-block"}).multinode})
+    cfg = two_node_405b().model_copy(
+        update={"multinode": make_config(multinode={"exclusive_topology": "cloud.google.com/gce-topology-block"}).multinode}
+    )
     annotations = one(manifests(*planned(cfg)), "LeaderWorkerSet")["metadata"]["annotations"]
     assert annotations["leaderworkerset.sigs.k8s.io/exclusive-topology"] == "cloud.google.com/gce-topology-block"
 
@@ -303,9 +338,15 @@ def test_the_startup_budget_adds_the_group_join_time() -> None:
 
 # --- KEDA and monitoring follow the group -----------------------------------------------------------------
 
+
 def lws_workload() -> Workload:
-    return Workload(namespace="vllm", model_name="llama-405b", deployment_name=group_name(INSTANCE),
-                    hpa_name="keda-hpa-x", kind="LeaderWorkerSet")
+    return Workload(
+        namespace="vllm",
+        model_name="llama-405b",
+        deployment_name=group_name(INSTANCE),
+        hpa_name="keda-hpa-x",
+        kind="LeaderWorkerSet",
+    )
 
 
 def test_keda_scales_the_leaderworkerset_through_its_scale_subresource() -> None:
@@ -313,10 +354,14 @@ def test_keda_scales_the_leaderworkerset_through_its_scale_subresource() -> None
     from components.render.keda import capacity_from_report
 
     thresholds = derive_thresholds(cfg.autoscaling, capacity_from_report(report))
-    scaled = render_scaled_object("x", {}, cfg.autoscaling, thresholds, metrics_for("0.33.0"), lws_workload(),
-                                  "http://prometheus.monitoring.svc:9090")
-    assert scaled["spec"]["scaleTargetRef"] == {"apiVersion": "leaderworkerset.x-k8s.io/v1",
-                                                "kind": "LeaderWorkerSet", "name": "llama-group"}
+    scaled = render_scaled_object(
+        "x", {}, cfg.autoscaling, thresholds, metrics_for("0.33.0"), lws_workload(), "http://prometheus.monitoring.svc:9090"
+    )
+    assert scaled["spec"]["scaleTargetRef"] == {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "name": "llama-group",
+    }
     assert crd_errors(scaled, "keda.sh_scaledobjects.yaml") == []
 
 
@@ -336,6 +381,7 @@ def test_pod_series_match_leader_and_worker_pod_names() -> None:
 
 
 # --- the program under mocks ------------------------------------------------------------------------------
+
 
 def test_the_program_registers_a_leaderworkerset_and_no_deployment() -> None:
     registered, error = run_stack_file(STACKS / "examples" / f"Pulumi.{EXAMPLE}.yaml")

@@ -25,8 +25,11 @@ NAMESPACE = "kubernetes:core/v1:Namespace"
 
 def namespaced(registered: Registered) -> set[str]:
     """The namespace of every namespaced Kubernetes object the program registered."""
-    return {r.inputs["metadata"]["namespace"] for r in registered.resources
-            if r.typ.startswith("kubernetes:") and r.typ != NAMESPACE and "namespace" in r.inputs.get("metadata", {})}
+    return {
+        r.inputs["metadata"]["namespace"]
+        for r in registered.resources
+        if r.typ.startswith("kubernetes:") and r.typ != NAMESPACE and "namespace" in r.inputs.get("metadata", {})
+    }
 
 
 def shipped(name: str) -> Registered:
@@ -77,7 +80,8 @@ def test_a_named_namespace_is_used_and_not_created_by_default():
 def test_a_named_namespace_is_created_when_asked():
     created = of_kind(manifests(*configured(namespace={"name": "llm", "create": True})), "Namespace")
     assert [(n["metadata"]["name"], n["metadata"]["labels"]["app.kubernetes.io/instance"]) for n in created] == [
-        ("llm", "llama")]
+        ("llm", "llama")
+    ]
 
 
 def test_a_stack_can_use_its_own_default_namespace_without_creating_it():
@@ -122,15 +126,16 @@ def test_creating_a_kubernetes_system_namespace_is_refused():
     assert rendered_issues(namespace={"name": "default", "create": True}) == [
         "vllm-serving:namespace.name: is 'default', a namespace Kubernetes creates itself, and namespace.create would "
         "have this stack create it. Fix: set namespace.create: false to deploy into it, or remove namespace.name to "
-        "use the stack's own namespace vllm-<stack>."]
+        "use the stack's own namespace vllm-<stack>."
+    ]
 
 
 def test_keeping_a_namespace_the_stack_does_not_create_is_refused():
     assert rendered_issues(namespace={"name": "llm", "retain_on_delete": True}) == [
         "vllm-serving:namespace.retain_on_delete: is true, but this stack does not create the namespace, so there is "
-        "nothing to keep on destroy. Fix: remove namespace.retain_on_delete, or set namespace.create: true."]
+        "nothing to keep on destroy. Fix: remove namespace.retain_on_delete, or set namespace.create: true."
+    ]
 
 
 def test_deploying_into_a_system_namespace_without_creating_it_loads():
     assert make_config(namespace={"name": "default"}).namespace.creates is False
-

@@ -53,8 +53,10 @@ def test_every_rendered_policy_passes_strict_schema_validation_for_the_newest_ku
 
 
 def test_network_policies_are_on_by_default() -> None:
-    assert [m["metadata"]["name"] for m in render_network_policies("ns", "prod", 8000, NetworkPolicyConfig())] == \
-        ["prod-server", "prod-model-cache"]
+    assert [m["metadata"]["name"] for m in render_network_policies("ns", "prod", 8000, NetworkPolicyConfig())] == [
+        "prod-server",
+        "prod-model-cache",
+    ]
 
 
 def test_no_policy_is_rendered_when_disabled() -> None:
@@ -62,8 +64,13 @@ def test_no_policy_is_rendered_when_disabled() -> None:
 
 
 def test_server_policy_selects_only_this_instances_server_pods() -> None:
-    assert server()["spec"]["podSelector"] == {"matchLabels": {
-        "app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "prod", "app.kubernetes.io/component": "server"}}
+    assert server()["spec"]["podSelector"] == {
+        "matchLabels": {
+            "app.kubernetes.io/name": "vllm",
+            "app.kubernetes.io/instance": "prod",
+            "app.kubernetes.io/component": "server",
+        }
+    }
 
 
 def test_server_policy_governs_both_directions_so_anything_unlisted_is_denied() -> None:
@@ -80,18 +87,25 @@ def test_without_client_namespaces_only_pods_in_the_stacks_namespace_may_call_th
 
 def test_client_namespaces_and_pod_labels_must_both_match_one_peer() -> None:
     peers = server(client_namespaces=["gateway", "apps"], client_pod_selector={"app": "web"})["spec"]["ingress"][0]["from"]
-    assert peers == [{
-        "namespaceSelector": {"matchExpressions": [
-            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["apps", "gateway"]}]},
-        "podSelector": {"matchLabels": {"app": "web"}},
-    }]
+    assert peers == [
+        {
+            "namespaceSelector": {
+                "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["apps", "gateway"]}]
+            },
+            "podSelector": {"matchLabels": {"app": "web"}},
+        }
+    ]
 
 
 def test_only_the_prometheus_pods_of_the_prometheus_namespace_may_reach_the_port_that_serves_metrics() -> None:
-    assert server()["spec"]["ingress"][1]["from"] == [{
-        "namespaceSelector": {"matchExpressions": [
-            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["monitoring"]}]},
-        "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}]
+    assert server()["spec"]["ingress"][1]["from"] == [
+        {
+            "namespaceSelector": {
+                "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["monitoring"]}]
+            },
+            "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}},
+        }
+    ]
 
 
 def test_no_prometheus_rule_when_prometheus_namespace_is_null() -> None:
@@ -99,20 +113,31 @@ def test_no_prometheus_rule_when_prometheus_namespace_is_null() -> None:
 
 
 def test_server_egress_is_cluster_dns_only() -> None:
-    assert server()["spec"]["egress"] == [{
-        "to": [{
-            "namespaceSelector": {"matchExpressions": [
-                {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["kube-system"]}]},
-            "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
-        }],
-        "ports": DNS_PORTS,
-    }]
+    assert server()["spec"]["egress"] == [
+        {
+            "to": [
+                {
+                    "namespaceSelector": {
+                        "matchExpressions": [
+                            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["kube-system"]}
+                        ]
+                    },
+                    "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
+                }
+            ],
+            "ports": DNS_PORTS,
+        }
+    ]
 
 
 def test_model_cache_policy_selects_the_download_job_pods() -> None:
-    assert model_cache()["spec"]["podSelector"] == {"matchLabels": {
-        "app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "prod",
-        "app.kubernetes.io/component": "model-cache"}}
+    assert model_cache()["spec"]["podSelector"] == {
+        "matchLabels": {
+            "app.kubernetes.io/name": "vllm",
+            "app.kubernetes.io/instance": "prod",
+            "app.kubernetes.io/component": "model-cache",
+        }
+    }
 
 
 def test_model_cache_pods_accept_no_ingress() -> None:
@@ -123,8 +148,12 @@ def test_model_cache_pods_accept_no_ingress() -> None:
 def test_model_cache_may_reach_the_hub_on_443_but_not_cluster_internal_ranges() -> None:
     assert model_cache()["spec"]["egress"][1] == {
         "to": [
-            {"ipBlock": {"cidr": "0.0.0.0/0", "except": [
-                "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16"]}},
+            {
+                "ipBlock": {
+                    "cidr": "0.0.0.0/0",
+                    "except": ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16"],
+                }
+            },
             {"ipBlock": {"cidr": "::/0", "except": ["fc00::/7", "fe80::/10"]}},
         ],
         "ports": [{"protocol": "TCP", "port": 443}],
@@ -132,8 +161,7 @@ def test_model_cache_may_reach_the_hub_on_443_but_not_cluster_internal_ranges() 
 
 
 def test_except_ranges_outside_a_hub_cidr_are_left_out_of_its_ip_block() -> None:
-    assert model_cache(hub_egress_cidrs=["10.20.0.0/16"])["spec"]["egress"][1]["to"] == [
-        {"ipBlock": {"cidr": "10.20.0.0/16"}}]
+    assert model_cache(hub_egress_cidrs=["10.20.0.0/16"])["spec"]["egress"][1]["to"] == [{"ipBlock": {"cidr": "10.20.0.0/16"}}]
 
 
 def test_model_cache_egress_is_dns_only_without_hub_cidrs() -> None:
@@ -141,8 +169,9 @@ def test_model_cache_egress_is_dns_only_without_hub_cidrs() -> None:
 
 
 def test_policies_select_pods_by_the_labels_the_deployment_and_job_selectors_use() -> None:
-    selectors = [m["spec"]["podSelector"]["matchLabels"]
-                 for m in render_network_policies("ns", "prod", 8000, NetworkPolicyConfig())]
+    selectors = [
+        m["spec"]["podSelector"]["matchLabels"] for m in render_network_policies("ns", "prod", 8000, NetworkPolicyConfig())
+    ]
     assert selectors == [selector_labels("prod", SERVER), selector_labels("prod", MODEL_CACHE)]
 
 
@@ -151,16 +180,29 @@ def test_policies_carry_the_stacks_common_labels() -> None:
     assert metadata == [labels("prod", SERVER), labels("prod", MODEL_CACHE)]
 
 
-@pytest.mark.parametrize(("fields", "key", "fragment"), [
-    ({"hub_egress_cidrs": ["10.0.0.1/8"]}, "network_policy.hub_egress_cidrs", "'10.0.0.1/8' is not a network in CIDR"),
-    ({"client_pod_selector": {"app name": "web"}}, "network_policy.client_pod_selector",
-     "'app name' is not a Kubernetes label key"),
-    ({"dns_pod_selector": {"k8s-app": "kube dns"}}, "network_policy.dns_pod_selector",
-     "'kube dns' (label k8s-app) is not a Kubernetes label value"),
-    ({"client_namespaces": ["Gateway"]}, "network_policy.client_namespaces[0]", "'Gateway' does not match the pattern"),
-    ({"hub_egress_ports": [0]}, "network_policy.hub_egress_ports[0]", "0 is out of range: must be ≥ 1."),
-    ({"client_namespace": ["gateway"]}, "network_policy.client_namespace", "unknown key (did you mean `client_namespaces`?)"),
-])
+@pytest.mark.parametrize(
+    ("fields", "key", "fragment"),
+    [
+        ({"hub_egress_cidrs": ["10.0.0.1/8"]}, "network_policy.hub_egress_cidrs", "'10.0.0.1/8' is not a network in CIDR"),
+        (
+            {"client_pod_selector": {"app name": "web"}},
+            "network_policy.client_pod_selector",
+            "'app name' is not a Kubernetes label key",
+        ),
+        (
+            {"dns_pod_selector": {"k8s-app": "kube dns"}},
+            "network_policy.dns_pod_selector",
+            "'kube dns' (label k8s-app) is not a Kubernetes label value",
+        ),
+        ({"client_namespaces": ["Gateway"]}, "network_policy.client_namespaces[0]", "'Gateway' does not match the pattern"),
+        ({"hub_egress_ports": [0]}, "network_policy.hub_egress_ports[0]", "0 is out of range: must be ≥ 1."),
+        (
+            {"client_namespace": ["gateway"]},
+            "network_policy.client_namespace",
+            "unknown key (did you mean `client_namespaces`?)",
+        ),
+    ],
+)
 def test_bad_network_policy_settings_name_the_key(fields: dict[str, Any], key: str, fragment: str) -> None:
     issues = _issues({"network_policy": fields})
     assert any(issue.key == key and fragment in issue.render() for issue in issues), [i.render() for i in issues]
@@ -230,6 +272,7 @@ def test_component_registers_no_policy_when_disabled() -> None:
 
 # The policy follows the exposure (config/exposure.py), and node-local DNS.
 
+
 def exposure_of(**fields: Any) -> Any:
     from config.exposure import ExposureConfig
 
@@ -240,40 +283,59 @@ GATEWAY_FIELDS = {"name": "inference-gateway", "namespace": "gateway-system"}
 
 
 def gateway_server(gateway: dict[str, Any] | None = None, smoke_test: bool = True, **fields: Any) -> dict[str, Any]:
-    return render_server_policy("inference", "prod", 8000, policy(**fields),
-                                exposure_of(gateway={**GATEWAY_FIELDS, **(gateway or {})}), smoke_test)
+    return render_server_policy(
+        "inference", "prod", 8000, policy(**fields), exposure_of(gateway={**GATEWAY_FIELDS, **(gateway or {})}), smoke_test
+    )
 
 
 def test_with_a_gateway_only_its_proxy_pods_smoke_test_pods_and_prometheus_may_call_the_port() -> None:
     assert [rule["from"] for rule in gateway_server()["spec"]["ingress"]] == [
-        [{"namespaceSelector": {"matchExpressions": [
-            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["gateway-system"]}]},
-          "podSelector": {"matchLabels": {"gateway.networking.k8s.io/gateway-name": "inference-gateway"}}}],
+        [
+            {
+                "namespaceSelector": {
+                    "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["gateway-system"]}]
+                },
+                "podSelector": {"matchLabels": {"gateway.networking.k8s.io/gateway-name": "inference-gateway"}},
+            }
+        ],
         [{"podSelector": {"matchLabels": selector_labels("prod", "smoke-test")}}],
-        [{"namespaceSelector": {"matchExpressions": [
-            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["monitoring"]}]},
-          "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}],
+        [
+            {
+                "namespaceSelector": {
+                    "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["monitoring"]}]
+                },
+                "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}},
+            }
+        ],
     ]
 
 
 def test_the_gateway_proxy_namespace_and_labels_are_configurable() -> None:
-    peer = gateway_server({"pods_namespace": "envoy-gateway-system",
-                           "pod_selector": {"gateway.envoyproxy.io/owning-gateway-name": "inference-gateway"}},
-                          )["spec"]["ingress"][0]["from"][0]
-    assert peer == {"namespaceSelector": {"matchExpressions": [
-        {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["envoy-gateway-system"]}]},
-        "podSelector": {"matchLabels": {"gateway.envoyproxy.io/owning-gateway-name": "inference-gateway"}}}
+    peer = gateway_server(
+        {
+            "pods_namespace": "envoy-gateway-system",
+            "pod_selector": {"gateway.envoyproxy.io/owning-gateway-name": "inference-gateway"},
+        },
+    )["spec"]["ingress"][0]["from"][0]
+    assert peer == {
+        "namespaceSelector": {
+            "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["envoy-gateway-system"]}]
+        },
+        "podSelector": {"matchLabels": {"gateway.envoyproxy.io/owning-gateway-name": "inference-gateway"}},
+    }
 
 
 def test_a_gateway_in_the_stacks_namespace_is_looked_for_there() -> None:
-    peer = render_server_policy("inference", "prod", 8000, policy(), exposure_of(gateway={"name": "gw"}))[
-        "spec"]["ingress"][0]["from"][0]
+    peer = render_server_policy("inference", "prod", 8000, policy(), exposure_of(gateway={"name": "gw"}))["spec"]["ingress"][0][
+        "from"
+    ][0]
     assert peer["namespaceSelector"]["matchExpressions"][0]["values"] == ["inference"]
 
 
 def test_a_managed_gateways_proxy_subnet_is_admitted_as_an_ip_block() -> None:
     assert gateway_server({"source_cidrs": ["10.129.0.0/23"]})["spec"]["ingress"][0]["from"][1] == {
-        "ipBlock": {"cidr": "10.129.0.0/23"}}
+        "ipBlock": {"cidr": "10.129.0.0/23"}
+    }
 
 
 def test_client_namespaces_stay_admitted_beside_a_gateway_when_named() -> None:
@@ -282,12 +344,23 @@ def test_client_namespaces_stay_admitted_beside_a_gateway_when_named() -> None:
 
 
 def test_with_an_ingress_only_the_controller_pods_may_call_the_port() -> None:
-    exposure = exposure_of(ingress={"class_name": "nginx", "host": "a.example.com", "controller_namespace": "ingress-nginx",
-                                    "controller_pod_selector": {"app.kubernetes.io/name": "ingress-nginx"}})
+    exposure = exposure_of(
+        ingress={
+            "class_name": "nginx",
+            "host": "a.example.com",
+            "controller_namespace": "ingress-nginx",
+            "controller_pod_selector": {"app.kubernetes.io/name": "ingress-nginx"},
+        }
+    )
     rules = render_server_policy("inference", "prod", 8000, policy(), exposure)["spec"]["ingress"]
-    assert rules[0]["from"] == [{"namespaceSelector": {"matchExpressions": [
-        {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["ingress-nginx"]}]},
-        "podSelector": {"matchLabels": {"app.kubernetes.io/name": "ingress-nginx"}}}]
+    assert rules[0]["from"] == [
+        {
+            "namespaceSelector": {
+                "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["ingress-nginx"]}]
+            },
+            "podSelector": {"matchLabels": {"app.kubernetes.io/name": "ingress-nginx"}},
+        }
+    ]
 
 
 def test_without_exposure_the_own_namespace_rule_already_admits_the_smoke_test() -> None:
@@ -300,8 +373,9 @@ def test_node_local_dns_is_allowed_at_its_link_local_address_when_configured() -
 
 
 def test_node_local_dns_addresses_apply_to_the_download_job_too() -> None:
-    assert model_cache(node_local_dns=True, node_local_dns_addresses=["169.254.20.10", "10.96.0.10"])[
-        "spec"]["egress"][0]["to"][1:] == [{"ipBlock": {"cidr": "169.254.20.10/32"}}, {"ipBlock": {"cidr": "10.96.0.10/32"}}]
+    assert model_cache(node_local_dns=True, node_local_dns_addresses=["169.254.20.10", "10.96.0.10"])["spec"]["egress"][0][
+        "to"
+    ][1:] == [{"ipBlock": {"cidr": "169.254.20.10/32"}}, {"ipBlock": {"cidr": "10.96.0.10/32"}}]
 
 
 def test_without_node_local_dns_only_the_dns_pods_are_reachable() -> None:
@@ -317,9 +391,13 @@ def test_a_bad_node_local_dns_address_is_refused_with_the_fix() -> None:
 def test_the_smoke_test_pods_accept_nothing_and_reach_only_dns_and_the_server_port() -> None:
     smoke = render_network_policies("inference", "prod", 8000, policy(), smoke_test=True)[2]
     assert (smoke["metadata"]["name"], smoke["spec"]["ingress"], smoke["spec"]["egress"][1]) == (
-        "prod-smoke-test", [],
-        {"to": [{"podSelector": {"matchLabels": selector_labels("prod", "server")}}],
-         "ports": [{"protocol": "TCP", "port": 8000}]})
+        "prod-smoke-test",
+        [],
+        {
+            "to": [{"podSelector": {"matchLabels": selector_labels("prod", "server")}}],
+            "ports": [{"protocol": "TCP", "port": 8000}],
+        },
+    )
 
 
 @pytest.mark.parametrize("smoke_test", [True, False])

@@ -102,8 +102,11 @@ def test_the_command_writes_one_numbered_file_per_object(tmp_path: Path, capsys:
     assert render_main([str(REPO / "stacks" / "Pulumi.dev.yaml"), str(tmp_path)]) == 0
     files = sorted(tmp_path.iterdir())
     first = yaml.safe_load(files[0].read_text(encoding="utf-8"))
-    assert (files[0].name, first["kind"], len(files)) == ("01-namespace-vllm-dev.yaml", "Namespace", len(
-        capsys.readouterr().out.splitlines()))
+    assert (files[0].name, first["kind"], len(files)) == (
+        "01-namespace-vllm-dev.yaml",
+        "Namespace",
+        len(capsys.readouterr().out.splitlines()),
+    )
 
 
 def test_a_blocked_stack_writes_nothing_and_exits_one(tmp_path: Path) -> None:
@@ -112,9 +115,12 @@ def test_a_blocked_stack_writes_nothing_and_exits_one(tmp_path: Path) -> None:
 
 
 def test_the_command_needs_no_pulumi(tmp_path: Path) -> None:
-    code = ("import sys, runpy; sys.argv = ['x', 'stacks/Pulumi.prod.yaml', sys.argv[1]];"
-            "\ntry: runpy.run_module('components.render', run_name='__main__')\nexcept SystemExit: pass"
-            "\nprint(sorted(m for m in sys.modules if m.split('.')[0] in ('pulumi', 'pulumi_kubernetes', 'kubernetes')))")
-    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=REPO, capture_output=True, text=True,
-                          timeout=120, check=False)
+    code = (
+        "import sys, runpy; sys.argv = ['x', 'stacks/Pulumi.prod.yaml', sys.argv[1]];"
+        "\ntry: runpy.run_module('components.render', run_name='__main__')\nexcept SystemExit: pass"
+        "\nprint(sorted(m for m in sys.modules if m.split('.')[0] in ('pulumi', 'pulumi_kubernetes', 'kubernetes')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=120, check=False
+    )
     assert done.stdout.splitlines()[-1] == "[]", done.stderr

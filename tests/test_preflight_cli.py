@@ -14,15 +14,27 @@ from preflight.__main__ import main
 from tests.factories import REPO, STACKS
 
 REPORT_FIELDS = {
-    "fits", "reasons", "warnings", "gpu", "gpu_memory_gib", "per_token_kv_bytes", "weights_gib_per_gpu",
-    "activation_gib", "non_torch_gib", "cuda_graph_gib", "kv_cache_gib_per_gpu", "num_gpu_blocks",
-    "kv_cache_tokens", "max_concurrency_at_max_model_len",
+    "fits",
+    "reasons",
+    "warnings",
+    "gpu",
+    "gpu_memory_gib",
+    "per_token_kv_bytes",
+    "weights_gib_per_gpu",
+    "activation_gib",
+    "non_torch_gib",
+    "cuda_graph_gib",
+    "kv_cache_gib_per_gpu",
+    "num_gpu_blocks",
+    "kv_cache_tokens",
+    "max_concurrency_at_max_model_len",
 }
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "preflight", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "preflight", *args], cwd=REPO, capture_output=True, text=True, timeout=60, check=False
+    )
 
 
 def test_a_fitting_stack_exits_zero_and_prints_the_table(capsys) -> None:  # type: ignore[no-untyped-def]
@@ -41,8 +53,10 @@ def test_a_blocked_stack_exits_one_and_says_why(capsys) -> None:  # type: ignore
 
 def test_a_config_error_exits_two_and_names_the_key(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     stack = tmp_path / "Pulumi.typo.yaml"
-    stack.write_text("config:\n  vllm-serving:model:\n    id: meta-llama/Llama-3.1-8B-Instruct\n"
-                     "  vllm-serving:gpu:\n    product: A100-SXM4-80GB\n  vllm-serving:engine:\n    max_modl_len: 4096\n")
+    stack.write_text(
+        "config:\n  vllm-serving:model:\n    id: meta-llama/Llama-3.1-8B-Instruct\n"
+        "  vllm-serving:gpu:\n    product: A100-SXM4-80GB\n  vllm-serving:engine:\n    max_modl_len: 4096\n"
+    )
     assert main([str(stack)]) == 2
     assert "vllm-serving:engine.max_modl_len: unknown key (did you mean `max_model_len`?)" in capsys.readouterr().err
 
@@ -71,9 +85,11 @@ def test_markdown_output_is_a_table_titled_by_the_stack_file(capsys) -> None:  #
 
 
 def test_the_cli_never_imports_pulumi() -> None:
-    code = ("import sys, runpy; sys.argv = ['preflight', 'stacks/Pulumi.prod.yaml']\n"
-            "try:\n    runpy.run_module('preflight', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-            "print('pulumi' in sys.modules)")
+    code = (
+        "import sys, runpy; sys.argv = ['preflight', 'stacks/Pulumi.prod.yaml']\n"
+        "try:\n    runpy.run_module('preflight', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "print('pulumi' in sys.modules)"
+    )
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert result.stdout.strip().splitlines()[-1] == "False"
 
@@ -89,8 +105,9 @@ def test_the_cli_answers_in_well_under_a_second() -> None:
 
 def test_a_required_secret_missing_from_the_file_is_noted_but_does_not_block(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main([str(STACKS / "Pulumi.prod.yaml")]) == 0
-    assert capsys.readouterr().err.startswith("note: vllm-serving:api_key: is required because "
-                                              "security.require_api_key is true, but it is not set.")
+    assert capsys.readouterr().err.startswith(
+        "note: vllm-serving:api_key: is required because security.require_api_key is true, but it is not set."
+    )
 
 
 def test_a_directory_given_as_the_stack_file_exits_two_without_a_traceback() -> None:

@@ -36,8 +36,7 @@ def test_an_explicit_concurrency_target_blocks() -> None:
 
 
 def test_an_explicit_warn_policy_keeps_a_user_target_a_warning() -> None:
-    stack = {**ONLY_MODEL_AND_GPU, "engine": {"max_num_seqs": 1024},
-             "preflight": {"concurrency": {"policy": "warn"}}}
+    stack = {**ONLY_MODEL_AND_GPU, "engine": {"max_num_seqs": 1024}, "preflight": {"concurrency": {"policy": "warn"}}}
     assert run_preflight(validate_config(stack)).fits
 
 
@@ -75,9 +74,18 @@ def test_a_block_size_the_user_set_is_used() -> None:
 
 
 def test_an_mla_model_on_hopper_is_modelled_with_flashmla_block_size_64() -> None:
-    mla = {"num_hidden_layers": 27, "num_attention_heads": 16, "num_key_value_heads": 16, "hidden_size": 2048,
-           "intermediate_size": 10944, "vocab_size": 102400, "max_position_embeddings": 163840,
-           "kv_lora_rank": 512, "qk_rope_head_dim": 64, "head_dim": 192}
+    mla = {
+        "num_hidden_layers": 27,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 16,
+        "hidden_size": 2048,
+        "intermediate_size": 10944,
+        "vocab_size": 102400,
+        "max_position_embeddings": 163840,
+        "kv_lora_rank": 512,
+        "qk_rope_head_dim": 64,
+        "head_dim": 192,
+    }
     cfg = make_config(model={"id": "example/mla-model", "architecture": mla}, gpu={"product": "H100-80GB-HBM3"})
     assert run_preflight(cfg).block_size == 64
 
@@ -95,9 +103,20 @@ def test_v0_long_context_without_chunked_prefill_profiles_the_whole_context() ->
 
 
 def test_a_v0_draft_model_at_131072_tokens_is_blocked_by_its_profiling_peak() -> None:
-    report = run_preflight(make_config(vllm={"version": "0.7.2"}, engine={"max_model_len": 131072, "speculative": {
-        "method": "draft_model", "model": "meta-llama/Llama-3.1-8B-Instruct", "num_speculative_tokens": 4}},
-        gpu={"product": "L40S"}))
+    report = run_preflight(
+        make_config(
+            vllm={"version": "0.7.2"},
+            engine={
+                "max_model_len": 131072,
+                "speculative": {
+                    "method": "draft_model",
+                    "model": "meta-llama/Llama-3.1-8B-Instruct",
+                    "num_speculative_tokens": 4,
+                },
+            },
+            gpu={"product": "L40S"},
+        )
+    )
     assert report.max_num_batched_tokens == 131072 and not report.fits
 
 

@@ -16,26 +16,50 @@ from tests.factories import make_config
 
 # deepseek-ai/DeepSeek-V2-Lite/config.json: MLA with a 512-wide latent and 64 rotary dims.
 MLA_ARCHITECTURE = {
-    "num_hidden_layers": 27, "num_attention_heads": 16, "num_key_value_heads": 16, "hidden_size": 2048,
-    "intermediate_size": 10944, "vocab_size": 102400, "max_position_embeddings": 163840,
-    "num_parameters": 15_706_484_224, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+    "num_hidden_layers": 27,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 16,
+    "hidden_size": 2048,
+    "intermediate_size": 10944,
+    "vocab_size": 102400,
+    "max_position_embeddings": 163840,
+    "num_parameters": 15_706_484_224,
+    "kv_lora_rank": 512,
+    "qk_rope_head_dim": 64,
 }
 # google/gemma-3-27b-it text config: 62 layers, 10 full attention and 52 with a 1024-token window.
-GEMMA_3_27B = Architecture(62, 32, 16, 128, 5376, 21504, 262208, 131072, 27_432_406_640,
-                           sliding_window=1024, num_sliding_window_layers=52)
+GEMMA_3_27B = Architecture(
+    62, 32, 16, 128, 5376, 21504, 262208, 131072, 27_432_406_640, sliding_window=1024, num_sliding_window_layers=52
+)
 
 
 def mla_report(tensor_parallel_size: int) -> object:
-    return run_preflight(make_config(model={"id": "deepseek-ai/DeepSeek-V2-Lite", "architecture": MLA_ARCHITECTURE},
-                                     engine={"tensor_parallel_size": tensor_parallel_size}))
+    return run_preflight(
+        make_config(
+            model={"id": "deepseek-ai/DeepSeek-V2-Lite", "architecture": MLA_ARCHITECTURE},
+            engine={"tensor_parallel_size": tensor_parallel_size},
+        )
+    )
 
 
 def gemma_3_inputs() -> MemoryInputs:
     return MemoryInputs(
-        arch=GEMMA_3_27B, era=MemoryEra.V1, version=(0, 19, 0), gpu_memory_gib=79.19, gpu_memory_utilization=0.9,
-        tensor_parallel_size=1, pipeline_parallel_size=1, max_model_len=131072, max_num_seqs=256,
-        max_num_batched_tokens=8192, block_size=16, dtype="auto", quantization=None, kv_cache_dtype="auto",
-        enforce_eager=False)
+        arch=GEMMA_3_27B,
+        era=MemoryEra.V1,
+        version=(0, 19, 0),
+        gpu_memory_gib=79.19,
+        gpu_memory_utilization=0.9,
+        tensor_parallel_size=1,
+        pipeline_parallel_size=1,
+        max_model_len=131072,
+        max_num_seqs=256,
+        max_num_batched_tokens=8192,
+        block_size=16,
+        dtype="auto",
+        quantization=None,
+        kv_cache_dtype="auto",
+        enforce_eager=False,
+    )
 
 
 def test_mla_stores_one_latent_of_kv_lora_rank_plus_rope_dims_per_layer() -> None:

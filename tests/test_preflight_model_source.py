@@ -17,10 +17,18 @@ LLAMA_8B = MODELS["meta-llama/Llama-3.1-8B-Instruct"]
 
 # The fields of meta-llama/Llama-3.1-8B-Instruct/config.json the preflight reads, plus some it ignores.
 LLAMA_8B_CONFIG_JSON: dict[str, Any] = {
-    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
-    "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
-    "vocab_size": 128256, "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
-    "rope_scaling": {"rope_type": "llama3", "factor": 8.0}, "tie_word_embeddings": False,
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "vocab_size": 128256,
+    "max_position_embeddings": 131072,
+    "torch_dtype": "bfloat16",
+    "rope_scaling": {"rope_type": "llama3", "factor": 8.0},
+    "tie_word_embeddings": False,
 }
 
 
@@ -31,28 +39,36 @@ def write_json(tmp_path: Path, document: Any) -> str:
 
 
 def from_json(path: str, **model: Any) -> Any:
-    return run_preflight(make_config(model={"id": "my-org/private-8b", "config_json": path,
-                                            "num_parameters": LLAMA_8B.num_parameters, **model}))
+    return run_preflight(
+        make_config(model={"id": "my-org/private-8b", "config_json": path, "num_parameters": LLAMA_8B.num_parameters, **model})
+    )
 
 
 def test_a_model_read_from_its_config_json_is_sized_like_the_same_catalog_model(tmp_path: Path) -> None:
     catalog = run_preflight(make_config())
     local = from_json(write_json(tmp_path, LLAMA_8B_CONFIG_JSON))
-    assert (local.kv_cache_gib_per_gpu, local.per_token_kv_bytes) == (catalog.kv_cache_gib_per_gpu,
-                                                                      catalog.per_token_kv_bytes)
+    assert (local.kv_cache_gib_per_gpu, local.per_token_kv_bytes) == (catalog.kv_cache_gib_per_gpu, catalog.per_token_kv_bytes)
 
 
 def test_a_model_described_inline_is_sized_like_the_same_catalog_model() -> None:
-    keys = ("num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size",
-            "intermediate_size", "vocab_size", "max_position_embeddings", "num_parameters")
+    keys = (
+        "num_hidden_layers",
+        "num_attention_heads",
+        "num_key_value_heads",
+        "head_dim",
+        "hidden_size",
+        "intermediate_size",
+        "vocab_size",
+        "max_position_embeddings",
+        "num_parameters",
+    )
     architecture = {key: getattr(LLAMA_8B, key) for key in keys}
     inline = run_preflight(make_config(model={"id": "my-org/private-8b", "architecture": architecture}))
     assert inline.kv_cache_gib_per_gpu == run_preflight(make_config()).kv_cache_gib_per_gpu
 
 
 def test_layer_types_in_a_config_json_count_the_sliding_window_layers(tmp_path: Path) -> None:
-    document = {**LLAMA_8B_CONFIG_JSON, "sliding_window": 1024,
-                "layer_types": ["sliding_attention", "full_attention"] * 16}
+    document = {**LLAMA_8B_CONFIG_JSON, "sliding_window": 1024, "layer_types": ["sliding_attention", "full_attention"] * 16}
     report = from_json(write_json(tmp_path, document))
     assert report.resolved.architecture.num_sliding_window_layers == 16
 
@@ -68,7 +84,8 @@ def test_a_config_json_that_is_not_a_mapping_is_a_config_error_naming_the_key(tm
         from_json(path)
     assert caught.value.issues[0].render() == (
         f"vllm-serving:model.config_json: {path!r} holds a JSON list, not the mapping of a config.json. "
-        "Fix: point it at the model's config.json, relative to the project.")
+        "Fix: point it at the model's config.json, relative to the project."
+    )
 
 
 def test_a_config_json_lacking_the_layer_count_is_a_config_error_naming_the_key(tmp_path: Path) -> None:

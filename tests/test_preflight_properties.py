@@ -45,8 +45,12 @@ def stacks(draw: st.DrawFn) -> dict[str, Any]:
             "kv_cache_dtype": draw(st.sampled_from(["auto", "fp8"])),
             "enforce_eager": draw(st.booleans()),
         },
-        "preflight": {"concurrency": {"mode": draw(st.sampled_from(["average", "strict"])),
-                                      "average_request_tokens": draw(st.integers(64, 8192))}},
+        "preflight": {
+            "concurrency": {
+                "mode": draw(st.sampled_from(["average", "strict"])),
+                "average_request_tokens": draw(st.integers(64, 8192)),
+            }
+        },
     }
 
 

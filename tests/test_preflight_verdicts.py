@@ -49,12 +49,12 @@ def test_tensor_parallel_that_does_not_divide_the_heads_blocks_with_the_valid_si
     report = run_preflight(make_config(engine={"tensor_parallel_size": 3}, gpu={"count": 3}))
     assert report.reasons[0] == (
         "engine.tensor_parallel_size (3) does not divide the model's 32 attention heads; vLLM refuses to start. "
-        "Fix: use one of 1, 2, 4, 8.")
+        "Fix: use one of 1, 2, 4, 8."
+    )
 
 
 def test_more_gpus_per_replica_than_a_node_has_blocks() -> None:
-    report = run_preflight(make_config(model={"id": "meta-llama/Llama-3.1-405B-Instruct"},
-                                       engine={"tensor_parallel_size": 16}))
+    report = run_preflight(make_config(model={"id": "meta-llama/Llama-3.1-405B-Instruct"}, engine={"tensor_parallel_size": 16}))
     assert any("a replica needs 16 GPUs" in reason and "node has 8" in reason for reason in report.reasons)
 
 
@@ -65,8 +65,7 @@ def test_gpus_per_node_from_config_overrides_the_catalog_node_shape() -> None:
 
 def test_max_model_len_beyond_the_model_maximum_blocks() -> None:
     report = run_preflight(make_config(model={"id": "Qwen/Qwen2.5-7B-Instruct"}, engine={"max_model_len": 65536}))
-    assert report.reasons[0].startswith("engine.max_model_len (65536) exceeds the model's max_position_embeddings "
-                                        "(32768)")
+    assert report.reasons[0].startswith("engine.max_model_len (65536) exceeds the model's max_position_embeddings (32768)")
 
 
 def test_one_request_longer_than_the_cache_blocks_naming_the_length_the_cache_holds() -> None:
@@ -82,8 +81,10 @@ def test_a_request_too_long_for_the_cache_is_told_the_longest_max_model_len_that
 
 def test_when_neither_length_nor_count_fits_alone_both_are_suggested_together() -> None:
     report = run_preflight(make_config(gpu={"product": "L4"}, engine={"max_model_len": 131072}))
-    assert report.suggestions[0] == ("engine.max_model_len 28144 with engine.max_num_seqs 29 fits: the longest "
-                                     "request this cache holds, and 29 concurrent requests of 1024 tokens.")
+    assert report.suggestions[0] == (
+        "engine.max_model_len 28144 with engine.max_num_seqs 29 fits: the longest "
+        "request this cache holds, and 29 concurrent requests of 1024 tokens."
+    )
 
 
 def test_strict_concurrency_blocks_when_every_request_may_use_max_model_len() -> None:
@@ -106,8 +107,10 @@ def test_the_suggested_max_num_seqs_really_fits() -> None:
 
 def test_a_larger_gpu_whose_vllm_defaults_would_not_fit_is_suggested_with_the_limits_pinned() -> None:
     report = run_preflight(example_stack("blocked-70b-on-2x-a100-40gb"))
-    assert "gpu.product H200 fits with the same parallelism if engine.max_num_seqs 256 and " \
-           "engine.max_num_batched_tokens 2048 are set (vLLM's defaults differ on that GPU)." in report.suggestions
+    assert (
+        "gpu.product H200 fits with the same parallelism if engine.max_num_seqs 256 and "
+        "engine.max_num_batched_tokens 2048 are set (vLLM's defaults differ on that GPU)." in report.suggestions
+    )
 
 
 def test_a_larger_gpu_alone_is_not_suggested_when_its_vllm_defaults_do_not_fit() -> None:
@@ -121,11 +124,15 @@ def test_with_an_explicit_concurrency_target_the_suggestion_lowers_that_target()
     assert not any(s.startswith("engine.max_num_seqs ") for s in report.suggestions)
 
 
-@pytest.mark.parametrize("changes", [
-    {"gpu": {"product": "L4"}, "engine": {"gpu_memory_utilization": 0.7}},  # no memory left for the KV cache
-    {"gpu": {"product": "L4"}, "engine": {"max_model_len": 131072}},  # one request does not fit
-    {"preflight": {"concurrency": {"mode": "strict", "requests": 256}}},  # an asked-for target does not fit
-], ids=["no-kv-memory", "one-request", "concurrency-target"])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"gpu": {"product": "L4"}, "engine": {"gpu_memory_utilization": 0.7}},  # no memory left for the KV cache
+        {"gpu": {"product": "L4"}, "engine": {"max_model_len": 131072}},  # one request does not fit
+        {"preflight": {"concurrency": {"mode": "strict", "requests": 256}}},  # an asked-for target does not fit
+    ],
+    ids=["no-kv-memory", "one-request", "concurrency-target"],
+)
 def test_every_memory_block_names_the_shortfall_in_gib_and_a_fix(changes: dict[str, object]) -> None:
     reason = run_preflight(make_config(**changes)).reasons[0]
     assert re.search(r"short by \d+\.\d\d GiB", reason) and " Fix: " in reason, reason
@@ -156,8 +163,10 @@ def test_a_thin_margin_warns() -> None:
     cfg = apply_changes(example_stack("qwen-72b-on-h100-long-context"), {"preflight": {"min_margin_percent": 10.0}})
     report = run_preflight(cfg)
     assert report.fits
-    assert "only 9.3 % of the KV cache is left after the concurrency target (preflight.min_margin_percent 10.0)." \
+    assert (
+        "only 9.3 % of the KV cache is left after the concurrency target (preflight.min_margin_percent 10.0)."
         in report.warnings
+    )
 
 
 def test_enforce_eager_removes_the_cuda_graph_term() -> None:
@@ -194,12 +203,20 @@ def test_kv_heads_are_replicated_when_tensor_parallel_exceeds_them() -> None:
 
 
 def test_a_draft_model_costs_weights_and_kv_bytes() -> None:
-    plain = run_preflight(make_config(model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
-                                      engine={"tensor_parallel_size": 4}))
-    draft = run_preflight(make_config(
-        model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
-        engine={"tensor_parallel_size": 4, "speculative": {
-            "method": "draft_model", "model": "meta-llama/Llama-3.1-8B-Instruct", "num_speculative_tokens": 4}}))
+    plain = run_preflight(make_config(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, engine={"tensor_parallel_size": 4}))
+    draft = run_preflight(
+        make_config(
+            model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
+            engine={
+                "tensor_parallel_size": 4,
+                "speculative": {
+                    "method": "draft_model",
+                    "model": "meta-llama/Llama-3.1-8B-Instruct",
+                    "num_speculative_tokens": 4,
+                },
+            },
+        )
+    )
     assert draft.draft_gib_per_gpu == pytest.approx(14.96 / 4, abs=0.01)
     assert draft.per_token_kv_bytes == plain.per_token_kv_bytes + 32 * 2 * 2 * 128 * 2
     assert draft.kv_cache_gib_per_gpu < plain.kv_cache_gib_per_gpu

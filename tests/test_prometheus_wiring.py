@@ -8,8 +8,11 @@ from components.render.prometheus import kube_prometheus_stack_fullname, prometh
 from tests.factories import make_config
 from tests.program import run_main
 
-SELECTOR = {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "vllm-test",
-            "app.kubernetes.io/component": "server"}
+SELECTOR = {
+    "app.kubernetes.io/name": "vllm",
+    "app.kubernetes.io/instance": "vllm-test",
+    "app.kubernetes.io/component": "server",
+}
 
 
 def wiring(**changes: Any) -> Any:
@@ -81,22 +84,26 @@ def test_no_release_and_no_labels_leaves_only_the_workload_labels() -> None:
 def test_wiring_names_the_monitor_kind_and_the_address() -> None:
     found = wiring(monitoring={"monitor_kind": "PodMonitor"})
     assert (found.monitor_kind, found.server_address) == (
-        "PodMonitor", "http://monitoring-kube-prometheus-prometheus.monitoring.svc:9090")
+        "PodMonitor",
+        "http://monitoring-kube-prometheus-prometheus.monitoring.svc:9090",
+    )
 
 
 def test_the_program_registers_exactly_the_wiring_labels_and_address() -> None:
-    config = {"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"product": "A100-SXM4-80GB"},
-              "engine": {"max_model_len": 8192}, "replicas": 2,
-              "autoscaling": {"enabled": True, "min_replica_count": 2},
-              "monitoring": {"release": "kps", "prometheus_namespace": "observability",
-                             "rule_labels": {"role": "alert-rules"}}}
+    config = {
+        "model": {"id": "meta-llama/Llama-3.1-8B-Instruct"},
+        "gpu": {"product": "A100-SXM4-80GB"},
+        "engine": {"max_model_len": 8192},
+        "replicas": 2,
+        "autoscaling": {"enabled": True, "min_replica_count": 2},
+        "monitoring": {"release": "kps", "prometheus_namespace": "observability", "rule_labels": {"role": "alert-rules"}},
+    }
     registered, error = run_main(config)
     assert error is None
     found = prometheus_wiring(make_config(**config), "vllm-test")
-    assert registered.one("kubernetes:monitoring.coreos.com/v1:ServiceMonitor")["metadata"]["labels"] == (
-        found.monitor_labels)
-    assert registered.one("kubernetes:monitoring.coreos.com/v1:PrometheusRule")["metadata"]["labels"] == (
-        found.rule_labels)
+    assert registered.one("kubernetes:monitoring.coreos.com/v1:ServiceMonitor")["metadata"]["labels"] == (found.monitor_labels)
+    assert registered.one("kubernetes:monitoring.coreos.com/v1:PrometheusRule")["metadata"]["labels"] == (found.rule_labels)
     triggers = registered.one("kubernetes:keda.sh/v1alpha1:ScaledObject")["spec"]["triggers"]
     assert {t["metadata"]["serverAddress"] for t in triggers} == {
-        "http://kps-kube-prometheus-stack-prometheus.observability.svc:9090"}
+        "http://kps-kube-prometheus-stack-prometheus.observability.svc:9090"
+    }

@@ -15,20 +15,23 @@ WORKLOAD = Workload(namespace="llm", model_name="llama-8b", deployment_name="lla
 
 
 def test_metric_names_skip_functions_labels_and_ranges() -> None:
-    expr = ('histogram_quantile(0.99, sum by (le, pod) (rate(vllm:time_to_first_token_seconds_bucket'
-            '{namespace="llm",model_name=~"$model_name"}[5m]))) > 2')
+    expr = (
+        "histogram_quantile(0.99, sum by (le, pod) (rate(vllm:time_to_first_token_seconds_bucket"
+        '{namespace="llm",model_name=~"$model_name"}[5m]))) > 2'
+    )
     assert metric_names(expr) == ["vllm:time_to_first_token_seconds_bucket"]
 
 
 def test_metric_names_skip_keywords_and_label_lists_of_vector_matching() -> None:
-    expr = ("kube_deployment_spec_replicas > on (namespace, deployment) group_left "
-            "kube_deployment_status_replicas_available and bool vector(1) offset 5m")
+    expr = (
+        "kube_deployment_spec_replicas > on (namespace, deployment) group_left "
+        "kube_deployment_status_replicas_available and bool vector(1) offset 5m"
+    )
     assert metric_names(expr) == ["kube_deployment_spec_replicas", "kube_deployment_status_replicas_available"]
 
 
 def test_metric_names_ignore_names_inside_string_literals() -> None:
-    assert metric_names('absent(vllm:num_requests_running{pod="vllm:num_requests_waiting"})') == [
-        "vllm:num_requests_running"]
+    assert metric_names('absent(vllm:num_requests_running{pod="vllm:num_requests_waiting"})') == ["vllm:num_requests_running"]
 
 
 def test_metric_names_do_not_take_exponents_for_names() -> None:
@@ -37,12 +40,14 @@ def test_metric_names_do_not_take_exponents_for_names() -> None:
 
 def test_lint_rejects_the_v0_cache_gauge_on_vllm_0_33() -> None:
     assert lint("avg(vllm:gpu_cache_usage_perc)", V1) == [
-        "vllm:gpu_cache_usage_perc is not a series vLLM 0.33.0 or the known exporters expose"]
+        "vllm:gpu_cache_usage_perc is not a series vLLM 0.33.0 or the known exporters expose"
+    ]
 
 
 def test_lint_rejects_the_v1_cache_gauge_on_vllm_0_7_2() -> None:
     assert lint("avg(vllm:kv_cache_usage_perc)", V0) == [
-        "vllm:kv_cache_usage_perc is not a series vLLM 0.7.2 or the known exporters expose"]
+        "vllm:kv_cache_usage_perc is not a series vLLM 0.7.2 or the known exporters expose"
+    ]
 
 
 def test_lint_rejects_rate_over_a_gauge() -> None:
@@ -55,20 +60,25 @@ def test_lint_rejects_increase_over_a_gauge_from_an_exporter() -> None:
 
 def test_lint_rejects_a_histogram_by_its_bare_name() -> None:
     assert lint("rate(vllm:e2e_request_latency_seconds[5m])", V1) == [
-        "vllm:e2e_request_latency_seconds is not a series vLLM 0.33.0 or the known exporters expose"]
+        "vllm:e2e_request_latency_seconds is not a series vLLM 0.33.0 or the known exporters expose"
+    ]
 
 
 def test_lint_accepts_rate_over_a_counter_and_histogram_buckets() -> None:
-    expr = ("sum(rate(vllm:generation_tokens_total[5m])) + "
-            "sum(rate(vllm:e2e_request_latency_seconds_bucket[5m]))")
+    expr = "sum(rate(vllm:generation_tokens_total[5m])) + sum(rate(vllm:e2e_request_latency_seconds_bucket[5m]))"
     assert lint(expr, V1) == []
 
 
 @pytest.mark.parametrize("version", sorted(VERSIONS))
 def test_every_renamed_signal_is_in_its_versions_table(version: str) -> None:
     metrics = VERSIONS[version]
-    named = [metrics.kv_cache_usage, metrics.prefix_cache_hit_rate_gauge, metrics.prefix_cache_hits,
-             metrics.prefix_cache_queries, metrics.http_requests]
+    named = [
+        metrics.kv_cache_usage,
+        metrics.prefix_cache_hit_rate_gauge,
+        metrics.prefix_cache_hits,
+        metrics.prefix_cache_queries,
+        metrics.http_requests,
+    ]
     assert all(name in metrics.metrics for name in named if name)
     assert metrics.metrics[metrics.inter_token_latency] is MetricType.HISTOGRAM
 
@@ -79,8 +89,14 @@ def test_kv_cache_usage_is_a_gauge_in_both_versions() -> None:
 
 
 def test_version_0_33_has_no_metric_removed_before_it() -> None:
-    removed = {"vllm:gpu_cache_usage_perc", "vllm:gpu_prefix_cache_hit_rate", "vllm:time_per_output_token_seconds",
-               "vllm:num_requests_swapped", "vllm:cpu_cache_usage_perc", "vllm:avg_generation_throughput_toks_per_s"}
+    removed = {
+        "vllm:gpu_cache_usage_perc",
+        "vllm:gpu_prefix_cache_hit_rate",
+        "vllm:time_per_output_token_seconds",
+        "vllm:num_requests_swapped",
+        "vllm:cpu_cache_usage_perc",
+        "vllm:avg_generation_throughput_toks_per_s",
+    }
     assert removed.isdisjoint(V1.metrics)
 
 
@@ -108,8 +124,9 @@ def test_numbers_render_without_a_trailing_zero() -> None:
 
 
 def test_quantile_aggregates_by_le_and_the_given_labels() -> None:
-    assert quantile(0.99, "vllm:x_seconds", "{a=\"b\"}", ["model_name"]) == (
-        'histogram_quantile(0.99, sum by (model_name, le) (rate(vllm:x_seconds_bucket{a="b"}[5m])))')
+    assert quantile(0.99, "vllm:x_seconds", '{a="b"}', ["model_name"]) == (
+        'histogram_quantile(0.99, sum by (model_name, le) (rate(vllm:x_seconds_bucket{a="b"}[5m])))'
+    )
 
 
 def test_workload_selects_vllm_series_by_namespace_and_model_name() -> None:

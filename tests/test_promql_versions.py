@@ -27,16 +27,26 @@ LABEL_VALUES = re.compile(r"^label_values\((.*), \w+\)$")  # Grafana's variable 
 
 def everything(version: str) -> Registered:
     """Both components with every trigger, alert and panel switched on."""
-    common: dict[str, Any] = {"namespace": "llm", "deployment_name": "llama-server", "selector_labels": LABELS,
-                              "served_model_name": "llama-8b", "vllm_version": version, "capacity": CAPACITY}
+    common: dict[str, Any] = {
+        "namespace": "llm",
+        "deployment_name": "llama-server",
+        "selector_labels": LABELS,
+        "served_model_name": "llama-8b",
+        "vllm_version": version,
+        "capacity": CAPACITY,
+    }
     scaling = AutoscalingConfig(enabled=True, triggers=("queue", "running", "kv_cache", "latency"))
 
     def build() -> None:
-        autoscaler = KedaAutoscaler("llama", KedaAutoscalerArgs(
-            autoscaling=scaling, server_address="http://monitoring-kube-prometheus-prometheus.monitoring.svc:9090",
-            **common))
-        Monitoring("llama", MonitoringArgs(monitoring=MonitoringConfig(), autoscaling=scaling,
-                                           hpa_name=autoscaler.hpa_name, **common))
+        autoscaler = KedaAutoscaler(
+            "llama",
+            KedaAutoscalerArgs(
+                autoscaling=scaling, server_address="http://monitoring-kube-prometheus-prometheus.monitoring.svc:9090", **common
+            ),
+        )
+        Monitoring(
+            "llama", MonitoringArgs(monitoring=MonitoringConfig(), autoscaling=scaling, hpa_name=autoscaler.hpa_name, **common)
+        )
 
     return run_program(build)
 
@@ -45,10 +55,13 @@ def emitted_queries(registered: Registered) -> list[str]:
     triggers = registered.one("kubernetes:keda.sh/v1alpha1:ScaledObject")["spec"]["triggers"]
     groups = registered.one("kubernetes:monitoring.coreos.com/v1:PrometheusRule")["spec"]["groups"]
     board = json.loads(next(iter(registered.one("kubernetes:core/v1:ConfigMap")["data"].values())))
-    variables = [LABEL_VALUES.sub(r"\1", v["query"]["query"]) for v in board["templating"]["list"]
-                 if v["type"] == "query"]
-    return ([t["metadata"]["query"] for t in triggers] + [r["expr"] for g in groups for r in g["rules"]]
-            + [t["expr"] for p in board["panels"] for t in p["targets"]] + variables)
+    variables = [LABEL_VALUES.sub(r"\1", v["query"]["query"]) for v in board["templating"]["list"] if v["type"] == "query"]
+    return (
+        [t["metadata"]["query"] for t in triggers]
+        + [r["expr"] for g in groups for r in g["rules"]]
+        + [t["expr"] for p in board["panels"] for t in p["targets"]]
+        + variables
+    )
 
 
 @pytest.fixture(scope="module", params=sorted(VERSIONS))
@@ -60,8 +73,9 @@ def test_the_checked_queries_include_triggers_alerts_panels_and_the_variable(que
     _, found = queries
     assert 'sum(vllm:num_requests_waiting{namespace="llm",model_name="llama-8b"})' in found  # KEDA trigger
     assert 'absent(vllm:num_requests_running{namespace="llm",model_name="llama-8b"})' in found  # alert
-    assert ('sum by (model_name) (rate(vllm:generation_tokens_total{namespace="llm",model_name=~"$model_name"}[5m]))'
-            in found)  # panel
+    assert (
+        'sum by (model_name) (rate(vllm:generation_tokens_total{namespace="llm",model_name=~"$model_name"}[5m]))' in found
+    )  # panel
     assert 'vllm:num_requests_running{namespace="llm"}' in found  # dashboard variable
 
 

@@ -23,8 +23,20 @@ from tests.factories import make_config
 
 INSTANCE = "prod"
 GATEWAY = {"name": "inference-gateway", "namespace": "gateway-system", "hostnames": ["llm.example.com"]}
-PATHS = ("/v1/chat/completions", "/v1/completions", "/v1/models", "/v1/embeddings", "/invocations", "/tokenize",
-         "/detokenize", "/pooling", "/score", "/rerank", "/metrics", "/health")
+PATHS = (
+    "/v1/chat/completions",
+    "/v1/completions",
+    "/v1/models",
+    "/v1/embeddings",
+    "/invocations",
+    "/tokenize",
+    "/detokenize",
+    "/pooling",
+    "/score",
+    "/rerank",
+    "/metrics",
+    "/health",
+)
 
 
 @dataclass(frozen=True)
@@ -42,8 +54,16 @@ SOURCES = (
     Source("prometheus", "monitoring", (("app.kubernetes.io/name", "prometheus"),), True),
     Source("grafana", "monitoring", (("app.kubernetes.io/name", "grafana"),)),
     Source("pod in the stack's namespace", INSTANCE, (("app", "notebook"),)),
-    Source("smoke test", INSTANCE, (("app.kubernetes.io/name", "vllm"), ("app.kubernetes.io/instance", INSTANCE),
-                                  ("app.kubernetes.io/component", "smoke-test")), True),
+    Source(
+        "smoke test",
+        INSTANCE,
+        (
+            ("app.kubernetes.io/name", "vllm"),
+            ("app.kubernetes.io/instance", INSTANCE),
+            ("app.kubernetes.io/component", "smoke-test"),
+        ),
+        True,
+    ),
     Source("pod in another namespace", "team-a", (("app", "web"),)),
 )
 
@@ -64,18 +84,30 @@ def peer_admits(peer: dict[str, Any], source: Source, policy_namespace: str) -> 
 
 def opens_port(policy: dict[str, Any], source: Source, port: int) -> bool:
     namespace = policy["metadata"]["namespace"]
-    return any(rule["ports"] == [{"protocol": "TCP", "port": port}]
-               and any(peer_admits(peer, source, namespace) for peer in rule["from"])
-               for rule in policy["spec"]["ingress"])
+    return any(
+        rule["ports"] == [{"protocol": "TCP", "port": port}]
+        and any(peer_admits(peer, source, namespace) for peer in rule["from"])
+        for rule in policy["spec"]["ingress"]
+    )
 
 
 def reachable(cfg: StackConfig) -> set[tuple[str, str]]:
     """Every (source, path) pair that reaches the server."""
-    policy = render_server_policy(namespace_name(cfg.namespace, INSTANCE), INSTANCE, cfg.server.port, cfg.network_policy,
-                                  cfg.exposure,
-                                  smoke_test=cfg.smoke_test.enabled)
-    routed = {m["path"]["value"] for obj in render_exposure(cfg, INSTANCE) if obj["kind"] == "HTTPRoute"
-              for rule in obj["spec"]["rules"] for m in rule["matches"]}
+    policy = render_server_policy(
+        namespace_name(cfg.namespace, INSTANCE),
+        INSTANCE,
+        cfg.server.port,
+        cfg.network_policy,
+        cfg.exposure,
+        smoke_test=cfg.smoke_test.enabled,
+    )
+    routed = {
+        m["path"]["value"]
+        for obj in render_exposure(cfg, INSTANCE)
+        if obj["kind"] == "HTTPRoute"
+        for rule in obj["spec"]["rules"]
+        for m in rule["matches"]
+    }
     pairs = set()
     for source in SOURCES:
         direct = opens_port(policy, source, cfg.server.port)
@@ -86,8 +118,7 @@ def reachable(cfg: StackConfig) -> set[tuple[str, str]]:
 
 
 def gateway_stack(**network_policy: Any) -> StackConfig:
-    return make_config(security={"require_api_key": True}, exposure={"gateway": GATEWAY},
-                       network_policy=network_policy)
+    return make_config(security={"require_api_key": True}, exposure={"gateway": GATEWAY}, network_policy=network_policy)
 
 
 def test_with_a_gateway_the_exact_reachability_table_holds() -> None:

@@ -41,8 +41,8 @@ def test_the_readme_preflight_sample_is_what_the_cli_prints(capsys) -> None:  # 
     assert main([str(STACKS / "Pulumi.dev.yaml")]) == 0
     printed = capsys.readouterr().out
     assert fenced_after("preflight-output stacks/Pulumi.dev.yaml") == printed, (
-        "README.md's preflight sample is stale: paste the output of "
-        "`venv/bin/python -m preflight stacks/Pulumi.dev.yaml`")
+        "README.md's preflight sample is stale: paste the output of `venv/bin/python -m preflight stacks/Pulumi.dev.yaml`"
+    )
 
 
 def test_the_readme_minimal_stack_is_the_dev_stack_file() -> None:
@@ -101,9 +101,15 @@ def _links(path: Path) -> list[str]:
 LINKS = sorted({(str(page.relative_to(REPO)), link) for page in [README, *DOCS] for link in _links(page)})
 
 
-@pytest.mark.parametrize(("page", "link"), [
-    pytest.param(page, link, marks=pytest.mark.xfail(strict=True, reason=f"{link} comes from another branch"))
-    if link in PENDING_PAGES else (page, link) for page, link in LINKS])
+@pytest.mark.parametrize(
+    ("page", "link"),
+    [
+        pytest.param(page, link, marks=pytest.mark.xfail(strict=True, reason=f"{link} comes from another branch"))
+        if link in PENDING_PAGES
+        else (page, link)
+        for page, link in LINKS
+    ],
+)
 def test_every_relative_link_in_the_docs_resolves(page: str, link: str) -> None:
     assert (REPO / link).exists(), f"{page} links to {link}, which does not exist"
 
@@ -114,8 +120,9 @@ def _resolves(model: type[BaseModel], parts: list[str]) -> bool:
         return False
     if len(parts) == 1:
         return True
-    nested = [a for a in (field.annotation, *typing.get_args(field.annotation))
-              if isinstance(a, type) and issubclass(a, BaseModel)]
+    nested = [
+        a for a in (field.annotation, *typing.get_args(field.annotation)) if isinstance(a, type) and issubclass(a, BaseModel)
+    ]
     if nested:
         return _resolves(nested[0], parts[1:])
     return typing.get_origin(field.annotation) is dict  # a mapping's own keys are free-form
@@ -127,8 +134,11 @@ FILE_SUFFIX = re.compile(r"\.(json|py|md|ya?ml|txt|csv|sh)$")
 
 @pytest.mark.parametrize("page", [README, *DOCS], ids=lambda p: p.name)
 def test_every_config_key_named_in_the_docs_exists(page: Path) -> None:
-    keys = {m.group(1) for m in KEY.finditer(page.read_text(encoding="utf-8"))
-            if m.group(1).split(".")[0] in StackConfig.model_fields and not FILE_SUFFIX.search(m.group(1))}
+    keys = {
+        m.group(1)
+        for m in KEY.finditer(page.read_text(encoding="utf-8"))
+        if m.group(1).split(".")[0] in StackConfig.model_fields and not FILE_SUFFIX.search(m.group(1))
+    }
     assert sorted(k for k in keys if not _resolves(StackConfig, k.split("."))) == []
 
 

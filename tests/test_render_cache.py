@@ -26,9 +26,17 @@ def test_a_user_set_cache_size_is_used():
 
 def test_cache_includes_a_catalog_draft_model():
     plain = one(manifests(*configured()), "PersistentVolumeClaim")["spec"]["resources"]["requests"]["storage"]
-    with_draft = one(manifests(*configured(engine={"max_model_len": 8192, "speculative": {
-        "method": "draft_model", "model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 3}})),
-        "PersistentVolumeClaim")["spec"]["resources"]["requests"]["storage"]
+    with_draft = one(
+        manifests(
+            *configured(
+                engine={
+                    "max_model_len": 8192,
+                    "speculative": {"method": "draft_model", "model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 3},
+                }
+            )
+        ),
+        "PersistentVolumeClaim",
+    )["spec"]["resources"]["requests"]["storage"]
     assert int(with_draft.removesuffix("Gi")) > int(plain.removesuffix("Gi"))
 
 
@@ -59,8 +67,14 @@ def test_download_job_fetches_the_model_at_its_pinned_revision():
 
 
 def test_download_job_also_fetches_the_draft_model():
-    objects = manifests(*configured(engine={"max_model_len": 8192, "speculative": {
-        "method": "draft_model", "model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 3}}))
+    objects = manifests(
+        *configured(
+            engine={
+                "max_model_len": 8192,
+                "speculative": {"method": "draft_model", "model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 3},
+            }
+        )
+    )
     repos = [repo for repo, _ in json.loads(env_of(job_container(objects))["DOWNLOADS"])]
     assert repos == ["meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen3-0.6B"]
 
@@ -155,11 +169,13 @@ def test_read_write_many_download_job_may_run_on_any_node():
 
 
 def test_read_write_once_download_job_runs_on_the_server_gpu_nodes_so_the_volume_lands_in_their_zone():
-    objects = manifests(*configured(cache={"access_mode": "ReadWriteOnce"},
-                                    gpu={"product": "A100-SXM4-80GB", "node_selector": {"pool": "gpu"}}))
+    objects = manifests(
+        *configured(cache={"access_mode": "ReadWriteOnce"}, gpu={"product": "A100-SXM4-80GB", "node_selector": {"pool": "gpu"}})
+    )
     job, server_pod = one(objects, "Job")["spec"]["template"]["spec"], pod_spec(objects)
     assert [job[key] for key in ("affinity", "tolerations", "nodeSelector")] == [
-        server_pod[key] for key in ("affinity", "tolerations", "nodeSelector")]
+        server_pod[key] for key in ("affinity", "tolerations", "nodeSelector")
+    ]
 
 
 def test_read_write_once_download_job_requests_no_gpu():
@@ -195,6 +211,9 @@ def test_server_waits_for_the_completion_marker_written_by_the_job():
 
 
 def test_local_path_model_needs_no_download_job_and_no_wait():
-    objects = manifests(*configured(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "llama-8b"},
-                                    cache={"existing_claim": "models"}))
+    objects = manifests(
+        *configured(
+            model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "llama-8b"}, cache={"existing_claim": "models"}
+        )
+    )
     assert of_kind(objects, "Job") == [] and "initContainers" not in pod_spec(objects)

@@ -7,8 +7,13 @@ import pytest
 from components.render.names import HF_HOME
 from tests.kubernetes_fixtures import configured, env_of, manifests, one, pod_spec, server, stack
 
-RESTRICTED_CONTAINER = {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True, "runAsNonRoot": True,
-                        "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"}}
+RESTRICTED_CONTAINER = {
+    "allowPrivilegeEscalation": False,
+    "readOnlyRootFilesystem": True,
+    "runAsNonRoot": True,
+    "capabilities": {"drop": ["ALL"]},
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
 
 
 def all_containers(objects: list[dict]) -> list[dict]:
@@ -46,10 +51,21 @@ def test_dev_startup_probe_budget_is_shorter_for_the_8b_weights():
 
 def test_startup_budget_includes_loading_the_draft_model():
     draft = {"method": "draft_model", "model": "meta-llama/Llama-3.1-8B-Instruct", "num_speculative_tokens": 3}
-    plain = server(manifests(*configured(model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
-                                         engine={"max_model_len": 8192, "tensor_parallel_size": 4})))
-    speculative = server(manifests(*configured(model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, engine={
-        "max_model_len": 8192, "tensor_parallel_size": 4, "speculative": draft})))
+    plain = server(
+        manifests(
+            *configured(
+                model={"id": "meta-llama/Llama-3.1-70B-Instruct"}, engine={"max_model_len": 8192, "tensor_parallel_size": 4}
+            )
+        )
+    )
+    speculative = server(
+        manifests(
+            *configured(
+                model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
+                engine={"max_model_len": 8192, "tensor_parallel_size": 4, "speculative": draft},
+            )
+        )
+    )
     extra = speculative["startupProbe"]["failureThreshold"] - plain["startupProbe"]["failureThreshold"]
     assert 7 <= extra <= 8  # 14.96 GiB of draft weights / 298 MiB/s x 1.5 = 77.1 s, in 10 s periods
 
@@ -99,7 +115,8 @@ def test_every_container_has_equal_cpu_and_memory_requests_and_limits():
     for container in all_containers(manifests(*stack("prod"))):
         resources = container["resources"]
         assert {k: resources["requests"][k] for k in ("cpu", "memory")} == {
-            k: resources["limits"][k] for k in ("cpu", "memory")}, container["name"]
+            k: resources["limits"][k] for k in ("cpu", "memory")
+        }, container["name"]
 
 
 def test_every_container_meets_the_restricted_pod_security_standard():
@@ -112,8 +129,14 @@ def test_every_container_pull_policy_is_explicit():
 
 def test_pod_runs_as_a_fixed_non_root_user_with_fs_group():
     context = pod_spec(manifests(*stack("prod")))["securityContext"]
-    assert context == {"runAsNonRoot": True, "runAsUser": 10001, "runAsGroup": 10001, "fsGroup": 10001,
-                       "fsGroupChangePolicy": "OnRootMismatch", "seccompProfile": {"type": "RuntimeDefault"}}
+    assert context == {
+        "runAsNonRoot": True,
+        "runAsUser": 10001,
+        "runAsGroup": 10001,
+        "fsGroup": 10001,
+        "fsGroupChangePolicy": "OnRootMismatch",
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
 
 
 def test_download_job_pod_runs_as_the_same_non_root_user():
@@ -186,6 +209,8 @@ def test_existing_namespace_is_not_rendered():
 
 def test_well_known_labels_mark_the_server_pods():
     labels = one(manifests(*stack("prod")), "Deployment")["spec"]["template"]["metadata"]["labels"]
-    assert {k: labels[k] for k in ("app.kubernetes.io/name", "app.kubernetes.io/instance",
-                                   "app.kubernetes.io/component")} == {
-        "app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "llama", "app.kubernetes.io/component": "server"}
+    assert {k: labels[k] for k in ("app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/component")} == {
+        "app.kubernetes.io/name": "vllm",
+        "app.kubernetes.io/instance": "llama",
+        "app.kubernetes.io/component": "server",
+    }

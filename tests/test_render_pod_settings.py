@@ -11,8 +11,10 @@ from tests.factories import make_config
 from tests.kubernetes_fixtures import configured, manifests, one, pod_spec, stack
 from tests.program import run_main
 
-SETTINGS: dict[str, Any] = {"scheduling": {"priority_class_name": "gpu-inference", "runtime_class_name": "nvidia"},
-                            "server": {"image_pull_secrets": ["registry-a", "registry-b"]}}
+SETTINGS: dict[str, Any] = {
+    "scheduling": {"priority_class_name": "gpu-inference", "runtime_class_name": "nvidia"},
+    "server": {"image_pull_secrets": ["registry-a", "registry-b"]},
+}
 PULL_SECRETS = [{"name": "registry-a"}, {"name": "registry-b"}]
 
 
@@ -48,16 +50,26 @@ def test_unset_settings_leave_the_cluster_defaults(field: str):
 
 
 def test_the_program_registers_the_settings_on_deployment_and_job():
-    config = {"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"product": "A100-SXM4-80GB"},
-              "engine": {"max_model_len": 8192}, **SETTINGS}
+    config = {
+        "model": {"id": "meta-llama/Llama-3.1-8B-Instruct"},
+        "gpu": {"product": "A100-SXM4-80GB"},
+        "engine": {"max_model_len": 8192},
+        **SETTINGS,
+    }
     registered, error = run_main(config)
     assert error is None
     server = registered.one("kubernetes:apps/v1:Deployment")["spec"]["template"]["spec"]
     job = registered.named("vllm-test-cache-download").inputs["spec"]["template"]["spec"]
     assert (server["priorityClassName"], server["runtimeClassName"], server["imagePullSecrets"]) == (
-        "gpu-inference", "nvidia", PULL_SECRETS)
+        "gpu-inference",
+        "nvidia",
+        PULL_SECRETS,
+    )
     assert (job["priorityClassName"], job["imagePullSecrets"], "runtimeClassName" in job) == (
-        "gpu-inference", PULL_SECRETS, False)
+        "gpu-inference",
+        PULL_SECRETS,
+        False,
+    )
 
 
 def rendered_issues(**changes: Any) -> list[str]:
@@ -69,7 +81,8 @@ def rendered_issues(**changes: Any) -> list[str]:
 def test_a_priority_class_that_is_no_object_name_is_refused_with_the_fix():
     assert rendered_issues(scheduling={"priority_class_name": "GPU_High"}) == [
         "vllm-serving:scheduling.priority_class_name: 'GPU_High' is not a Kubernetes object name (RFC 1123 subdomain). "
-        "Fix: use lower-case letters, digits, '-' and '.', at most 253 characters."]
+        "Fix: use lower-case letters, digits, '-' and '.', at most 253 characters."
+    ]
 
 
 def test_a_bad_pull_secret_name_is_refused_naming_its_position():
@@ -84,14 +97,17 @@ def test_a_docker_stack_refuses_a_runtime_class_and_says_why():
     assert rendered_issues(**DOCKER, scheduling={"runtime_class_name": "nvidia"}) == [
         "vllm-serving:scheduling.runtime_class_name: is 'nvidia', but scheduling is Kubernetes-only and target is "
         "'docker'. Fix: remove it; on docker the GPUs reach the container through docker.gpus (Docker's --gpus "
-        "device requests), which needs no runtime class."]
+        "device requests), which needs no runtime class."
+    ]
 
 
 def test_a_docker_stack_refuses_image_pull_secrets():
     issues = rendered_issues(**DOCKER, server={"image_pull_secrets": ["registry-a"]})
-    assert issues == ["vllm-serving:server.image_pull_secrets: is ['registry-a'], but server is Kubernetes-only and "
-                      "target is 'docker'. Fix: remove it; on docker the image is pulled with the Docker provider's "
-                      "registry credentials (docker login where pulumi runs)."]
+    assert issues == [
+        "vllm-serving:server.image_pull_secrets: is ['registry-a'], but server is Kubernetes-only and "
+        "target is 'docker'. Fix: remove it; on docker the image is pulled with the Docker provider's "
+        "registry credentials (docker login where pulumi runs)."
+    ]
 
 
 def test_a_docker_stack_refuses_a_priority_class():

@@ -11,8 +11,9 @@ from tests.kubernetes_fixtures import configured, manifests, one, pod_spec, serv
 def test_prod_pods_require_the_a100_80gb_gfd_product_label():
     spec = pod_spec(manifests(*stack("prod")))
     terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert terms == [{"matchExpressions": [
-        {"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-A100-SXM4-80GB"]}]}]
+    assert terms == [
+        {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-A100-SXM4-80GB"]}]}
+    ]
 
 
 def test_dev_pods_require_the_a100_40gb_gfd_product_label():
@@ -24,15 +25,17 @@ def test_dev_pods_require_the_a100_40gb_gfd_product_label():
 def test_every_acceptable_product_is_allowed_and_the_preflight_sized_the_smallest():
     cfg, report = configured(gpu={"product": "A100-SXM4-80GB", "also_accept": ["A100-80GB-PCIe", "A100-SXM4-40GB"]})
     spec = pod_spec(manifests(cfg, report))
-    values = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
-        "nodeSelectorTerms"][0]["matchExpressions"][0]["values"]
+    values = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0][
+        "matchExpressions"
+    ][0]["values"]
     assert values == ["NVIDIA-A100-SXM4-80GB", "NVIDIA-A100-80GB-PCIe", "NVIDIA-A100-SXM4-40GB"]
     assert report.gpu == "A100-SXM4-40GB"
 
 
 def test_pods_tolerate_the_gpu_taint_whatever_its_value():
     assert pod_spec(manifests(*stack("prod")))["tolerations"] == [
-        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    ]
 
 
 def test_deployment_requests_four_gpus_for_tensor_parallel_four():
@@ -41,21 +44,25 @@ def test_deployment_requests_four_gpus_for_tensor_parallel_four():
 
 
 def test_deployment_requests_gpus_for_tensor_times_pipeline_parallel():
-    cfg, report = configured(model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
-                             engine={"max_model_len": 8192, "tensor_parallel_size": 2, "pipeline_parallel_size": 2})
+    cfg, report = configured(
+        model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
+        engine={"max_model_len": 8192, "tensor_parallel_size": 2, "pipeline_parallel_size": 2},
+    )
     assert server(manifests(cfg, report))["resources"]["limits"]["nvidia.com/gpu"] == "4"
 
 
 def test_extra_node_labels_become_a_node_selector():
-    cfg, report = configured(gpu={"product": "A100-SXM4-80GB",
-                                  "node_selector": {"cloud.google.com/gke-accelerator": "nvidia-a100-80gb"}})
+    cfg, report = configured(
+        gpu={"product": "A100-SXM4-80GB", "node_selector": {"cloud.google.com/gke-accelerator": "nvidia-a100-80gb"}}
+    )
     assert pod_spec(manifests(cfg, report))["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-a100-80gb"}
 
 
 def test_clusters_without_gpu_feature_discovery_select_gpus_by_their_cloud_label_only():
     gke = {"cloud.google.com/gke-accelerator": "nvidia-a100-80gb"}
-    cfg, report = configured(gpu={"product": "A100-SXM4-80GB", "node_selector": gke},
-                             scheduling={"require_gpu_product_label": False})
+    cfg, report = configured(
+        gpu={"product": "A100-SXM4-80GB", "node_selector": gke}, scheduling={"require_gpu_product_label": False}
+    )
     spec = pod_spec(manifests(cfg, report))
     assert "affinity" not in spec and spec["nodeSelector"] == gke
 
@@ -73,7 +80,8 @@ def test_no_node_selector_without_extra_labels():
 def test_prod_replicas_must_run_on_different_nodes():
     spread = pod_spec(manifests(*stack("prod")))["topologySpreadConstraints"]
     assert [(c["topologyKey"], c["maxSkew"], c["whenUnsatisfiable"]) for c in spread] == [
-        ("kubernetes.io/hostname", 1, "DoNotSchedule")]
+        ("kubernetes.io/hostname", 1, "DoNotSchedule")
+    ]
 
 
 def test_prod_counts_missing_nodes_up_to_its_autoscaling_maximum():
@@ -100,7 +108,10 @@ def test_zone_spread_sets_no_min_domains():
 def test_spread_selects_the_server_pods():
     spread = pod_spec(manifests(*stack("prod")))["topologySpreadConstraints"][0]
     assert spread["labelSelector"]["matchLabels"] == {
-        "app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "llama", "app.kubernetes.io/component": "server"}
+        "app.kubernetes.io/name": "vllm",
+        "app.kubernetes.io/instance": "llama",
+        "app.kubernetes.io/component": "server",
+    }
 
 
 def test_spread_by_zone_when_configured():
@@ -128,8 +139,9 @@ def test_a_single_replica_is_recreated_so_its_gpus_are_freed_first():
 
 
 def test_autoscaled_stack_rolls_even_when_it_starts_with_one_replica():
-    cfg, report = configured(autoscaling={"enabled": True, "min_replica_count": 1, "max_replica_count": 3},
-                             cache={"storage_class_name": "efs-sc"})
+    cfg, report = configured(
+        autoscaling={"enabled": True, "min_replica_count": 1, "max_replica_count": 3}, cache={"storage_class_name": "efs-sc"}
+    )
     assert one(manifests(cfg, report), "Deployment")["spec"]["strategy"]["type"] == "RollingUpdate"
 
 

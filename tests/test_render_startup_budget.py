@@ -12,9 +12,12 @@ def default_budget(weights: float, throughput: float, gpus: int, eager: bool, **
     """startup_budget with ProbesConfig's defaults, the one place they live."""
     probes = ProbesConfig()
     terms: dict[str, object] = {
-        "engine_start_seconds": probes.engine_start_seconds, "per_gpu_start_seconds": probes.per_gpu_start_seconds,
-        "cuda_graph_capture_seconds": probes.cuda_graph_capture_seconds, "safety_factor": probes.safety_factor,
-        "period_seconds": probes.startup_period_seconds}
+        "engine_start_seconds": probes.engine_start_seconds,
+        "per_gpu_start_seconds": probes.per_gpu_start_seconds,
+        "cuda_graph_capture_seconds": probes.cuda_graph_capture_seconds,
+        "safety_factor": probes.safety_factor,
+        "period_seconds": probes.startup_period_seconds,
+    }
     return startup_budget(weights, throughput, gpus, eager, **{**terms, **changes})  # type: ignore[arg-type]
 
 
@@ -46,7 +49,8 @@ def test_override_replaces_the_estimate():
 
 def test_explanation_shows_each_term():
     assert default_budget(100.0, 1.0, 1, False).explain() == (
-        "(100 s load + 60 s engine start + 120 s compile/CUDA graphs) x 1.5 = 420 s (42 x 10 s)")
+        "(100 s load + 60 s engine start + 120 s compile/CUDA graphs) x 1.5 = 420 s (42 x 10 s)"
+    )
 
 
 def test_zero_throughput_is_rejected():

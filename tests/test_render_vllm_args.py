@@ -35,17 +35,24 @@ def test_model_is_never_passed_with_the_model_flag():
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_every_emitted_flag_is_accepted_by_the_configured_version(version: str):
-    args = args_for(vllm={"version": version}, engine={"max_model_len": 8192, "enforce_eager": True,
-                                                       "quantization": "fp8", "attention_backend": "FLASHINFER"},
-                    model={"id": "meta-llama/Llama-3.1-8B-Instruct", "revision": "abc123", "trust_remote_code": True})
+    args = args_for(
+        vllm={"version": version},
+        engine={"max_model_len": 8192, "enforce_eager": True, "quantization": "fp8", "attention_backend": "FLASHINFER"},
+        model={"id": "meta-llama/Llama-3.1-8B-Instruct", "revision": "abc123", "trust_remote_code": True},
+    )
     flags = [arg for arg in args if arg.startswith("--")]
     assert set(flags) <= FLAG_TABLES[version].flags
 
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_every_emitted_speculative_flag_is_accepted_by_the_configured_version(version: str):
-    args = args_for(vllm={"version": version}, engine={"max_model_len": 8192, "speculative": {
-        "method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4, "prompt_lookup_min": 2}})
+    args = args_for(
+        vllm={"version": version},
+        engine={
+            "max_model_len": 8192,
+            "speculative": {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4, "prompt_lookup_min": 2},
+        },
+    )
     assert {arg for arg in args if arg.startswith("--")} <= FLAG_TABLES[version].flags
 
 
@@ -58,10 +65,18 @@ def test_no_flag_is_both_accepted_and_removed_in_a_version(version: str):
 def test_prod_stack_renders_every_resolved_engine_value():
     cfg, report = stack("prod")
     args = render_vllm_args(cfg, report.resolved)
-    expected = {"--served-model-name": "llama-70b", "--tensor-parallel-size": "4", "--pipeline-parallel-size": "1",
-                "--max-model-len": "8192", "--gpu-memory-utilization": "0.9", "--max-num-seqs": "256",
-                "--max-num-batched-tokens": "2048", "--dtype": "auto",
-                "--kv-cache-dtype": "auto", "--port": "8000"}
+    expected = {
+        "--served-model-name": "llama-70b",
+        "--tensor-parallel-size": "4",
+        "--pipeline-parallel-size": "1",
+        "--max-model-len": "8192",
+        "--gpu-memory-utilization": "0.9",
+        "--max-num-seqs": "256",
+        "--max-num-batched-tokens": "2048",
+        "--dtype": "auto",
+        "--kv-cache-dtype": "auto",
+        "--port": "8000",
+    }
     assert {flag: flag_value(args, flag) for flag in expected} == expected
 
 
@@ -126,8 +141,9 @@ def test_no_revision_flag_without_a_pinned_revision():
 
 
 def test_local_path_becomes_the_positional_model_on_the_cache_volume():
-    args = args_for(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "models/llama-8b"},
-                    cache={"existing_claim": "models"})
+    args = args_for(
+        model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "models/llama-8b"}, cache={"existing_claim": "models"}
+    )
     assert args[0] == f"{HF_HOME}/models/llama-8b"
 
 
@@ -152,32 +168,43 @@ def test_attention_backend_environment_variable_is_absent_on_0_33_0():
 
 
 def test_ngram_speculation_is_one_json_config_on_0_33_0():
-    args = args_for(engine={"max_model_len": 8192, "speculative": {
-        "method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_max": 4}})
+    args = args_for(
+        engine={"max_model_len": 8192, "speculative": {"method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_max": 4}}
+    )
     config = json.loads(flag_value(args, "--speculative-config"))
     assert config == {"method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_max": 4}
 
 
 def test_ngram_speculation_uses_the_legacy_flags_on_0_7_2():
-    args = args_for(vllm={"version": "0.7.2"}, engine={"max_model_len": 8192, "speculative": {
-        "method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_max": 4}})
-    legacy = {flag: flag_value(args, flag) for flag in
-              ("--speculative-model", "--num-speculative-tokens", "--ngram-prompt-lookup-max")}
+    args = args_for(
+        vllm={"version": "0.7.2"},
+        engine={"max_model_len": 8192, "speculative": {"method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_max": 4}},
+    )
+    legacy = {
+        flag: flag_value(args, flag)
+        for flag in ("--speculative-model", "--num-speculative-tokens", "--ngram-prompt-lookup-max")
+    }
     assert legacy == {"--speculative-model": "[ngram]", "--num-speculative-tokens": "5", "--ngram-prompt-lookup-max": "4"}
 
 
 def test_speculative_config_is_absent_on_0_7_2():
-    args = args_for(vllm={"version": "0.7.2"}, engine={"max_model_len": 8192, "speculative": {
-        "method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_max": 4}})
+    args = args_for(
+        vllm={"version": "0.7.2"},
+        engine={"max_model_len": 8192, "speculative": {"method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_max": 4}},
+    )
     assert "--speculative-config" not in args
 
 
 def test_draft_model_speculation_names_the_draft_on_0_33_0():
-    args = args_for(model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
-                    gpu={"product": "A100-SXM4-80GB"},
-                    engine={"max_model_len": 8192, "tensor_parallel_size": 4, "speculative": {
-                        "method": "draft_model", "model": "meta-llama/Llama-3.1-8B-Instruct",
-                        "num_speculative_tokens": 4}})
+    args = args_for(
+        model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
+        gpu={"product": "A100-SXM4-80GB"},
+        engine={
+            "max_model_len": 8192,
+            "tensor_parallel_size": 4,
+            "speculative": {"method": "draft_model", "model": "meta-llama/Llama-3.1-8B-Instruct", "num_speculative_tokens": 4},
+        },
+    )
     config = json.loads(flag_value(args, "--speculative-config"))
     assert config["model"] == "meta-llama/Llama-3.1-8B-Instruct" and config["method"] == "draft_model"
 
@@ -218,5 +245,4 @@ def test_hugging_face_token_is_never_in_the_server_environment():
 def test_a_block_size_above_32_is_refused_on_vllm_0_7_2() -> None:
     cfg, report = configured(vllm={"version": "0.7.2"}, engine={"block_size": 64})
     issues = check_vllm_config(cfg, report.resolved)
-    assert [(i.key, i.message) for i in issues] == [
-        ("engine.block_size", "is 64, but vLLM 0.7.2 on CUDA accepts at most 32.")]
+    assert [(i.key, i.message) for i in issues] == [("engine.block_size", "is 64, but vLLM 0.7.2 on CUDA accepts at most 32.")]

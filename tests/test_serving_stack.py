@@ -21,6 +21,7 @@ def build_stack(cfg, report, secrets: StackSecrets | None = None, keep: list | N
         serving = ServingStack("llama", ServingStackArgs(cfg, report, secrets or default))
         if keep is not None:
             keep.append(serving)
+
     return build
 
 
@@ -34,18 +35,35 @@ def outputs_of(cfg, report) -> dict[str, Any]:  # type: ignore[no-untyped-def]
 def test_shipped_stack_registers_namespace_cache_and_server(name: str):
     api_key_secret = ["kubernetes:core/v1:Secret"] if name == "prod" else []  # prod requires an API key
     assert run_program(build_stack(*stack(name))).types == [
-        DEPLOYMENT, "kubernetes:batch/v1:Job", "kubernetes:core/v1:Namespace",
-        "kubernetes:core/v1:PersistentVolumeClaim", *api_key_secret, "kubernetes:core/v1:Service",
-        "kubernetes:core/v1:ServiceAccount", "kubernetes:core/v1:ServiceAccount", "kubernetes:policy/v1:PodDisruptionBudget",
-        "vllm-serving:index:ModelCache", "vllm-serving:index:ServingStack", "vllm-serving:index:VllmServer"]
+        DEPLOYMENT,
+        "kubernetes:batch/v1:Job",
+        "kubernetes:core/v1:Namespace",
+        "kubernetes:core/v1:PersistentVolumeClaim",
+        *api_key_secret,
+        "kubernetes:core/v1:Service",
+        "kubernetes:core/v1:ServiceAccount",
+        "kubernetes:core/v1:ServiceAccount",
+        "kubernetes:policy/v1:PodDisruptionBudget",
+        "vllm-serving:index:ModelCache",
+        "vllm-serving:index:ServingStack",
+        "vllm-serving:index:VllmServer",
+    ]
 
 
 def test_prod_outputs_name_the_service_url_and_served_model():
     assert outputs_of(*stack("prod")) == {
-        "namespace": "llama", "deploymentName": "llama-server", "serviceName": "llama-server",
-        "servicePortName": "http", "url": "http://llama-server.llama.svc:8000", "servedModelName": "llama-70b",
-        "podSelectorLabels": {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "llama",
-                              "app.kubernetes.io/component": "server"}}
+        "namespace": "llama",
+        "deploymentName": "llama-server",
+        "serviceName": "llama-server",
+        "servicePortName": "http",
+        "url": "http://llama-server.llama.svc:8000",
+        "servedModelName": "llama-70b",
+        "podSelectorLabels": {
+            "app.kubernetes.io/name": "vllm",
+            "app.kubernetes.io/instance": "llama",
+            "app.kubernetes.io/component": "server",
+        },
+    }
 
 
 def test_dev_outputs_name_its_served_model():
@@ -80,6 +98,7 @@ def test_hf_token_secret_is_created_from_the_pulumi_secret():
     def build() -> None:
         secrets = StackSecrets(hf_token=pulumi.Output.secret("hf_x"), api_key=pulumi.Output.secret("sk-test"))
         ServingStack("llama", ServingStackArgs(*stack("prod"), secrets))
+
     secrets = run_program(build).of_type("kubernetes:core/v1:Secret")
     assert sorted(s.inputs["metadata"]["name"] for s in secrets) == ["llama-api-key", "llama-hf-token"]
 

@@ -24,8 +24,12 @@ KEY = "sk-smoke"
 
 
 def completion(model: str = MODEL, content: str | None = "ready") -> dict[str, Any]:
-    return {"id": "chatcmpl-1", "object": "chat.completion", "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+    }
 
 
 class FakeVllm(BaseHTTPRequestHandler):
@@ -94,8 +98,7 @@ def run_check(base_url: str, *extra: str, timeout: float = 5) -> subprocess.Comp
 
 def run_script(*args: str) -> subprocess.CompletedProcess[str]:
     """The real command line, as the Job runs it."""
-    return subprocess.run([sys.executable, "-S", str(SCRIPT), *args], capture_output=True, text=True, timeout=30,
-                          check=False)
+    return subprocess.run([sys.executable, "-S", str(SCRIPT), *args], capture_output=True, text=True, timeout=30, check=False)
 
 
 def key_file(tmp_path: Path) -> str:
@@ -112,8 +115,7 @@ def test_a_right_answer_exits_zero_and_names_the_model(server: ThreadingHTTPServ
 def test_the_request_is_one_chat_completion_for_the_served_model(server: ThreadingHTTPServer) -> None:
     run_check(url(server))
     path, _, body = server.seen[0]  # type: ignore[attr-defined]
-    assert (path, body["model"], body["messages"][0]["role"], body["max_tokens"]) == (
-        "/v1/chat/completions", MODEL, "user", 16)
+    assert (path, body["model"], body["messages"][0]["role"], body["max_tokens"]) == ("/v1/chat/completions", MODEL, "user", 16)
 
 
 def test_the_api_key_file_is_sent_as_a_bearer_token(server: ThreadingHTTPServer, tmp_path: Path) -> None:
@@ -145,7 +147,9 @@ def test_a_500_fails_with_the_status_and_the_body(server: ThreadingHTTPServer) -
     server.reply = (500, "Internal Server Error: CUDA out of memory", 0.0)  # type: ignore[attr-defined]
     result = run_script(*arguments(url(server)))
     assert (result.returncode, result.stderr.strip().endswith("HTTP 500: Internal Server Error: CUDA out of memory")) == (
-        1, True)
+        1,
+        True,
+    )
 
 
 def test_an_empty_answer_fails(server: ThreadingHTTPServer) -> None:
@@ -190,8 +194,11 @@ def test_a_missing_argument_exits_two() -> None:
 
 
 def test_the_script_imports_nothing_outside_the_standard_library() -> None:
-    imported = {line.split()[1].split(".")[0] for line in SCRIPT.read_text().splitlines()
-                if line.startswith(("import ", "from ")) and not line.startswith("from __future__")}
+    imported = {
+        line.split()[1].split(".")[0]
+        for line in SCRIPT.read_text().splitlines()
+        if line.startswith(("import ", "from ")) and not line.startswith("from __future__")
+    }
     assert imported <= set(sys.stdlib_module_names)
 
 

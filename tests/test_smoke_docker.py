@@ -15,8 +15,7 @@ SMOKE = {"smoke_test": {"enabled": True}}
 
 
 def keyed_stack(**overrides: Any) -> Any:
-    return docker_stack(security={"require_api_key": True}, engine={"served_model_name": "llama-8b"}, **SMOKE,
-                        **overrides)
+    return docker_stack(security={"require_api_key": True}, engine={"served_model_name": "llama-8b"}, **SMOKE, **overrides)
 
 
 def smoke_container(registered: Any) -> dict[str, Any]:
@@ -31,8 +30,20 @@ def deployed() -> Any:
 
 def test_the_script_calls_the_server_on_loopback_at_the_container_port_with_the_key_file() -> None:
     assert docker_smoke_command(keyed_stack()) == [
-        "python3", "-B", "/opt/smoke/check.py", "--base-url", "http://127.0.0.1:8000", "--model", "llama-8b",
-        "--timeout-seconds", "120", "--max-tokens", "16", "--api-key-file", "/run/secrets/vllm_api_key"]
+        "python3",
+        "-B",
+        "/opt/smoke/check.py",
+        "--base-url",
+        "http://127.0.0.1:8000",
+        "--model",
+        "llama-8b",
+        "--timeout-seconds",
+        "120",
+        "--max-tokens",
+        "16",
+        "--api-key-file",
+        "/run/secrets/vllm_api_key",
+    ]
 
 
 def test_the_smoke_container_waits_for_its_exit_and_keeps_its_logs() -> None:
@@ -54,8 +65,10 @@ def test_the_smoke_container_shares_the_vllm_containers_network(deployed: Any) -
 
 def test_the_script_and_the_key_are_uploaded_the_key_as_a_secret(deployed: Any) -> None:
     uploads = unwrap_secret(smoke_container(deployed[0])["uploads"])  # one secret element makes the list secret
-    assert uploads == [{"file": "/opt/smoke/check.py", "content": smoke_script(), "permissions": "0444"},
-                       {"file": "/run/secrets/vllm_api_key", "content": "sk-docker", "permissions": "0400"}]
+    assert uploads == [
+        {"file": "/opt/smoke/check.py", "content": smoke_script(), "permissions": "0444"},
+        {"file": "/run/secrets/vllm_api_key", "content": "sk-docker", "permissions": "0400"},
+    ]
 
 
 def test_the_smoke_image_is_pulled_separately(deployed: Any) -> None:
@@ -64,13 +77,17 @@ def test_the_smoke_image_is_pulled_separately(deployed: Any) -> None:
 
 
 def test_a_passing_run_reports_the_scripts_last_line() -> None:
-    assert docker_smoke_verdict(0, "smoke test passed: llama-8b answered 'ready' in 0.4 s\n") == \
-        "smoke test passed: llama-8b answered 'ready' in 0.4 s"
+    assert (
+        docker_smoke_verdict(0, "smoke test passed: llama-8b answered 'ready' in 0.4 s\n")
+        == "smoke test passed: llama-8b answered 'ready' in 0.4 s"
+    )
 
 
 def test_a_failing_run_raises_with_the_scripts_failure_line() -> None:
-    logs = "smoke test FAILED: POST http://127.0.0.1:8000/v1/chat/completions: HTTP 401 (the API key was refused or " \
-           'is missing): {"error": "Unauthorized"}\n'
+    logs = (
+        "smoke test FAILED: POST http://127.0.0.1:8000/v1/chat/completions: HTTP 401 (the API key was refused or "
+        'is missing): {"error": "Unauthorized"}\n'
+    )
     with pytest.raises(RuntimeError, match=r"exited with code 1: smoke test FAILED: .* HTTP 401 .*Unauthorized"):
         docker_smoke_verdict(1, logs)
 

@@ -22,8 +22,10 @@ INSTANCE = "prod"
 
 
 def keyed(**changes: Any) -> StackConfig:
-    base: dict[str, Any] = {"security": {"require_api_key": True},
-                            "engine": {"max_model_len": 8192, "served_model_name": "llama-8b"}}
+    base: dict[str, Any] = {
+        "security": {"require_api_key": True},
+        "engine": {"max_model_len": 8192, "served_model_name": "llama-8b"},
+    }
     return make_config(**{**base, **changes})
 
 
@@ -51,8 +53,20 @@ def test_nothing_is_rendered_when_the_smoke_test_is_off() -> None:
 
 def test_the_job_runs_the_script_against_the_service_with_the_served_name_and_the_key_file() -> None:
     assert container()["command"] == [
-        "python3", "-B", "/opt/smoke/check.py", "--base-url", "http://prod-server.prod.svc:8000", "--model", "llama-8b",
-        "--timeout-seconds", "120", "--max-tokens", "16", "--api-key-file", "/var/run/secrets/vllm-api-key/api-key"]
+        "python3",
+        "-B",
+        "/opt/smoke/check.py",
+        "--base-url",
+        "http://prod-server.prod.svc:8000",
+        "--model",
+        "llama-8b",
+        "--timeout-seconds",
+        "120",
+        "--max-tokens",
+        "16",
+        "--api-key-file",
+        "/var/run/secrets/vllm-api-key/api-key",
+    ]
 
 
 def test_without_an_api_key_no_key_file_is_passed_or_mounted() -> None:
@@ -81,9 +95,13 @@ def test_the_pod_meets_the_restricted_pod_security_standard() -> None:
     spec = job()["spec"]["template"]["spec"]
     context = spec["securityContext"]
     assert (context["runAsNonRoot"], context["seccompProfile"]) == (True, {"type": "RuntimeDefault"})
-    assert container()["securityContext"] == {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
-                                              "runAsNonRoot": True, "capabilities": {"drop": ["ALL"]},
-                                              "seccompProfile": {"type": "RuntimeDefault"}}
+    assert container()["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "runAsNonRoot": True,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
     assert (spec["automountServiceAccountToken"], spec["enableServiceLinks"]) == (False, False)
 
 
@@ -94,7 +112,10 @@ def test_the_failure_line_becomes_the_termination_message_pulumi_reports() -> No
 def test_the_job_retries_once_within_a_deadline_over_both_attempts_and_the_image_pull() -> None:
     spec = job()["spec"]
     assert (spec["backoffLimit"], spec["activeDeadlineSeconds"], spec["template"]["spec"]["restartPolicy"]) == (
-        1, 2 * (120 + 60) + 300, "Never")
+        1,
+        2 * (120 + 60) + 300,
+        "Never",
+    )
 
 
 def test_the_job_is_never_garbage_collected_under_pulumi() -> None:
@@ -105,12 +126,16 @@ def test_the_pods_carry_the_smoke_test_component_label_the_network_policy_admits
     assert job()["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/component"] == "smoke-test"
 
 
-@pytest.mark.parametrize("change", [
-    {"model": {"id": "meta-llama/Llama-3.1-8B-Instruct", "revision": "0e9e39f249a16976918f6564b8830bc894c89659"}},
-    {"vllm": {"version": "0.7.2"}},
-    {"smoke_test": {"image": "python:3.12-slim"}},
-    {"engine": {"max_model_len": 8192, "served_model_name": "other"}},
-], ids=["revision", "vllm image", "smoke image", "served name"])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"model": {"id": "meta-llama/Llama-3.1-8B-Instruct", "revision": "0e9e39f249a16976918f6564b8830bc894c89659"}},
+        {"vllm": {"version": "0.7.2"}},
+        {"smoke_test": {"image": "python:3.12-slim"}},
+        {"engine": {"max_model_len": 8192, "served_model_name": "other"}},
+    ],
+    ids=["revision", "vllm image", "smoke image", "served name"],
+)
 def test_a_new_model_revision_or_image_names_a_new_job_so_it_runs_again(change: dict[str, Any]) -> None:
     assert smoke_name(keyed(**change), INSTANCE) != smoke_name(keyed(), INSTANCE)
 
@@ -119,14 +144,19 @@ def test_an_unchanged_stack_keeps_the_same_job_name() -> None:
     assert smoke_name(keyed(), INSTANCE) == smoke_name(keyed(), INSTANCE)
 
 
-GATEWAY = {"name": "inference-gateway", "namespace": "gateway-system", "section_name": "https",
-           "hostnames": ["llm.example.com"]}
+GATEWAY = {
+    "name": "inference-gateway",
+    "namespace": "gateway-system",
+    "section_name": "https",
+    "hostnames": ["llm.example.com"],
+}
 
 
 @pytest.fixture(scope="module")
 def prod_with_gateway() -> Any:
-    registered, error = run_stack_file(STACKS / "Pulumi.prod.yaml",
-                                       extra={"api_key": "sk-test", "exposure": {"gateway": GATEWAY}})
+    registered, error = run_stack_file(
+        STACKS / "Pulumi.prod.yaml", extra={"api_key": "sk-test", "exposure": {"gateway": GATEWAY}}
+    )
     assert error is None, error
     return registered
 
@@ -135,21 +165,34 @@ def test_prod_with_a_gateway_registers_the_route_on_it(prod_with_gateway: Any) -
     (route,) = [r.inputs for r in prod_with_gateway.of_type("kubernetes:gateway.networking.k8s.io/v1:HTTPRoute")]
     assert route["spec"]["parentRefs"][0]["name"] == "inference-gateway"
     assert [m["path"]["value"] for m in route["spec"]["rules"][0]["matches"]] == [
-        "/v1/chat/completions", "/v1/completions", "/v1/models"]
+        "/v1/chat/completions",
+        "/v1/completions",
+        "/v1/models",
+    ]
 
 
 def test_prod_with_a_gateway_registers_a_policy_admitting_only_the_gateway_smoke_test_and_prometheus(
-        prod_with_gateway: Any) -> None:
-    (server,) = [r.inputs for r in prod_with_gateway.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")
-                 if r.inputs["metadata"]["labels"]["app.kubernetes.io/component"] == "server"]
-    namespaces = [peer.get("namespaceSelector", {}).get("matchExpressions", [{}])[0].get("values")
-                  for rule in server["spec"]["ingress"] for peer in rule["from"]]
+    prod_with_gateway: Any,
+) -> None:
+    (server,) = [
+        r.inputs
+        for r in prod_with_gateway.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")
+        if r.inputs["metadata"]["labels"]["app.kubernetes.io/component"] == "server"
+    ]
+    namespaces = [
+        peer.get("namespaceSelector", {}).get("matchExpressions", [{}])[0].get("values")
+        for rule in server["spec"]["ingress"]
+        for peer in rule["from"]
+    ]
     assert namespaces == [["gateway-system"], None, ["monitoring"]]
 
 
 def test_prod_registers_the_smoke_job_after_the_deployment_and_the_policies(prod_with_gateway: Any) -> None:
-    (smoke,) = [r for r in prod_with_gateway.of_type("kubernetes:batch/v1:Job")
-                if r.inputs["metadata"]["labels"]["app.kubernetes.io/component"] == "smoke-test"]
+    (smoke,) = [
+        r
+        for r in prod_with_gateway.of_type("kubernetes:batch/v1:Job")
+        if r.inputs["metadata"]["labels"]["app.kubernetes.io/component"] == "smoke-test"
+    ]
     assert smoke.inputs["spec"]["template"]["spec"]["containers"][0]["command"][5:7] == ["--model", "llama-70b"]
 
 
@@ -167,14 +210,22 @@ def test_the_smoke_job_waits_for_the_rollout_the_service_and_the_network_policie
     config, _ = stack_file_config(STACKS / "Pulumi.prod.yaml")
 
     def build() -> None:
-        pulumi.runtime.set_all_config({f"{PROJECT}:{key}": value if isinstance(value, str) else json.dumps(value)
-                                       for key, value in {**config, "api_key": "sk-test"}.items()},
-                                      [f"{PROJECT}:api_key"])
+        pulumi.runtime.set_all_config(
+            {
+                f"{PROJECT}:{key}": value if isinstance(value, str) else json.dumps(value)
+                for key, value in {**config, "api_key": "sk-test"}.items()
+            },
+            [f"{PROJECT}:api_key"],
+        )
         runpy.run_path(str(REPO / "__main__.py"), run_name="__main__")
 
     _, requests = run_recording(build)
     (job,) = [r for name, r in requests.items() if name.endswith("-smoke-test-job")]
     waits_for = {dependency.rsplit("::", 1)[1] for dependency in job.dependencies}
-    assert {"vllm-test-server-deployment", "vllm-test-server-service", "vllm-test-network-server",
-            "vllm-test-network-smoke-test"} <= waits_for
+    assert {
+        "vllm-test-server-deployment",
+        "vllm-test-server-service",
+        "vllm-test-network-server",
+        "vllm-test-network-smoke-test",
+    } <= waits_for
     assert job.timeouts["create"] == "12m"  # deadline 2 x (120 + 60) + 300 = 660 s, plus a minute

@@ -21,7 +21,12 @@ def logged(row: str):  # type: ignore[no-untyped-def]
 def test_the_v1_profiling_line_gives_weights_activation_non_torch_and_kv() -> None:
     log = logged("R01")
     assert (log.weights_gib, log.activation_gib, log.non_torch_gib, log.non_kv_gib, log.kv_cache_gib) == (
-        14.99, 1.89, 0.25, 17.12, 58.11)
+        14.99,
+        1.89,
+        0.25,
+        17.12,
+        58.11,
+    )
 
 
 def test_the_v1_requested_memory_and_cuda_graph_estimate_are_read() -> None:
@@ -37,7 +42,12 @@ def test_the_legacy_v0_profiling_line_gives_peak_torch_non_torch_and_kv() -> Non
 def test_the_pr_10511_table_wording_is_read() -> None:
     log = logged("R37")
     assert (log.total_gpu_gib, log.weights_gib, log.non_torch_gib, log.activation_gib, log.kv_cache_gib) == (
-        79.22, 14.96, 1.79, 1.26, 53.29)
+        79.22,
+        14.96,
+        1.79,
+        1.26,
+        53.29,
+    )
 
 
 def test_the_v0_max_seq_len_refusal_is_recognised() -> None:
@@ -66,8 +76,13 @@ def test_an_out_of_memory_error_is_recognised_but_is_not_a_kv_refusal() -> None:
 
 
 def test_each_logged_figure_is_set_beside_the_prediction_with_its_error() -> None:
-    report = run_preflight(make_config(gpu={"product": "H100-80GB-HBM3"}, vllm={"version": "0.19.0"},
-                                       engine={"gpu_memory_utilization": 0.95, "max_model_len": 16384}))
+    report = run_preflight(
+        make_config(
+            gpu={"product": "H100-80GB-HBM3"},
+            vllm={"version": "0.19.0"},
+            engine={"gpu_memory_utilization": 0.95, "max_model_len": 16384},
+        )
+    )
     checks = {check.figure: check for check in compare(report, logged("R01"))}
     assert checks["kv_cache_gib"].logged == 58.11
     assert checks["kv_cache_gib"].predicted == report.kv_cache_gib_per_gpu
@@ -75,10 +90,12 @@ def test_each_logged_figure_is_set_beside_the_prediction_with_its_error() -> Non
 
 
 def test_the_term_that_is_off_is_named_with_its_miss_in_gib() -> None:
-    report = run_preflight(make_config(gpu={"product": "H100-80GB-HBM3"}, vllm={"version": "0.19.0"},
-                                       engine={"gpu_memory_utilization": 0.95}))
-    fake = parse_startup_log("torch peak memory increase: 5.00GiB; non-torch forward increase memory: 0.25GiB; "
-                             "weights memory: 14.99GiB.")
+    report = run_preflight(
+        make_config(gpu={"product": "H100-80GB-HBM3"}, vllm={"version": "0.19.0"}, engine={"gpu_memory_utilization": 0.95})
+    )
+    fake = parse_startup_log(
+        "torch peak memory increase: 5.00GiB; non-torch forward increase memory: 0.25GiB; weights memory: 14.99GiB."
+    )
     assert term_off(report, fake) == f"activation is underestimated by {5.0 - report.activation_gib:.2f} GiB per GPU"
 
 
@@ -89,9 +106,11 @@ def test_a_refusal_the_preflight_did_not_predict_is_flagged_as_a_disagreement() 
 
 def test_the_cli_prints_the_log_check_after_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     stack = tmp_path / "Pulumi.x.yaml"
-    stack.write_text("config:\n  vllm-serving:model:\n    id: meta-llama/Llama-3.1-8B-Instruct\n"
-                     "  vllm-serving:gpu:\n    product: H100-80GB-HBM3\n  vllm-serving:security:\n"
-                     "    require_api_key: false\n")
+    stack.write_text(
+        "config:\n  vllm-serving:model:\n    id: meta-llama/Llama-3.1-8B-Instruct\n"
+        "  vllm-serving:gpu:\n    product: H100-80GB-HBM3\n  vllm-serving:security:\n"
+        "    require_api_key: false\n"
+    )
     assert main([str(stack), "--log", str(LOGS / "R01.log")]) == 0
     out = capsys.readouterr().out
     assert "Start-up log against the preflight:" in out and "kv_cache_gib" in out

@@ -38,7 +38,8 @@ def program_run(path: Path) -> tuple[Outcome | str, Registered]:
     values |= {name: SECRET_VALUES[name] for name in missing}
     stack = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
     registered, error = run_program_catching(
-        lambda: runpy.run_path(str(REPO / "__main__.py"), run_name="__main__"), values, (*secrets, *missing), stack)
+        lambda: runpy.run_path(str(REPO / "__main__.py"), run_name="__main__"), values, (*secrets, *missing), stack
+    )
     return _program_outcome(error), registered
 
 
@@ -69,9 +70,10 @@ RULE_CASES: dict[str, tuple[dict, list[str]]] = {
     "cache smaller than the weights": ({"cache": {"size_gib": 5}}, ["cache.size_gib"]),
     "an owned flag in extra_args": ({"engine": {"extra_args": ["--max-num-seqs", "8"]}}, ["engine.extra_args"]),
     "an unknown attention backend": ({"engine": {"attention_backend": "XFORMERS"}}, ["engine.attention_backend"]),
-    "local path outside the cache mount": ({"model": {"id": "meta-llama/Llama-3.1-8B-Instruct",
-                                                      "local_path": "/models/x"},
-                                            "cache": {"existing_claim": "models"}}, ["model.local_path"]),
+    "local path outside the cache mount": (
+        {"model": {"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "/models/x"}, "cache": {"existing_claim": "models"}},
+        ["model.local_path"],
+    ),
 }
 
 
@@ -82,8 +84,9 @@ def test_check_stack_names_the_key_of_each_rule(name: str) -> None:
 
 
 def test_check_stack_returns_every_problem_at_once() -> None:
-    issues = check_stack(*configured(cache={"size_gib": 5}, engine={"attention_backend": "XFORMERS",
-                                                                     "extra_args": ["--port=9000"]}))
+    issues = check_stack(
+        *configured(cache={"size_gib": 5}, engine={"attention_backend": "XFORMERS", "extra_args": ["--port=9000"]})
+    )
     assert [issue.key for issue in issues] == ["cache.size_gib", "engine.attention_backend", "engine.extra_args"]
 
 
@@ -98,8 +101,11 @@ def test_a_docker_stack_without_its_required_api_key_is_refused() -> None:
 
 
 def test_a_config_error_outranks_a_memory_verdict() -> None:
-    cfg = make_config(engine={"max_model_len": 8192, "attention_backend": "XFORMERS"}, gpu={"product": "L4"},
-                      model={"id": "meta-llama/Llama-3.1-70B-Instruct"})
+    cfg = make_config(
+        engine={"max_model_len": 8192, "attention_backend": "XFORMERS"},
+        gpu={"product": "L4"},
+        model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
+    )
     verdict = assess(cfg)
     assert (verdict.report is not None and not verdict.report.fits, verdict.outcome) == (True, Outcome.CONFIG_ERROR)
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import json
+from typing import Any
 
 import pytest
 
@@ -23,9 +22,15 @@ VERSIONS = available_versions()
 MINORS = [f"0.{minor}" for minor in range(6, 34)]
 # Flags the hand reading of the 0.7.2 and 0.33.0 wheels found (docs/sources.md §A).
 HAND_READ = {
-    "0.7.2": _COMMON | {"--disable-log-requests", "--speculative-model", "--num-speculative-tokens",
-                        "--ngram-prompt-lookup-max", "--ngram-prompt-lookup-min",
-                        "--speculative-draft-tensor-parallel-size"},
+    "0.7.2": _COMMON
+    | {
+        "--disable-log-requests",
+        "--speculative-model",
+        "--num-speculative-tokens",
+        "--ngram-prompt-lookup-max",
+        "--ngram-prompt-lookup-min",
+        "--speculative-draft-tensor-parallel-size",
+    },
     "0.33.0": _COMMON | {"--attention-backend", "--speculative-config"},
 }
 
@@ -62,11 +67,20 @@ def test_each_release_era_from_its_code_matches_the_era_by_number(version: str) 
     assert era_of(release_table(version)) is memory_era(RELEASES[version].number)
 
 
-@pytest.mark.parametrize(("version", "era"), [
-    ("0.6.4", MemoryEra.V0_LEGACY), ("0.6.5", MemoryEra.V0), ("0.7.3", MemoryEra.V0), ("0.8.0", MemoryEra.V1_EARLY),
-    ("0.16.0", MemoryEra.V1_EARLY), ("0.17.0", MemoryEra.V1), ("0.19.1", MemoryEra.V1),
-    ("0.20.0", MemoryEra.V1_CUDAGRAPH), ("0.33.0", MemoryEra.V1_CUDAGRAPH),
-])
+@pytest.mark.parametrize(
+    ("version", "era"),
+    [
+        ("0.6.4", MemoryEra.V0_LEGACY),
+        ("0.6.5", MemoryEra.V0),
+        ("0.7.3", MemoryEra.V0),
+        ("0.8.0", MemoryEra.V1_EARLY),
+        ("0.16.0", MemoryEra.V1_EARLY),
+        ("0.17.0", MemoryEra.V1),
+        ("0.19.1", MemoryEra.V1),
+        ("0.20.0", MemoryEra.V1_CUDAGRAPH),
+        ("0.33.0", MemoryEra.V1_CUDAGRAPH),
+    ],
+)
 def test_the_eras_switch_where_the_code_switches(version: str, era: MemoryEra) -> None:
     assert RELEASES[version].era is era
 
@@ -86,7 +100,8 @@ def test_vllm_version_accepts_a_generated_release_and_renders_a_command_it_accep
 def test_a_flag_the_release_lacks_is_a_config_error_naming_its_key() -> None:
     issues = check_rendered_args(["m", "--max-num-seqs", "8", "--speculative-config", "{}"], FLAG_TABLES["0.7.2"])
     assert [(i.key, i.message) for i in issues] == [
-        ("engine.speculative", "renders --speculative-config, which vLLM 0.7.2 does not accept (`unrecognized arguments`).")]
+        ("engine.speculative", "renders --speculative-config, which vLLM 0.7.2 does not accept (`unrecognized arguments`).")
+    ]
 
 
 def test_a_value_outside_the_release_choices_is_a_config_error() -> None:
@@ -116,21 +131,31 @@ def test_the_tag_defaults_to_the_version_including_post_releases() -> None:
 
 def test_metrics_of_a_generated_release_pick_the_v1_names() -> None:
     metrics = metrics_for("0.19.1")
-    assert (metrics.kv_cache_usage, metrics.prefix_cache_hits) == (
-        "vllm:kv_cache_usage_perc", "vllm:prefix_cache_hits_total")
+    assert (metrics.kv_cache_usage, metrics.prefix_cache_hits) == ("vllm:kv_cache_usage_perc", "vllm:prefix_cache_hits_total")
 
 
 def test_releases_sort_as_pypi_does() -> None:
     assert sorted(["0.10.1.1", "0.9.2", "0.10.1", "0.6.6.post1", "0.6.6"], key=version_key) == [
-        "0.6.6", "0.6.6.post1", "0.9.2", "0.10.1", "0.10.1.1"]
+        "0.6.6",
+        "0.6.6.post1",
+        "0.9.2",
+        "0.10.1",
+        "0.10.1.1",
+    ]
 
 
 def test_an_older_release_runs_the_whole_program_with_its_image_and_flags() -> None:
     from tests.program import run_main
 
-    registered, error = run_main({
-        "model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "engine": {"max_model_len": 8192},
-        "gpu": {"product": "H100-80GB-HBM3"}, "vllm": {"tag": "v0.11.0"}, "security": {"require_api_key": False}})
+    registered, error = run_main(
+        {
+            "model": {"id": "meta-llama/Llama-3.1-8B-Instruct"},
+            "engine": {"max_model_len": 8192},
+            "gpu": {"product": "H100-80GB-HBM3"},
+            "vllm": {"tag": "v0.11.0"},
+            "security": {"require_api_key": False},
+        }
+    )
     assert error is None
     container = registered.one("kubernetes:apps/v1:Deployment")["spec"]["template"]["spec"]["containers"][0]
     assert container["image"] == "vllm/vllm-openai:v0.11.0"

@@ -15,19 +15,30 @@ DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 def build_server(cfg, report, api_key: str | None = None, keep: list | None = None):  # type: ignore[no-untyped-def]
     if api_key is None and cfg.security.require_api_key:
         api_key = "sk-test"  # prod requires one
+
     def build() -> None:
         key = pulumi.Output.secret(api_key) if api_key else None
-        server = VllmServer("llama-server", VllmServerArgs(config=cfg, report=report, instance="llama", namespace="vllm",
-                                                           claim_name="llama-model-cache", api_key=key))
+        server = VllmServer(
+            "llama-server",
+            VllmServerArgs(
+                config=cfg, report=report, instance="llama", namespace="vllm", claim_name="llama-model-cache", api_key=key
+            ),
+        )
         if keep is not None:
             keep.append(server)
+
     return build
 
 
 def test_server_registers_its_objects():
     assert run_program(build_server(*stack("prod"))).types == [
-        DEPLOYMENT, "kubernetes:core/v1:Secret", "kubernetes:core/v1:Service", "kubernetes:core/v1:ServiceAccount",
-        "kubernetes:policy/v1:PodDisruptionBudget", "vllm-serving:index:VllmServer"]
+        DEPLOYMENT,
+        "kubernetes:core/v1:Secret",
+        "kubernetes:core/v1:Service",
+        "kubernetes:core/v1:ServiceAccount",
+        "kubernetes:policy/v1:PodDisruptionBudget",
+        "vllm-serving:index:VllmServer",
+    ]
 
 
 def test_deployment_inputs_request_four_gpus_for_tensor_parallel_four():
@@ -53,8 +64,9 @@ def test_deployment_timeouts_cover_one_pod_on_create_and_every_replica_on_update
 
 
 def test_replica_count_is_ignored_when_an_autoscaler_owns_it():
-    _, requests = run_recording(build_server(*configured(autoscaling={"enabled": True},
-                                                         cache={"storage_class_name": "efs-sc"})))
+    _, requests = run_recording(
+        build_server(*configured(autoscaling={"enabled": True}, cache={"storage_class_name": "efs-sc"}))
+    )
     assert requests["llama-server-deployment"].ignore_changes == ["spec.replicas"]
 
 

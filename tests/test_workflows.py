@@ -59,9 +59,14 @@ def test_preview_runs_on_pull_requests_to_main() -> None:
 
 def test_preview_may_comment_on_pull_requests_and_only_read_code() -> None:
     permissions = {job_id: job("preview.yml", job_id)["permissions"] for job_id in workflow("preview.yml")["jobs"]}
-    assert (workflow("preview.yml")["permissions"], permissions) == ({}, {
-        "tests": {"contents": "read"}, "examples": {"contents": "read"},
-        "stack": {"contents": "read", "pull-requests": "write"}})
+    assert (workflow("preview.yml")["permissions"], permissions) == (
+        {},
+        {
+            "tests": {"contents": "read"},
+            "examples": {"contents": "read"},
+            "stack": {"contents": "read", "pull-requests": "write"},
+        },
+    )
 
 
 @pytest.mark.parametrize("workflow_name", ["preview.yml", "deploy.yml"])
@@ -94,8 +99,9 @@ def test_preview_runs_the_preflight_before_pulumi() -> None:
 def test_preview_publishes_the_markdown_preflight_report_in_the_job_summary() -> None:
     preflight = step("preview.yml", "stack", "Preflight")
 
-    assert preflight["run"] == ('venv/bin/python -m preflight "stacks/Pulumi.${{ matrix.stack }}.yaml" --markdown '
-                                '2>&1 | tee -a "$GITHUB_STEP_SUMMARY"')
+    assert preflight["run"] == (
+        'venv/bin/python -m preflight "stacks/Pulumi.${{ matrix.stack }}.yaml" --markdown 2>&1 | tee -a "$GITHUB_STEP_SUMMARY"'
+    )
 
 
 def test_preview_preflight_fails_the_job_for_a_blocked_stack_through_pipefail() -> None:
@@ -107,7 +113,10 @@ def test_preview_uses_the_pulumi_action_to_preview_and_comment() -> None:
     inputs = pulumi_step("preview.yml", "stack")["with"]
 
     assert (inputs["command"], inputs["comment-on-pr"], inputs["stack-name"]) == (
-        "preview", True, "${{ vars.PULUMI_STACK_PREFIX }}${{ matrix.stack }}")
+        "preview",
+        True,
+        "${{ vars.PULUMI_STACK_PREFIX }}${{ matrix.stack }}",
+    )
 
 
 @pytest.mark.parametrize(("workflow_name", "job_id"), [("preview.yml", "stack"), ("deploy.yml", "up")])
@@ -115,7 +124,9 @@ def test_the_backend_comes_from_repository_secrets(workflow_name: str, job_id: s
     action = pulumi_step(workflow_name, job_id)
 
     assert (action["with"]["cloud-url"], action["env"]["PULUMI_CONFIG_PASSPHRASE"]) == (
-        "${{ secrets.PULUMI_BACKEND_URL }}", "${{ secrets.PULUMI_CONFIG_PASSPHRASE }}")
+        "${{ secrets.PULUMI_BACKEND_URL }}",
+        "${{ secrets.PULUMI_CONFIG_PASSPHRASE }}",
+    )
 
 
 @pytest.mark.parametrize(("workflow_name", "job_id"), [("preview.yml", "stack"), ("deploy.yml", "up")])
@@ -123,7 +134,9 @@ def test_the_kubeconfig_is_written_only_for_kubernetes_stacks(workflow_name: str
     credentials = step(workflow_name, job_id, "Cluster credentials")
 
     assert (credentials["if"], credentials["env"]) == (
-        "matrix.target == 'kubernetes'", {"KUBECONFIG_CONTENT": "${{ secrets.KUBECONFIG }}"})
+        "matrix.target == 'kubernetes'",
+        {"KUBECONFIG_CONTENT": "${{ secrets.KUBECONFIG }}"},
+    )
 
 
 def test_preview_skips_pulumi_for_pull_requests_from_forks() -> None:
@@ -159,15 +172,22 @@ def test_deploy_only_reads_the_repository() -> None:
 @pytest.mark.parametrize("workflow_name", ["preview.yml", "deploy.yml"])
 def test_every_action_is_pinned_to_a_full_commit_sha_with_its_tag_in_a_comment(workflow_name: str) -> None:
     lines = [line for line in (WORKFLOWS / workflow_name).read_text(encoding="utf-8").splitlines() if "uses:" in line]
-    unpinned = [line.strip() for line in lines if not (FULL_SHA.match(line.split("uses:")[1].split("#")[0].strip())
-                                                       and re.search(r"# v\d", line))]
+    unpinned = [
+        line.strip()
+        for line in lines
+        if not (FULL_SHA.match(line.split("uses:")[1].split("#")[0].strip()) and re.search(r"# v\d", line))
+    ]
     assert (len(lines) > 0, unpinned) == (True, [])
 
 
 @pytest.mark.parametrize("workflow_name", ["preview.yml", "deploy.yml"])
 def test_no_checkout_leaves_the_token_in_the_git_config(workflow_name: str) -> None:
-    checkouts = [s for j in workflow(workflow_name)["jobs"].values() for s in j["steps"]
-                 if str(s.get("uses", "")).startswith("actions/checkout@")]
+    checkouts = [
+        s
+        for j in workflow(workflow_name)["jobs"].values()
+        for s in j["steps"]
+        if str(s.get("uses", "")).startswith("actions/checkout@")
+    ]
     assert checkouts and all(s["with"]["persist-credentials"] is False for s in checkouts)
 
 
@@ -190,8 +210,7 @@ def test_deploy_runs_pulumi_up_per_stack() -> None:
 
 
 def test_deploy_never_cancels_a_running_update() -> None:
-    assert job("deploy.yml", "up")["concurrency"] == {
-        "group": "pulumi-up-${{ matrix.stack }}", "cancel-in-progress": False}
+    assert job("deploy.yml", "up")["concurrency"] == {"group": "pulumi-up-${{ matrix.stack }}", "cancel-in-progress": False}
 
 
 def test_deploy_does_not_comment_on_pull_requests() -> None:

@@ -66,8 +66,7 @@ def _command_line(subject: Subject) -> list[ConfigIssue]:
 RULES: list[Rule] = [_kubernetes, _vllm, _secrets, _command_line]
 
 
-def check_stack(cfg: StackConfig, report: PreflightReport,
-                secrets_present: frozenset[str] | None = None) -> list[ConfigIssue]:
+def check_stack(cfg: StackConfig, report: PreflightReport, secrets_present: frozenset[str] | None = None) -> list[ConfigIssue]:
     """Every problem of a parsed stack for its target, in rule order; empty when it may be built."""
     subject = Subject(cfg, report, secrets_present)
     return [issue for rule in RULES for issue in rule(subject)]
@@ -98,8 +97,9 @@ class Verdict:
         return Outcome.FITS if self.report.fits and not self.cluster.blocked else Outcome.BLOCKED
 
 
-def assess(cfg: StackConfig, secrets_present: frozenset[str] | None = None,
-           cluster_check: ClusterCheck | None = None) -> Verdict:
+def assess(
+    cfg: StackConfig, secrets_present: frozenset[str] | None = None, cluster_check: ClusterCheck | None = None
+) -> Verdict:
     """Size the stack, validate it for its target, then check it against the cluster when facts are at hand.
     A config error outranks a memory or cluster verdict; a cluster not checked never blocks."""
     try:

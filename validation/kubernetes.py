@@ -20,10 +20,14 @@ def check_cache_size(cfg: StackConfig, report: PreflightReport) -> list[ConfigIs
         return []
     what = f"{report.weights_on_disk_gib:.1f} GiB of {cfg.model.id} weights"
     what += f" plus {draft:.1f} GiB of draft model ({needed:.1f} GiB)" if draft else ""
-    return [ConfigIssue(
-        "cache.size_gib", f"is {size:g} GiB, smaller than the {what}.",
-        f"set cache.size_gib to at least {math.ceil(needed)} (recommended "
-        f"{default_size_gib(cfg, report.weights_on_disk_gib)}), or remove it to size the volume automatically.")]
+    return [
+        ConfigIssue(
+            "cache.size_gib",
+            f"is {size:g} GiB, smaller than the {what}.",
+            f"set cache.size_gib to at least {math.ceil(needed)} (recommended "
+            f"{default_size_gib(cfg, report.weights_on_disk_gib)}), or remove it to size the volume automatically.",
+        )
+    ]
 
 
 def check_gpu_agreement(cfg: StackConfig, report: PreflightReport) -> list[ConfigIssue]:
@@ -31,18 +35,27 @@ def check_gpu_agreement(cfg: StackConfig, report: PreflightReport) -> list[Confi
     gpu = cfg.gpu.spec_for(report.gpu) if report.gpu in cfg.gpu.products else None
     if gpu is not None and math.isclose(gpu.memory_gib, report.gpu_memory_gib):
         return []
-    return [ConfigIssue(
-        "gpu.product", f"the preflight sized for {report.gpu} ({report.gpu_memory_gib} GiB), but pods are "
-        f"scheduled on {', '.join(cfg.gpu.products)}.", "re-run the preflight for this config.")]
+    return [
+        ConfigIssue(
+            "gpu.product",
+            f"the preflight sized for {report.gpu} ({report.gpu_memory_gib} GiB), but pods are "
+            f"scheduled on {', '.join(cfg.gpu.products)}.",
+            "re-run the preflight for this config.",
+        )
+    ]
 
 
 def check_local_path(cfg: StackConfig) -> list[ConfigIssue]:
     path = cfg.model.local_path
     if path is None or not path.startswith("/") or path.startswith(HF_HOME + "/"):
         return []
-    return [ConfigIssue(
-        "model.local_path", f"is {show(path)}, outside the cache volume (mounted at {HF_HOME}).",
-        f"give a path relative to the volume's root, or one under {HF_HOME}/.")]
+    return [
+        ConfigIssue(
+            "model.local_path",
+            f"is {show(path)}, outside the cache volume (mounted at {HF_HOME}).",
+            f"give a path relative to the volume's root, or one under {HF_HOME}/.",
+        )
+    ]
 
 
 def check_kubernetes(cfg: StackConfig, report: PreflightReport) -> list[ConfigIssue]:

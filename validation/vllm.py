@@ -9,20 +9,35 @@ from preflight.resolve import ResolvedEngine
 
 # Which config key renders each owned flag, for collision messages.
 FLAG_KEYS: dict[str, str] = {
-    "--model": "model.id", "--served-model-name": "engine.served_model_name", "--port": "server.port",
-    "--host": "(the program: binds all interfaces)", "--tensor-parallel-size": "engine.tensor_parallel_size",
-    "--pipeline-parallel-size": "engine.pipeline_parallel_size", "--max-model-len": "engine.max_model_len",
-    "--gpu-memory-utilization": "engine.gpu_memory_utilization", "--max-num-seqs": "engine.max_num_seqs",
-    "--max-num-batched-tokens": "engine.max_num_batched_tokens", "--block-size": "engine.block_size",
-    "--enable-prefix-caching": "engine.enable_prefix_caching", "--no-enable-prefix-caching": "engine.enable_prefix_caching",
-    "--dtype": "engine.dtype", "--kv-cache-dtype": "engine.kv_cache_dtype", "--quantization": "engine.quantization",
-    "--enforce-eager": "engine.enforce_eager", "--revision": "model.revision", "--tokenizer-revision": "model.revision",
-    "--trust-remote-code": "model.trust_remote_code", "--attention-backend": "engine.attention_backend",
+    "--model": "model.id",
+    "--served-model-name": "engine.served_model_name",
+    "--port": "server.port",
+    "--host": "(the program: binds all interfaces)",
+    "--tensor-parallel-size": "engine.tensor_parallel_size",
+    "--pipeline-parallel-size": "engine.pipeline_parallel_size",
+    "--max-model-len": "engine.max_model_len",
+    "--gpu-memory-utilization": "engine.gpu_memory_utilization",
+    "--max-num-seqs": "engine.max_num_seqs",
+    "--max-num-batched-tokens": "engine.max_num_batched_tokens",
+    "--block-size": "engine.block_size",
+    "--enable-prefix-caching": "engine.enable_prefix_caching",
+    "--no-enable-prefix-caching": "engine.enable_prefix_caching",
+    "--dtype": "engine.dtype",
+    "--kv-cache-dtype": "engine.kv_cache_dtype",
+    "--quantization": "engine.quantization",
+    "--enforce-eager": "engine.enforce_eager",
+    "--revision": "model.revision",
+    "--tokenizer-revision": "model.revision",
+    "--trust-remote-code": "model.trust_remote_code",
+    "--attention-backend": "engine.attention_backend",
     "--api-key": "security.require_api_key (the key comes from the api_key secret)",
-    "--download-dir": "the cache volume (HF_HOME)", "--disable-log-requests": "(the program, on 0.7.x)",
-    "--nnodes": "engine.nnodes", "--node-rank": "engine.nnodes (each pod's rank comes from LWS_WORKER_INDEX)",
+    "--download-dir": "the cache volume (HF_HOME)",
+    "--disable-log-requests": "(the program, on 0.7.x)",
+    "--nnodes": "engine.nnodes",
+    "--node-rank": "engine.nnodes (each pod's rank comes from LWS_WORKER_INDEX)",
     "--master-addr": "engine.nnodes (the leader's address comes from LWS_LEADER_ADDRESS)",
-    "--master-port": "multinode.master_port", "--headless": "engine.nnodes (workers run headless)",
+    "--master-port": "multinode.master_port",
+    "--headless": "engine.nnodes (workers run headless)",
     "--distributed-executor-backend": "engine.nnodes (mp across nodes)",
 }
 
@@ -41,12 +56,18 @@ def _extra_arg_issue(flag: str, table: FlagTable) -> ConfigIssue | None:
     if flag in FORBIDDEN_FLAGS:
         return ConfigIssue("engine.extra_args", f"contains {flag}: {FORBIDDEN_FLAGS[flag]}.", f"remove {flag}.")
     if flag in table.removed:
-        return ConfigIssue("engine.extra_args", f"contains {flag}, which vLLM {table.version} does not accept "
-                           f"(`unrecognized arguments`).", f"remove it; use {table.removed[flag]}.")
+        return ConfigIssue(
+            "engine.extra_args",
+            f"contains {flag}, which vLLM {table.version} does not accept (`unrecognized arguments`).",
+            f"remove it; use {table.removed[flag]}.",
+        )
     if flag in OWNED_FLAGS:
         owner = FLAG_KEYS.get(flag, "engine.speculative")
-        return ConfigIssue("engine.extra_args", f"contains {flag}, which the program renders from {owner}.",
-                           f"remove {flag} from engine.extra_args and set {owner} instead.")
+        return ConfigIssue(
+            "engine.extra_args",
+            f"contains {flag}, which the program renders from {owner}.",
+            f"remove {flag} from engine.extra_args and set {owner} instead.",
+        )
     return None
 
 
@@ -65,18 +86,30 @@ def check_engine_values(cfg: StackConfig, table: FlagTable) -> list[ConfigIssue]
     version = table.version
     if engine.attention_backend and engine.attention_backend not in table.attention_backends:
         how = "VLLM_ATTENTION_BACKEND" if table.attention_backend_env else "--attention-backend"
-        issues.append(ConfigIssue(
-            "engine.attention_backend", f"is {show(engine.attention_backend)}, which vLLM {version} does not offer "
-            f"through {how}.", f"use one of {', '.join(nvidia_backends(table))}, or remove it."))
+        issues.append(
+            ConfigIssue(
+                "engine.attention_backend",
+                f"is {show(engine.attention_backend)}, which vLLM {version} does not offer through {how}.",
+                f"use one of {', '.join(nvidia_backends(table))}, or remove it.",
+            )
+        )
     if table.version == "0.7.2" and (engine.block_size or 16) > 32:  # 0.7.2 arg_utils: "CUDA supports <= 32"
-        issues.append(ConfigIssue(
-            "engine.block_size", f"is {engine.block_size}, but vLLM 0.7.2 on CUDA accepts at most 32.",
-            "use 8, 16 or 32, or vllm.version 0.33.0."))
+        issues.append(
+            ConfigIssue(
+                "engine.block_size",
+                f"is {engine.block_size}, but vLLM 0.7.2 on CUDA accepts at most 32.",
+                "use 8, 16 or 32, or vllm.version 0.33.0.",
+            )
+        )
     if engine.quantization and engine.quantization not in table.quantizations:
-        issues.append(ConfigIssue(
-            "engine.quantization", f"is {show(engine.quantization)}, which vLLM {version} does not accept in core "
-            "(moved to a plugin or not yet added).",
-            f"use one of {', '.join(sorted(table.quantizations))}, or another vllm.version."))
+        issues.append(
+            ConfigIssue(
+                "engine.quantization",
+                f"is {show(engine.quantization)}, which vLLM {version} does not accept in core "
+                "(moved to a plugin or not yet added).",
+                f"use one of {', '.join(sorted(table.quantizations))}, or another vllm.version.",
+            )
+        )
     return issues + _speculative_issues(cfg, table)
 
 
@@ -86,17 +119,30 @@ def _speculative_issues(cfg: StackConfig, table: FlagTable) -> list[ConfigIssue]
         return []
     issues: list[ConfigIssue] = []
     if spec.method not in table.speculative_methods:
-        issues.append(ConfigIssue(
-            "engine.speculative.method", f"is {show(spec.method)}, which vLLM {version} does not support.",
-            f"use one of {', '.join(sorted(table.speculative_methods))}, or vllm.version 0.33.0."))
+        issues.append(
+            ConfigIssue(
+                "engine.speculative.method",
+                f"is {show(spec.method)}, which vLLM {version} does not support.",
+                f"use one of {', '.join(sorted(table.speculative_methods))}, or vllm.version 0.33.0.",
+            )
+        )
     if spec.revision and not table.speculative_draft_revision:
-        issues.append(ConfigIssue(
-            "engine.speculative.revision", f"is {show(spec.revision)}, but vLLM {version} always loads the draft "
-            "model's default branch (no draft revision flag).", "remove it, or use vllm.version 0.33.0."))
+        issues.append(
+            ConfigIssue(
+                "engine.speculative.revision",
+                f"is {show(spec.revision)}, but vLLM {version} always loads the draft "
+                "model's default branch (no draft revision flag).",
+                "remove it, or use vllm.version 0.33.0.",
+            )
+        )
     if spec.method == "ngram" and "--ngram-prompt-lookup-max" in table.flags and spec.prompt_lookup_max is None:
-        issues.append(ConfigIssue(
-            "engine.speculative.prompt_lookup_max", f"is unset, but vLLM {version} requires it for ngram "
-            "(\"ngram_prompt_lookup_max=None must be > 0\").", "set it, e.g. prompt_lookup_max: 4."))
+        issues.append(
+            ConfigIssue(
+                "engine.speculative.prompt_lookup_max",
+                f'is unset, but vLLM {version} requires it for ngram ("ngram_prompt_lookup_max=None must be > 0").',
+                "set it, e.g. prompt_lookup_max: 4.",
+            )
+        )
     return issues
 
 
@@ -106,8 +152,13 @@ def check_env(cfg: StackConfig) -> list[ConfigIssue]:
     clashes = sorted(set(cfg.vllm.extra_env) & OWNED_ENV)
     if not clashes:
         return []
-    return [ConfigIssue("vllm.extra_env", f"sets {', '.join(clashes)}, which the program sets itself.",
-                        "remove them; use the typed keys (engine.*, vllm.logging_level, security.*) instead.")]
+    return [
+        ConfigIssue(
+            "vllm.extra_env",
+            f"sets {', '.join(clashes)}, which the program sets itself.",
+            "remove them; use the typed keys (engine.*, vllm.logging_level, security.*) instead.",
+        )
+    ]
 
 
 def check_rendered_args(args: list[str], table: FlagTable) -> list[ConfigIssue]:
@@ -120,20 +171,28 @@ def check_rendered_args(args: list[str], table: FlagTable) -> list[ConfigIssue]:
             continue
         key = FLAG_KEYS.get(flag, "engine.speculative" if "spec" in flag or "ngram" in flag else "engine.extra_args")
         if flag not in table.flags:
-            issues.append(ConfigIssue(key, f"renders {flag}, which vLLM {table.version} does not accept "
-                                           "(`unrecognized arguments`).",
-                                      f"remove it or use a vllm.version that has {flag}."))
+            issues.append(
+                ConfigIssue(
+                    key,
+                    f"renders {flag}, which vLLM {table.version} does not accept (`unrecognized arguments`).",
+                    f"remove it or use a vllm.version that has {flag}.",
+                )
+            )
             continue
         value = token.split("=", 1)[1] if "=" in token else (args[index + 1] if index + 1 < len(args) else None)
         choices = table.choices.get(flag)
         if choices and value is not None and value not in {str(choice) for choice in choices}:
-            issues.append(ConfigIssue(key, f"renders {flag} {value}, which vLLM {table.version} does not accept.",
-                                      f"use one of {', '.join(map(str, choices))}."))
+            issues.append(
+                ConfigIssue(
+                    key,
+                    f"renders {flag} {value}, which vLLM {table.version} does not accept.",
+                    f"use one of {', '.join(map(str, choices))}.",
+                )
+            )
     return issues
 
 
 def check_vllm_config(cfg: StackConfig, resolved: ResolvedEngine) -> list[ConfigIssue]:
     """Every flag/version problem in the config, in key order."""
     table = FLAG_TABLES[resolved.release.version]
-    return (check_engine_values(cfg, table)
-            + check_extra_args(cfg, table) + check_env(cfg))
+    return check_engine_values(cfg, table) + check_extra_args(cfg, table) + check_env(cfg)

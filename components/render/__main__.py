@@ -19,8 +19,9 @@ from validation import Outcome, assess
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m components.render", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m components.render", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("stack_file", help="a stack file, e.g. stacks/Pulumi.prod.yaml")
     parser.add_argument("out_dir", help="folder for the YAML files (created; files of the same names replaced)")
     args = parser.parse_args(argv)
@@ -31,8 +32,11 @@ def main(argv: list[str] | None = None) -> int:
         return Outcome.CONFIG_ERROR.value
     verdict = assess(cfg)
     if verdict.outcome is not Outcome.FITS or verdict.report is None:
-        reason = ConfigError(list(verdict.issues)).render() if verdict.issues else "blocked by the preflight: " \
-            "run python -m preflight for the reasons."
+        reason = (
+            ConfigError(list(verdict.issues)).render()
+            if verdict.issues
+            else "blocked by the preflight: run python -m preflight for the reasons."
+        )
         print(reason, file=sys.stderr)
         return verdict.outcome.value
     stack = Path(args.stack_file).name.removeprefix("Pulumi.").removesuffix(".yaml")

@@ -74,12 +74,18 @@ def copy_seconds(cfg: StackConfig, weights_on_disk_gib: float) -> int:
 
 def _copy_env(cfg: StackConfig, weights_on_disk_gib: float, with_token: bool) -> list[dict[str, str]]:
     bucket = cfg.delivery.object_storage
-    env = {"HOME": HOME, "TARGET": bucket.model_uri(cfg.model.revision) if bucket else "",
-           "COMPLETE_OBJECT": COMPLETE_OBJECT,
-           "DOWNLOADS": json.dumps(downloads(cfg)), "SCRATCH": "/tmp/hub",
-           "IGNORE_PATTERNS": json.dumps(list(cfg.cache.download_ignore_patterns)),
-           "COPY_DEADLINE_SECONDS": str(copy_seconds(cfg, weights_on_disk_gib)),
-           "HF_HUB_DOWNLOAD_TIMEOUT": "60", "HF_HUB_DISABLE_TELEMETRY": "1", "HF_XET_CHUNK_CACHE_SIZE_BYTES": "0"}
+    env = {
+        "HOME": HOME,
+        "TARGET": bucket.model_uri(cfg.model.revision) if bucket else "",
+        "COMPLETE_OBJECT": COMPLETE_OBJECT,
+        "DOWNLOADS": json.dumps(downloads(cfg)),
+        "SCRATCH": "/tmp/hub",
+        "IGNORE_PATTERNS": json.dumps(list(cfg.cache.download_ignore_patterns)),
+        "COPY_DEADLINE_SECONDS": str(copy_seconds(cfg, weights_on_disk_gib)),
+        "HF_HUB_DOWNLOAD_TIMEOUT": "60",
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "HF_XET_CHUNK_CACHE_SIZE_BYTES": "0",
+    }
     if bucket and bucket.endpoint_url:
         env["AWS_ENDPOINT_URL"] = bucket.endpoint_url
     if with_token:
@@ -87,26 +93,50 @@ def _copy_env(cfg: StackConfig, weights_on_disk_gib: float, with_token: bool) ->
     return [{"name": key, "value": value} for key, value in env.items()]
 
 
-def render_copy_job(cfg: StackConfig, weights_on_disk_gib: float, *, name: str, namespace: str,
-                    service_account: str, labels: dict[str, str], token_secret: str | None) -> dict[str, Any]:
+def render_copy_job(
+    cfg: StackConfig,
+    weights_on_disk_gib: float,
+    *,
+    name: str,
+    namespace: str,
+    service_account: str,
+    labels: dict[str, str],
+    token_secret: str | None,
+) -> dict[str, Any]:
     """Awaited by Pulumi (no claim to bind): the server starts once the bucket holds the copy."""
     volumes, mounts = download_volumes("", token_secret)
     volumes = [v for v in volumes if v["name"] != "model-cache"]
     volumes = [{**v, "emptyDir": {"sizeLimit": f"{SCRATCH_GIB}Gi"}} if v["name"] == "tmp" else v for v in volumes]
     container = {
-        "name": "copy", "image": download_image(cfg), "imagePullPolicy": cfg.vllm.image_pull_policy,
-        "command": ["python3", "-c", COPY_SCRIPT], "env": _copy_env(cfg, weights_on_disk_gib, token_secret is not None),
-        **_bucket_credentials(cfg), "volumeMounts": [m for m in mounts if m["name"] != "model-cache"],
+        "name": "copy",
+        "image": download_image(cfg),
+        "imagePullPolicy": cfg.vllm.image_pull_policy,
+        "command": ["python3", "-c", COPY_SCRIPT],
+        "env": _copy_env(cfg, weights_on_disk_gib, token_secret is not None),
+        **_bucket_credentials(cfg),
+        "volumeMounts": [m for m in mounts if m["name"] != "model-cache"],
         "resources": container_resources(cfg.cache.download_cpu, cfg.cache.download_memory_gib),
         "securityContext": container_security_context(),
     }
-    pod_spec = {"restartPolicy": "Never", "serviceAccountName": service_account,
-                "automountServiceAccountToken": False, "enableServiceLinks": False,
-                "securityContext": pod_security_context(cfg.security), "containers": [container], "volumes": volumes}
-    return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
-            "spec": {"backoffLimit": 4, "activeDeadlineSeconds": copy_deadline_seconds(cfg, weights_on_disk_gib),
-                     "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec}}}
+    pod_spec = {
+        "restartPolicy": "Never",
+        "serviceAccountName": service_account,
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "securityContext": pod_security_context(cfg.security),
+        "containers": [container],
+        "volumes": volumes,
+    }
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+        "spec": {
+            "backoffLimit": 4,
+            "activeDeadlineSeconds": copy_deadline_seconds(cfg, weights_on_disk_gib),
+            "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec},
+        },
+    }
 
 
 def copy_deadline_seconds(cfg: StackConfig, weights_on_disk_gib: float) -> int:

@@ -133,22 +133,35 @@ def download_timeout_seconds(cfg: StackConfig, weights_on_disk_gib: float) -> in
     """The Job's activeDeadlineSeconds, an upper bound only: it counts from the Job's start, so it allows the
     claim's binding, the image pull and 2 min for the pod; the script's own deadline (download_seconds) is
     what stops a stalled attempt, which the Job then retries with resume."""
-    return (download_seconds(cfg, weights_on_disk_gib) + cfg.delivery.claim_bind_timeout_seconds
-            + cfg.server.image_pull_seconds + 120)
+    return (
+        download_seconds(cfg, weights_on_disk_gib)
+        + cfg.delivery.claim_bind_timeout_seconds
+        + cfg.server.image_pull_seconds
+        + 120
+    )
 
 
 def download_image(cfg: StackConfig) -> str:
     return cfg.delivery.download_image or cfg.vllm.image_ref
 
 
-def render_pvc(cfg: StackConfig, weights_on_disk_gib: float, name: str, namespace: str,
-               labels: dict[str, str]) -> dict[str, Any]:
+def render_pvc(
+    cfg: StackConfig, weights_on_disk_gib: float, name: str, namespace: str, labels: dict[str, str]
+) -> dict[str, Any]:
     """Pulumi waits for Bound (not the default "Pending is fine" for WaitForFirstConsumer classes), bounded by
     delivery.claim_bind_timeout_seconds: a claim that cannot bind fails the update in minutes."""
-    metadata = {"name": name, "namespace": namespace, "labels": dict(labels),
-                "annotations": {WAIT_FOR: "jsonpath={.status.phase}=Bound"}}
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": metadata,
-            "spec": claim_spec(cfg, weights_on_disk_gib)}
+    metadata = {
+        "name": name,
+        "namespace": namespace,
+        "labels": dict(labels),
+        "annotations": {WAIT_FOR: "jsonpath={.status.phase}=Bound"},
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": metadata,
+        "spec": claim_spec(cfg, weights_on_disk_gib),
+    }
 
 
 def claim_spec(cfg: StackConfig, weights_on_disk_gib: float) -> dict[str, Any]:
@@ -167,7 +180,9 @@ def claim_spec(cfg: StackConfig, weights_on_disk_gib: float) -> dict[str, Any]:
 
 def _download_env(cfg: StackConfig, weights_on_disk_gib: float, with_token: bool) -> list[dict[str, str]]:
     env = {
-        "HOME": HOME, "HF_HOME": HF_HOME, "CACHE_MARKER": marker_path(cfg),
+        "HOME": HOME,
+        "HF_HOME": HF_HOME,
+        "CACHE_MARKER": marker_path(cfg),
         "DOWNLOADS": json.dumps(downloads(cfg)),
         "IGNORE_PATTERNS": json.dumps(list(cfg.cache.download_ignore_patterns)),
         "MAX_WORKERS": str(cfg.cache.download_max_workers),
@@ -191,8 +206,11 @@ def download_volumes(claim: str, token_secret: str | None) -> tuple[list[dict[st
         {"name": "home", "emptyDir": {"sizeLimit": "1Gi"}},
         {"name": "tmp", "emptyDir": {"sizeLimit": "1Gi"}},
     ]
-    mounts: list[dict[str, Any]] = [{"name": "model-cache", "mountPath": HF_HOME},
-                                    {"name": "home", "mountPath": HOME}, {"name": "tmp", "mountPath": "/tmp"}]
+    mounts: list[dict[str, Any]] = [
+        {"name": "model-cache", "mountPath": HF_HOME},
+        {"name": "home", "mountPath": HOME},
+        {"name": "tmp", "mountPath": "/tmp"},
+    ]
     if token_secret:
         # 0440: root-owned with group fsGroup, readable by the non-root user through its group.
         volumes.append({"name": "hf-token", "secret": {"secretName": token_secret, "defaultMode": 0o440}})
@@ -200,32 +218,57 @@ def download_volumes(claim: str, token_secret: str | None) -> tuple[list[dict[st
     return volumes, mounts
 
 
-def render_download_container(cfg: StackConfig, weights_on_disk_gib: float, token_secret: str | None,
-                              mounts: list[dict[str, Any]]) -> dict[str, Any]:
+def render_download_container(
+    cfg: StackConfig, weights_on_disk_gib: float, token_secret: str | None, mounts: list[dict[str, Any]]
+) -> dict[str, Any]:
     """Runs the script with huggingface_hub: the Job's container, or a per-replica init container."""
     return {
-        "name": "download", "image": download_image(cfg), "imagePullPolicy": cfg.vllm.image_pull_policy,
+        "name": "download",
+        "image": download_image(cfg),
+        "imagePullPolicy": cfg.vllm.image_pull_policy,
         "command": ["python3", "-c", DOWNLOAD_SCRIPT],
-        "env": _download_env(cfg, weights_on_disk_gib, token_secret is not None), "volumeMounts": mounts,
+        "env": _download_env(cfg, weights_on_disk_gib, token_secret is not None),
+        "volumeMounts": mounts,
         "resources": container_resources(cfg.cache.download_cpu, cfg.cache.download_memory_gib),
         "securityContext": container_security_context(),
     }
 
 
-def render_download_job(cfg: StackConfig, weights_on_disk_gib: float, *, name: str, namespace: str, claim: str,
-                        service_account: str, labels: dict[str, str], token_secret: str | None) -> dict[str, Any]:
+def render_download_job(
+    cfg: StackConfig,
+    weights_on_disk_gib: float,
+    *,
+    name: str,
+    namespace: str,
+    claim: str,
+    service_account: str,
+    labels: dict[str, str],
+    token_secret: str | None,
+) -> dict[str, Any]:
     """One pod, one writer. No ttlSecondsAfterFinished: Pulumi would see the Job vanish and recreate it.
     skipAwait: the claim's bind await and the server's rollout wait for it instead (components/model_cache.py)."""
     volumes, mounts = download_volumes(claim, token_secret)
-    pod_spec = {"restartPolicy": "Never", "serviceAccountName": service_account,
-                "automountServiceAccountToken": False, "enableServiceLinks": False,
-                "securityContext": pod_security_context(cfg.security),
-                "containers": [render_download_container(cfg, weights_on_disk_gib, token_secret, mounts)],
-                "volumes": volumes, **_download_placement(cfg)}
+    pod_spec = {
+        "restartPolicy": "Never",
+        "serviceAccountName": service_account,
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "securityContext": pod_security_context(cfg.security),
+        "containers": [render_download_container(cfg, weights_on_disk_gib, token_secret, mounts)],
+        "volumes": volumes,
+        **_download_placement(cfg),
+    }
     metadata = {"name": name, "namespace": namespace, "labels": dict(labels), "annotations": {SKIP_AWAIT: "true"}}
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata,
-            "spec": {"backoffLimit": 4, "activeDeadlineSeconds": download_timeout_seconds(cfg, weights_on_disk_gib),
-                     "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec}}}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": metadata,
+        "spec": {
+            "backoffLimit": 4,
+            "activeDeadlineSeconds": download_timeout_seconds(cfg, weights_on_disk_gib),
+            "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec},
+        },
+    }
 
 
 def _download_placement(cfg: StackConfig) -> dict[str, Any]:
@@ -248,8 +291,12 @@ def render_wait_container(cfg: StackConfig) -> dict[str, Any]:
     """Init container of the server: block until the download Job's marker exists. Uses the vLLM image
     (already pulled for the server) so no extra image is needed."""
     return {
-        "name": "wait-for-model-cache", "image": cfg.vllm.image_ref, "imagePullPolicy": cfg.vllm.image_pull_policy,
-        "command": ["sh", "-c", WAIT_SCRIPT], "env": [{"name": "CACHE_MARKER", "value": marker_path(cfg)}],
+        "name": "wait-for-model-cache",
+        "image": cfg.vllm.image_ref,
+        "imagePullPolicy": cfg.vllm.image_pull_policy,
+        "command": ["sh", "-c", WAIT_SCRIPT],
+        "env": [{"name": "CACHE_MARKER", "value": marker_path(cfg)}],
         "volumeMounts": [{"name": "model-cache", "mountPath": HF_HOME, "readOnly": True}],
-        "resources": container_resources("100m", 0.125), "securityContext": container_security_context(),
+        "resources": container_resources("100m", 0.125),
+        "securityContext": container_security_context(),
     }

@@ -48,17 +48,29 @@ def engine_panels(metrics: VersionMetrics, match: str) -> list[tuple[str, str, l
         ("Time to first token", "s", latency_targets("vllm:time_to_first_token_seconds", match)),
         ("Inter-token latency", "s", latency_targets(metrics.inter_token_latency, match)),
         ("End-to-end request latency", "s", latency_targets("vllm:e2e_request_latency_seconds", match)),
-        ("Token throughput", "suffix: tok/s", [
-            (f"{by} (rate(vllm:prompt_tokens_total{match}[5m]))", "prompt {{model_name}}"),
-            (f"{by} (rate(vllm:generation_tokens_total{match}[5m]))", "generation {{model_name}}")]),
-        ("Requests running and waiting", "short", [
-            (f"{by} (vllm:num_requests_running{match})", "running {{model_name}}"),
-            (f"{by} (vllm:num_requests_waiting{match})", "waiting {{model_name}}")]),
-        ("KV-cache usage", "percentunit", [
-            (f"max by (pod) ({metrics.kv_cache_usage}{match})", "{{pod}}")]),
+        (
+            "Token throughput",
+            "suffix: tok/s",
+            [
+                (f"{by} (rate(vllm:prompt_tokens_total{match}[5m]))", "prompt {{model_name}}"),
+                (f"{by} (rate(vllm:generation_tokens_total{match}[5m]))", "generation {{model_name}}"),
+            ],
+        ),
+        (
+            "Requests running and waiting",
+            "short",
+            [
+                (f"{by} (vllm:num_requests_running{match})", "running {{model_name}}"),
+                (f"{by} (vllm:num_requests_waiting{match})", "waiting {{model_name}}"),
+            ],
+        ),
+        ("KV-cache usage", "percentunit", [(f"max by (pod) ({metrics.kv_cache_usage}{match})", "{{pod}}")]),
         ("Prefix-cache hit rate", "percentunit", prefix_cache_targets(metrics, match)),
-        ("Preemptions per second", "short", [
-            (f"{by} (rate(vllm:num_preemptions_total{match}[5m]))", "preemptions {{model_name}}")]),
+        (
+            "Preemptions per second",
+            "short",
+            [(f"{by} (rate(vllm:num_preemptions_total{match}[5m]))", "preemptions {{model_name}}")],
+        ),
     ]
 
 
@@ -86,8 +98,10 @@ def panel(index: int, title: str, unit: str, targets: list[Target]) -> dict[str,
         "datasource": DATASOURCE,
         "gridPos": {"h": HEIGHT, "w": WIDTH, "x": (index % 2) * WIDTH, "y": (index // 2) * HEIGHT},
         "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
-        "targets": [{"refId": chr(ord("A") + n), "datasource": DATASOURCE, "expr": expr, "legendFormat": legend}
-                    for n, (expr, legend) in enumerate(targets)],
+        "targets": [
+            {"refId": chr(ord("A") + n), "datasource": DATASOURCE, "expr": expr, "legendFormat": legend}
+            for n, (expr, legend) in enumerate(targets)
+        ],
     }
 
 
@@ -97,9 +111,18 @@ def variables(workload: Workload) -> list[dict[str, Any]]:
     current = {"text": workload.model_name, "value": workload.model_name}
     return [
         {"name": "datasource", "label": "Data source", "type": "datasource", "query": "prometheus"},
-        {"name": "model_name", "label": "Model", "type": "query", "datasource": DATASOURCE,
-         "definition": models, "query": {"query": models, "refId": "model_name"},
-         "current": current, "refresh": 2, "includeAll": False, "multi": False},
+        {
+            "name": "model_name",
+            "label": "Model",
+            "type": "query",
+            "datasource": DATASOURCE,
+            "definition": models,
+            "query": {"query": models, "refId": "model_name"},
+            "current": current,
+            "refresh": 2,
+            "includeAll": False,
+            "multi": False,
+        },
     ]
 
 

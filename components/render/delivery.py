@@ -50,8 +50,11 @@ def compile_cache_persists(cfg: StackConfig) -> bool:
 
 def compile_cache_env() -> dict[str, str]:
     """vLLM's cache root (torch.compile artifacts), Triton's and Inductor's, under the model volume."""
-    return {"VLLM_CACHE_ROOT": f"{COMPILE_CACHE}/vllm", "TRITON_CACHE_DIR": f"{COMPILE_CACHE}/triton",
-            "TORCHINDUCTOR_CACHE_DIR": f"{COMPILE_CACHE}/torchinductor"}
+    return {
+        "VLLM_CACHE_ROOT": f"{COMPILE_CACHE}/vllm",
+        "TRITON_CACHE_DIR": f"{COMPILE_CACHE}/triton",
+        "TORCHINDUCTOR_CACHE_DIR": f"{COMPILE_CACHE}/torchinductor",
+    }
 
 
 def server_env(cfg: StackConfig) -> dict[str, str]:
@@ -79,8 +82,11 @@ def service_account_annotations(cfg: StackConfig) -> dict[str, str]:
 def per_replica_download(cfg: StackConfig, weights_on_disk_gib: float, hf_token_secret: str | None) -> dict[str, Any]:
     """Init container filling this replica's own claim: resumes a partial download, skips a complete one, and
     frees other revisions first (only this pod reads the claim), so one copy's size always suffices."""
-    mounts: list[dict[str, Any]] = [{"name": MODEL_VOLUME, "mountPath": HF_HOME},
-                                    {"name": "home", "mountPath": HOME}, {"name": "tmp", "mountPath": "/tmp"}]
+    mounts: list[dict[str, Any]] = [
+        {"name": MODEL_VOLUME, "mountPath": HF_HOME},
+        {"name": "home", "mountPath": HOME},
+        {"name": "tmp", "mountPath": "/tmp"},
+    ]
     if hf_token_secret:
         mounts.append({"name": "hf-token", "mountPath": HF_TOKEN_DIR, "readOnly": True})
     return cache.render_download_container(cfg, weights_on_disk_gib, hf_token_secret, mounts)
@@ -90,8 +96,9 @@ def claim_template(cfg: StackConfig, weights_on_disk_gib: float) -> dict[str, An
     return {"metadata": {"name": MODEL_VOLUME}, "spec": cache.claim_spec(cfg, weights_on_disk_gib)}
 
 
-def render_statefulset(cfg: StackConfig, plan: ServerPlan, pod_spec: dict[str, Any],
-                       annotations: dict[str, str]) -> dict[str, Any]:
+def render_statefulset(
+    cfg: StackConfig, plan: ServerPlan, pod_spec: dict[str, Any], annotations: dict[str, str]
+) -> dict[str, Any]:
     """One ReadWriteOnce claim per replica, kept when a pod restarts or the set scales down (whenScaled:
     Retain), so a returning replica loads from its own disk. Parallel pod management: replicas start
     together. A new model.revision is a rolling update (the init container frees the old copy first); a claim
@@ -108,6 +115,5 @@ def render_statefulset(cfg: StackConfig, plan: ServerPlan, pod_spec: dict[str, A
     }
     if not cfg.autoscaling.enabled:
         spec = {"replicas": cfg.replicas, **spec}
-    metadata = {"name": plan.name, "namespace": plan.namespace, "labels": dict(plan.labels),
-                "annotations": dict(annotations)}
+    metadata = {"name": plan.name, "namespace": plan.namespace, "labels": dict(plan.labels), "annotations": dict(annotations)}
     return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": metadata, "spec": spec}

@@ -35,8 +35,9 @@ HEALTH_RETRIES = 3
 LOG_DRIVER = "json-file"
 
 
-def render_container(cfg: StackConfig, vllm_args: Sequence[str], start_period_s: int,
-                     env: Mapping[str, str], with_hf_token: bool) -> dict[str, Any]:
+def render_container(
+    cfg: StackConfig, vllm_args: Sequence[str], start_period_s: int, env: Mapping[str, str], with_hf_token: bool
+) -> dict[str, Any]:
     """Every `docker.Container` argument but `image`, `uploads` and the API key (the secret-bearing parts)."""
     docker = docker_settings(cfg)
     return {
@@ -170,6 +171,7 @@ def docker_document(cfg: StackConfig, report: Sizing, instance: str, with_hf_tok
     from components.render.vllm_args import render_vllm_args
 
     seconds = startup_seconds(cfg, report)
-    container = render_container(cfg, render_vllm_args(cfg, report.resolved), seconds, render_env(cfg, report, seconds),
-                                 with_hf_token)
+    container = render_container(
+        cfg, render_vllm_args(cfg, report.resolved), seconds, render_env(cfg, report, seconds), with_hf_token
+    )
     return {"kind": "DockerContainer", "metadata": {"name": instance}, "image": cfg.vllm.image_ref, **container}

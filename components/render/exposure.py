@@ -42,7 +42,11 @@ def render_exposure(cfg: StackConfig, instance: str) -> list[dict[str, Any]]:
 
 
 def _metadata(cfg: StackConfig, instance: str) -> dict[str, Any]:
-    return {"name": Names(instance).server, "namespace": namespace_name(cfg.namespace, instance), "labels": labels(instance, COMPONENT)}
+    return {
+        "name": Names(instance).server,
+        "namespace": namespace_name(cfg.namespace, instance),
+        "labels": labels(instance, COMPONENT),
+    }
 
 
 def render_http_route(cfg: StackConfig, instance: str, gateway: GatewayConfig) -> dict[str, Any]:
@@ -72,9 +76,16 @@ def _backend_ref(cfg: StackConfig, instance: str, gateway: GatewayConfig) -> dic
 
 def render_inference_pool(cfg: StackConfig, instance: str) -> dict[str, Any]:
     """The server pods (same selector as the Deployment) on the API port; no endpointPickerRef (module doc)."""
-    return {"apiVersion": f"{INFERENCE_GROUP}/v1", "kind": "InferencePool", "metadata": _metadata(cfg, instance),
-            "spec": {"selector": {"matchLabels": selector_labels(instance, "server")},
-                     "targetPorts": [{"number": cfg.server.port}], "appProtocol": "http"}}
+    return {
+        "apiVersion": f"{INFERENCE_GROUP}/v1",
+        "kind": "InferencePool",
+        "metadata": _metadata(cfg, instance),
+        "spec": {
+            "selector": {"matchLabels": selector_labels(instance, "server")},
+            "targetPorts": [{"number": cfg.server.port}],
+            "appProtocol": "http",
+        },
+    }
 
 
 def render_ingress(cfg: StackConfig, instance: str, ingress: IngressConfig) -> dict[str, Any]:
@@ -115,8 +126,10 @@ def curl_command(cfg: StackConfig, instance: str) -> str:
     auth = ""
     if cfg.security.require_api_key:
         template = shlex.quote('{{index .data "' + API_KEY_KEY + '"}}')
-        auth = (f' -H "Authorization: Bearer $(kubectl get secret -n {ns} {names.api_key_secret} '
-                f'-o go-template={template} | base64 -d)"')
+        auth = (
+            f' -H "Authorization: Bearer $(kubectl get secret -n {ns} {names.api_key_secret} '
+            f'-o go-template={template} | base64 -d)"'
+        )
     rest = f"/v1/chat/completions -H 'Content-Type: application/json'{auth} -d {body}"
     if cfg.exposure.kind != "none":
         return f"curl -sS {client_url(cfg, instance)}{rest}"

@@ -44,9 +44,12 @@ class Capacity:
 
 
 def capacity_from_report(report: Sizing) -> Capacity:
-    return Capacity(max_num_seqs=report.resolved.max_num_seqs, kv_cache_tokens=report.kv_cache_tokens,
-                    tokens_per_request=report.target_tokens_per_request,
-                    gpu_memory_utilization=report.resolved.gpu_memory_utilization)
+    return Capacity(
+        max_num_seqs=report.resolved.max_num_seqs,
+        kv_cache_tokens=report.kv_cache_tokens,
+        tokens_per_request=report.target_tokens_per_request,
+        gpu_memory_utilization=report.resolved.gpu_memory_utilization,
+    )
 
 
 @dataclass(frozen=True)
@@ -75,8 +78,9 @@ def derive_thresholds(cfg: AutoscalingConfig, capacity: Capacity) -> Thresholds:
     """The configured thresholds, with the unset ones derived from capacity."""
     queue = cfg.queue_threshold or derived_queue_threshold(cfg.queue_fraction, capacity)
     running = cfg.running_threshold or derived_running_threshold(cfg.running_headroom, capacity)
-    return Thresholds(queue=queue, running=running, kv_cache_usage=cfg.kv_cache_usage_threshold,
-                      latency_seconds=cfg.latency_threshold_seconds)
+    return Thresholds(
+        queue=queue, running=running, kv_cache_usage=cfg.kv_cache_usage_threshold, latency_seconds=cfg.latency_threshold_seconds
+    )
 
 
 def hpa_name(scaled_object_name: str) -> str:
@@ -106,33 +110,42 @@ def trigger_queries(metrics: VersionMetrics, workload: Workload) -> dict[str, tu
         # into an error and the fallback; an idle server has no latency problem, so NaN reads as 0 here, but
         # only while vLLM reports at all: `or vector(0)` would also read 0 when its series are gone, the
         # silent scale-down that ignoreNullValues "false" is there to prevent.
-        "latency": (f"(({latency} > 0) * on () count(count by (pod) ({running}))) or (sum({running}) * 0)",
-                    "AverageValue"),
+        "latency": (f"(({latency} > 0) * on () count(count by (pod) ({running}))) or (sum({running}) * 0)", "AverageValue"),
     }
 
 
-def render_triggers(cfg: AutoscalingConfig, thresholds: Thresholds, metrics: VersionMetrics,
-                    workload: Workload, server_address: str) -> list[dict[str, Any]]:
-    values = {"queue": thresholds.queue, "running": thresholds.running,
-              "kv_cache": thresholds.kv_cache_usage, "latency": thresholds.latency_seconds}
+def render_triggers(
+    cfg: AutoscalingConfig, thresholds: Thresholds, metrics: VersionMetrics, workload: Workload, server_address: str
+) -> list[dict[str, Any]]:
+    values = {
+        "queue": thresholds.queue,
+        "running": thresholds.running,
+        "kv_cache": thresholds.kv_cache_usage,
+        "latency": thresholds.latency_seconds,
+    }
     queries = trigger_queries(metrics, workload)
-    return [{
-        "type": "prometheus",
-        "name": name,
-        "metricType": queries[name][1],
-        "metadata": {
-            "serverAddress": server_address,
-            "query": queries[name][0],
-            "threshold": number(values[name]),
-            "ignoreNullValues": "false",
-        },
-    } for name in cfg.triggers]
+    return [
+        {
+            "type": "prometheus",
+            "name": name,
+            "metricType": queries[name][1],
+            "metadata": {
+                "serverAddress": server_address,
+                "query": queries[name][0],
+                "threshold": number(values[name]),
+                "ignoreNullValues": "false",
+            },
+        }
+        for name in cfg.triggers
+    ]
 
 
 def render_fallback(cfg: AutoscalingConfig) -> dict[str, Any]:
     """fallback.behavior only where the KEDA release has it (2.17); older webhooks reject unknown fields."""
-    fallback: dict[str, Any] = {"failureThreshold": cfg.fallback_failure_threshold,
-                                "replicas": cfg.fallback_replicas or cfg.min_replica_count}
+    fallback: dict[str, Any] = {
+        "failureThreshold": cfg.fallback_failure_threshold,
+        "replicas": cfg.fallback_replicas or cfg.min_replica_count,
+    }
     if keda.supports(cfg.keda_version, keda.Feature.FALLBACK_BEHAVIOR):
         fallback["behavior"] = cfg.fallback_behavior or DEFAULT_FALLBACK_BEHAVIOR
     return fallback
@@ -154,14 +167,19 @@ def render_behavior(cfg: AutoscalingConfig) -> dict[str, Any]:
         "scaleDown": {
             "stabilizationWindowSeconds": cfg.scale_down_stabilization_window_seconds,
             "selectPolicy": "Min",
-            "policies": [{"type": "Pods", "value": cfg.scale_down_pods,
-                          "periodSeconds": cfg.scale_down_period_seconds}],
+            "policies": [{"type": "Pods", "value": cfg.scale_down_pods, "periodSeconds": cfg.scale_down_period_seconds}],
         },
     }
 
 
-def render_scaled_object_spec(scaled_object_name: str, cfg: AutoscalingConfig, thresholds: Thresholds,
-                              metrics: VersionMetrics, workload: Workload, server_address: str) -> dict[str, Any]:
+def render_scaled_object_spec(
+    scaled_object_name: str,
+    cfg: AutoscalingConfig,
+    thresholds: Thresholds,
+    metrics: VersionMetrics,
+    workload: Workload,
+    server_address: str,
+) -> dict[str, Any]:
     return {
         "scaleTargetRef": workload.scale_target,
         "pollingInterval": cfg.polling_interval,
@@ -176,9 +194,15 @@ def render_scaled_object_spec(scaled_object_name: str, cfg: AutoscalingConfig, t
     }
 
 
-def render_scaled_object(scaled_object_name: str, labels: dict[str, str], cfg: AutoscalingConfig,
-                         thresholds: Thresholds, metrics: VersionMetrics, workload: Workload,
-                         server_address: str) -> dict[str, Any]:
+def render_scaled_object(
+    scaled_object_name: str,
+    labels: dict[str, str],
+    cfg: AutoscalingConfig,
+    thresholds: Thresholds,
+    metrics: VersionMetrics,
+    workload: Workload,
+    server_address: str,
+) -> dict[str, Any]:
     """The whole object, as the API server receives it; `server_address` from components/render/prometheus.py."""
     return {
         "apiVersion": API_VERSION,

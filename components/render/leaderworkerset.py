@@ -37,8 +37,18 @@ def leader_selector(selector: dict[str, str]) -> dict[str, str]:
 
 def multinode_flags(cfg: StackConfig, rank: str) -> list[str]:
     """Native multi-node flags (vllm 0.33.0 arg_utils.py:1162-1300): mp backend, group size, rank, rendezvous."""
-    return ["--distributed-executor-backend", "mp", "--nnodes", str(cfg.engine.nnodes), "--node-rank", rank,
-            "--master-addr", LEADER_ADDRESS, "--master-port", str(cfg.multinode.master_port)]
+    return [
+        "--distributed-executor-backend",
+        "mp",
+        "--nnodes",
+        str(cfg.engine.nnodes),
+        "--node-rank",
+        rank,
+        "--master-addr",
+        LEADER_ADDRESS,
+        "--master-port",
+        str(cfg.multinode.master_port),
+    ]
 
 
 def _network(container: dict[str, Any], cfg: StackConfig) -> None:
@@ -72,9 +82,15 @@ def _template(deployment_template: dict[str, Any], container: dict[str, Any]) ->
     spec = template["spec"]
     spec["containers"] = [container, *spec["containers"][1:]]
     # A group's pods on distinct nodes: ranks of one group never share a node's GPUs with each other.
-    anti = {"requiredDuringSchedulingIgnoredDuringExecution": [{
-        "labelSelector": {"matchLabels": dict(template["metadata"]["labels"])},
-        "matchLabelKeys": [GROUP_KEY_LABEL], "topologyKey": "kubernetes.io/hostname"}]}
+    anti = {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {
+                "labelSelector": {"matchLabels": dict(template["metadata"]["labels"])},
+                "matchLabelKeys": [GROUP_KEY_LABEL],
+                "topologyKey": "kubernetes.io/hostname",
+            }
+        ]
+    }
     spec.setdefault("affinity", {})["podAntiAffinity"] = anti
     return template
 
@@ -91,16 +107,18 @@ def render_leaderworkerset(cfg: StackConfig, deployment: dict[str, Any], instanc
     """The LWS for a stack with engine.nnodes > 1, from the Deployment the single-node path would render."""
     template = deployment["spec"]["template"]
     vllm = template["spec"]["containers"][0]
-    metadata: dict[str, Any] = {"name": group_name(instance), "namespace": deployment["metadata"]["namespace"],
-                                "labels": dict(deployment["metadata"]["labels"])}
+    metadata: dict[str, Any] = {
+        "name": group_name(instance),
+        "namespace": deployment["metadata"]["namespace"],
+        "labels": dict(deployment["metadata"]["labels"]),
+    }
     metadata["annotations"] = {WAIT_FOR_ANNOTATION: _wait_for(cfg)}
     if cfg.multinode.exclusive_topology:
         metadata["annotations"][EXCLUSIVE_TOPOLOGY_ANNOTATION] = cfg.multinode.exclusive_topology
     spec: dict[str, Any] = {
         # LeaderCreated: the leader's /health answers only after every worker joined; LeaderReady would deadlock.
         "startupPolicy": "LeaderCreated",
-        "rolloutStrategy": {"type": "RollingUpdate",
-                            "rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 0}},
+        "rolloutStrategy": {"type": "RollingUpdate", "rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 0}},
         "leaderWorkerTemplate": {
             "size": cfg.engine.nnodes,
             # A restarted rank cannot rejoin a torch.distributed group: restart the whole group.

@@ -41,11 +41,19 @@ def server_plan(cfg: StackConfig, report: Sizing, instance: str, with_token: boo
     budget = delivery_budget(cfg, weights)
     per_replica_token = with_token and delivery_mode(cfg) == "per_replica_volume"
     return pod.ServerPlan(
-        name=names.server, namespace=namespace_name(cfg.namespace, instance), labels=labels(instance, "server"),
-        selector=selector_labels(instance, "server"), claim=cache.claim_name(cfg, weights, instance),
-        service_account=names.server, api_key_secret=names.api_key_secret if cfg.security.require_api_key else None,
-        resolved=report.resolved, budget=budget.probe, delivery=budget, weights_on_disk_gib=weights,
-        hf_token_secret=names.hf_token_secret if per_replica_token else None)
+        name=names.server,
+        namespace=namespace_name(cfg.namespace, instance),
+        labels=labels(instance, "server"),
+        selector=selector_labels(instance, "server"),
+        claim=cache.claim_name(cfg, weights, instance),
+        service_account=names.server,
+        api_key_secret=names.api_key_secret if cfg.security.require_api_key else None,
+        resolved=report.resolved,
+        budget=budget.probe,
+        delivery=budget,
+        weights_on_disk_gib=weights,
+        hf_token_secret=names.hf_token_secret if per_replica_token else None,
+    )
 
 
 def cache_manifests(cfg: StackConfig, report: Sizing, instance: str, with_token: bool) -> list[dict[str, Any]]:
@@ -77,17 +85,31 @@ def _fill_job(cfg: StackConfig, weights: float, instance: str, claim: str, token
     names, meta, ns = Names(instance), labels(instance, "model-cache"), namespace_name(cfg.namespace, instance)
     if delivery_mode(cfg) == "object_storage":
         return bucket_copy.render_copy_job(
-            cfg, weights, name=bucket_copy.copy_job_name(cfg, instance), namespace=ns,
-            service_account=names.download_service_account, labels=meta, token_secret=token_secret)
+            cfg,
+            weights,
+            name=bucket_copy.copy_job_name(cfg, instance),
+            namespace=ns,
+            service_account=names.download_service_account,
+            labels=meta,
+            token_secret=token_secret,
+        )
     return cache.render_download_job(
-        cfg, weights, name=cache.job_name(cfg, weights, instance), namespace=ns, claim=claim,
-        service_account=names.download_service_account, labels=meta, token_secret=token_secret)
+        cfg,
+        weights,
+        name=cache.job_name(cfg, weights, instance),
+        namespace=ns,
+        claim=claim,
+        service_account=names.download_service_account,
+        labels=meta,
+        token_secret=token_secret,
+    )
 
 
 def download_service_account(cfg: StackConfig, instance: str) -> dict[str, Any]:
     """The download or bucket-copy Job's account; the copy writes to the bucket with workload identity."""
-    account = render_service_account(Names(instance).download_service_account, namespace_name(cfg.namespace, instance),
-                                     labels(instance, "model-cache"))
+    account = render_service_account(
+        Names(instance).download_service_account, namespace_name(cfg.namespace, instance), labels(instance, "model-cache")
+    )
     return _with_identity(cfg, account)
 
 
@@ -136,22 +158,25 @@ def namespace_security_level(cfg: StackConfig) -> str:
 
 def namespace_manifest(cfg: StackConfig, instance: str) -> dict[str, Any]:
     """The Namespace, labelled for the instance that owns it and its Pod Security level."""
-    return render_namespace(namespace_name(cfg.namespace, instance), namespace_labels(instance),
-                            namespace_security_level(cfg))
+    return render_namespace(namespace_name(cfg.namespace, instance), namespace_labels(instance), namespace_security_level(cfg))
 
 
-def render_manifests(cfg: StackConfig, report: Sizing, instance: str,
-                     with_token: bool = False) -> list[dict[str, Any]]:
+def render_manifests(cfg: StackConfig, report: Sizing, instance: str, with_token: bool = False) -> list[dict[str, Any]]:
     """Namespace (when created), cache objects, then server objects."""
     objects = [namespace_manifest(cfg, instance)] if cfg.namespace.creates else []
-    return objects + cache_manifests(cfg, report, instance, with_token) + server_manifests(
-        cfg, report, instance, with_token)
+    return objects + cache_manifests(cfg, report, instance, with_token) + server_manifests(cfg, report, instance, with_token)
 
 
 def network_manifests(cfg: StackConfig, instance: str) -> list[dict[str, Any]]:
-    return render_network_policies(namespace_name(cfg.namespace, instance), instance, cfg.server.port,
-                                   cfg.network_policy, cfg.exposure, cfg.smoke_test.enabled,
-                                   delivery_mode(cfg) != "shared_volume")
+    return render_network_policies(
+        namespace_name(cfg.namespace, instance),
+        instance,
+        cfg.server.port,
+        cfg.network_policy,
+        cfg.exposure,
+        cfg.smoke_test.enabled,
+        delivery_mode(cfg) != "shared_volume",
+    )
 
 
 def traffic_manifests(cfg: StackConfig, instance: str) -> list[dict[str, Any]]:
@@ -163,16 +188,19 @@ def observability_manifests(cfg: StackConfig, report: Sizing, instance: str) -> 
     """KEDA's ScaledObject (when on), then the monitoring objects; the queue alert fires where KEDA acts."""
     capacity, selector = capacity_from_report(report), selector_labels(instance, "server")
     hpa = hpa_name(instance) if cfg.autoscaling.enabled else None
-    workload = Workload(namespace_name(cfg.namespace, instance), cfg.served_model_name,
-                        workload_name(cfg, instance), hpa, workload_kind(cfg))
+    workload = Workload(
+        namespace_name(cfg.namespace, instance), cfg.served_model_name, workload_name(cfg, instance), hpa, workload_kind(cfg)
+    )
     thresholds = derive_thresholds(cfg.autoscaling, capacity)
-    objects = [scaled_object(instance, selector, cfg.autoscaling, thresholds, cfg.vllm.version, workload,
-                             server_address(cfg) or "")] if cfg.autoscaling.enabled else []
+    objects = (
+        [scaled_object(instance, selector, cfg.autoscaling, thresholds, cfg.vllm.version, workload, server_address(cfg) or "")]
+        if cfg.autoscaling.enabled
+        else []
+    )
     if cfg.monitoring.enabled:
         rollout = new_replica_seconds(cfg, delivery_budget(cfg, report.weights_on_disk_gib))
         limits = alert_limits(cfg.monitoring, cfg.autoscaling, capacity, thresholds.queue if hpa else None, rollout)
-        objects += monitoring_objects(f"{instance}-monitoring", cfg.monitoring, limits, cfg.vllm.version, selector,
-                                      workload)
+        objects += monitoring_objects(f"{instance}-monitoring", cfg.monitoring, limits, cfg.vllm.version, selector, workload)
     return objects
 
 
@@ -181,8 +209,11 @@ def workload_name(cfg: StackConfig, instance: str) -> str:
     return leaderworkerset.group_name(instance) if cfg.engine.nnodes > 1 else Names(instance).server
 
 
-def stack_manifests(cfg: StackConfig, report: Sizing, instance: str,
-                    with_token: bool = False) -> list[dict[str, Any]]:
+def stack_manifests(cfg: StackConfig, report: Sizing, instance: str, with_token: bool = False) -> list[dict[str, Any]]:
     """Every object of a kubernetes stack, in the order the program registers them."""
-    return (render_manifests(cfg, report, instance, with_token) + network_manifests(cfg, instance)
-            + traffic_manifests(cfg, instance) + observability_manifests(cfg, report, instance))
+    return (
+        render_manifests(cfg, report, instance, with_token)
+        + network_manifests(cfg, instance)
+        + traffic_manifests(cfg, instance)
+        + observability_manifests(cfg, report, instance)
+    )

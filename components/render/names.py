@@ -78,7 +78,6 @@ def instance_name(stack: str) -> str:
     return f"vllm-{cleaned}"[:38].rstrip("-") if cleaned else "vllm"
 
 
-
 def namespace_name(namespace: NamespaceConfig, instance: str) -> str:
     """The stack's namespace: namespace.name, or the instance name (`vllm-<stack>`), which no other stack has."""
     return namespace.name or instance

@@ -26,9 +26,15 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on
 NO_EXPOSURE = ExposureConfig()
 
 
-def render_network_policies(namespace: str, instance: str, port: int, policy: NetworkPolicyConfig,
-                            exposure: ExposureConfig = NO_EXPOSURE, smoke_test: bool = False,
-                            server_fetches_weights: bool = False) -> list[dict[str, Any]]:
+def render_network_policies(
+    namespace: str,
+    instance: str,
+    port: int,
+    policy: NetworkPolicyConfig,
+    exposure: ExposureConfig = NO_EXPOSURE,
+    smoke_test: bool = False,
+    server_fetches_weights: bool = False,
+) -> list[dict[str, Any]]:
     """The server, download-Job and (with smoke_test) smoke-test policies, in that order; none when
     network_policy.enabled is false. `server_fetches_weights`: the server pods download (per-replica volumes) or
     stream (object storage) the weights themselves, so they get the hub egress rule too (config/delivery.py)."""
@@ -43,14 +49,22 @@ def render_network_policies(namespace: str, instance: str, port: int, policy: Ne
     return objects
 
 
-def render_server_policy(namespace: str, instance: str, port: int, policy: NetworkPolicyConfig,
-                         exposure: ExposureConfig = NO_EXPOSURE, smoke_test: bool = False,
-                         fetches_weights: bool = False) -> dict[str, Any]:
+def render_server_policy(
+    namespace: str,
+    instance: str,
+    port: int,
+    policy: NetworkPolicyConfig,
+    exposure: ExposureConfig = NO_EXPOSURE,
+    smoke_test: bool = False,
+    fetches_weights: bool = False,
+) -> dict[str, Any]:
     api_port = [{"protocol": "TCP", "port": port}]
     ingress = [{"from": peers, "ports": api_port} for peers in _caller_peers(namespace, instance, policy, exposure, smoke_test)]
     if policy.prometheus_namespace is not None:
-        prometheus = {**_namespace_peer([policy.prometheus_namespace]),
-                      "podSelector": {"matchLabels": dict(sorted(policy.prometheus_pod_selector.items()))}}
+        prometheus = {
+            **_namespace_peer([policy.prometheus_namespace]),
+            "podSelector": {"matchLabels": dict(sorted(policy.prometheus_pod_selector.items()))},
+        }
         ingress.append({"from": [prometheus], "ports": api_port})
     egress = [_dns_rule(policy), *(_hub_rules(policy) if fetches_weights else [])]
     return _policy(namespace, instance, SERVER, ingress=ingress, egress=egress)
@@ -63,32 +77,45 @@ def render_model_cache_policy(namespace: str, instance: str, policy: NetworkPoli
 def _hub_rules(policy: NetworkPolicyConfig) -> list[dict[str, Any]]:
     if not (policy.hub_egress_cidrs and policy.hub_egress_ports):
         return []
-    return [{
-        "to": [_ip_block(cidr, policy.hub_egress_except_cidrs) for cidr in policy.hub_egress_cidrs],
-        "ports": [{"protocol": "TCP", "port": port} for port in policy.hub_egress_ports],
-    }]
+    return [
+        {
+            "to": [_ip_block(cidr, policy.hub_egress_except_cidrs) for cidr in policy.hub_egress_cidrs],
+            "ports": [{"protocol": "TCP", "port": port} for port in policy.hub_egress_ports],
+        }
+    ]
 
 
 def render_smoke_test_policy(namespace: str, instance: str, port: int, policy: NetworkPolicyConfig) -> dict[str, Any]:
-    server = {"to": [{"podSelector": {"matchLabels": selector_labels(instance, SERVER)}}],
-              "ports": [{"protocol": "TCP", "port": port}]}
+    server = {
+        "to": [{"podSelector": {"matchLabels": selector_labels(instance, SERVER)}}],
+        "ports": [{"protocol": "TCP", "port": port}],
+    }
     return _policy(namespace, instance, SMOKE_TEST, ingress=[], egress=[_dns_rule(policy), server])
 
 
-def _caller_peers(namespace: str, instance: str, policy: NetworkPolicyConfig, exposure: ExposureConfig,
-                  smoke_test: bool) -> list[list[dict[str, Any]]]:
+def _caller_peers(
+    namespace: str, instance: str, policy: NetworkPolicyConfig, exposure: ExposureConfig, smoke_test: bool
+) -> list[list[dict[str, Any]]]:
     """One peer list per ingress rule: the exposure's proxies, the client namespaces, and the smoke-test pods
     (unless every pod of the own namespace is already admitted). With neither exposure nor client namespaces
     the callers are the stack's own namespace."""
     rules: list[list[dict[str, Any]]] = []
     gateway, ingress = exposure.gateway, exposure.ingress
     if gateway is not None:
-        proxies = {**_namespace_peer([gateway.proxy_namespace(namespace)]),
-                   "podSelector": {"matchLabels": dict(sorted(gateway.proxy_pod_selector().items()))}}
+        proxies = {
+            **_namespace_peer([gateway.proxy_namespace(namespace)]),
+            "podSelector": {"matchLabels": dict(sorted(gateway.proxy_pod_selector().items()))},
+        }
         rules.append([proxies, *(_ip_block(cidr, ()) for cidr in gateway.source_cidrs)])
     if ingress is not None:
-        rules.append([{**_namespace_peer([ingress.controller_namespace]),
-                       "podSelector": {"matchLabels": dict(sorted(ingress.controller_pod_selector.items()))}}])
+        rules.append(
+            [
+                {
+                    **_namespace_peer([ingress.controller_namespace]),
+                    "podSelector": {"matchLabels": dict(sorted(ingress.controller_pod_selector.items()))},
+                }
+            ]
+        )
     whole_namespace = not rules and not policy.client_namespaces and not policy.client_pod_selector
     if policy.client_namespaces or not rules:
         rules.append(_client_peers(policy))
@@ -97,8 +124,9 @@ def _caller_peers(namespace: str, instance: str, policy: NetworkPolicyConfig, ex
     return rules
 
 
-def _policy(namespace: str, instance: str, component: str, ingress: list[dict[str, Any]],
-            egress: list[dict[str, Any]]) -> dict[str, Any]:
+def _policy(
+    namespace: str, instance: str, component: str, ingress: list[dict[str, Any]], egress: list[dict[str, Any]]
+) -> dict[str, Any]:
     """Both policy types are always listed, so an empty rule list denies that direction."""
     return {
         "apiVersion": "networking.k8s.io/v1",
@@ -122,16 +150,21 @@ def _client_peers(policy: NetworkPolicyConfig) -> list[dict[str, Any]]:
 
 
 def _namespace_peer(namespaces: tuple[str, ...] | list[str]) -> dict[str, Any]:
-    return {"namespaceSelector": {"matchExpressions": [
-        {"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": sorted(set(namespaces))}]}}
+    return {
+        "namespaceSelector": {
+            "matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": sorted(set(namespaces))}]
+        }
+    }
 
 
 def _dns_rule(policy: NetworkPolicyConfig) -> dict[str, Any]:
     """Cluster DNS pods, and NodeLocal DNSCache's addresses when it runs (host network: an ipBlock)."""
-    dns_pods: list[dict[str, Any]] = [{
-        **_namespace_peer([policy.dns_namespace]),
-        "podSelector": {"matchLabels": dict(sorted(policy.dns_pod_selector.items()))},
-    }]
+    dns_pods: list[dict[str, Any]] = [
+        {
+            **_namespace_peer([policy.dns_namespace]),
+            "podSelector": {"matchLabels": dict(sorted(policy.dns_pod_selector.items()))},
+        }
+    ]
     if policy.node_local_dns:
         dns_pods += [{"ipBlock": {"cidr": str(ipaddress.ip_network(address))}} for address in policy.node_local_dns_addresses]
     return {"to": dns_pods, "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}
@@ -144,6 +177,7 @@ def _ip_block(cidr: str, except_cidrs: tuple[str, ...]) -> dict[str, Any]:
     return {"ipBlock": {"cidr": cidr, "except": inside}} if inside else {"ipBlock": {"cidr": cidr}}
 
 
-def _strictly_inside(candidate: ipaddress.IPv4Network | ipaddress.IPv6Network,
-                     network: ipaddress.IPv4Network | ipaddress.IPv6Network) -> bool:
+def _strictly_inside(
+    candidate: ipaddress.IPv4Network | ipaddress.IPv6Network, network: ipaddress.IPv4Network | ipaddress.IPv6Network
+) -> bool:
     return candidate.version == network.version and candidate != network and candidate.subnet_of(network)  # type: ignore[arg-type]

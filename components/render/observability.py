@@ -51,23 +51,39 @@ def render_monitor(name: str, namespace: str, selector_labels: dict[str, str], c
     }
 
 
-def alert_limits(monitoring: MonitoringConfig, autoscaling: AutoscalingConfig, capacity: Capacity,
-                 queue_threshold: float | None, rollout_seconds: int | None) -> AlertThresholds:
+def alert_limits(
+    monitoring: MonitoringConfig,
+    autoscaling: AutoscalingConfig,
+    capacity: Capacity,
+    queue_threshold: float | None,
+    rollout_seconds: int | None,
+) -> AlertThresholds:
     """The alert thresholds: the queue alert fires where the scaler acts (the stack's queue_fraction)."""
-    queue = (monitoring.queue_alert_threshold or queue_threshold
-             or derived_queue_threshold(autoscaling.queue_fraction, capacity))
+    queue = monitoring.queue_alert_threshold or queue_threshold or derived_queue_threshold(autoscaling.queue_fraction, capacity)
     gpu = gpu_memory_threshold(capacity.gpu_memory_utilization, monitoring.gpu_memory_headroom)
     return AlertThresholds(queue_per_replica=queue, gpu_memory_used_fraction=gpu, rollout_seconds=rollout_seconds or 0)
 
 
-def scaled_object(name: str, labels: dict[str, str], autoscaling: AutoscalingConfig, thresholds: Thresholds,
-                  vllm_version: str, workload: Workload, server_address: str) -> dict[str, Any]:
-    return render_scaled_object(name, labels, autoscaling, thresholds, metrics_for(vllm_version), workload,
-                                server_address)
+def scaled_object(
+    name: str,
+    labels: dict[str, str],
+    autoscaling: AutoscalingConfig,
+    thresholds: Thresholds,
+    vllm_version: str,
+    workload: Workload,
+    server_address: str,
+) -> dict[str, Any]:
+    return render_scaled_object(name, labels, autoscaling, thresholds, metrics_for(vllm_version), workload, server_address)
 
 
-def monitoring_objects(name: str, monitoring: MonitoringConfig, limits: AlertThresholds, vllm_version: str,
-                       selector_labels: dict[str, str], workload: Workload) -> list[dict[str, Any]]:
+def monitoring_objects(
+    name: str,
+    monitoring: MonitoringConfig,
+    limits: AlertThresholds,
+    vllm_version: str,
+    selector_labels: dict[str, str],
+    workload: Workload,
+) -> list[dict[str, Any]]:
     """Monitor, then the PrometheusRule and the dashboard ConfigMap when switched on."""
     metrics = metrics_for(vllm_version)
     objects = [render_monitor(name, workload.namespace, selector_labels, monitoring)]
@@ -76,12 +92,28 @@ def monitoring_objects(name: str, monitoring: MonitoringConfig, limits: AlertThr
         objects.append(render_prometheus_rule(name, rule_labels(selector_labels, monitoring), groups, workload.namespace))
     if monitoring.dashboard:
         board = render_dashboard(monitoring, metrics, workload)
-        objects.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
-            "name": f"{name}-dashboard", "namespace": monitoring.dashboard_namespace or workload.namespace,
-            "labels": {**selector_labels, **SIDECAR_LABEL}},
-            "data": render_dashboard_data(board, workload.deployment_name)})
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {
+                    "name": f"{name}-dashboard",
+                    "namespace": monitoring.dashboard_namespace or workload.namespace,
+                    "labels": {**selector_labels, **SIDECAR_LABEL},
+                },
+                "data": render_dashboard_data(board, workload.deployment_name),
+            }
+        )
     return objects
 
 
-__all__ = ["MONITORING_API", "alert_limits", "derive_thresholds", "hpa_name", "monitoring_objects", "object_labels",
-           "render_monitor", "scaled_object"]
+__all__ = [
+    "MONITORING_API",
+    "alert_limits",
+    "derive_thresholds",
+    "hpa_name",
+    "monitoring_objects",
+    "object_labels",
+    "render_monitor",
+    "scaled_object",
+]

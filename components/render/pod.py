@@ -53,8 +53,12 @@ def render_volumes(cfg: StackConfig, claim: str, hf_token_secret: str | None = N
 
 def render_volume_mounts() -> list[dict[str, Any]]:  # model-cache: a claim, a per-replica claim or an emptyDir
     # The cache stays writable: huggingface_hub and vLLM may take lock files next to the snapshot.
-    return [{"name": "model-cache", "mountPath": HF_HOME}, {"name": "dshm", "mountPath": "/dev/shm"},
-            {"name": "home", "mountPath": HOME}, {"name": "tmp", "mountPath": "/tmp"}]
+    return [
+        {"name": "model-cache", "mountPath": HF_HOME},
+        {"name": "dshm", "mountPath": "/dev/shm"},
+        {"name": "home", "mountPath": HOME},
+        {"name": "tmp", "mountPath": "/tmp"},
+    ]
 
 
 def render_env(cfg: StackConfig, plan: ServerPlan) -> list[dict[str, Any]]:
@@ -132,8 +136,12 @@ def render_deployment(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
     }
     if not cfg.autoscaling.enabled:
         spec = {"replicas": cfg.replicas, **spec}
-    metadata = {"name": plan.name, "namespace": plan.namespace, "labels": dict(plan.labels),
-                "annotations": budget_annotations(plan.delivery)}
+    metadata = {
+        "name": plan.name,
+        "namespace": plan.namespace,
+        "labels": dict(plan.labels),
+        "annotations": budget_annotations(plan.delivery),
+    }
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": metadata, "spec": spec}
 
 
@@ -141,15 +149,21 @@ def render_service(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
     if plan.name == "vllm":
         raise ValueError("a Service named vllm injects VLLM_PORT=tcp://... into pods and crashes vLLM")
     port = {"name": PORT_NAME, "port": cfg.server.port, "targetPort": PORT_NAME, "protocol": "TCP"}
-    return {"apiVersion": "v1", "kind": "Service",
-            "metadata": {"name": plan.name, "namespace": plan.namespace, "labels": dict(plan.labels)},
-            "spec": {"type": "ClusterIP", "selector": dict(plan.selector), "ports": [port]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": plan.name, "namespace": plan.namespace, "labels": dict(plan.labels)},
+        "spec": {"type": "ClusterIP", "selector": dict(plan.selector), "ports": [port]},
+    }
 
 
 def render_pdb(plan: ServerPlan) -> dict[str, Any]:
-    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-            "metadata": {"name": plan.name, "namespace": plan.namespace, "labels": dict(plan.labels)},
-            "spec": scheduling.render_pdb_spec(plan.selector)}
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": plan.name, "namespace": plan.namespace, "labels": dict(plan.labels)},
+        "spec": scheduling.render_pdb_spec(plan.selector),
+    }
 
 
 def kubelet_literal(args: list[str]) -> list[str]:

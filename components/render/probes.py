@@ -25,8 +25,10 @@ def server_startup_budget(cfg: StackConfig, weights_on_disk_gib: float) -> Start
 
 
 def budget_annotations(budget: DeliveryBudget) -> dict[str, str]:
-    return {BUDGET_ANNOTATION: budget.explain(),
-            THROUGHPUT_ANNOTATION: f"{budget.mode}: {budget.throughput.mib_per_s:g} MiB/s ({budget.throughput.source})"}
+    return {
+        BUDGET_ANNOTATION: budget.explain(),
+        THROUGHPUT_ANNOTATION: f"{budget.mode}: {budget.throughput.mib_per_s:g} MiB/s ({budget.throughput.source})",
+    }
 
 
 def _http_get() -> dict[str, Any]:
@@ -38,14 +40,27 @@ def render_probes(cfg: StackConfig, budget: StartupBudget) -> dict[str, dict[str
     timeouts of 5-15 s so a saturated server is not marked dead (llm-d-benchmark#1734: 1 s timeouts did)."""
     probes = cfg.probes
     return {
-        "startupProbe": {**_http_get(), "periodSeconds": budget.period_seconds,
-                         "failureThreshold": budget.failure_threshold, "timeoutSeconds": 5, "successThreshold": 1},
-        "readinessProbe": {**_http_get(), "periodSeconds": probes.readiness_period_seconds,
-                           "timeoutSeconds": probes.readiness_timeout_seconds,
-                           "failureThreshold": probes.readiness_failure_threshold, "successThreshold": 1},
-        "livenessProbe": {**_http_get(), "periodSeconds": probes.liveness_period_seconds,
-                          "timeoutSeconds": probes.liveness_timeout_seconds,
-                          "failureThreshold": probes.liveness_failure_threshold, "successThreshold": 1},
+        "startupProbe": {
+            **_http_get(),
+            "periodSeconds": budget.period_seconds,
+            "failureThreshold": budget.failure_threshold,
+            "timeoutSeconds": 5,
+            "successThreshold": 1,
+        },
+        "readinessProbe": {
+            **_http_get(),
+            "periodSeconds": probes.readiness_period_seconds,
+            "timeoutSeconds": probes.readiness_timeout_seconds,
+            "failureThreshold": probes.readiness_failure_threshold,
+            "successThreshold": 1,
+        },
+        "livenessProbe": {
+            **_http_get(),
+            "periodSeconds": probes.liveness_period_seconds,
+            "timeoutSeconds": probes.liveness_timeout_seconds,
+            "failureThreshold": probes.liveness_failure_threshold,
+            "successThreshold": 1,
+        },
     }
 
 

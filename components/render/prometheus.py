@@ -54,8 +54,7 @@ def server_address(cfg: StackConfig) -> str | None:
 
 def selection_labels(cfg: MonitoringConfig) -> tuple[dict[str, str], dict[str, str]]:
     """(monitor labels, rule labels) that Prometheus selects on, without this program's own labels."""
-    monitor = dict(cfg.monitor_labels) if cfg.monitor_labels is not None else (
-        {"release": cfg.release} if cfg.release else {})
+    monitor = dict(cfg.monitor_labels) if cfg.monitor_labels is not None else ({"release": cfg.release} if cfg.release else {})
     rule = dict(cfg.rule_labels) if cfg.rule_labels is not None else dict(monitor)
     return monitor, rule
 

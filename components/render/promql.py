@@ -35,8 +35,7 @@ class Workload:
         name and counts groups; a leader is ready only when its whole group joined (docs/multinode.md)."""
         if self.kind in ("StatefulSet", "LeaderWorkerSet"):
             match = selector({"namespace": self.namespace, "statefulset": self.deployment_name})
-            return (f"kube_statefulset_replicas{match}", f"kube_statefulset_status_replicas_ready{match}",
-                    "statefulset")
+            return (f"kube_statefulset_replicas{match}", f"kube_statefulset_status_replicas_ready{match}", "statefulset")
         match = selector({"namespace": self.namespace, "deployment": self.deployment_name})
         return f"kube_deployment_spec_replicas{match}", f"kube_deployment_status_replicas_available{match}", "deployment"
 
@@ -83,8 +82,7 @@ def quantile(q: float, histogram: str, match: str, by: Iterable[str] = (), windo
 def ratio_of_rates(numerator: str, denominator: str, match: str, by: Iterable[str] = (), window: str = "5m") -> str:
     """sum(rate(a)) / sum(rate(b)) for two counters."""
     group = f" by ({', '.join(by)})" if by else ""
-    return (f"sum{group} (rate({numerator}{match}[{window}])) / "
-            f"sum{group} (rate({denominator}{match}[{window}]))")
+    return f"sum{group} (rate({numerator}{match}[{window}])) / sum{group} (rate({denominator}{match}[{window}]))"
 
 
 # --- the linter -----------------------------------------------------------------------------------------
@@ -95,8 +93,25 @@ _RANGES = re.compile(r"\[[^\]]*\]")
 _GROUPING = re.compile(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)")
 _IDENTIFIER = re.compile(r"(?<![\w:.])([A-Za-z_:][\w:]*)(?![\w:])(\s*\()?")
 _COUNTER_FUNCTIONS = re.compile(r"\b(rate|irate|increase)\s*\(\s*([A-Za-z_:][\w:]*)")
-_KEYWORDS = frozenset({"and", "or", "unless", "by", "without", "on", "ignoring", "group_left", "group_right",
-                       "bool", "offset", "inf", "nan", "Inf", "NaN"})
+_KEYWORDS = frozenset(
+    {
+        "and",
+        "or",
+        "unless",
+        "by",
+        "without",
+        "on",
+        "ignoring",
+        "group_left",
+        "group_right",
+        "bool",
+        "offset",
+        "inf",
+        "nan",
+        "Inf",
+        "NaN",
+    }
+)
 
 
 def _strip(expr: str) -> str:
@@ -120,8 +135,11 @@ def metric_names(expr: str) -> list[str]:
 
 def lint(expr: str, metrics: VersionMetrics) -> list[str]:
     """Problems with an expression for this vLLM version: unknown series, and counter functions over gauges."""
-    problems = [f"{name} is not a series vLLM {metrics.version} or the known exporters expose"
-                for name in metric_names(expr) if metrics.series_type(name) is None]
+    problems = [
+        f"{name} is not a series vLLM {metrics.version} or the known exporters expose"
+        for name in metric_names(expr)
+        if metrics.series_type(name) is None
+    ]
     for match in _COUNTER_FUNCTIONS.finditer(_strip(expr)):
         function, name = match.groups()
         if metrics.series_type(name) is MetricType.GAUGE:

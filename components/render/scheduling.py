@@ -80,8 +80,7 @@ def render_pdb_spec(selector: dict[str, str]) -> dict[str, Any]:
     maxUnavailable (not minAvailable: 1), so a single-replica stack does not block drains forever.
     unhealthyPodEvictionPolicy: AlwaysAllow is GA since Kubernetes 1.31.
     """
-    return {"maxUnavailable": 1, "selector": {"matchLabels": dict(selector)},
-            "unhealthyPodEvictionPolicy": "AlwaysAllow"}
+    return {"maxUnavailable": 1, "selector": {"matchLabels": dict(selector)}, "unhealthyPodEvictionPolicy": "AlwaysAllow"}
 
 
 def render_pod_settings(cfg: StackConfig, *, gpu: bool) -> dict[str, Any]:

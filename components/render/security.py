@@ -39,29 +39,35 @@ def container_security_context() -> dict[str, Any]:
 
 
 def pod_security_level(multinode_ipc_lock: bool) -> str:
-    """"restricted", except where multi-node RDMA needs IPC_LOCK: the baseline level's capability list does not
+    """ "restricted", except where multi-node RDMA needs IPC_LOCK: the baseline level's capability list does not
     include it (pod-security-standards "Capabilities"), so only "privileged" admits those pods."""
     return "privileged" if multinode_ipc_lock else "restricted"
 
 
 def render_namespace(name: str, labels: dict[str, str], level: str = "restricted") -> dict[str, Any]:
     psa = {f"pod-security.kubernetes.io/{mode}": level for mode in ("enforce", "audit", "warn")}
-    return {"apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": name, "labels": {**labels, **psa}}}
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {**labels, **psa}}}
 
 
 def render_service_account(name: str, namespace: str, labels: dict[str, str]) -> dict[str, Any]:
     """The pods never call the Kubernetes API, so no token is mounted."""
-    return {"apiVersion": "v1", "kind": "ServiceAccount",
-            "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
-            "automountServiceAccountToken": False}
+    return {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+        "automountServiceAccountToken": False,
+    }
 
 
 def render_secret(name: str, namespace: str, labels: dict[str, str], key: str, value: Any) -> dict[str, Any]:
     """`value` is normally a Pulumi secret Output; it is stored encrypted in state."""
-    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-            "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
-            "stringData": {key: value}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+        "stringData": {key: value},
+    }
 
 
 def api_key_env(secret_name: str) -> dict[str, Any]:

@@ -39,8 +39,17 @@ def smoke_key(cfg: StackConfig) -> str:
     """What the answer depends on; a new key names a new ConfigMap and Job."""
     script = hashlib.sha256(smoke_script().encode()).hexdigest()
     smoke = cfg.smoke_test
-    return cache_key(cfg.model.id, cfg.model.revision, cfg.served_model_name, cfg.vllm.image_ref, smoke.image, script,
-                     str(smoke.timeout_seconds), str(smoke.max_tokens), str(cfg.security.require_api_key))
+    return cache_key(
+        cfg.model.id,
+        cfg.model.revision,
+        cfg.served_model_name,
+        cfg.vllm.image_ref,
+        smoke.image,
+        script,
+        str(smoke.timeout_seconds),
+        str(smoke.max_tokens),
+        str(cfg.security.require_api_key),
+    )
 
 
 def smoke_name(cfg: StackConfig, instance: str) -> str:
@@ -53,16 +62,32 @@ def deadline_seconds(cfg: StackConfig) -> int:
 
 
 def render_smoke_configmap(cfg: StackConfig, instance: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": smoke_name(cfg, instance), "namespace": namespace_name(cfg.namespace, instance),
-                         "labels": labels(instance, COMPONENT)},
-            "data": {"check.py": smoke_script()}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": smoke_name(cfg, instance),
+            "namespace": namespace_name(cfg.namespace, instance),
+            "labels": labels(instance, COMPONENT),
+        },
+        "data": {"check.py": smoke_script()},
+    }
 
 
 def smoke_command(cfg: StackConfig, instance: str) -> list[str]:
-    command = ["python3", "-B", f"{SCRIPT_DIR}/check.py", "--base-url", service_url(cfg, instance),
-               "--model", cfg.served_model_name, "--timeout-seconds", str(cfg.smoke_test.timeout_seconds),
-               "--max-tokens", str(cfg.smoke_test.max_tokens)]
+    command = [
+        "python3",
+        "-B",
+        f"{SCRIPT_DIR}/check.py",
+        "--base-url",
+        service_url(cfg, instance),
+        "--model",
+        cfg.served_model_name,
+        "--timeout-seconds",
+        str(cfg.smoke_test.timeout_seconds),
+        "--max-tokens",
+        str(cfg.smoke_test.max_tokens),
+    ]
     if cfg.security.require_api_key:
         command += ["--api-key-file", f"{API_KEY_DIR}/{API_KEY_KEY}"]
     return command
@@ -72,9 +97,12 @@ def _volumes(cfg: StackConfig, instance: str) -> tuple[list[dict[str, Any]], lis
     # 0440/0444: root-owned files readable by the non-root user through its fsGroup.
     volumes: list[dict[str, Any]] = [
         {"name": "script", "configMap": {"name": smoke_name(cfg, instance), "defaultMode": 0o444}},
-        {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}}]
-    mounts: list[dict[str, Any]] = [{"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True},
-                                    {"name": "tmp", "mountPath": "/tmp"}]
+        {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}},
+    ]
+    mounts: list[dict[str, Any]] = [
+        {"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True},
+        {"name": "tmp", "mountPath": "/tmp"},
+    ]
     if cfg.security.require_api_key:
         volumes.append({"name": "api-key", "secret": {"secretName": Names(instance).api_key_secret, "defaultMode": 0o440}})
         mounts.append({"name": "api-key", "mountPath": API_KEY_DIR, "readOnly": True})
@@ -85,19 +113,35 @@ def render_smoke_job(cfg: StackConfig, instance: str) -> dict[str, Any]:
     """One request per attempt; no ttlSecondsAfterFinished (Pulumi would see the Job vanish and recreate it)."""
     volumes, mounts = _volumes(cfg, instance)
     container = {
-        "name": "smoke-test", "image": cfg.smoke_test.image, "imagePullPolicy": "IfNotPresent",
-        "command": smoke_command(cfg, instance), "env": [{"name": "PYTHONUNBUFFERED", "value": "1"}],
-        "volumeMounts": mounts, "resources": container_resources("100m", 0.125),
+        "name": "smoke-test",
+        "image": cfg.smoke_test.image,
+        "imagePullPolicy": "IfNotPresent",
+        "command": smoke_command(cfg, instance),
+        "env": [{"name": "PYTHONUNBUFFERED", "value": "1"}],
+        "volumeMounts": mounts,
+        "resources": container_resources("100m", 0.125),
         "securityContext": container_security_context(),
         "terminationMessagePolicy": "FallbackToLogsOnError",  # the failure line reaches `pulumi up`'s error
     }
     meta = labels(instance, COMPONENT)
-    pod_spec = {"restartPolicy": "Never", "automountServiceAccountToken": False, "enableServiceLinks": False,
-                "securityContext": pod_security_context(cfg.security), "containers": [container], "volumes": volumes}
-    return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": smoke_name(cfg, instance), "namespace": namespace_name(cfg.namespace, instance), "labels": meta},
-            "spec": {"backoffLimit": RETRIES, "activeDeadlineSeconds": deadline_seconds(cfg),
-                     "template": {"metadata": {"labels": dict(meta)}, "spec": pod_spec}}}
+    pod_spec = {
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "securityContext": pod_security_context(cfg.security),
+        "containers": [container],
+        "volumes": volumes,
+    }
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": smoke_name(cfg, instance), "namespace": namespace_name(cfg.namespace, instance), "labels": meta},
+        "spec": {
+            "backoffLimit": RETRIES,
+            "activeDeadlineSeconds": deadline_seconds(cfg),
+            "template": {"metadata": {"labels": dict(meta)}, "spec": pod_spec},
+        },
+    }
 
 
 def render_smoke_test(cfg: StackConfig, instance: str) -> list[dict[str, Any]]:
@@ -117,9 +161,19 @@ DOCKER_KEY_FILE = "/run/secrets/vllm_api_key"
 
 
 def docker_smoke_command(cfg: StackConfig) -> list[str]:
-    command = ["python3", "-B", DOCKER_SCRIPT, "--base-url", f"http://127.0.0.1:{cfg.server.port}",
-               "--model", cfg.served_model_name, "--timeout-seconds", str(cfg.smoke_test.timeout_seconds),
-               "--max-tokens", str(cfg.smoke_test.max_tokens)]
+    command = [
+        "python3",
+        "-B",
+        DOCKER_SCRIPT,
+        "--base-url",
+        f"http://127.0.0.1:{cfg.server.port}",
+        "--model",
+        cfg.served_model_name,
+        "--timeout-seconds",
+        str(cfg.smoke_test.timeout_seconds),
+        "--max-tokens",
+        str(cfg.smoke_test.max_tokens),
+    ]
     if cfg.security.require_api_key:
         command += ["--api-key-file", DOCKER_KEY_FILE]
     return command
@@ -132,7 +186,10 @@ def render_docker_smoke(cfg: StackConfig, vllm_container_name: str) -> dict[str,
         "name": f"{vllm_container_name}-smoke-test",
         "command": docker_smoke_command(cfg),
         "envs": [f"SMOKE_KEY={smoke_key(cfg)}", "PYTHONUNBUFFERED=1"],
-        "attach": True, "logs": True, "must_run": False, "start": True,
+        "attach": True,
+        "logs": True,
+        "must_run": False,
+        "start": True,
     }
 
 

@@ -45,18 +45,28 @@ def _core_flags(cfg: StackConfig, resolved: ResolvedEngine, table: FlagTable) ->
     # Releases before the BooleanOptionalAction form (0.6.x: store_true, off by default) take no negative flag.
     prefix_flags = [prefix] if prefix in table.flags else []
     return [
-        "--served-model-name", resolved.served_model_name,
-        "--port", str(cfg.server.port),
-        "--tensor-parallel-size", str(resolved.tensor_parallel_size),
-        "--pipeline-parallel-size", str(resolved.pipeline_parallel_size),
-        "--max-model-len", str(resolved.max_model_len),
-        "--gpu-memory-utilization", f"{resolved.gpu_memory_utilization:g}",
-        "--max-num-seqs", str(resolved.max_num_seqs),
-        "--max-num-batched-tokens", str(resolved.max_num_batched_tokens),
+        "--served-model-name",
+        resolved.served_model_name,
+        "--port",
+        str(cfg.server.port),
+        "--tensor-parallel-size",
+        str(resolved.tensor_parallel_size),
+        "--pipeline-parallel-size",
+        str(resolved.pipeline_parallel_size),
+        "--max-model-len",
+        str(resolved.max_model_len),
+        "--gpu-memory-utilization",
+        f"{resolved.gpu_memory_utilization:g}",
+        "--max-num-seqs",
+        str(resolved.max_num_seqs),
+        "--max-num-batched-tokens",
+        str(resolved.max_num_batched_tokens),
         *(["--block-size", str(cfg.engine.block_size)] if cfg.engine.block_size else []),  # else vLLM chooses
         *prefix_flags,
-        "--dtype", cfg.engine.dtype,
-        "--kv-cache-dtype", cfg.engine.kv_cache_dtype,
+        "--dtype",
+        cfg.engine.dtype,
+        "--kv-cache-dtype",
+        cfg.engine.kv_cache_dtype,
     ]
 
 
@@ -71,8 +81,12 @@ def _model_flags(cfg: StackConfig, resolved: ResolvedEngine, table: FlagTable) -
         # Run:ai Model Streamer (vllm/transformers_utils/runai_utils.py); the bucket holds one revision. Its CPU
         # buffer (`memory_limit`, runai_streamer_loader.py) is held to a quarter of the container's limit.
         buffer = int(server_memory_limit_gib(cfg) * STREAMER_BUFFER_SHARE * 2**30)
-        flags += ["--load-format", "runai_streamer",
-                  "--model-loader-extra-config", json.dumps({"memory_limit": buffer}, separators=(",", ":"))]
+        flags += [
+            "--load-format",
+            "runai_streamer",
+            "--model-loader-extra-config",
+            json.dumps({"memory_limit": buffer}, separators=(",", ":")),
+        ]
     elif cfg.model.revision and cfg.model.local_path is None:
         # Offline loads resolve this snapshot; without it vLLM looks for refs/main, absent for a sha download.
         flags += ["--revision", cfg.model.revision, "--tokenizer-revision", cfg.model.revision]
@@ -91,8 +105,12 @@ def _speculative_flags(cfg: StackConfig, table: FlagTable) -> list[str]:
         return []
     if "--speculative-config" in table.flags:
         return ["--speculative-config", json.dumps(_speculative_config(cfg), separators=(",", ":"))]
-    flags = ["--speculative-model", "[ngram]" if spec.method == "ngram" else str(spec.model),
-             "--num-speculative-tokens", str(spec.num_speculative_tokens)]
+    flags = [
+        "--speculative-model",
+        "[ngram]" if spec.method == "ngram" else str(spec.model),
+        "--num-speculative-tokens",
+        str(spec.num_speculative_tokens),
+    ]
     if spec.prompt_lookup_max is not None:
         flags += ["--ngram-prompt-lookup-max", str(spec.prompt_lookup_max)]
     if spec.prompt_lookup_min is not None:
@@ -107,15 +125,20 @@ def _speculative_config(cfg: StackConfig) -> dict[str, object]:
     spec = cfg.engine.speculative
     assert spec is not None
     data: dict[str, object] = {"method": spec.method, "num_speculative_tokens": spec.num_speculative_tokens}
-    optional = {"model": spec.model, "revision": spec.revision, "prompt_lookup_max": spec.prompt_lookup_max,
-                "prompt_lookup_min": spec.prompt_lookup_min,
-                "draft_tensor_parallel_size": spec.draft_tensor_parallel_size}
+    optional = {
+        "model": spec.model,
+        "revision": spec.revision,
+        "prompt_lookup_max": spec.prompt_lookup_max,
+        "prompt_lookup_min": spec.prompt_lookup_min,
+        "draft_tensor_parallel_size": spec.draft_tensor_parallel_size,
+    }
     data.update({key: value for key, value in optional.items() if value is not None})
     return data
 
 
-def render_vllm_env(cfg: StackConfig, resolved: ResolvedEngine, startup_seconds: int,
-                    home: str = HOME, cache_dir: str = HF_HOME) -> dict[str, str]:
+def render_vllm_env(
+    cfg: StackConfig, resolved: ResolvedEngine, startup_seconds: int, home: str = HOME, cache_dir: str = HF_HOME
+) -> dict[str, str]:
     """Environment of the server container (secrets excluded: the caller adds VLLM_API_KEY by reference)."""
     table = FLAG_TABLES[resolved.release.version]
     env = {
@@ -137,8 +160,21 @@ def render_vllm_env(cfg: StackConfig, resolved: ResolvedEngine, startup_seconds:
     return env
 
 
-OWNED_ENV: frozenset[str] = frozenset({
-    "HOME", "USER", "HF_HOME", "HF_HUB_OFFLINE", "HF_TOKEN", "HF_TOKEN_PATH", "VLLM_CACHE_ROOT", "TRITON_CACHE_DIR",
-    "TORCHINDUCTOR_CACHE_DIR", "VLLM_LOGGING_LEVEL", "VLLM_ENGINE_READY_TIMEOUT_S", "VLLM_ATTENTION_BACKEND",
-    "VLLM_API_KEY", "VLLM_PORT",
-})
+OWNED_ENV: frozenset[str] = frozenset(
+    {
+        "HOME",
+        "USER",
+        "HF_HOME",
+        "HF_HUB_OFFLINE",
+        "HF_TOKEN",
+        "HF_TOKEN_PATH",
+        "VLLM_CACHE_ROOT",
+        "TRITON_CACHE_DIR",
+        "TORCHINDUCTOR_CACHE_DIR",
+        "VLLM_LOGGING_LEVEL",
+        "VLLM_ENGINE_READY_TIMEOUT_S",
+        "VLLM_ATTENTION_BACKEND",
+        "VLLM_API_KEY",
+        "VLLM_PORT",
+    }
+)

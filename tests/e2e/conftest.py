@@ -45,8 +45,9 @@ def e2e_python() -> Path:
 @pytest.fixture(scope="session")
 def tiny_model(e2e_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("tiny-model")
-    subprocess.run([str(e2e_python), str(E2E_DIR / "tiny_model.py"), str(out)], check=True,
-                   capture_output=True, timeout=MODEL_TIMEOUT_S)
+    subprocess.run(
+        [str(e2e_python), str(E2E_DIR / "tiny_model.py"), str(out)], check=True, capture_output=True, timeout=MODEL_TIMEOUT_S
+    )
     return out
 
 
@@ -65,18 +66,32 @@ def cores() -> tuple[int, int]:
 def _server(name: str, launch: rendered.Launch, python: Path, model: Path, home: Path, core: int) -> Server:
     host = cpu_backend.Host(python=python, model_dir=model, home=home, port=free_port(), core=core)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **cpu_backend.adapt_env(launch.env, host)}
-    return Server(name=name, argv=cpu_backend.adapt_command(launch, host), env=env, log=home / "server.log",
-                  base_url=f"http://127.0.0.1:{host.port}", extra={"launch": launch})
+    return Server(
+        name=name,
+        argv=cpu_backend.adapt_command(launch, host),
+        env=env,
+        log=home / "server.log",
+        base_url=f"http://127.0.0.1:{host.port}",
+        extra={"launch": launch},
+    )
 
 
 @pytest.fixture(scope="session")
-def servers(e2e_python: Path, tiny_model: Path, api_key: str, cores: tuple[int, int],
-            tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Server]]:
+def servers(
+    e2e_python: Path, tiny_model: Path, api_key: str, cores: tuple[int, int], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Server]]:
     started = {
-        "kubernetes": _server("kubernetes", rendered.kubernetes_launch(api_key), e2e_python, tiny_model,
-                              tmp_path_factory.mktemp("home-kubernetes"), cores[0]),
-        "docker": _server("docker", rendered.docker_launch(api_key), e2e_python, tiny_model,
-                          tmp_path_factory.mktemp("home-docker"), cores[1]),
+        "kubernetes": _server(
+            "kubernetes",
+            rendered.kubernetes_launch(api_key),
+            e2e_python,
+            tiny_model,
+            tmp_path_factory.mktemp("home-kubernetes"),
+            cores[0],
+        ),
+        "docker": _server(
+            "docker", rendered.docker_launch(api_key), e2e_python, tiny_model, tmp_path_factory.mktemp("home-docker"), cores[1]
+        ),
     }
     try:
         for server in started.values():
@@ -113,8 +128,13 @@ def monitoring() -> rendered.Monitoring:
 
 
 @pytest.fixture(scope="session")
-def prometheus_server(kubernetes_server: Server, servers: dict[str, Server], monitoring: rendered.Monitoring,
-                      cores: tuple[int, int], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def prometheus_server(
+    kubernetes_server: Server,
+    servers: dict[str, Server],
+    monitoring: rendered.Monitoring,
+    cores: tuple[int, int],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Server]:
     servers["docker"].stop()  # its core is Prometheus' now (a no-op when its module already stopped it)
     assert kubernetes_server.process is not None
     cpu_backend.lower_priority(kubernetes_server.process.pid)
@@ -122,9 +142,13 @@ def prometheus_server(kubernetes_server: Server, servers: dict[str, Server], mon
     target = kubernetes_server.base_url.removeprefix("http://")
     config = prometheus.write_config(directory, monitoring, target)
     port = free_port()
-    server = Server(name="prometheus", argv=prometheus.prometheus_argv(config, directory / "data", port, cores[1]),
-                    env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, log=directory / "prometheus.log",
-                    base_url=f"http://127.0.0.1:{port}")
+    server = Server(
+        name="prometheus",
+        argv=prometheus.prometheus_argv(config, directory / "data", port, cores[1]),
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        log=directory / "prometheus.log",
+        base_url=f"http://127.0.0.1:{port}",
+    )
     server.start()
     try:
         server.wait_healthy("/-/ready", PROMETHEUS_READY_S)

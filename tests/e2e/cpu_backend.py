@@ -68,8 +68,10 @@ def adapt_args(args: list[str], host: Host) -> list[str]:
 
 
 def adapt_env(env: dict[str, str], host: Host) -> dict[str, str]:
-    moved = {key: value.replace(RENDERED_HOME, str(host.home), 1) if value.startswith(RENDERED_HOME) else value
-             for key, value in env.items()}
+    moved = {
+        key: value.replace(RENDERED_HOME, str(host.home), 1) if value.startswith(RENDERED_HOME) else value
+        for key, value in env.items()
+    }
     return moved | {
         "VLLM_CPU_KVCACHE_SPACE": str(KV_CACHE_SPACE_GIB),
         "VLLM_CPU_OMP_THREADS_BIND": str(host.core),

@@ -39,8 +39,9 @@ class Server:
     def start(self) -> None:
         with self.log.open("wb") as out:
             # start_new_session: the server and every child (engine core, workers) share one process group.
-            self.process = subprocess.Popen(self.argv, env=self.env, stdout=out, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, start_new_session=True)
+            self.process = subprocess.Popen(
+                self.argv, env=self.env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            )
         self.started_at = time.monotonic()
 
     def stop(self) -> None:
@@ -85,12 +86,12 @@ def _group_alive(pid: int) -> bool:
     return True
 
 
-def request(url: str, method: str = "GET", body: Any = None, headers: dict[str, str] | None = None,
-            timeout: float = 30) -> tuple[int, bytes]:
+def request(
+    url: str, method: str = "GET", body: Any = None, headers: dict[str, str] | None = None, timeout: float = 30
+) -> tuple[int, bytes]:
     """(status, body); connection failures come back as status 0 with the error as the body."""
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method,
-                                 headers={"Content-Type": "application/json", **(headers or {})})
+    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json", **(headers or {})})
     try:
         with urllib.request.urlopen(req, timeout=timeout) as response:
             return response.status, response.read()
@@ -104,10 +105,15 @@ def get(url: str, timeout: float = 30, headers: dict[str, str] | None = None) ->
     return request(url, headers=headers, timeout=timeout)
 
 
-def chat(base_url: str, model: str, api_key: str | None, max_tokens: int = 8, path: str = "/v1/chat/completions",
-         timeout: float = 60) -> tuple[int, bytes]:
+def chat(
+    base_url: str, model: str, api_key: str | None, max_tokens: int = 8, path: str = "/v1/chat/completions", timeout: float = 60
+) -> tuple[int, bytes]:
     """One chat completion; ignore_eos makes every request generate exactly max_tokens tokens."""
-    body = {"model": model, "messages": [{"role": "user", "content": "hello, how are you today?"}],
-            "max_tokens": max_tokens, "ignore_eos": True}
+    body = {
+        "model": model,
+        "messages": [{"role": "user", "content": "hello, how are you today?"}],
+        "max_tokens": max_tokens,
+        "ignore_eos": True,
+    }
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     return request(base_url + path, "POST", body, headers, timeout=timeout)

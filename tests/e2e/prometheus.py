@@ -25,8 +25,14 @@ def target_labels(monitoring: Monitoring) -> dict[str, str]:
     writes them (prometheus-operator pkg/prometheus/promcfg.go@002266347d12f6ee0ef0b4a774dfcc613d2d9547,
     the ServiceMonitor relabel_configs: "Relabel namespace and pod and service labels", "job", "endpoint")."""
     workload = monitoring.workload
-    return {"namespace": workload.namespace, "service": monitoring.service, "job": monitoring.service,
-            "pod": f"{workload.deployment_name}-{POD_SUFFIX}", "container": "vllm", "endpoint": SCRAPE_PORT_NAME}
+    return {
+        "namespace": workload.namespace,
+        "service": monitoring.service,
+        "job": monitoring.service,
+        "pod": f"{workload.deployment_name}-{POD_SUFFIX}",
+        "container": "vllm",
+        "endpoint": SCRAPE_PORT_NAME,
+    }
 
 
 def write_config(directory: Path, monitoring: Monitoring, target: str) -> Path:
@@ -36,13 +42,15 @@ def write_config(directory: Path, monitoring: Monitoring, target: str) -> Path:
     config = {
         "global": {"scrape_interval": SCRAPE_INTERVAL, "evaluation_interval": SCRAPE_INTERVAL},
         "rule_files": [str(rules)],
-        "scrape_configs": [{
-            "job_name": "servicemonitor",
-            "metrics_path": "/metrics",
-            "static_configs": [{"targets": [target], "labels": {k: v for k, v in labels.items() if k != "job"}}],
-            # A static config names the job after job_name; the operator's relabelling sets it to the Service.
-            "relabel_configs": [{"target_label": "job", "replacement": labels["job"]}],
-        }],
+        "scrape_configs": [
+            {
+                "job_name": "servicemonitor",
+                "metrics_path": "/metrics",
+                "static_configs": [{"targets": [target], "labels": {k: v for k, v in labels.items() if k != "job"}}],
+                # A static config names the job after job_name; the operator's relabelling sets it to the Service.
+                "relabel_configs": [{"target_label": "job", "replacement": labels["job"]}],
+            }
+        ],
     }
     path = directory / "prometheus.yml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
@@ -51,8 +59,16 @@ def write_config(directory: Path, monitoring: Monitoring, target: str) -> Path:
 
 def prometheus_argv(config: Path, data: Path, port: int, core: int) -> list[str]:
     binary = shutil.which("prometheus") or "prometheus"
-    return ["taskset", "-c", str(core), binary, f"--config.file={config}", f"--storage.tsdb.path={data}",
-            f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"]
+    return [
+        "taskset",
+        "-c",
+        str(core),
+        binary,
+        f"--config.file={config}",
+        f"--storage.tsdb.path={data}",
+        f"--web.listen-address=127.0.0.1:{port}",
+        "--log.level=warn",
+    ]
 
 
 def api(server: Server, path: str, **params: str) -> Any:

@@ -116,23 +116,37 @@ def kubernetes_launch(api_key: str) -> Launch:
     cfg, report = kubernetes_stack()
     container = _deployment(cfg, report)["spec"]["template"]["spec"]["containers"][0]
     probe = container["startupProbe"]
-    return Launch(command=list(container["command"]), args=list(container["args"]),
-                  env=_container_env(container, api_key),
-                  startup_budget_seconds=probe["failureThreshold"] * probe["periodSeconds"],
-                  port=cfg.server.port, served_model_name=report.resolved.served_model_name)
+    return Launch(
+        command=list(container["command"]),
+        args=list(container["args"]),
+        env=_container_env(container, api_key),
+        startup_budget_seconds=probe["failureThreshold"] * probe["periodSeconds"],
+        port=cfg.server.port,
+        served_model_name=report.resolved.served_model_name,
+    )
 
 
 def docker_launch(api_key: str) -> Launch:
     """As components/docker_host.py registers it: the rendered spec, plus VLLM_API_KEY from the secret."""
     cfg, report = docker_stack()
     seconds = docker_render.startup_seconds(cfg, report)
-    spec = docker_render.render_container(cfg, render_vllm_args(cfg, report.resolved), seconds,
-                                          docker_render.render_env(cfg, report, seconds), with_hf_token=False)
+    spec = docker_render.render_container(
+        cfg,
+        render_vllm_args(cfg, report.resolved),
+        seconds,
+        docker_render.render_env(cfg, report, seconds),
+        with_hf_token=False,
+    )
     env = dict(item.split("=", 1) for item in spec["envs"]) | {"VLLM_API_KEY": api_key}
     start_period = int(spec["healthcheck"]["start_period"].removesuffix("s"))
-    return Launch(command=list(spec["entrypoints"]), args=list(spec["command"]), env=env,
-                  startup_budget_seconds=start_period, port=spec["ports"][0]["internal"],
-                  served_model_name=report.resolved.served_model_name)
+    return Launch(
+        command=list(spec["entrypoints"]),
+        args=list(spec["command"]),
+        env=env,
+        startup_budget_seconds=start_period,
+        port=spec["ports"][0]["internal"],
+        served_model_name=report.resolved.served_model_name,
+    )
 
 
 def monitoring() -> Monitoring:
@@ -140,16 +154,24 @@ def monitoring() -> Monitoring:
     cfg, report = kubernetes_stack()
     objects = _objects(cfg, report)
     deployment = next(o for o in objects if o["kind"] in ("Deployment", "StatefulSet"))
-    workload = Workload(namespace=deployment["metadata"]["namespace"], model_name=cfg.served_model_name,
-                        deployment_name=deployment["metadata"]["name"], hpa_name=hpa_name(INSTANCE),
-                        kind=workload_kind(cfg))
+    workload = Workload(
+        namespace=deployment["metadata"]["namespace"],
+        model_name=cfg.served_model_name,
+        deployment_name=deployment["metadata"]["name"],
+        hpa_name=hpa_name(INSTANCE),
+        kind=workload_kind(cfg),
+    )
     triggers = _one(objects, "ScaledObject")["spec"]["triggers"]
     board = next(o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"].endswith("-dashboard"))
     dashboard = json.loads(next(iter(board["data"].values())))
-    return Monitoring(workload=workload, service=_one(objects, "Service")["metadata"]["name"],
-                      rule_groups=_one(objects, "PrometheusRule")["spec"]["groups"],
-                      keda_queries={t["name"]: t["metadata"]["query"] for t in triggers},
-                      dashboard_queries=_dashboard_exprs(dashboard), metrics=metrics_for(cfg.vllm.version))
+    return Monitoring(
+        workload=workload,
+        service=_one(objects, "Service")["metadata"]["name"],
+        rule_groups=_one(objects, "PrometheusRule")["spec"]["groups"],
+        keda_queries={t["name"]: t["metadata"]["query"] for t in triggers},
+        dashboard_queries=_dashboard_exprs(dashboard),
+        metrics=metrics_for(cfg.vllm.version),
+    )
 
 
 def _dashboard_exprs(dashboard: dict[str, Any]) -> list[str]:

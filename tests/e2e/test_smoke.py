@@ -17,13 +17,25 @@ from tests.e2e.processes import Server
 CHECK = REPO / "smoke" / "check.py"
 CHECK_TIMEOUT_S = 60
 
-pytestmark = [pytest.mark.e2e,
-              pytest.mark.skipif(not CHECK.is_file(), reason="smoke/check.py (issue 13) is not in the tree yet")]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not CHECK.is_file(), reason="smoke/check.py (issue 13) is not in the tree yet"),
+]
 
 
 def run_check(base_url: str, model: str, key_file: Path, timeout_s: int = CHECK_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, str(CHECK), "--base-url", base_url, "--model", model,
-               "--api-key-file", str(key_file), "--timeout-seconds", str(timeout_s)]
+    command = [
+        sys.executable,
+        str(CHECK),
+        "--base-url",
+        base_url,
+        "--model",
+        model,
+        "--api-key-file",
+        str(key_file),
+        "--timeout-seconds",
+        str(timeout_s),
+    ]
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout_s + 30)
 
 

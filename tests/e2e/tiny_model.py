@@ -33,11 +33,11 @@ def train_tokenizer(out: Path) -> None:
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=VOCAB_SIZE, special_tokens=SPECIAL_TOKENS,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=VOCAB_SIZE, special_tokens=SPECIAL_TOKENS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
     tokenizer.train_from_iterator(CORPUS, trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, bos_token="<|begin|>", eos_token="<|end|>",
-                                   pad_token="<|pad|>")
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, bos_token="<|begin|>", eos_token="<|end|>", pad_token="<|pad|>")
     fast.chat_template = CHAT_TEMPLATE
     fast.save_pretrained(out)
 
@@ -47,10 +47,21 @@ def write_model(out: Path) -> None:
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=VOCAB_SIZE, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=2, head_dim=64,
-                         max_position_embeddings=MAX_POSITIONS, bos_token_id=0, eos_token_id=1, pad_token_id=3,
-                         tie_word_embeddings=True, torch_dtype="bfloat16")
+    config = LlamaConfig(
+        vocab_size=VOCAB_SIZE,
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        head_dim=64,
+        max_position_embeddings=MAX_POSITIONS,
+        bos_token_id=0,
+        eos_token_id=1,
+        pad_token_id=3,
+        tie_word_embeddings=True,
+        torch_dtype="bfloat16",
+    )
     LlamaForCausalLM(config).to(torch.bfloat16).save_pretrained(out)
 
 

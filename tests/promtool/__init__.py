@@ -54,19 +54,24 @@ def recording_rules(expressions: list[str]) -> dict[str, Any]:
 def expected_alert(rule: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
     """What promtool must see for `rule` firing on a series with `labels`: the rule's labels and annotations
     are taken from the rendered rule itself, with `{{ $labels.x }}` filled in."""
+
     def fill(text: str) -> str:
         return LABEL_TEMPLATE.sub(lambda m: labels[m.group(1)], text)
 
-    return {"exp_labels": {**labels, **rule.get("labels", {})},
-            "exp_annotations": {key: fill(value) for key, value in rule.get("annotations", {}).items()}}
+    return {
+        "exp_labels": {**labels, **rule.get("labels", {})},
+        "exp_annotations": {key: fill(value) for key, value in rule.get("annotations", {}).items()},
+    }
 
 
 @cache
 def crd_schema(file_name: str) -> dict[str, Any]:
     path = CRDS / file_name
     if not CRDS.is_dir():
-        message = (f"upstream CRD schemas not found at {CRDS}: point VLLM_SERVING_CRDS at a folder holding the "
-                   "KEDA and prometheus-operator CRD files to check the custom resources against them")
+        message = (
+            f"upstream CRD schemas not found at {CRDS}: point VLLM_SERVING_CRDS at a folder holding the "
+            "KEDA and prometheus-operator CRD files to check the custom resources against them"
+        )
         assert os.environ.get("VLLM_SERVING_REQUIRE_CRDS") != "1", message
         pytest.skip(message)
     document = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -80,8 +85,11 @@ def strict(schema: Any) -> Any:
     if not isinstance(schema, dict):
         return schema
     result = {key: strict(value) for key, value in schema.items()}
-    if ("properties" in result and "additionalProperties" not in result
-            and not result.get("x-kubernetes-preserve-unknown-fields")):
+    if (
+        "properties" in result
+        and "additionalProperties" not in result
+        and not result.get("x-kubernetes-preserve-unknown-fields")
+    ):
         result["additionalProperties"] = False
     return result
 
