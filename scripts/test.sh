@@ -26,6 +26,7 @@ fi
 python3 -m venv venv
 venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-dev.txt
 venv/bin/ruff check .
+venv/bin/ruff format --check .
 # GitHub Actions audit (actions pinned by commit, least permissions, no persisted credentials); offline: no API calls.
 venv/bin/zizmor --offline .github/workflows/
 venv/bin/mypy .  # pydantic plugin and settings in pyproject.toml
