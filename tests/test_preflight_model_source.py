@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from catalog.models import MODELS
-from config.errors import ConfigError
+from config.errors import ConfigError, show
 from preflight import run_preflight
 from tests.factories import make_config
 
@@ -83,7 +83,7 @@ def test_a_config_json_that_is_not_a_mapping_is_a_config_error_naming_the_key(tm
     with pytest.raises(ConfigError) as caught:
         from_json(path)
     assert caught.value.issues[0].render() == (
-        f"vllm-serving:model.config_json: {path!r} holds a JSON list, not the mapping of a config.json. "
+        f"vllm-serving:model.config_json: {show(path)} holds a JSON list, not the mapping of a config.json. "
         "Fix: point it at the model's config.json, relative to the project."
     )
 
