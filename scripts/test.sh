@@ -34,9 +34,9 @@ venv/bin/python -m pytest "$@"
 
 if [ "$e2e" = required ]; then
   bash scripts/setup-e2e.sh
-  VLLM_SERVING_REQUIRE_E2E=1 venv/bin/python -m pytest -m e2e tests/e2e
+  VLLM_SERVING_REQUIRE_E2E=1 venv/bin/python -m pytest -n 0 -m e2e tests/e2e
 elif venv/bin/python -c "import sys; from tests.e2e.paths import missing_dependencies; sys.exit(bool(missing_dependencies()))"; then
-  venv/bin/python -m pytest -m e2e tests/e2e
+  venv/bin/python -m pytest -n 0 -m e2e tests/e2e
 else
   echo "e2e tier skipped: run 'bash scripts/setup-e2e.sh' once, or 'bash scripts/test.sh --e2e'" >&2
 fi
