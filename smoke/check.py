@@ -111,7 +111,9 @@ def _check(status: int, body: str, model: str) -> str:
         raise SmokeFailure(f"HTTP 200 but not a chat completion: {_cut(body)}") from None
     if served != model:
         raise SmokeFailure(f"HTTP 200 but the response is from model {served!r}, not {model!r}: {_cut(body)}")
-    answer = (message.get("content") or message.get("reasoning_content") or message.get("reasoning") or "").strip()
+    # Any generated text counts, whitespace included: the check proves the model generates, not what it says
+    # (a small model, or one at temperature 0, may well answer with newlines).
+    answer = message.get("content") or message.get("reasoning_content") or message.get("reasoning") or ""
     if not answer:
         raise SmokeFailure(f"HTTP 200 but the answer is empty: {_cut(body)}")
     return answer

@@ -153,7 +153,7 @@ def test_a_500_fails_with_the_status_and_the_body(server: ThreadingHTTPServer) -
 
 
 def test_an_empty_answer_fails(server: ThreadingHTTPServer) -> None:
-    server.reply = (200, completion(content="  "), 0.0)  # type: ignore[attr-defined]
+    server.reply = (200, completion(content=""), 0.0)  # type: ignore[attr-defined]
     result = run_check(url(server))
     assert (result.returncode, "HTTP 200 but the answer is empty" in result.stderr) == (1, True)
 
@@ -205,3 +205,8 @@ def test_the_script_imports_nothing_outside_the_standard_library() -> None:
 def test_an_openai_style_base_url_ending_in_v1_reaches_the_same_path(server: ThreadingHTTPServer) -> None:
     assert run_check(url(server) + "/v1/").returncode == 0
     assert server.seen[0][0] == "/v1/chat/completions"  # type: ignore[attr-defined]
+
+
+def test_an_answer_of_whitespace_passes_because_the_model_generated(server: ThreadingHTTPServer) -> None:
+    server.reply = (200, completion(content="\n\n"), 0.0)  # type: ignore[attr-defined]
+    assert run_check(url(server)).returncode == 0
