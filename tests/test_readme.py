@@ -157,3 +157,9 @@ def test_the_readme_test_command_installs_promtool_with_apt_as_root() -> None:
 def test_stack_files_live_where_the_readme_says() -> None:
     assert "A stack is `stacks/Pulumi.<name>.yaml`" in readme()
     assert "stackConfigDir: stacks" in (REPO / "Pulumi.yaml").read_text(encoding="utf-8")
+
+
+def test_the_readme_calibration_table_is_the_one_the_calibration_page_asserts() -> None:
+    page = (REPO / "docs" / "calibration.md").read_text(encoding="utf-8")
+    table = readme().split("<!-- readme-check: calibration -->\n", 1)[1].split("\n\n", 1)[0]
+    assert table.strip() and table.strip() in page
