@@ -89,41 +89,32 @@ def build_kubernetes_stack(cfg: StackConfig, report: Sizing, secrets: StackSecre
 
 def _observability(cfg: StackConfig, report: Sizing, name: str, serving: ServingStack, child: pulumi.ResourceOptions) -> None:
     """KEDA (when on) and monitoring share thresholds: the queue alert fires where the scaler acts."""
-    capacity, kind = capacity_from_report(report), workload_kind(cfg)
+    common: dict[str, Any] = {
+        "namespace": serving.namespace,
+        "deployment_name": serving.deployment_name,
+        "selector_labels": serving.selector_labels,
+        "served_model_name": cfg.served_model_name,
+        "vllm_version": cfg.vllm.version,
+        "capacity": capacity_from_report(report),
+        "workload_kind": workload_kind(cfg),
+    }
     autoscaler = None
     if cfg.autoscaling.enabled:
-        autoscaler = KedaAutoscaler(
-            f"{name}-autoscaler",
-            KedaAutoscalerArgs(
-                namespace=serving.namespace,
-                deployment_name=serving.deployment_name,
-                selector_labels=serving.selector_labels,
-                served_model_name=cfg.served_model_name,
-                vllm_version=cfg.vllm.version,
-                autoscaling=cfg.autoscaling,
-                capacity=capacity,
-                scaled_object_name=name,
-                server_address=server_address(cfg) or "",
-                workload_kind=kind,
-            ),
-            child,
+        args = KedaAutoscalerArgs(
+            autoscaling=cfg.autoscaling, scaled_object_name=name, server_address=server_address(cfg) or "", **common
         )
+        autoscaler = KedaAutoscaler(f"{name}-autoscaler", args, child)
     if cfg.monitoring.enabled:
+        rollout = new_replica_seconds(cfg, delivery_budget(cfg, report.weights_on_disk_gib))
         Monitoring(
             f"{name}-monitoring",
             MonitoringArgs(
-                namespace=serving.namespace,
-                deployment_name=serving.deployment_name,
-                selector_labels=serving.selector_labels,
-                served_model_name=cfg.served_model_name,
-                vllm_version=cfg.vllm.version,
                 monitoring=cfg.monitoring,
-                capacity=capacity,
                 autoscaling=cfg.autoscaling,
                 queue_threshold=autoscaler.thresholds.queue if autoscaler else None,
                 hpa_name=autoscaler.hpa_name if autoscaler else None,
-                rollout_seconds=new_replica_seconds(cfg, delivery_budget(cfg, report.weights_on_disk_gib)),
-                workload_kind=kind,
+                rollout_seconds=rollout,
+                **common,
             ),
             child,
         )

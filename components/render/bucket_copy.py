@@ -15,7 +15,12 @@ from typing import Any
 from components.render.cache import cache_key, download_image, download_volumes, downloads
 from components.render.names import HOME, Names
 from components.render.resources import container_resources
-from components.render.security import HF_TOKEN_DIR, HF_TOKEN_KEY, container_security_context, pod_security_context
+from components.render.security import (
+    HF_TOKEN_DIR,
+    HF_TOKEN_KEY,
+    container_security_context,
+    render_restricted_job,
+)
 from config.delivery import delivery_mode
 from config.stack import StackConfig
 
@@ -118,25 +123,16 @@ def render_copy_job(
         "resources": container_resources(cfg.cache.download_cpu, cfg.cache.download_memory_gib),
         "securityContext": container_security_context(),
     }
-    pod_spec = {
-        "restartPolicy": "Never",
-        "serviceAccountName": service_account,
-        "automountServiceAccountToken": False,
-        "enableServiceLinks": False,
-        "securityContext": pod_security_context(cfg.security),
-        "containers": [container],
-        "volumes": volumes,
-    }
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
-        "spec": {
-            "backoffLimit": 4,
-            "activeDeadlineSeconds": copy_deadline_seconds(cfg, weights_on_disk_gib),
-            "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec},
-        },
-    }
+    metadata = {"name": name, "namespace": namespace, "labels": dict(labels)}
+    return render_restricted_job(
+        cfg.security,
+        metadata,
+        [container],
+        volumes,
+        backoff_limit=4,
+        deadline_seconds=copy_deadline_seconds(cfg, weights_on_disk_gib),
+        service_account=service_account,
+    )
 
 
 def copy_deadline_seconds(cfg: StackConfig, weights_on_disk_gib: float) -> int:

@@ -14,7 +14,12 @@ from typing import Any
 from components.render import scheduling
 from components.render.names import HF_HOME, HOME, MARKER_DIR, Names, cache_key
 from components.render.resources import container_resources
-from components.render.security import HF_TOKEN_DIR, HF_TOKEN_KEY, container_security_context, pod_security_context
+from components.render.security import (
+    HF_TOKEN_DIR,
+    HF_TOKEN_KEY,
+    container_security_context,
+    render_restricted_job,
+)
 from config.delivery import delivery_mode, effective_volume  # effective_volume: the access mode and class
 from config.stack import StackConfig
 from preflight.delivery import draft_weights_on_disk_gib
@@ -248,27 +253,17 @@ def render_download_job(
     """One pod, one writer. No ttlSecondsAfterFinished: Pulumi would see the Job vanish and recreate it.
     skipAwait: the claim's bind await and the server's rollout wait for it instead (components/model_cache.py)."""
     volumes, mounts = download_volumes(claim, token_secret)
-    pod_spec = {
-        "restartPolicy": "Never",
-        "serviceAccountName": service_account,
-        "automountServiceAccountToken": False,
-        "enableServiceLinks": False,
-        "securityContext": pod_security_context(cfg.security),
-        "containers": [render_download_container(cfg, weights_on_disk_gib, token_secret, mounts)],
-        "volumes": volumes,
-        **_download_placement(cfg),
-    }
     metadata = {"name": name, "namespace": namespace, "labels": dict(labels), "annotations": {SKIP_AWAIT: "true"}}
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": metadata,
-        "spec": {
-            "backoffLimit": 4,
-            "activeDeadlineSeconds": download_timeout_seconds(cfg, weights_on_disk_gib),
-            "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec},
-        },
-    }
+    return render_restricted_job(
+        cfg.security,
+        metadata,
+        [render_download_container(cfg, weights_on_disk_gib, token_secret, mounts)],
+        volumes,
+        backoff_limit=4,
+        deadline_seconds=download_timeout_seconds(cfg, weights_on_disk_gib),
+        service_account=service_account,
+        pod_extra=_download_placement(cfg),
+    )
 
 
 def _download_placement(cfg: StackConfig) -> dict[str, Any]:

@@ -74,3 +74,39 @@ def api_key_env(secret_name: str) -> dict[str, Any]:
     """vLLM reads the key from VLLM_API_KEY or --api-key only (no file option), so an env var from a
     secretKeyRef is the least exposed form: it stays out of the pod spec and the process arguments."""
     return {"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {"name": secret_name, "key": API_KEY_KEY}}}
+
+
+def render_restricted_job(
+    security: SecurityConfig,
+    metadata: dict[str, Any],
+    containers: list[dict[str, Any]],
+    volumes: list[dict[str, Any]],
+    *,
+    backoff_limit: int,
+    deadline_seconds: int,
+    service_account: str | None = None,
+    pod_extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A one-shot Job under Pod Security "restricted": no retries in the pod, no API token, no Service
+    variables; the download, bucket-copy and smoke-test Jobs are all this shape."""
+    pod_spec: dict[str, Any] = {"restartPolicy": "Never"}
+    if service_account is not None:
+        pod_spec["serviceAccountName"] = service_account
+    pod_spec |= {
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "securityContext": pod_security_context(security),
+        "containers": containers,
+        "volumes": volumes,
+        **(pod_extra or {}),
+    }
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": metadata,
+        "spec": {
+            "backoffLimit": backoff_limit,
+            "activeDeadlineSeconds": deadline_seconds,
+            "template": {"metadata": {"labels": dict(metadata["labels"])}, "spec": pod_spec},
+        },
+    }

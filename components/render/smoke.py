@@ -19,7 +19,7 @@ from typing import Any
 from components.render.exposure import service_url
 from components.render.names import Names, cache_key, labels, namespace_name
 from components.render.resources import container_resources
-from components.render.security import API_KEY_KEY, container_security_context, pod_security_context
+from components.render.security import API_KEY_KEY, container_security_context, render_restricted_job
 from config.stack import StackConfig
 
 COMPONENT = "smoke-test"
@@ -123,25 +123,14 @@ def render_smoke_job(cfg: StackConfig, instance: str) -> dict[str, Any]:
         "securityContext": container_security_context(),
         "terminationMessagePolicy": "FallbackToLogsOnError",  # the failure line reaches `pulumi up`'s error
     }
-    meta = labels(instance, COMPONENT)
-    pod_spec = {
-        "restartPolicy": "Never",
-        "automountServiceAccountToken": False,
-        "enableServiceLinks": False,
-        "securityContext": pod_security_context(cfg.security),
-        "containers": [container],
-        "volumes": volumes,
+    metadata = {
+        "name": smoke_name(cfg, instance),
+        "namespace": namespace_name(cfg.namespace, instance),
+        "labels": labels(instance, COMPONENT),
     }
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": smoke_name(cfg, instance), "namespace": namespace_name(cfg.namespace, instance), "labels": meta},
-        "spec": {
-            "backoffLimit": RETRIES,
-            "activeDeadlineSeconds": deadline_seconds(cfg),
-            "template": {"metadata": {"labels": dict(meta)}, "spec": pod_spec},
-        },
-    }
+    return render_restricted_job(
+        cfg.security, metadata, [container], volumes, backoff_limit=RETRIES, deadline_seconds=deadline_seconds(cfg)
+    )
 
 
 def render_smoke_test(cfg: StackConfig, instance: str) -> list[dict[str, Any]]:
