@@ -26,7 +26,7 @@ from tests.harness import run_program
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted([*ROOT.glob("stacks/*.yaml"), *ROOT.glob("stacks/examples/*.yaml")])
-BOUNDED = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+BOUNDED = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 SHIPPED_RAW = [read_stack_file(path)[0] for path in SHIPPED]

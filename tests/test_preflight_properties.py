@@ -20,7 +20,7 @@ from preflight import run_preflight
 from preflight.checks import valid_tp_sizes
 from tests.factories import merge
 
-PROPERTY_SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY_SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @st.composite
