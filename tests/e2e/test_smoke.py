@@ -17,10 +17,7 @@ from tests.e2e.processes import Server
 CHECK = REPO / "smoke" / "check.py"
 CHECK_TIMEOUT_S = 60
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(not CHECK.is_file(), reason="smoke/check.py (issue 13) is not in the tree yet"),
-]
+pytestmark = pytest.mark.e2e
 
 
 def run_check(base_url: str, model: str, key_file: Path, timeout_s: int = CHECK_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
