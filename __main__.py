@@ -6,7 +6,7 @@ import pulumi
 from cluster.report import ClusterResult
 from components.stack import build_stack
 from config.errors import ConfigError
-from config.sources import load_pulumi_config_with_secrets, load_pulumi_secrets
+from config.sources import load_kubernetes_provider_settings, load_pulumi_config_with_secrets, load_pulumi_secrets
 from config.stack import StackConfig
 from preflight.cluster import program_cluster_result
 from preflight.report import PreflightReport
@@ -16,10 +16,8 @@ from validation import Outcome, assess
 
 def live_cluster(cfg: StackConfig, report: PreflightReport) -> ClusterResult:
     """The cluster as the Kubernetes provider sees it: same kubeconfig, same context (read-only)."""
-    kubernetes_config = pulumi.Config("kubernetes")
-    return program_cluster_result(
-        cfg, report, pulumi.get_stack(), kubernetes_config.get("kubeconfig"), kubernetes_config.get("context")
-    )
+    kubeconfig, context = load_kubernetes_provider_settings()
+    return program_cluster_result(cfg, report, pulumi.get_stack(), kubeconfig, context)
 
 
 try:

@@ -174,3 +174,12 @@ def _decode(value: Any) -> Any:
         except (json.JSONDecodeError, RecursionError, ValueError):  # ValueError: an int of > 4300 digits
             return value
     return value
+
+
+def load_kubernetes_provider_settings() -> tuple[str | None, str | None]:
+    """The Kubernetes provider's own `kubernetes:kubeconfig` and `kubernetes:context`, so the cluster checks
+    read the same cluster, through the same context, as the provider deploys to."""
+    import pulumi
+
+    provider = pulumi.Config("kubernetes")
+    return provider.get("kubeconfig"), provider.get("context")
