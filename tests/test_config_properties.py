@@ -195,7 +195,7 @@ def test_a_stack_with_settings_inside_their_documented_ranges_validates_determin
 _FILES = Path(tempfile.mkdtemp(prefix="vllm-serving-properties-"))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.one_of(mutated_stacks(), VALUES))
 def test_any_stack_file_on_disk_loads_or_fails_with_a_clean_config_error(document: Any) -> None:
     path = _FILES / "Pulumi.generated.yaml"
@@ -220,7 +220,7 @@ def _pulumi_safe(raw: dict[str, Any]) -> dict[str, Any]:
     return {str(k): scrub(v) for k, v in raw.items()}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(mutated_stacks())
 def test_any_pulumi_config_loads_or_fails_with_a_clean_config_error(raw: dict[str, Any]) -> None:
     try:
