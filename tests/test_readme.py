@@ -163,3 +163,12 @@ def test_the_readme_calibration_table_is_the_one_the_calibration_page_asserts() 
     page = (REPO / "docs" / "calibration.md").read_text(encoding="utf-8")
     table = readme().split("<!-- readme-check: calibration -->\n", 1)[1].split("\n\n", 1)[0]
     assert table.strip() and table.strip() in page
+
+
+def test_the_readme_driver_and_keda_versions_are_the_ones_the_checks_use() -> None:
+    from catalog.keda import FEATURES, OLDEST_SUPPORTED, Feature
+    from cluster.versions import IMAGE_CUDA_MAJOR, MIN_DRIVER_MAJOR
+
+    assert MIN_DRIVER_MAJOR[IMAGE_CUDA_MAJOR["0.33.0"]] == 580 and "NVIDIA driver 580 or newer" in readme()
+    assert OLDEST_SUPPORTED == "2.16" and "only fields KEDA 2.16 accepts" in readme()
+    assert FEATURES[Feature.FALLBACK_BEHAVIOR][0] == "2.17" and "to 2.17 or newer to get `fallback.behavior`" in readme()
