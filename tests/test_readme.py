@@ -172,3 +172,12 @@ def test_the_readme_driver_and_keda_versions_are_the_ones_the_checks_use() -> No
     assert MIN_DRIVER_MAJOR[IMAGE_CUDA_MAJOR["0.33.0"]] == 580 and "NVIDIA driver 580 or newer" in readme()
     assert OLDEST_SUPPORTED == "2.16" and "only fields KEDA 2.16 accepts" in readme()
     assert FEATURES[Feature.FALLBACK_BEHAVIOR][0] == "2.17" and "to 2.17 or newer to get `fallback.behavior`" in readme()
+
+
+def test_the_readme_delivery_throughputs_are_the_defaults_the_preflight_uses() -> None:
+    from config.delivery import DEFAULT_THROUGHPUT
+
+    table = readme().split("<!-- readme-check: delivery -->", 1)[1].split("\n\n", 1)[0]
+    figures = {mode: f"{throughput.mib_per_s:g} MiB/s" for mode, throughput in DEFAULT_THROUGHPUT.items()}
+    assert figures == {"shared_volume": "100 MiB/s", "per_replica_volume": "298 MiB/s", "object_storage": "1024 MiB/s"}
+    assert all(figure in table for figure in figures.values())
