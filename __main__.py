@@ -31,12 +31,12 @@ report, cluster = verdict.report, verdict.cluster
 assert report is not None  # sized whenever the config is valid
 
 pulumi.log.info(table_text(report, cluster))
-for warning in report.warnings:
+for warning in report.verdict.warnings:
     pulumi.log.warn(f"preflight: {warning}")
 for finding in cluster.findings:
     if finding.level == "warn":
         pulumi.log.warn(f"cluster: {finding.render()}")
-if not report.fits:
+if not report.verdict.fits:
     raise pulumi.RunError(blocked_text(report))
 if cluster.blocked:
     raise pulumi.RunError(

@@ -47,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("stack_file", help="a stack file, e.g. stacks/Pulumi.prod.yaml")
     output = parser.add_mutually_exclusive_group()
-    output.add_argument("--json", action="store_true", help="print the report's fields as JSON")
+    output.add_argument("--json", action="store_true", help="print the report as JSON, nested by section")
     output.add_argument("--markdown", action="store_true", help="print the report as Markdown (CI summaries)")
     parser.add_argument(
         "--cluster",
@@ -120,7 +120,7 @@ def _print_report(args: argparse.Namespace, verdict: Verdict) -> None:
     if args.json:
         data = report.as_dict()
         data["cluster"] = verdict.cluster.as_dict()
-        data["verdict"] = text_verdict(report, verdict.cluster)
+        data["verdict"]["overall"] = text_verdict(report, verdict.cluster)  # the cluster's findings included
         print(json.dumps(data, indent=2))
     elif args.markdown:
         print(markdown_text(report, Path(args.stack_file).name, verdict.cluster))

@@ -131,9 +131,9 @@ class FigureCheck:
         return None if self.logged == 0 else (self.predicted - self.logged) / abs(self.logged) * 100
 
 
-# (figure in LoggedStartup, report field, unit): the comparable pairs.
+# (figure in LoggedStartup, report figure in its as_dict section, unit): the comparable pairs.
 PAIRS = (
-    ("total_gpu_gib", "gpu_memory_gib", "GiB"),
+    ("total_gpu_gib", "memory_gib", "GiB"),
     ("requested_gib", "requested_gib", "GiB"),
     ("weights_gib", "weights_gib_per_gpu", "GiB"),
     ("activation_gib", "activation_gib", "GiB"),
@@ -148,13 +148,15 @@ TERMS = ("total_gpu_gib", "weights_gib", "activation_gib", "non_torch_gib", "cud
 
 
 def compare(report: PreflightReport, logged: LoggedStartup) -> list[FigureCheck]:
+    data = report.as_dict()  # the figures as the report prints them
+    printed = data["gpu"] | data["memory"] | data["capacity"]
     checks = []
     for figure, field, unit in PAIRS:
         value = getattr(logged, figure)
-        if figure == "cuda_graph_estimate_gib" and report.cuda_graph_gib == 0:
+        if figure == "cuda_graph_estimate_gib" and report.memory.cuda_graph_gib == 0:
             continue  # logged for information by releases that do not subtract it (0.18 - 0.19)
         if value is not None:
-            checks.append(FigureCheck(figure, float(value), float(getattr(report, field)), unit))
+            checks.append(FigureCheck(figure, float(value), float(printed[field]), unit))
     return checks
 
 
@@ -180,8 +182,8 @@ def render_log_check(report: PreflightReport, logged: LoggedStartup) -> str:
         )
     lines.append(
         f"  verdict: vLLM {'started' if logged.started else 'refused (' + ', '.join(logged.refusals) + ')'}; "
-        f"preflight said {'FITS' if report.fits else 'BLOCKED'}"
-        f"{'' if logged.started == report.fits else ' -- they disagree'}"
+        f"preflight said {'FITS' if report.verdict.fits else 'BLOCKED'}"
+        f"{'' if logged.started == report.verdict.fits else ' -- they disagree'}"
     )
     off = term_off(report, logged)
     if off:

@@ -13,43 +13,51 @@ def _nodes(report: PreflightReport) -> str:
 
 def figures(report: PreflightReport) -> list[tuple[str, str]]:
     """(label, value with unit) rows, in the order vLLM's own start-up log reports them."""
+    data = report.as_dict()  # the rounded figures, the same the JSON prints
+    gpu, engine, memory, capacity, target = (data[k] for k in ("gpu", "engine", "memory", "capacity", "target"))
     return [
         (
             "GPU",
-            f"{report.gpu} x {report.gpus_per_replica} per replica "
-            f"(TP {report.tensor_parallel_size}, PP {report.pipeline_parallel_size}){_nodes(report)}",
+            f"{gpu['name']} x {engine['gpus_per_replica']} per replica "
+            f"(TP {engine['tensor_parallel_size']}, PP {engine['pipeline_parallel_size']}){_nodes(report)}",
         ),
-        ("vLLM", f"{report.vllm_version} (memory accounting: {report.memory_era})"),
+        ("vLLM", f"{engine['vllm_version']} (memory accounting: {engine['memory_era']})"),
         (
             "GPU memory",
-            f"{report.gpu_memory_gib:.2f} GiB x utilization {report.gpu_memory_utilization} "
-            f"= {report.requested_gib:.2f} GiB requested",
+            f"{gpu['memory_gib']:.2f} GiB x utilization {gpu['gpu_memory_utilization']} "
+            f"= {gpu['requested_gib']:.2f} GiB requested",
         ),
-        ("Weights", f"{report.weights_gib_per_gpu:.2f} GiB per GPU ({report.weights_on_disk_gib:.2f} GiB on disk)"),
-        ("Draft model weights", f"{report.draft_gib_per_gpu:.2f} GiB per GPU"),
+        (
+            "Weights",
+            f"{memory['weights_gib_per_gpu']:.2f} GiB per GPU ({memory['weights_on_disk_gib']:.2f} GiB on disk)",
+        ),
+        ("Draft model weights", f"{memory['draft_gib_per_gpu']:.2f} GiB per GPU"),
         (
             "Activation peak",
-            f"{report.activation_gib:.2f} GiB (max_num_batched_tokens {report.max_num_batched_tokens}, "
-            f"max_num_seqs {report.max_num_seqs})",
+            f"{memory['activation_gib']:.2f} GiB (max_num_batched_tokens {engine['max_num_batched_tokens']}, "
+            f"max_num_seqs {engine['max_num_seqs']})",
         ),
-        ("Non-torch memory", f"{report.non_torch_gib:.2f} GiB"),
-        ("CUDA graphs", f"{report.cuda_graph_gib:.2f} GiB"),
-        ("KV cache", f"{report.kv_cache_gib_per_gpu:.2f} GiB per GPU"),
+        ("Non-torch memory", f"{memory['non_torch_gib']:.2f} GiB"),
+        ("CUDA graphs", f"{memory['cuda_graph_gib']:.2f} GiB"),
+        ("KV cache", f"{memory['kv_cache_gib_per_gpu']:.2f} GiB per GPU"),
         (
             "KV bytes per token",
-            f"{report.per_token_kv_bytes:,} B per GPU ({report.kv_cache_dtype}); "
-            f"{report.plain_kv_bytes_per_token:,} B whole model",
+            f"{memory['per_token_kv_bytes']:,} B per GPU ({engine['kv_cache_dtype']}); "
+            f"{target['plain_kv_bytes_per_token']:,} B whole model",
         ),
-        ("KV blocks", f"{report.num_gpu_blocks:,} x {report.block_size} tokens"),
-        ("KV capacity", f"{report.kv_cache_tokens:,} tokens"),
-        ("Max concurrency", f"{report.max_concurrency_at_max_model_len:.2f} requests of {report.max_model_len} tokens"),
+        ("KV blocks", f"{capacity['num_gpu_blocks']:,} x {engine['block_size']} tokens"),
+        ("KV capacity", f"{capacity['kv_cache_tokens']:,} tokens"),
+        (
+            "Max concurrency",
+            f"{capacity['max_concurrency_at_max_model_len']:.2f} requests of {engine['max_model_len']} tokens",
+        ),
         (
             "Concurrency target",
-            f"{report.target_requests} requests x {report.target_tokens_per_request} tokens "
-            f"= {report.target_kv_tokens:,} tokens ({report.plain_kv_gib_for_target:.2f} GiB "
+            f"{target['requests']} requests x {target['tokens_per_request']} tokens "
+            f"= {target['kv_tokens']:,} tokens ({target['plain_kv_gib_for_target']:.2f} GiB "
             "whole model)",
         ),
-        ("Margin", f"{report.margin_percent:.1f} % of the KV cache left after the target"),
+        ("Margin", f"{target['margin_percent']:.1f} % of the KV cache left after the target"),
         *startup_rows(report),
     ]
 
@@ -73,24 +81,24 @@ def startup_rows(report: PreflightReport) -> list[tuple[str, str]]:
 
 def verdict(report: PreflightReport, cluster: ClusterResult = NOT_CHECKED) -> str:
     """BLOCKED when the model does not fit or the cluster cannot run it; a cluster not checked never blocks."""
-    return "FITS" if report.fits and not cluster.blocked else "BLOCKED"
+    return "FITS" if report.verdict.fits and not cluster.blocked else "BLOCKED"
 
 
 def table_text(report: PreflightReport, cluster: ClusterResult = NOT_CHECKED) -> str:
     rows = figures(report)
     width = max(len(label) for label, _ in rows)
     lines = [f"vLLM preflight: {verdict(report, cluster)}", *(f"  {label:<{width}}  {value}" for label, value in rows)]
-    lines += _bullets("Blocked because", report.reasons)
-    lines += _bullets("Warnings", report.warnings)
-    lines += _bullets("What would fit instead", report.suggestions)
+    lines += _bullets("Blocked because", report.verdict.reasons)
+    lines += _bullets("Warnings", report.verdict.warnings)
+    lines += _bullets("What would fit instead", report.verdict.suggestions)
     lines += [cluster.headline(), *(f"  {line}" for line in cluster.lines())]
     return "\n".join(lines)
 
 
 def blocked_text(report: PreflightReport) -> str:
     """The error a blocked `pulumi preview`/`up` stops with: reasons first, then the figures."""
-    lines = ["vLLM preflight blocked this stack; nothing was created.", *(f"  - {r}" for r in report.reasons)]
-    lines += _bullets("What would fit instead", report.suggestions)
+    lines = ["vLLM preflight blocked this stack; nothing was created.", *(f"  - {r}" for r in report.verdict.reasons)]
+    lines += _bullets("What would fit instead", report.verdict.suggestions)
     return "\n".join([*lines, "", table_text(report)])
 
 
@@ -99,9 +107,9 @@ def markdown_text(report: PreflightReport, title: str, cluster: ClusterResult = 
     lines = [f"### {icon} {title}: {verdict(report, cluster)}", "", "| Figure | Value |", "| --- | --- |"]
     lines += [f"| {label} | {value} |" for label, value in figures(report)]
     for heading, items in (
-        ("Blocked because", report.reasons),
-        ("Warnings", report.warnings),
-        ("What would fit instead", report.suggestions),
+        ("Blocked because", report.verdict.reasons),
+        ("Warnings", report.verdict.warnings),
+        ("What would fit instead", report.verdict.suggestions),
     ):
         if items:
             lines += ["", f"**{heading}**", "", *(f"- {item}" for item in items)]

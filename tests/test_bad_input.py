@@ -135,7 +135,9 @@ def test_the_blocked_table_covers_a_model_that_does_not_fit_and_tensor_parallel_
 @pytest.mark.parametrize("path", BLOCKED_FILES, ids=_ids(BLOCKED_FILES))
 def test_blocked_stack_is_valid_config_but_the_preflight_names_why_it_cannot_run(path: Path) -> None:
     report = run_preflight(load_stack_file(path))
-    assert (report.fits, any(blocked_reason(path) in reason for reason in report.reasons)) == (False, True), report.reasons
+    assert (report.verdict.fits, any(blocked_reason(path) in reason for reason in report.verdict.reasons)) == (False, True), (
+        report.verdict.reasons
+    )
 
 
 @pytest.mark.parametrize("path", BLOCKED_FILES, ids=_ids(BLOCKED_FILES))

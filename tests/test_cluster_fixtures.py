@@ -132,7 +132,7 @@ def test_without_a_cluster_file_the_report_says_not_checked_never_passed(capsys)
 def test_the_json_report_carries_the_cluster_verdict_and_findings(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main([str(STACKS / "Pulumi.prod.yaml"), "--cluster", str(fixture("eks-karpenter-scale-from-zero")), "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
-    assert (data["fits"], data["verdict"], data["cluster"]["verdict"]) == (True, "BLOCKED", "blocked")
+    assert (data["verdict"]["fits"], data["verdict"]["overall"], data["cluster"]["verdict"]) == (True, "BLOCKED", "blocked")
     gpu = next(f for f in data["cluster"]["findings"] if f["check"] == "gpu")
     assert gpu["level"] == "block" and gpu["message"].startswith("no node and no node pool matches nvidia.com/gpu.product")
 
@@ -155,7 +155,11 @@ def test_a_keda_too_old_for_a_rendered_field_blocks_naming_the_version_it_needs(
 def test_the_json_report_without_a_cluster_file_is_not_checked(capsys) -> None:  # type: ignore[no-untyped-def]
     main([str(STACKS / "Pulumi.prod.yaml"), "--json"])
     data = json.loads(capsys.readouterr().out)
-    assert (data["verdict"], data["cluster"]["checked"], data["cluster"]["verdict"]) == ("FITS", False, "not checked")
+    assert (data["verdict"]["overall"], data["cluster"]["checked"], data["cluster"]["verdict"]) == (
+        "FITS",
+        False,
+        "not checked",
+    )
 
 
 def test_the_markdown_report_shows_the_cluster_verdict_and_each_finding(capsys) -> None:  # type: ignore[no-untyped-def]

@@ -187,18 +187,18 @@ def test_a_new_revision_gets_a_new_claim_sized_for_it():
 
 
 def test_prod_memory_limit_below_the_checkpoint_warns_with_the_numbers():
-    warnings = stack("prod")[1].warnings
+    warnings = stack("prod")[1].verdict.warnings
     # 131.4 GiB / 0.9 = 146.0 GiB; the 72 GiB limit holds 8 GiB of /dev/shm, so server.memory_gib >= 139
     assert any("memory limit (72 GiB)" in w and "146.0 GiB" in w and "at least 139" in w for w in warnings)
 
 
 def test_enough_memory_for_the_page_cache_does_not_warn():
     report = stack_with("prod", server={"memory_gib": 150})[1]
-    assert not any("memory limit" in w for w in report.warnings)
+    assert not any("memory limit" in w for w in report.verdict.warnings)
 
 
 def test_per_replica_block_disks_do_not_warn_about_the_page_cache():
-    assert not any("memory limit" in w for w in per_replica_prod()[1].warnings)
+    assert not any("memory limit" in w for w in per_replica_prod()[1].verdict.warnings)
 
 
 def test_prod_set_to_per_replica_volumes_by_one_key_registers_a_stateful_set_that_keda_scales():

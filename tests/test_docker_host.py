@@ -219,10 +219,10 @@ def test_docker_stacks_get_the_same_preflight_verdict_as_kubernetes(stack: str) 
     cfg = load_stack_file(ROOT / f"stacks/Pulumi.{stack}.yaml")
     docker, kubernetes = run_preflight(cfg), run_preflight(kubernetes_twin(cfg))
 
-    assert (docker.fits, docker.reasons, docker.kv_cache_tokens) == (
-        kubernetes.fits,
-        kubernetes.reasons,
-        kubernetes.kv_cache_tokens,
+    assert (docker.verdict.fits, docker.verdict.reasons, docker.capacity.kv_cache_tokens) == (
+        kubernetes.verdict.fits,
+        kubernetes.verdict.reasons,
+        kubernetes.capacity.kv_cache_tokens,
     )
 
 
@@ -238,7 +238,7 @@ BLOCKED_70B = {
 def test_a_blocked_docker_stack_is_blocked_on_kubernetes_too() -> None:
     cfg = validate_config(BLOCKED_70B)
 
-    assert (run_preflight(cfg).fits, run_preflight(kubernetes_twin(cfg)).fits) == (False, False)
+    assert (run_preflight(cfg).verdict.fits, run_preflight(kubernetes_twin(cfg)).verdict.fits) == (False, False)
 
 
 def test_a_blocked_docker_stack_creates_nothing(docker_mocks: list[DockerMocks], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -70,10 +70,10 @@ def test_configured_thresholds_override_the_derived_ones() -> None:
 def test_capacity_comes_from_the_preflight_report() -> None:
     report = run_preflight(make_config())
     capacity = capacity_from_report(report)
-    assert capacity.max_num_seqs == report.max_num_seqs
-    assert capacity.kv_cache_tokens == report.kv_cache_tokens
-    assert capacity.tokens_per_request == report.target_tokens_per_request
-    assert capacity.gpu_memory_utilization == report.gpu_memory_utilization
+    assert capacity.max_num_seqs == report.resolved.max_num_seqs
+    assert capacity.kv_cache_tokens == report.capacity.kv_cache_tokens
+    assert capacity.tokens_per_request == report.target.tokens_per_request
+    assert capacity.gpu_memory_utilization == report.resolved.gpu_memory_utilization
 
 
 def test_scaled_object_targets_the_deployment() -> None:

@@ -38,8 +38,8 @@ def test_a_required_api_key_that_is_not_set_stops_the_program_and_registers_noth
 def test_the_prod_stack_exports_the_preflight_report_and_the_service() -> None:
     registered, error = run_stack_file(STACKS / "Pulumi.prod.yaml", extra={"api_key": "sk-test"})
     assert error is None
-    assert registered.exports["preflight"]["fits"] is True
-    assert registered.exports["preflight"]["kv_cache_gib_per_gpu"] == 34.004
+    assert registered.exports["preflight"]["verdict"]["fits"] is True
+    assert registered.exports["preflight"]["memory"]["kv_cache_gib_per_gpu"] == 34.004
     assert registered.exports["servedModelName"] == "llama-70b"
 
 

@@ -69,49 +69,49 @@ def flag(args: list[str], name: str) -> str:
 
 def test_405b_bf16_on_two_a100_80gb_nodes_fits_with_47_gib_of_weights_per_gpu() -> None:
     report = run_preflight(example_stack(EXAMPLE))
-    assert report.fits
-    assert report.weights_gib_per_gpu == pytest.approx(47.248, abs=0.001)  # 755.96 GiB / 16 GPUs
+    assert report.verdict.fits
+    assert report.memory.weights_gib_per_gpu == pytest.approx(47.248, abs=0.001)  # 755.96 GiB / 16 GPUs
 
 
 def test_405b_on_two_a100_80gb_nodes_leaves_20_gib_of_kv_cache_per_gpu() -> None:
     report = run_preflight(example_stack(EXAMPLE))
     # 71.235 requested - 47.248 weights - 0.176 activation - 2.17 non-torch - 1.405 CUDA graphs.
-    assert report.kv_cache_gib_per_gpu == pytest.approx(20.236, abs=0.001)
-    assert report.per_token_kv_bytes == 63 * 2 * 1 * 128 * 2  # 63 layers per stage, one KV head per GPU, bf16
-    assert report.kv_cache_tokens == 673_616
+    assert report.memory.kv_cache_gib_per_gpu == pytest.approx(20.236, abs=0.001)
+    assert report.memory.per_token_kv_bytes == 63 * 2 * 1 * 128 * 2  # 63 layers per stage, one KV head per GPU, bf16
+    assert report.capacity.kv_cache_tokens == 673_616
 
 
 def test_405b_on_two_h100_nodes_fits_with_667_thousand_tokens() -> None:
     report = run_preflight(two_node_405b("H100-80GB-HBM3"))
-    assert report.fits
-    assert (report.weights_gib_per_gpu, report.kv_cache_gib_per_gpu) == pytest.approx((47.248, 20.033), abs=0.001)
-    assert report.kv_cache_tokens == 666_864
+    assert report.verdict.fits
+    assert (report.memory.weights_gib_per_gpu, report.memory.kv_cache_gib_per_gpu) == pytest.approx((47.248, 20.033), abs=0.001)
+    assert report.capacity.kv_cache_tokens == 666_864
 
 
 def test_405b_on_a100_40gb_needs_three_nodes_and_fits_there() -> None:
     engine = {"max_model_len": 4096, "max_num_seqs": 8, "gpu_memory_utilization": 0.95}
     three = run_preflight(two_node_405b("A100-SXM4-40GB", pipeline_parallel_size=3, nnodes=3, **engine))
     two = run_preflight(two_node_405b("A100-SXM4-40GB", **engine))
-    assert three.fits and three.weights_gib_per_gpu == pytest.approx(31.661, abs=0.001)
-    assert not two.fits
+    assert three.verdict.fits and three.memory.weights_gib_per_gpu == pytest.approx(31.661, abs=0.001)
+    assert not two.verdict.fits
 
 
 def test_the_blocked_single_node_405b_stack_suggests_the_two_node_layout() -> None:
     report = run_preflight(example_stack("blocked-llama-405b-on-one-a100-node"))
-    assert not report.fits
-    assert {"engine": {"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2}} in report.suggested_changes
+    assert not report.verdict.fits
+    assert {"engine": {"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2}} in report.verdict.suggested_changes
 
 
 def test_the_multinode_suggestion_fits_when_applied() -> None:
     report = run_preflight(example_stack("blocked-llama-405b-on-one-a100-node"))
-    changes = next(c for c in report.suggested_changes if "nnodes" in c.get("engine", {}))
+    changes = next(c for c in report.verdict.suggested_changes if "nnodes" in c.get("engine", {}))
     applied = make_config(
         model=LLAMA_405B,
         gpu={"product": "A100-SXM4-80GB"},
         cache=RWX,
         engine={"max_model_len": 8192, "max_num_seqs": 64, **changes["engine"]},
     )
-    assert run_preflight(applied).fits
+    assert run_preflight(applied).verdict.fits
 
 
 def test_the_report_names_the_nodes_of_a_replica() -> None:
@@ -122,13 +122,14 @@ def test_the_report_names_the_nodes_of_a_replica() -> None:
 
 def test_nnodes_that_does_not_divide_the_gpus_blocks() -> None:
     report = run_preflight(two_node_405b(nnodes=3))
-    assert any("engine.nnodes (3) does not divide the 16 GPUs" in reason for reason in report.reasons)
+    assert any("engine.nnodes (3) does not divide the 16 GPUs" in reason for reason in report.verdict.reasons)
 
 
 def test_more_gpus_per_node_than_a_node_has_blocks_naming_the_nodes_needed() -> None:
     report = run_preflight(two_node_405b(pipeline_parallel_size=4))
     assert any(
-        "each of the 2 nodes of a replica needs 16 GPUs" in r and "raise engine.nnodes to 4" in r for r in report.reasons
+        "each of the 2 nodes of a replica needs 16 GPUs" in r and "raise engine.nnodes to 4" in r
+        for r in report.verdict.reasons
     )
 
 

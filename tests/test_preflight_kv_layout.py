@@ -63,11 +63,11 @@ def gemma_3_inputs() -> MemoryInputs:
 
 
 def test_mla_stores_one_latent_of_kv_lora_rank_plus_rope_dims_per_layer() -> None:
-    assert mla_report(1).per_token_kv_bytes == 27 * (512 + 64) * 2  # type: ignore[attr-defined]
+    assert mla_report(1).memory.per_token_kv_bytes == 27 * (512 + 64) * 2  # type: ignore[attr-defined]
 
 
 def test_mla_kv_bytes_per_gpu_do_not_shrink_with_tensor_parallel() -> None:
-    assert mla_report(4).per_token_kv_bytes == mla_report(1).per_token_kv_bytes  # type: ignore[attr-defined]
+    assert mla_report(4).memory.per_token_kv_bytes == mla_report(1).memory.per_token_kv_bytes  # type: ignore[attr-defined]
 
 
 def test_an_mla_architecture_without_its_rope_dims_is_refused_naming_both_keys() -> None:

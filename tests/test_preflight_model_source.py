@@ -47,7 +47,10 @@ def from_json(path: str, **model: Any) -> Any:
 def test_a_model_read_from_its_config_json_is_sized_like_the_same_catalog_model(tmp_path: Path) -> None:
     catalog = run_preflight(make_config())
     local = from_json(write_json(tmp_path, LLAMA_8B_CONFIG_JSON))
-    assert (local.kv_cache_gib_per_gpu, local.per_token_kv_bytes) == (catalog.kv_cache_gib_per_gpu, catalog.per_token_kv_bytes)
+    assert (local.memory.kv_cache_gib_per_gpu, local.memory.per_token_kv_bytes) == (
+        catalog.memory.kv_cache_gib_per_gpu,
+        catalog.memory.per_token_kv_bytes,
+    )
 
 
 def test_a_model_described_inline_is_sized_like_the_same_catalog_model() -> None:
@@ -64,7 +67,7 @@ def test_a_model_described_inline_is_sized_like_the_same_catalog_model() -> None
     )
     architecture = {key: getattr(LLAMA_8B, key) for key in keys}
     inline = run_preflight(make_config(model={"id": "my-org/private-8b", "architecture": architecture}))
-    assert inline.kv_cache_gib_per_gpu == run_preflight(make_config()).kv_cache_gib_per_gpu
+    assert inline.memory.kv_cache_gib_per_gpu == run_preflight(make_config()).memory.kv_cache_gib_per_gpu
 
 
 def test_layer_types_in_a_config_json_count_the_sliding_window_layers(tmp_path: Path) -> None:
@@ -75,7 +78,7 @@ def test_layer_types_in_a_config_json_count_the_sliding_window_layers(tmp_path: 
 
 def test_a_multimodal_config_json_is_read_from_its_text_config(tmp_path: Path) -> None:
     document = {"architectures": ["LlavaForConditionalGeneration"], "text_config": LLAMA_8B_CONFIG_JSON}
-    assert from_json(write_json(tmp_path, document)).per_token_kv_bytes == 32 * 2 * 8 * 128 * 2
+    assert from_json(write_json(tmp_path, document)).memory.per_token_kv_bytes == 32 * 2 * 8 * 128 * 2
 
 
 def test_a_config_json_that_is_not_a_mapping_is_a_config_error_naming_the_key(tmp_path: Path) -> None:

@@ -55,7 +55,7 @@ def stacks(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def fits(raw: dict[str, Any]) -> bool:
-    return run_preflight(validate_config(raw)).fits
+    return run_preflight(validate_config(raw)).verdict.fits
 
 
 def changed(raw: dict[str, Any], group: str, **values: Any) -> dict[str, Any]:
@@ -66,7 +66,7 @@ def changed(raw: dict[str, Any], group: str, **values: Any) -> dict[str, Any]:
 @given(stacks())
 def test_the_preflight_never_raises_on_a_valid_config(raw: dict[str, Any]) -> None:
     report = run_preflight(validate_config(raw))
-    assert report.fits == (not report.reasons)
+    assert report.verdict.fits == (not report.verdict.reasons)
 
 
 @PROPERTY_SETTINGS
@@ -112,6 +112,6 @@ def blocked_candidates(draw: st.DrawFn) -> dict[str, Any]:
 @given(blocked_candidates())
 def test_every_suggested_change_makes_the_stack_fit_when_applied(raw: dict[str, Any]) -> None:
     report = run_preflight(validate_config(raw))
-    for text, change in zip(report.suggestions, report.suggested_changes, strict=True):
+    for text, change in zip(report.verdict.suggestions, report.verdict.suggested_changes, strict=True):
         applied = run_preflight(validate_config(merge(raw, change)))
-        assert applied.fits, f"{text} -> {applied.reasons}"
+        assert applied.verdict.fits, f"{text} -> {applied.verdict.reasons}"

@@ -29,7 +29,7 @@ def test_every_acceptable_product_is_allowed_and_the_preflight_sized_the_smalles
         "matchExpressions"
     ][0]["values"]
     assert values == ["NVIDIA-A100-SXM4-80GB", "NVIDIA-A100-80GB-PCIe", "NVIDIA-A100-SXM4-40GB"]
-    assert report.gpu == "A100-SXM4-40GB"
+    assert report.resolved.gpu.name == "A100-SXM4-40GB"
 
 
 def test_pods_tolerate_the_gpu_taint_whatever_its_value():

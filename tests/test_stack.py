@@ -55,7 +55,9 @@ SHIPPED = sorted(STACKS.glob("Pulumi.*.yaml"))
 def test_components_need_only_the_sizing_figures_of_the_report(path) -> None:  # type: ignore[no-untyped-def]
     cfg = load_stack_file(path)
     report = run_preflight(cfg)
-    narrow = OnlySizing(report.resolved, report.weights_on_disk_gib, report.kv_cache_tokens, report.target_tokens_per_request)
+    narrow = OnlySizing(
+        report.resolved, report.weights_on_disk_gib, report.capacity.kv_cache_tokens, report.target.tokens_per_request
+    )
     secrets = StackSecrets(api_key=pulumi.Output.secret("sk"))
 
     def registered(sizing: Sizing) -> list[tuple[str, str, dict]]:

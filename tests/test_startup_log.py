@@ -85,7 +85,7 @@ def test_each_logged_figure_is_set_beside_the_prediction_with_its_error() -> Non
     )
     checks = {check.figure: check for check in compare(report, logged("R01"))}
     assert checks["kv_cache_gib"].logged == 58.11
-    assert checks["kv_cache_gib"].predicted == report.kv_cache_gib_per_gpu
+    assert checks["kv_cache_gib"].predicted == report.as_dict()["memory"]["kv_cache_gib_per_gpu"]
     assert abs(checks["kv_cache_gib"].error_percent or 0) < 3
 
 
@@ -96,7 +96,8 @@ def test_the_term_that_is_off_is_named_with_its_miss_in_gib() -> None:
     fake = parse_startup_log(
         "torch peak memory increase: 5.00GiB; non-torch forward increase memory: 0.25GiB; weights memory: 14.99GiB."
     )
-    assert term_off(report, fake) == f"activation is underestimated by {5.0 - report.activation_gib:.2f} GiB per GPU"
+    printed = report.as_dict()["memory"]["activation_gib"]
+    assert term_off(report, fake) == f"activation is underestimated by {5.0 - printed:.2f} GiB per GPU"
 
 
 def test_a_refusal_the_preflight_did_not_predict_is_flagged_as_a_disagreement() -> None:

@@ -107,7 +107,7 @@ def test_a_config_error_outranks_a_memory_verdict() -> None:
         model={"id": "meta-llama/Llama-3.1-70B-Instruct"},
     )
     verdict = assess(cfg)
-    assert (verdict.report is not None and not verdict.report.fits, verdict.outcome) == (True, Outcome.CONFIG_ERROR)
+    assert (verdict.report is not None and not verdict.report.verdict.fits, verdict.outcome) == (True, Outcome.CONFIG_ERROR)
 
 
 def test_a_rule_is_a_function_of_the_subject_appended_to_rules() -> None:

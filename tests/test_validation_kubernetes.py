@@ -47,7 +47,8 @@ def test_cache_too_small_for_the_draft_model_counts_it_too():
 
 def test_a_report_for_another_gpu_is_refused():
     cfg, report = configured()
-    other = dataclasses.replace(report, gpu="A100-SXM4-40GB", gpu_memory_gib=39.49)
+    gpu = dataclasses.replace(report.resolved.gpu, name="A100-SXM4-40GB", memory_gib=39.49)
+    other = dataclasses.replace(report, resolved=dataclasses.replace(report.resolved, gpu=gpu))
     assert [i.key for i in check_kubernetes(cfg, other)] == ["gpu.product"]
 
 

@@ -153,7 +153,7 @@ def test_examples_matrix_lists_exactly_the_example_files() -> None:
 def test_each_examples_documented_verdict_is_its_preflight_verdict(entry: dict[str, str]) -> None:
     report = run_preflight(load_stack_file(ROOT / "stacks" / "examples" / f"Pulumi.{entry['example']}.yaml"))
 
-    assert entry["expect"] == ("fits" if report.fits else "blocked")
+    assert entry["expect"] == ("fits" if report.verdict.fits else "blocked")
 
 
 def test_examples_are_never_previewed() -> None:

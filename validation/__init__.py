@@ -94,7 +94,7 @@ class Verdict:
     def outcome(self) -> Outcome:
         if self.issues or self.report is None:
             return Outcome.CONFIG_ERROR
-        return Outcome.FITS if self.report.fits and not self.cluster.blocked else Outcome.BLOCKED
+        return Outcome.FITS if self.report.verdict.fits and not self.cluster.blocked else Outcome.BLOCKED
 
 
 def assess(

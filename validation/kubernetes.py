@@ -32,13 +32,13 @@ def check_cache_size(cfg: StackConfig, report: PreflightReport) -> list[ConfigIs
 
 def check_gpu_agreement(cfg: StackConfig, report: PreflightReport) -> list[ConfigIssue]:
     """The preflight must have sized for a product the pods can be scheduled on, with its memory."""
-    gpu = cfg.gpu.spec_for(report.gpu) if report.gpu in cfg.gpu.products else None
-    if gpu is not None and math.isclose(gpu.memory_gib, report.gpu_memory_gib):
+    gpu = cfg.gpu.spec_for(report.resolved.gpu.name) if report.resolved.gpu.name in cfg.gpu.products else None
+    if gpu is not None and math.isclose(gpu.memory_gib, report.resolved.gpu.memory_gib):
         return []
     return [
         ConfigIssue(
             "gpu.product",
-            f"the preflight sized for {report.gpu} ({report.gpu_memory_gib} GiB), but pods are "
+            f"the preflight sized for {report.resolved.gpu.name} ({report.resolved.gpu.memory_gib} GiB), but pods are "
             f"scheduled on {', '.join(cfg.gpu.products)}.",
             "re-run the preflight for this config.",
         )
