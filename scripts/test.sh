@@ -5,6 +5,8 @@
 #   when scripts/setup-e2e.sh has set it up; --e2e runs that set-up first and makes a missing piece an error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Bytecode caching on: without it every test worker compiles every module again (some sandboxes turn it off).
+unset PYTHONDONTWRITEBYTECODE
 
 e2e=auto
 if [ "${1:-}" = "--e2e" ]; then
