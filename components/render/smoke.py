@@ -74,13 +74,14 @@ def render_smoke_configmap(cfg: StackConfig, instance: str) -> dict[str, Any]:
     }
 
 
-def smoke_command(cfg: StackConfig, instance: str) -> list[str]:
+def check_command(cfg: StackConfig, script: str, base_url: str, key_file: str) -> list[str]:
+    """`python3 smoke/check.py ...` against the server; the key file only when the server requires a key."""
     command = [
         "python3",
         "-B",
-        f"{SCRIPT_DIR}/check.py",
+        script,
         "--base-url",
-        service_url(cfg, instance),
+        base_url,
         "--model",
         cfg.served_model_name,
         "--timeout-seconds",
@@ -88,9 +89,11 @@ def smoke_command(cfg: StackConfig, instance: str) -> list[str]:
         "--max-tokens",
         str(cfg.smoke_test.max_tokens),
     ]
-    if cfg.security.require_api_key:
-        command += ["--api-key-file", f"{API_KEY_DIR}/{API_KEY_KEY}"]
-    return command
+    return [*command, "--api-key-file", key_file] if cfg.security.require_api_key else command
+
+
+def smoke_command(cfg: StackConfig, instance: str) -> list[str]:
+    return check_command(cfg, f"{SCRIPT_DIR}/check.py", service_url(cfg, instance), f"{API_KEY_DIR}/{API_KEY_KEY}")
 
 
 def _volumes(cfg: StackConfig, instance: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -150,22 +153,7 @@ DOCKER_KEY_FILE = "/run/secrets/vllm_api_key"
 
 
 def docker_smoke_command(cfg: StackConfig) -> list[str]:
-    command = [
-        "python3",
-        "-B",
-        DOCKER_SCRIPT,
-        "--base-url",
-        f"http://127.0.0.1:{cfg.server.port}",
-        "--model",
-        cfg.served_model_name,
-        "--timeout-seconds",
-        str(cfg.smoke_test.timeout_seconds),
-        "--max-tokens",
-        str(cfg.smoke_test.max_tokens),
-    ]
-    if cfg.security.require_api_key:
-        command += ["--api-key-file", DOCKER_KEY_FILE]
-    return command
+    return check_command(cfg, DOCKER_SCRIPT, f"http://127.0.0.1:{cfg.server.port}", DOCKER_KEY_FILE)
 
 
 def render_docker_smoke(cfg: StackConfig, vllm_container_name: str) -> dict[str, Any]:
