@@ -89,19 +89,22 @@ def _run(args: argparse.Namespace) -> int:
     return verdict.outcome.value
 
 
-def _snapshot_check(files: list[str], stack_file: str) -> ClusterCheck | None:
-    """The cluster checks against --cluster files; a bad file is a config error (exit 2)."""
-    if not files:
-        return None
+def _snapshot_check(files: list[str], stack_file: str) -> ClusterCheck:
+    """The cluster checks offline: against --cluster files, else the stack's own cluster.snapshot_files (as the
+    Pulumi program reads them), else none ("not checked"). A bad file is a config error (exit 2)."""
 
     def check(cfg: StackConfig, report: PreflightReport) -> ClusterResult:
+        from cluster.report import NOT_CHECKED
         from cluster.snapshot import SnapshotError
         from preflight.cluster import check_snapshots, stack_name_of
 
+        paths, key = (files, "") if files else (list(cfg.cluster.snapshot_files), "cluster.snapshot_files")
+        if not paths:
+            return NOT_CHECKED
         try:
-            return check_snapshots(cfg, report, files, stack_name_of(stack_file))
+            return check_snapshots(cfg, report, paths, stack_name_of(stack_file))
         except SnapshotError as error:
-            raise ConfigError([ConfigIssue("", f"--cluster {error}")]) from None
+            raise ConfigError([ConfigIssue(key, f"--cluster {error}" if files else str(error))]) from None
 
     return check
 

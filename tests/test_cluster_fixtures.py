@@ -181,3 +181,23 @@ def test_several_cluster_files_are_read_together(capsys, tmp_path) -> None:  # t
     )
     assert code == 0
     assert "cluster: passed (snapshot a.json, keda.json)" in capsys.readouterr().out
+
+
+def stack_with_snapshot(tmp_path: Path, snapshot: Path) -> Path:
+    """The prod stack with cluster.snapshot_files set, as a user would check it in CI without cluster access."""
+    path = tmp_path / "Pulumi.prod.yaml"
+    path.write_text((STACKS / "Pulumi.prod.yaml").read_text() + f"  vllm-serving:cluster:\n    snapshot_files: [{snapshot}]\n")
+    return path
+
+
+def test_the_cli_checks_the_stacks_own_snapshot_files_as_the_program_does(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    code = main([str(stack_with_snapshot(tmp_path, fixture("aks-azure-disk")))])
+    out = capsys.readouterr().out
+    assert code == 1 and "cluster: blocked (snapshot aks-azure-disk.json)" in out
+
+
+def test_a_bad_snapshot_file_in_the_stack_is_a_config_error_naming_the_key(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    bad = tmp_path / "bad.json"
+    bad.write_text("not json")
+    assert main([str(stack_with_snapshot(tmp_path, bad))]) == 2
+    assert f"vllm-serving:cluster.snapshot_files: {bad}: not JSON" in capsys.readouterr().err

@@ -151,3 +151,9 @@ def test_debug_shows_the_traceback_of_an_internal_error(monkeypatch) -> None:  #
     monkeypatch.setattr("preflight.__main__.assess", crash)
     with pytest.raises(ZeroDivisionError):
         main([str(STACKS / "Pulumi.dev.yaml"), "--debug"])
+
+
+def test_a_missing_log_file_is_a_config_error_naming_the_file(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    missing = tmp_path / "vllm.log"
+    assert main([str(STACKS / "Pulumi.dev.yaml"), "--log", str(missing)]) == 2
+    assert f"--log {str(missing)!r}: no such file." in capsys.readouterr().err
