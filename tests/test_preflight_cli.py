@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from config.errors import show
 from preflight.__main__ import main
 from tests.factories import REPO, STACKS
 
@@ -156,4 +157,4 @@ def test_debug_shows_the_traceback_of_an_internal_error(monkeypatch) -> None:  #
 def test_a_missing_log_file_is_a_config_error_naming_the_file(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
     missing = tmp_path / "vllm.log"
     assert main([str(STACKS / "Pulumi.dev.yaml"), "--log", str(missing)]) == 2
-    assert f"--log {str(missing)!r}: no such file." in capsys.readouterr().err
+    assert f"--log {show(str(missing))}: no such file." in capsys.readouterr().err
