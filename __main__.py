@@ -22,13 +22,14 @@ def live_cluster(cfg: StackConfig, report: PreflightReport) -> ClusterResult:
 
 try:
     cfg, secrets_present = load_pulumi_config_with_secrets()
-    verdict = assess(cfg, secrets_present, cluster_check=live_cluster)
+    verdict = assess(cfg, secrets_present, cluster_check=live_cluster, stack=pulumi.get_stack())
 except ConfigError as error:
     raise pulumi.RunError(error.render()) from None
 if verdict.outcome is Outcome.CONFIG_ERROR:
     raise pulumi.RunError(ConfigError(list(verdict.issues)).render())
-report, cluster = verdict.report, verdict.cluster
-assert report is not None  # sized whenever the config is valid
+plan, cluster = verdict.plan, verdict.cluster
+assert plan is not None  # planned whenever the config is valid
+report = plan.sizing
 
 pulumi.log.info(table_text(report, cluster))
 for warning in report.verdict.warnings:
@@ -48,7 +49,7 @@ if cluster.blocked:
         )
     )
 
-outputs = build_stack(cfg, report, load_pulumi_secrets(), stack=pulumi.get_stack())
+outputs = build_stack(plan, load_pulumi_secrets())
 pulumi.export("preflight", report.as_dict())
 pulumi.export("cluster", cluster.as_dict())
 for name, value in outputs.items():

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-OWNER_LABEL = "app.kubernetes.io/instance"  # who created a namespace (components/render/names.py labels)
+OWNER_LABEL = "app.kubernetes.io/instance"  # who created a namespace (plan/names.py labels)
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 KEDA_OPERATOR = "keda-operator"  # the Deployment (and container) name in KEDA's Helm chart and manifests
 

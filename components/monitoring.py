@@ -4,7 +4,7 @@ kube-prometheus-stack's Prometheus selects monitors and rules by the label `rele
 (`*SelectorNilUsesHelmValues: true`, docs/sources.md §E), so the monitor and rule carry
 monitoring.monitor_labels / rule_labels (components/render/prometheus.py; by default
 `release: <monitoring.release>`). The Service's port is named `http` and serves /metrics
-(components/render/names.py PORT_NAME).
+(plan/names.py PORT_NAME).
 """
 
 from __future__ import annotations

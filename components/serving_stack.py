@@ -11,10 +11,10 @@ import pulumi
 from components.kube import register
 from components.model_cache import ModelCache, ModelCacheArgs
 from components.render import manifests
-from components.render.names import PORT_NAME, namespace_name, selector_labels
 from components.vllm_server import VllmServer, VllmServerArgs
 from config.secrets import StackSecrets
 from config.stack import StackConfig
+from plan.names import PORT_NAME, namespace_name, selector_labels
 from preflight.report import Sizing
 
 # Object names are `<name>-model-download-<8 hex>`; Kubernetes names (and Job labels) stop at 63 characters.

@@ -16,7 +16,6 @@ from components.provider import docker_provider, kubernetes_provider
 from components.render.docker import render_env, startup_seconds
 from components.render.exposure import client_url
 from components.render.keda import capacity_from_report
-from components.render.names import instance_name, namespace_name
 from components.render.probes import new_replica_seconds, server_startup_budget
 from components.render.prometheus import server_address
 from components.render.vllm_args import render_vllm_args
@@ -25,13 +24,16 @@ from components.smoke_test import SmokeTest, SmokeTestArgs
 from config.delivery import delivery_mode, workload_kind
 from config.secrets import StackSecrets
 from config.stack import StackConfig
+from plan import Plan
+from plan.names import namespace_name
 from preflight.delivery import delivery_budget
 from preflight.report import Sizing
 
 
-def build_stack(cfg: StackConfig, report: Sizing, secrets: StackSecrets, stack: str = "dev") -> dict[str, Any]:
-    """Register every resource for the stack; return the stack outputs. `cfg` passed validation.check_stack
-    (__main__.py runs validation.assess first), so nothing here re-checks it."""
+def build_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
+    """Register every resource for the stack; return the stack outputs. The plan passed validation.assess
+    (__main__.py), so nothing here re-checks it."""
+    cfg, report, name = plan.config, plan.sizing, plan.identity.instance
     if secrets.hf_token is None and cfg.model.local_path is None:
         pulumi.log.warn(
             f"no hf_token secret: downloading {cfg.model.id} works only if the repository is public; "
@@ -40,8 +42,8 @@ def build_stack(cfg: StackConfig, report: Sizing, secrets: StackSecrets, stack: 
     if cfg.target == "kubernetes":
         pulumi.log.info(f"startup budget: {server_startup_budget(cfg, report.weights_on_disk_gib).explain()}")
     if cfg.target == "docker":
-        return build_docker_stack(cfg, report, secrets, name=instance_name(stack))
-    return build_kubernetes_stack(cfg, report, secrets, instance_name(stack))
+        return build_docker_stack(cfg, report, secrets, name=name)
+    return build_kubernetes_stack(cfg, report, secrets, name)
 
 
 def build_kubernetes_stack(cfg: StackConfig, report: Sizing, secrets: StackSecrets, name: str) -> dict[str, Any]:

@@ -10,9 +10,9 @@ import pulumi
 
 from components.kube import register, timeouts
 from components.render import manifests, pod
-from components.render.names import PORT_NAME
 from components.render.probes import pulumi_timeout_seconds, rollout_timeout_seconds
 from config.stack import StackConfig
+from plan.names import PORT_NAME
 from preflight.report import Sizing
 
 TYPE_TOKEN = "vllm-serving:index:VllmServer"

@@ -13,8 +13,8 @@ from typing import Any
 from cluster.facts import ClusterFacts, NodePool
 from cluster.findings import Finding
 from cluster.report import ClusterResult
-from components.render.names import namespace_name
 from config.stack import StackConfig
+from plan.names import namespace_name
 from preflight.report import PreflightReport
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set on every namespace by the API server (1.21+)
@@ -51,10 +51,10 @@ def keda_features(cfg: StackConfig, report: PreflightReport, instance: str) -> s
     from catalog.vllm_metrics import metrics_for
     from cluster.versions import keda_features_of
     from components.render.keda import capacity_from_report, derive_thresholds, hpa_name, render_scaled_object_spec
-    from components.render.names import Names
     from components.render.prometheus import server_address
     from components.render.promql import Workload
     from config.delivery import workload_kind
+    from plan.names import Names
 
     workload = Workload(
         namespace=namespace_name(cfg.namespace, instance),
@@ -125,7 +125,7 @@ def _namespace_labels(facts: ClusterFacts, name: str) -> dict[str, str]:
 def check_snapshots(cfg: StackConfig, report: PreflightReport, paths: Sequence[str | Path], stack: str) -> ClusterResult:
     """The CLI's and a stack's snapshot path. Raises cluster.snapshot.SnapshotError for a bad file."""
     from cluster.snapshot import read_snapshots
-    from components.render.names import instance_name
+    from plan.names import instance_name
 
     if cfg.target != "kubernetes":
         from cluster.report import not_checked
@@ -164,8 +164,8 @@ def program_cluster_result(
 def _live(cfg: StackConfig, report: PreflightReport, stack: str, kubeconfig: str | None, context: str | None) -> ClusterResult:
     from cluster import live
     from cluster.report import not_checked
-    from components.render.names import instance_name
     from config.errors import ConfigError, ConfigIssue
+    from plan.names import instance_name
 
     try:
         facts = live.read_live(kubeconfig, context, cfg.cluster.keda_namespace, declared_pools(cfg))

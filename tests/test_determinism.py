@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from components.render.manifests import render_manifests
-from components.render.names import namespace_name
 from components.render.network_policy import render_network_policies
 from config.sources import load_stack_file
+from plan.names import namespace_name
 from preflight import run_preflight
 from tests.program import run_stack_file
 

@@ -11,12 +11,12 @@ import pytest
 
 from components.docker_host import TYPE_TOKEN
 from components.render.docker import HF_TOKEN_FILE, startup_seconds
-from components.render.names import HF_HOME
 from components.render.vllm_args import render_vllm_args
 from components.stack import build_docker_stack
 from config.secrets import StackSecrets
 from config.sources import load_stack_file
 from config.stack import StackConfig, validate_config
+from plan.names import HF_HOME
 from preflight import run_preflight
 from tests import harness
 from tests.harness import Registered, resolve

@@ -18,9 +18,9 @@ from components.render.docker import (
     startup_seconds,
     wait_timeout_s,
 )
-from components.render.names import HF_HOME
 from components.render.vllm_args import render_vllm_env
 from config.stack import StackConfig, validate_config
+from plan.names import HF_HOME
 from preflight import run_preflight
 
 ARGS = ["meta-llama/Llama-3.1-8B-Instruct", "--port", "8000"]

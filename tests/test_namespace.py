@@ -9,12 +9,11 @@ from typing import Any
 import pytest
 from pulumi.runtime import mocks as pulumi_mocks
 
-from components.render.names import namespace_name
 from components.serving_stack import ServingStack, ServingStackArgs
-from components.stack import instance_name
 from config.errors import ConfigError
 from config.secrets import StackSecrets
 from config.sources import load_stack_file
+from plan.names import instance_name, namespace_name
 from tests.factories import STACKS, make_config
 from tests.harness import Registered, run_program
 from tests.kubernetes_fixtures import configured, manifests, of_kind

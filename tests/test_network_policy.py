@@ -10,7 +10,6 @@ import pytest
 from pydantic import BaseModel, Field, ValidationError
 
 from components.network_policy import TYPE_TOKEN, NetworkPolicies, NetworkPoliciesArgs
-from components.render.names import labels, selector_labels
 from components.render.network_policy import (
     MODEL_CACHE,
     SERVER,
@@ -21,6 +20,7 @@ from components.render.network_policy import (
 from config.errors import ConfigError
 from config.messages import issue_from_pydantic
 from config.network import NetworkPolicyConfig
+from plan.names import labels, selector_labels
 from tests.harness import resolve, run_program
 
 NEWEST_KUBERNETES = kubernetes_validate.latest_version()

@@ -60,9 +60,10 @@ def kubernetes_objects(path: Path) -> dict[tuple[str, str, str], Any]:
 
 def offline_objects(path: Path) -> list[dict[str, Any]]:
     cfg, _ = load_stack_file_with_secrets(path)
-    report = assess(cfg).report
     stack = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
-    return rendered_objects(cfg, report, stack, frozenset({"hf_token", "api_key"}))  # program_run sets both
+    plan = assess(cfg, stack=stack, hf_token=True).plan  # program_run sets both secrets
+    assert plan is not None
+    return rendered_objects(plan)
 
 
 KUBERNETES = [p for p in FITTING if load_stack_file_with_secrets(p)[0].target == "kubernetes"]

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from components.render.exposure import render_exposure
-from components.render.names import namespace_name
 from components.render.network_policy import render_server_policy
 from config.exposure import is_guarded
 from config.stack import StackConfig
+from plan.names import namespace_name
 from tests.factories import make_config
 
 INSTANCE = "prod"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from components.render.cache import DOWNLOAD_SCRIPT, marker_path
-from components.render.names import HF_HOME
+from plan.names import HF_HOME
 from tests.kubernetes_fixtures import configured, env_of, manifests, of_kind, one, pod_spec, stack
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.render.names import HF_HOME
+from plan.names import HF_HOME
 from tests.kubernetes_fixtures import configured, env_of, manifests, one, pod_spec, server, stack
 
 RESTRICTED_CONTAINER = {

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from catalog.vllm_flags import FLAG_TABLES
-from components.render.names import HF_HOME
 from components.render.vllm_args import render_vllm_args, render_vllm_env
+from plan.names import HF_HOME
 from tests.kubernetes_fixtures import configured, flag_value, stack
 from validation.vllm import check_vllm_config
 

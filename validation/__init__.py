@@ -17,7 +17,8 @@ from enum import IntEnum
 from cluster.report import NOT_CHECKED, ClusterResult
 from config.errors import ConfigError, ConfigIssue
 from config.stack import StackConfig, missing_secrets
-from preflight import run_preflight
+from plan import Plan, resolve
+from plan.names import instance_name
 from preflight.report import PreflightReport
 from validation.kubernetes import check_kubernetes
 from validation.vllm import check_rendered_args, check_vllm_config
@@ -86,9 +87,13 @@ ClusterCheck = Callable[[StackConfig, PreflightReport], ClusterResult]
 
 @dataclass(frozen=True)
 class Verdict:
-    report: PreflightReport | None  # None when the config could not be sized
+    plan: Plan | None  # None when the config could not be sized
     issues: tuple[ConfigIssue, ...]
     cluster: ClusterResult = NOT_CHECKED
+
+    @property
+    def report(self) -> PreflightReport | None:
+        return None if self.plan is None else self.plan.sizing
 
     @property
     def outcome(self) -> Outcome:
@@ -98,15 +103,22 @@ class Verdict:
 
 
 def assess(
-    cfg: StackConfig, secrets_present: frozenset[str] | None = None, cluster_check: ClusterCheck | None = None
+    cfg: StackConfig,
+    secrets_present: frozenset[str] | None = None,
+    cluster_check: ClusterCheck | None = None,
+    *,
+    stack: str = "dev",
+    hf_token: bool | None = None,
 ) -> Verdict:
-    """Size the stack, validate it for its target, then check it against the cluster when facts are at hand.
-    A config error outranks a memory or cluster verdict; a cluster not checked never blocks."""
+    """Plan the stack (plan.resolve, once), validate it for its target, then check it against the cluster when
+    facts are at hand. A config error outranks a memory or cluster verdict; a cluster not checked never blocks.
+    `hf_token`: whether the hf_token secret is set; by default, whether secrets_present names it."""
+    token = bool(secrets_present and "hf_token" in secrets_present) if hf_token is None else hf_token
     try:
-        report = run_preflight(cfg)
+        plan = resolve(cfg, instance_name(stack), hf_token=token)
     except ConfigError as error:  # e.g. an unreadable model.config_json
         return Verdict(None, tuple(error.issues))
-    issues = tuple(check_stack(cfg, report, secrets_present))
+    issues = tuple(check_stack(cfg, plan.sizing, secrets_present))
     if issues or cluster_check is None or cfg.target != "kubernetes":
-        return Verdict(report, issues)
-    return Verdict(report, issues, cluster_check(cfg, report))
+        return Verdict(plan, issues)
+    return Verdict(plan, issues, cluster_check(cfg, plan.sizing))

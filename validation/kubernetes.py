@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 from components.render.cache import default_size_gib, draft_weights_on_disk_gib
-from components.render.names import HF_HOME
 from config.errors import ConfigIssue, show
 from config.stack import StackConfig
+from plan.names import HF_HOME
 from preflight.report import PreflightReport
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from config.errors import ConfigError
 from config.sources import load_stack_file_with_secrets
+from plan import Plan
 from validation import Outcome, assess
 
 
@@ -30,8 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as error:
         print(error.render(), file=sys.stderr)
         return Outcome.CONFIG_ERROR.value
-    verdict = assess(cfg)
-    if verdict.outcome is not Outcome.FITS or verdict.report is None:
+    stack = Path(args.stack_file).name.removeprefix("Pulumi.").removesuffix(".yaml")
+    verdict = assess(cfg, stack=stack, hf_token="hf_token" in secrets)
+    if verdict.outcome is not Outcome.FITS or verdict.plan is None:
         reason = (
             ConfigError(list(verdict.issues)).render()
             if verdict.issues
@@ -39,24 +41,22 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(reason, file=sys.stderr)
         return verdict.outcome.value
-    stack = Path(args.stack_file).name.removeprefix("Pulumi.").removesuffix(".yaml")
-    for path in write_objects(rendered_objects(cfg, verdict.report, stack, secrets), Path(args.out_dir)):
+    for path in write_objects(rendered_objects(verdict.plan), Path(args.out_dir)):
         print(path)
     return Outcome.FITS.value
 
 
-def rendered_objects(cfg: Any, report: Any, stack: str, secrets: frozenset[str]) -> list[dict[str, Any]]:
+def rendered_objects(plan: Plan) -> list[dict[str, Any]]:
     """The objects the program registers for this stack (Kubernetes), or the container (Docker)."""
-    from components.render.names import instance_name
-
-    instance = instance_name(stack)
+    cfg, report, instance = plan.config, plan.sizing, plan.identity.instance
+    with_token = plan.delivery.hf_token_secret is not None
     if cfg.target == "docker":
         from components.render.docker import docker_document
 
-        return [docker_document(cfg, report, instance, with_hf_token="hf_token" in secrets)]
+        return [docker_document(cfg, report, instance, with_hf_token=with_token)]
     from components.render.manifests import stack_manifests
 
-    return stack_manifests(cfg, report, instance, with_token="hf_token" in secrets)
+    return stack_manifests(cfg, report, instance, with_token=with_token)
 
 
 def write_objects(objects: list[dict[str, Any]], out_dir: Path) -> list[Path]:

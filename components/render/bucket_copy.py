@@ -13,7 +13,6 @@ import json
 from typing import Any
 
 from components.render.cache import cache_key, download_image, download_volumes, downloads
-from components.render.names import HOME, Names
 from components.render.resources import container_resources
 from components.render.security import (
     HF_TOKEN_DIR,
@@ -23,6 +22,7 @@ from components.render.security import (
 )
 from config.delivery import delivery_mode
 from config.stack import StackConfig
+from plan.names import HOME, Names
 
 COMPLETE_OBJECT = ".vllm-serving-complete"
 SCRATCH_GIB = 20  # one safetensors shard at a time (Hub checkpoints shard at about 5-10 GB)

@@ -12,7 +12,6 @@ import math
 from typing import Any
 
 from components.render import scheduling
-from components.render.names import HF_HOME, HOME, MARKER_DIR, Names, cache_key
 from components.render.resources import container_resources
 from components.render.security import (
     HF_TOKEN_DIR,
@@ -22,6 +21,7 @@ from components.render.security import (
 )
 from config.delivery import delivery_mode, effective_volume  # effective_volume: the access mode and class
 from config.stack import StackConfig
+from plan.names import HF_HOME, HOME, MARKER_DIR, Names, cache_key
 from preflight.delivery import draft_weights_on_disk_gib
 
 # pulumi-kubernetes annotations (pinned 4.34.2): `pulumi.com/waitFor` awaits a kubectl-style condition

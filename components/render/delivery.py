@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from components.render import cache
-from components.render.names import HF_HOME, HOME
 from components.render.security import HF_TOKEN_DIR
 from config.delivery import delivery_mode, effective_volume
 from config.stack import StackConfig
+from plan.names import HF_HOME, HOME
 
 if TYPE_CHECKING:
     from components.render.pod import ServerPlan

@@ -12,11 +12,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.render.delivery import compile_cache_env
-from components.render.names import HF_HOME
 from components.render.resources import shm_size_gib
 from components.render.vllm_args import render_vllm_env
 from config.docker import DockerCacheConfig, DockerConfig, docker_settings
 from config.stack import StackConfig
+from plan.names import HF_HOME
 from preflight.delivery import delivery_budget
 from preflight.report import Sizing
 

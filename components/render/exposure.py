@@ -20,10 +20,10 @@ import json
 import shlex
 from typing import Any
 
-from components.render.names import Names, labels, namespace_name, selector_labels
 from components.render.security import API_KEY_KEY
 from config.exposure import GatewayConfig, IngressConfig
 from config.stack import StackConfig
+from plan.names import Names, labels, namespace_name, selector_labels
 
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 INFERENCE_GROUP = "inference.networking.k8s.io"

@@ -13,7 +13,6 @@ from typing import Any
 from components.render import bucket_copy, cache, delivery, leaderworkerset, pod, scheduling
 from components.render.exposure import render_exposure
 from components.render.keda import capacity_from_report, derive_thresholds, hpa_name
-from components.render.names import Names, labels, namespace_labels, namespace_name, selector_labels
 from components.render.network_policy import render_network_policies
 from components.render.observability import alert_limits, monitoring_objects, scaled_object
 from components.render.probes import new_replica_seconds
@@ -30,6 +29,7 @@ from components.render.security import (
 from components.render.smoke import render_smoke_test
 from config.delivery import delivery_mode, workload_kind
 from config.stack import StackConfig
+from plan.names import Names, labels, namespace_labels, namespace_name, selector_labels
 from preflight.delivery import delivery_budget
 from preflight.report import Sizing
 

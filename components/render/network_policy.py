@@ -6,7 +6,7 @@ from the Prometheus pods (vLLM serves /v1 and /metrics on one port; a NetworkPol
 egress to cluster DNS only: the cache is filled by the download Job, so a serving pod never needs the hub.
 Download pods: no ingress; egress to DNS and to the hub (hub_egress_cidrs minus the cluster ranges).
 Smoke-test pods: no ingress; egress to DNS and the server pods' API port.
-Pods are selected by the same three labels the Deployment and Job selectors use (render/names.py).
+Pods are selected by the same three labels the Deployment and Job selectors use (plan/names.py).
 Pure: plain dicts with Kubernetes' camelCase field names, no pulumi import.
 """
 
@@ -15,9 +15,9 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from components.render.names import labels, selector_labels
 from config.exposure import ExposureConfig
 from config.network import NetworkPolicyConfig
+from plan.names import labels, selector_labels
 
 SERVER = "server"  # app.kubernetes.io/component of the vLLM server pods
 MODEL_CACHE = "model-cache"  # app.kubernetes.io/component of the download Job's pods

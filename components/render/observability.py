@@ -18,9 +18,9 @@ from components.render.keda import (
     hpa_name,
     render_scaled_object,
 )
-from components.render.names import PORT_NAME
 from components.render.promql import Workload
 from config.observability import AutoscalingConfig, MonitoringConfig
+from plan.names import PORT_NAME
 
 MONITORING_API = "monitoring.coreos.com/v1"
 

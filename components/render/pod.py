@@ -11,13 +11,13 @@ from typing import Any
 
 from components.render import delivery, scheduling
 from components.render.cache import needs_download, render_wait_container
-from components.render.names import HF_HOME, HOME, PORT_NAME
 from components.render.probes import budget_annotations, render_probes, rollout_timeout_seconds
 from components.render.resources import memory_quantity, render_server_resources, shm_size_gib
 from components.render.security import api_key_env, container_security_context, pod_security_context
 from components.render.vllm_args import render_vllm_args, render_vllm_env
 from config.delivery import delivery_mode, workload_kind
 from config.stack import StackConfig
+from plan.names import HF_HOME, HOME, PORT_NAME
 from preflight.delivery import DeliveryBudget
 from preflight.resolve import ResolvedEngine
 from preflight.startup import StartupBudget

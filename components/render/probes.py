@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.render.names import PORT_NAME
 from config.stack import StackConfig
+from plan.names import PORT_NAME
 from preflight.delivery import DeliveryBudget, delivery_budget
 from preflight.startup import StartupBudget
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.render.names import selector_labels
 from config.observability import MonitoringConfig
 from config.stack import StackConfig
+from plan.names import selector_labels
 
 # kube-prometheus-stack's chart name, and its fullname limit: "We truncate at ... 63-35=26"
 # (prometheus-community/helm-charts charts/kube-prometheus-stack/templates/_helpers.tpl@082861ba:7-25).

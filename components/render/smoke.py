@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from components.render.exposure import service_url
-from components.render.names import Names, cache_key, labels, namespace_name
 from components.render.resources import container_resources
 from components.render.security import API_KEY_KEY, container_security_context, render_restricted_job
 from config.stack import StackConfig
+from plan.names import Names, cache_key, labels, namespace_name
 
 COMPONENT = "smoke-test"
 SCRIPT_PATH = Path(__file__).resolve().parents[2] / "smoke" / "check.py"

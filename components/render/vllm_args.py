@@ -11,8 +11,8 @@ import json
 import posixpath
 
 from catalog.vllm_flags import FLAG_TABLES, FlagTable
-from components.render.names import HF_HOME, HOME
 from config.stack import StackConfig
+from plan.names import HF_HOME, HOME
 from preflight.delivery import server_memory_limit_gib
 from preflight.resolve import ResolvedEngine
 

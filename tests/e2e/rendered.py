@@ -19,12 +19,12 @@ from catalog.vllm_metrics import VersionMetrics, metrics_for
 from components.render import docker as docker_render
 from components.render.keda import hpa_name
 from components.render.manifests import stack_manifests
-from components.render.names import PORT_NAME
 from components.render.promql import Workload
 from components.render.vllm_args import render_vllm_args
 from config.delivery import workload_kind
 from config.sources import read_stack_file
 from config.stack import StackConfig, validate_config
+from plan.names import PORT_NAME
 from preflight.report import PreflightReport
 from validation import Outcome, assess
 

@@ -108,9 +108,10 @@ def record(name: str) -> dict[str, Any]:
         if golden["json"]["exit"] != Outcome.FITS.value:
             return golden
         cfg, secrets = load_stack_file_with_secrets(path)
-        verdict = assess(cfg)
         stack = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
-        golden["render"] = _plain(rendered_objects(cfg, verdict.report, stack, secrets))
+        verdict = assess(cfg, stack=stack, hf_token="hf_token" in secrets)
+        assert verdict.plan is not None
+        golden["render"] = _plain(rendered_objects(verdict.plan))
         golden["program"] = _program(path)
         return golden
 

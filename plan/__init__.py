@@ -1,0 +1,45 @@
+"""The deployment plan: every derived decision of one stack, computed once by `resolve`.
+
+validation.assess calls `resolve` once; the preflight's report, the validation rules, the cluster check, the
+renderers (components/render), the Pulumi components and the CLIs read the plan's parts. A renderer takes the
+parts it needs, never the whole config. Pure: never imports pulumi.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from config.stack import StackConfig
+from plan.delivery import DeliveryPlan, resolve_delivery
+from plan.identity import Identity, resolve_identity
+from preflight import run_preflight
+from preflight.report import PreflightReport
+from preflight.resolve import ResolvedEngine
+
+
+@dataclass(frozen=True)
+class Plan:
+    target: Literal["kubernetes", "docker"]
+    identity: Identity
+    engine: ResolvedEngine  # every engine value vLLM will use, rendered as flags
+    sizing: PreflightReport  # GPU memory, KV capacity and the verdict
+    delivery: DeliveryPlan
+    config: StackConfig  # transitional: each renderer moves to the parts above
+
+
+def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
+    """The plan of a parsed stack for one instance (plan/names.py instance_name of the Pulumi stack). Raises
+    ConfigError when the model cannot be sized (an unreadable model.config_json). `hf_token`: whether the
+    hf_token secret is set (the download Jobs mount it)."""
+    sizing = run_preflight(cfg)
+    identity = resolve_identity(cfg.namespace, instance)
+    token_secret = identity.names.hf_token_secret if hf_token else None
+    return Plan(
+        target=cfg.target,
+        identity=identity,
+        engine=sizing.resolved,
+        sizing=sizing,
+        delivery=resolve_delivery(cfg, sizing.weights_on_disk_gib, token_secret),
+        config=cfg,
+    )
