@@ -10,12 +10,18 @@ from pulumi.runtime import mocks as pulumi_mocks
 
 from components.render.manifests import render_manifests
 from config.stack import StackConfig
+from plan import Plan, resolve
 from preflight import run_preflight
 from preflight.report import PreflightReport
 from tests.factories import make_config, shipped_stack
 from tests.harness import Registered, run_program
 
 INSTANCE = "llama"
+
+
+def plan_of(cfg: StackConfig, instance: str = INSTANCE, hf_token: bool = False) -> Plan:
+    """The stack's plan (plan.resolve), for the instance the tests name their objects after."""
+    return resolve(cfg, instance, hf_token=hf_token)
 
 
 def planned(cfg: StackConfig) -> tuple[StackConfig, PreflightReport]:
