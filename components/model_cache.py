@@ -10,19 +10,20 @@ from typing import Any
 import pulumi
 
 from components.kube import register, timeouts
-from components.render import cache, manifests
-from config.delivery import delivery_mode
+from components.render import manifests
 from config.stack import StackConfig
+from plan.delivery import DeliveryPlan
+from plan.identity import Identity
 
 TYPE_TOKEN = "vllm-serving:index:ModelCache"
 
 
 @dataclass(frozen=True)
 class ModelCacheArgs:
-    config: StackConfig
-    instance: str  # app.kubernetes.io/instance, the base of every object name
+    config: StackConfig  # transitional: the groups and GPU placement of the download Job (manifests.cache_objects)
+    delivery: DeliveryPlan  # its hf_token_secret is set when hf_token is
+    identity: Identity
     namespace: pulumi.Input[str]
-    weights_on_disk_gib: float  # from the preflight report
     hf_token: pulumi.Input[str] | None = None  # for gated models; stored in a Secret, mounted as a file
 
 
@@ -42,26 +43,26 @@ class ModelCache(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ModelCacheArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
-        cfg = args.config
-        self.claim_name = cache.claim_name(cfg, args.weights_on_disk_gib, args.instance)
-        objects = manifests.cache_objects(cfg, args.weights_on_disk_gib, args.instance, args.hf_token is not None)
+        delivery = args.delivery
+        self.claim_name = delivery.claim
+        objects = manifests.cache_objects(args.config, delivery, args.identity)
         done: dict[str, pulumi.Resource] = {}
         for obj in objects:  # the rendered list, in order: each object's dependencies come before it
             kind = obj["kind"]
             done[kind] = register(
-                f"{name}-{_suffix(cfg, kind)}",
+                f"{name}-{_suffix(delivery, kind)}",
                 obj,
-                self._options(cfg, obj, done),
+                self._options(delivery, obj, done),
                 namespace=args.namespace,
                 secret=args.hf_token if kind == "Secret" else None,
             )
         job = done.get("Job")
-        self.job = job if job is not None and cache.needs_download(cfg) and "PersistentVolumeClaim" in done else None
+        self.job = job if job is not None and delivery.needs_download and "PersistentVolumeClaim" in done else None
         self.ready = [done[kind] for kind in ("Secret", "PersistentVolumeClaim", "Job") if kind in done]
-        self.marker_path = cache.marker_path(cfg) if self.job is not None else None
+        self.marker_path = delivery.marker_path if self.job is not None else None
         self.register_outputs({"claimName": self.claim_name, "markerPath": self.marker_path})
 
-    def _options(self, cfg: StackConfig, obj: dict[str, Any], done: dict[str, pulumi.Resource]) -> pulumi.ResourceOptions:
+    def _options(self, delivery: DeliveryPlan, obj: dict[str, Any], done: dict[str, pulumi.Resource]) -> pulumi.ResourceOptions:
         kind = obj["kind"]
         if kind == "Job":  # after its account and token; the copy Job is awaited to its deadline
             return pulumi.ResourceOptions(
@@ -71,13 +72,13 @@ class ModelCache(pulumi.ComponentResource):
             return pulumi.ResourceOptions(
                 parent=self,
                 depends_on=[done["Job"]] if "Job" in done else None,
-                custom_timeouts=timeouts(cfg.delivery.claim_bind_timeout_seconds),
+                custom_timeouts=timeouts(delivery.claim_bind_timeout_seconds),
             )
         return pulumi.ResourceOptions(parent=self)
 
 
-def _suffix(cfg: StackConfig, kind: str) -> str:
+def _suffix(delivery: DeliveryPlan, kind: str) -> str:
     """Pulumi resource names per object (`<component>-<suffix>`): part of every URN, so they never change."""
     if kind == "Job":
-        return "copy" if delivery_mode(cfg) == "object_storage" else "download"
+        return "copy" if delivery.mode == "object_storage" else "download"
     return {"PersistentVolumeClaim": "pvc", "Secret": "hf-token", "ServiceAccount": "download-sa"}[kind]

@@ -14,7 +14,9 @@ from components.render import manifests
 from components.vllm_server import VllmServer, VllmServerArgs
 from config.secrets import StackSecrets
 from config.stack import StackConfig
-from plan.names import PORT_NAME, namespace_name, selector_labels
+from plan.delivery import resolve_delivery
+from plan.identity import Identity, resolve_identity
+from plan.names import PORT_NAME, selector_labels
 from preflight.report import Sizing
 
 # Object names are `<name>-model-download-<8 hex>`; Kubernetes names (and Job labels) stop at 63 characters.
@@ -45,16 +47,14 @@ class ServingStack(pulumi.ComponentResource):
         if not _INSTANCE.match(name):
             raise ValueError(f"ServingStack name {name!r} must be a DNS label of at most 38 characters")
         super().__init__(TYPE_TOKEN, name, None, opts)
-        cfg = args.config
-        self.namespace = self._namespace(name, cfg)
+        cfg, identity = args.config, resolve_identity(args.config.namespace, name)  # transitional: until a Plan is passed
+        token = identity.names.hf_token_secret if args.secrets.hf_token is not None else None
+        delivery = resolve_delivery(cfg, args.report.weights_on_disk_gib, identity.names, token)
+        self.namespace = self._namespace(identity, cfg)
         self.cache = ModelCache(
             f"{name}-cache",
             ModelCacheArgs(
-                config=cfg,
-                instance=name,
-                namespace=self.namespace,
-                weights_on_disk_gib=args.report.weights_on_disk_gib,
-                hf_token=args.secrets.hf_token,
+                config=cfg, delivery=delivery, identity=identity, namespace=self.namespace, hf_token=args.secrets.hf_token
             ),
             pulumi.ResourceOptions(parent=self),
         )
@@ -80,12 +80,12 @@ class ServingStack(pulumi.ComponentResource):
         self.served_model_name = args.report.resolved.served_model_name
         self.register_outputs(self.outputs())
 
-    def _namespace(self, name: str, cfg: StackConfig) -> pulumi.Output[str]:
+    def _namespace(self, identity: Identity, cfg: StackConfig) -> pulumi.Output[str]:
         if not cfg.namespace.creates:
-            return pulumi.Output.from_input(namespace_name(cfg.namespace, name))
+            return pulumi.Output.from_input(identity.namespace)
         namespace = register(
-            f"{name}-namespace",
-            manifests.namespace_manifest(cfg, name),
+            f"{identity.instance}-namespace",
+            manifests.namespace_manifest(identity, cfg.engine.nnodes, cfg.multinode),
             pulumi.ResourceOptions(parent=self, retain_on_delete=cfg.namespace.retain_on_delete or None),
         )
         return namespace.metadata.apply(lambda m: m["name"])

@@ -16,17 +16,15 @@ from components.provider import docker_provider, kubernetes_provider
 from components.render.docker import render_env, startup_seconds
 from components.render.exposure import client_url
 from components.render.keda import capacity_from_report
-from components.render.probes import new_replica_seconds, server_startup_budget
 from components.render.prometheus import server_address
 from components.render.vllm_args import render_vllm_args
 from components.serving_stack import ServingStack, ServingStackArgs
 from components.smoke_test import SmokeTest, SmokeTestArgs
-from config.delivery import delivery_mode, workload_kind
 from config.secrets import StackSecrets
 from config.stack import StackConfig
 from plan import Plan
-from plan.names import namespace_name
-from preflight.delivery import delivery_budget
+from plan.delivery import DeliveryPlan, resolve_delivery
+from plan.names import Names, namespace_name
 from preflight.report import Sizing
 
 
@@ -40,7 +38,7 @@ def build_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
             "gated ones (Llama, Gemma) fail with 401. Set it: pulumi config set --secret hf_token <token>."
         )
     if cfg.target == "kubernetes":
-        pulumi.log.info(f"startup budget: {server_startup_budget(cfg, report.weights_on_disk_gib).explain()}")
+        pulumi.log.info(f"startup budget: {plan.delivery.budget.probe.explain()}")
     if cfg.target == "docker":
         return build_docker_stack(cfg, report, secrets, name=name)
     return build_kubernetes_stack(cfg, report, secrets, name)
@@ -63,7 +61,7 @@ def build_kubernetes_stack(cfg: StackConfig, report: Sizing, secrets: StackSecre
             policy=cfg.network_policy,
             exposure=cfg.exposure,
             smoke_test=cfg.smoke_test.enabled,
-            server_fetches_weights=delivery_mode(cfg) != "shared_volume",
+            server_fetches_weights=_delivery(cfg, report, name).mode != "shared_volume",
         ),
         child,
     )
@@ -98,7 +96,7 @@ def _observability(cfg: StackConfig, report: Sizing, name: str, serving: Serving
         "served_model_name": cfg.served_model_name,
         "vllm_version": cfg.vllm.version,
         "capacity": capacity_from_report(report),
-        "workload_kind": workload_kind(cfg),
+        "workload_kind": _delivery(cfg, report, name).workload_kind,
     }
     autoscaler = None
     if cfg.autoscaling.enabled:
@@ -107,7 +105,7 @@ def _observability(cfg: StackConfig, report: Sizing, name: str, serving: Serving
         )
         autoscaler = KedaAutoscaler(f"{name}-autoscaler", args, child)
     if cfg.monitoring.enabled:
-        rollout = new_replica_seconds(cfg, delivery_budget(cfg, report.weights_on_disk_gib))
+        rollout = _delivery(cfg, report, name).new_replica_seconds
         Monitoring(
             f"{name}-monitoring",
             MonitoringArgs(
@@ -120,6 +118,11 @@ def _observability(cfg: StackConfig, report: Sizing, name: str, serving: Serving
             ),
             child,
         )
+
+
+def _delivery(cfg: StackConfig, report: Sizing, name: str) -> DeliveryPlan:
+    """Transitional: the plan's delivery, until build_kubernetes_stack takes the plan."""
+    return resolve_delivery(cfg, report.weights_on_disk_gib, Names(name), None)
 
 
 def how_clients_reach_it(cfg: StackConfig, name: str) -> str:

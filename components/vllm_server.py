@@ -10,7 +10,6 @@ import pulumi
 
 from components.kube import register, timeouts
 from components.render import manifests, pod
-from components.render.probes import pulumi_timeout_seconds, rollout_timeout_seconds
 from config.stack import StackConfig
 from plan.names import PORT_NAME
 from preflight.report import Sizing
@@ -74,12 +73,12 @@ class VllmServer(pulumi.ComponentResource):
         )
 
     def _options(self, kind: str, args: VllmServerArgs, done: dict[str, Any]) -> pulumi.ResourceOptions:
-        cfg, budget = args.config, self.plan.delivery
+        cfg, delivery = args.config, self.plan.delivery
         if kind == WORKLOAD:  # waits for its account, key and the model cache; await stretched to the budget
             return pulumi.ResourceOptions(
                 parent=self,
                 depends_on=[*done.values(), *args.wait_for],
-                custom_timeouts=timeouts(rollout_timeout_seconds(cfg, budget), pulumi_timeout_seconds(cfg, budget)),
+                custom_timeouts=timeouts(delivery.rollout_seconds, delivery.pulumi_timeout_seconds),
                 # KEDA's HPA owns the replica count; never send it back (pulumi-kubernetes#2491, #2258).
                 ignore_changes=["spec.replicas"] if cfg.autoscaling.enabled else None,
             )

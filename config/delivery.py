@@ -9,7 +9,7 @@ Three modes (docs/model-delivery.md has the table "which mode for which cluster"
 - object_storage: vLLM streams the safetensors from s3:// / gs:// / az:// with `--load-format
   runai_streamer` (vllm-project/vllm vllm/transformers_utils/runai_utils.py: SUPPORTED_SCHEMES).
 
-Pure: used by the config checks, the preflight's startup budget and the renderers.
+Pure: the schema, and the mode and volume rules plan/delivery.py and the config checks share.
 """
 
 from __future__ import annotations
@@ -124,61 +124,55 @@ class CacheVolume:
     storage_class_name: str | None
 
 
-def most_replicas(cfg: StackConfig) -> int:
-    return cfg.autoscaling.max_replica_count if cfg.autoscaling.enabled else cfg.replicas
-
-
-def delivery_mode(cfg: StackConfig) -> DeliveryMode:
+def mode_for(
+    configured: DeliveryMode | None, nnodes: int, most: int, storage_class: str | None, existing_claim: str | None
+) -> DeliveryMode:
     """The configured mode, or the one that works on the cluster's default class."""
-    if cfg.delivery.mode is not None:
-        return cfg.delivery.mode
-    if cfg.engine.nnodes > 1:  # the pods of one group run on several nodes and read one copy
+    if configured is not None:
+        return configured
+    if nnodes > 1:  # the pods of one group run on several nodes and read one copy
         return "shared_volume"
-    if most_replicas(cfg) <= 1 or cfg.cache.storage_class_name or cfg.cache.existing_claim:
+    if most <= 1 or storage_class or existing_claim:
         return "shared_volume"
     return "per_replica_volume"
 
 
-def workload_kind(cfg: StackConfig) -> str:
-    """The server's kind: a LeaderWorkerSet runs a replica across nodes (docs/multinode.md); a StatefulSet owns one
-    claim per replica; otherwise a Deployment."""
-    if cfg.engine.nnodes > 1:
-        return "LeaderWorkerSet"
-    return "StatefulSet" if delivery_mode(cfg) == "per_replica_volume" else "Deployment"
-
-
-def effective_volume(cfg: StackConfig) -> CacheVolume | None:
+def volume_for(
+    mode: DeliveryMode, most: int, nnodes: int, access_mode: AccessMode | None, storage_class: str | None
+) -> CacheVolume | None:
     """Access mode and storage class of the model volume; None when weights stream from object storage.
 
     ReadWriteOnce whenever at most one replica can run or each replica owns its claim; ReadWriteMany only for a
     shared volume several replicas mount (the config checks require a storage class for it).
     """
-    mode = delivery_mode(cfg)
     if mode == "object_storage":
         return None
     if mode == "per_replica_volume":
-        return CacheVolume("ReadWriteOnce", cfg.cache.storage_class_name)
-    shared: AccessMode = "ReadWriteOnce" if most_replicas(cfg) <= 1 and cfg.engine.nnodes == 1 else "ReadWriteMany"
-    return CacheVolume(cfg.cache.access_mode or shared, cfg.cache.storage_class_name)
+        return CacheVolume("ReadWriteOnce", storage_class)
+    shared: AccessMode = "ReadWriteOnce" if most <= 1 and nnodes == 1 else "ReadWriteMany"
+    return CacheVolume(access_mode or shared, storage_class)
 
 
-def read_throughput(cfg: StackConfig) -> Throughput:
-    """The load throughput of one replica: measured when given, else the mode's sourced default."""
-    measured = cfg.probes.load_throughput_gib_per_s
-    if measured is not None:
-        return Throughput(measured * MIB_PER_GIB, "measured: probes.load_throughput_gib_per_s")
-    if cfg.target == "docker":  # a local disk or Docker volume on the host
-        return DEFAULT_THROUGHPUT["per_replica_volume"]
-    volume = effective_volume(cfg)
-    if volume is not None and volume.access_mode == "ReadWriteOnce":  # a block disk, as per replica
-        return DEFAULT_THROUGHPUT["per_replica_volume"]
-    return DEFAULT_THROUGHPUT[delivery_mode(cfg)]
+# The cross checks' view of the same decisions (plan/delivery.py makes them for the plan), until the checks
+# move to validation/ and read the plan.
+def _most_replicas(cfg: StackConfig) -> int:
+    return cfg.autoscaling.max_replica_count if cfg.autoscaling.enabled else cfg.replicas
+
+
+def _delivery_mode(cfg: StackConfig) -> DeliveryMode:
+    cache = cfg.cache
+    return mode_for(cfg.delivery.mode, cfg.engine.nnodes, _most_replicas(cfg), cache.storage_class_name, cache.existing_claim)
+
+
+def _effective_volume(cfg: StackConfig) -> CacheVolume | None:
+    cache = cfg.cache
+    return volume_for(_delivery_mode(cfg), _most_replicas(cfg), cfg.engine.nnodes, cache.access_mode, cache.storage_class_name)
 
 
 def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
     if cfg.target != "kubernetes":
         return []
-    mode = delivery_mode(cfg)
+    mode = _delivery_mode(cfg)
     issues = _shared_volume_issues(cfg) if mode == "shared_volume" else []
     if mode == "per_replica_volume" and cfg.cache.existing_claim is not None:
         issues.append(
@@ -198,7 +192,7 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
 
 
 def _shared_volume_issues(cfg: StackConfig) -> list[ConfigIssue]:
-    volume = effective_volume(cfg)
+    volume = _effective_volume(cfg)
     if volume is None or cfg.cache.existing_claim is not None:
         return []
     if volume.access_mode == "ReadWriteMany" and not volume.storage_class_name:
@@ -277,7 +271,7 @@ def _no_bucket(cfg: StackConfig) -> list[ConfigIssue]:
     return [
         _issue(
             "delivery.object_storage",
-            f"is set, but delivery.mode is {delivery_mode(cfg)}.",
+            f"is set, but delivery.mode is {_delivery_mode(cfg)}.",
             "set delivery.mode: object_storage, or remove delivery.object_storage.",
         )
     ]

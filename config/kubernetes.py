@@ -219,7 +219,8 @@ def _cache_issues(cfg: StackConfig) -> list[ConfigIssue]:
     from config.errors import ConfigIssue
 
     issues: list[ConfigIssue] = []
-    from config.delivery import delivery_mode, most_replicas
+    from config.delivery import _delivery_mode as delivery_mode
+    from config.delivery import _most_replicas as most_replicas
 
     most = most_replicas(cfg)
     if (

@@ -130,7 +130,7 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
 
 def _delivery_issues(cfg: StackConfig) -> list[ConfigIssue]:
     """Every pod of a group reads the weights of its stage: one copy all nodes mount, or object storage."""
-    from config.delivery import delivery_mode
+    from config.delivery import _delivery_mode as delivery_mode
 
     nnodes = cfg.engine.nnodes
     if delivery_mode(cfg) == "per_replica_volume":

@@ -7,7 +7,7 @@ parts it needs, never the whole config. Pure: never imports pulumi.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from config.stack import StackConfig
@@ -35,11 +35,14 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
     sizing = run_preflight(cfg)
     identity = resolve_identity(cfg.namespace, instance)
     token_secret = identity.names.hf_token_secret if hf_token else None
+    delivery = resolve_delivery(cfg, sizing.weights_on_disk_gib, identity.names, token_secret)
+    # The report shows the delivery's startup budget and its page-cache warning, decided here above the preflight.
+    verdict = replace(sizing.verdict, warnings=sizing.verdict.warnings + delivery.warnings)
     return Plan(
         target=cfg.target,
         identity=identity,
         engine=sizing.resolved,
-        sizing=sizing,
-        delivery=resolve_delivery(cfg, sizing.weights_on_disk_gib, token_secret),
+        sizing=replace(sizing, verdict=verdict, startup=delivery.budget),
+        delivery=delivery,
         config=cfg,
     )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from config.stack import StackConfig
 from preflight.checks import margin_percent, risk_warnings
-from preflight.delivery import delivery_budget, page_cache_warnings
 from preflight.evaluate import evaluate
 from preflight.memory import weights_on_disk_gib
 from preflight.plain import plain_kv_estimate
@@ -25,7 +24,6 @@ def run_preflight(cfg: StackConfig) -> PreflightReport:
     warnings = [
         *found.shortfall_warnings,
         *risk_warnings(cfg, resolved, margin, fits=not reasons),
-        *page_cache_warnings(cfg, weights),
     ]
     fixes = [] if found.clean else suggestions(cfg, found)
     plain = plain_kv_estimate(
@@ -53,5 +51,4 @@ def run_preflight(cfg: StackConfig) -> PreflightReport:
         target=target,
         margin_percent=margin,
         plain=plain,
-        startup=delivery_budget(cfg, weights),
     )

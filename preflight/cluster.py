@@ -53,7 +53,8 @@ def keda_features(cfg: StackConfig, report: PreflightReport, instance: str) -> s
     from components.render.keda import capacity_from_report, derive_thresholds, hpa_name, render_scaled_object_spec
     from components.render.prometheus import server_address
     from components.render.promql import Workload
-    from config.delivery import workload_kind
+    from config.delivery import _delivery_mode
+    from plan.delivery import workload_kind
     from plan.names import Names
 
     workload = Workload(
@@ -61,7 +62,7 @@ def keda_features(cfg: StackConfig, report: PreflightReport, instance: str) -> s
         model_name=cfg.served_model_name,
         deployment_name=Names(instance).server,
         hpa_name=hpa_name(instance),
-        kind=workload_kind(cfg),
+        kind=workload_kind(cfg.engine.nnodes, _delivery_mode(cfg)),
     )
     thresholds = derive_thresholds(cfg.autoscaling, capacity_from_report(report))
     return keda_features_of(
@@ -90,7 +91,7 @@ def _findings(cfg: StackConfig, report: PreflightReport, facts: ClusterFacts, in
     from cluster.versions import image_cuda_major
     from components.render.prometheus import prometheus_wiring
     from config.cluster import gpu_tolerations
-    from config.delivery import effective_volume
+    from config.delivery import _effective_volume as effective_volume
 
     terms = gpu_terms(cfg)
     tag = cfg.vllm.tag or RELEASES[cfg.vllm.version].image_tag

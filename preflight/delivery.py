@@ -2,7 +2,7 @@
 
 first start = image pull + download (first start only) + startup probe budget, where the probe budget is
 (load + engine start + compile and CUDA graphs) x safety factor and load = weights on disk / the mode's read
-throughput (config/delivery.py). Pure; the report, the probes' annotations and the Pulumi timeouts use it.
+throughput (plan/delivery.py decides both). Pure; the report, the probes' annotations and the Pulumi timeouts use it.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import math
 from dataclasses import dataclass
 
 from catalog.models import MODELS
-from config.delivery import Throughput, delivery_mode, effective_volume, read_throughput
-from config.docker import docker_settings
-from config.stack import StackConfig
+from config.delivery import CacheVolume, Throughput
+from config.engine import EngineConfig, SpeculativeConfig
+from config.kubernetes import ProbesConfig, ServerConfig
 from preflight.startup import StartupBudget, startup_budget
 
 _DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
@@ -53,100 +53,102 @@ class DeliveryBudget:
         return f"{self.first_start_sum()}; startup probe {self.probe.explain()}; terms: {terms}"
 
 
-def draft_weights_on_disk_gib(cfg: StackConfig) -> float:
+def draft_weights_on_disk_gib(speculative: SpeculativeConfig | None) -> float:
     """The draft checkpoint's size when it is a catalog model; 0 otherwise (not sized)."""
-    spec = cfg.engine.speculative
-    arch = MODELS.get(spec.model) if spec is not None and spec.model else None
+    arch = MODELS.get(speculative.model) if speculative is not None and speculative.model else None
     return 0.0 if arch is None else arch.num_parameters * _DTYPE_BYTES[arch.torch_dtype] / 2**30
 
 
-def download_throughput_gib_per_s(cfg: StackConfig) -> float:
-    if cfg.target == "docker":  # the container downloads on its first start
-        return docker_settings(cfg).cache.download_throughput_gib_per_s
-    return cfg.cache.download_throughput_gib_per_s
+def mode_name(target: str, mode: str) -> str:
+    return "docker host volume" if target == "docker" else mode
 
 
-def mode_name(cfg: StackConfig) -> str:
-    return "docker host volume" if cfg.target == "docker" else delivery_mode(cfg)
-
-
-def download_seconds(cfg: StackConfig, weights_gib: float) -> float:
+def download_seconds(weights_gib: float, download_gib_per_s: float, downloads: bool) -> float:
     """Hub to volume on the first start; nothing for a model already on a volume or in a bucket."""
-    if cfg.model.local_path is not None or (cfg.target == "kubernetes" and delivery_mode(cfg) == "object_storage"):
-        return 0.0
-    return weights_gib / download_throughput_gib_per_s(cfg)
+    return weights_gib / download_gib_per_s if downloads else 0.0
 
 
-def delivery_budget(cfg: StackConfig, weights_on_disk_gib: float) -> DeliveryBudget:
-    probes, throughput = cfg.probes, read_throughput(cfg)
-    weights = weights_on_disk_gib + draft_weights_on_disk_gib(cfg)
-    # Ranks on different nodes spawn and load in parallel; a multi-node group then waits for every rank to join
-    # and NCCL to initialise (docs/multinode.md).
-    group_init = cfg.multinode.group_init_seconds if cfg.engine.nnodes > 1 else 0
+def delivery_budget(
+    *,
+    mode: str,
+    throughput: Throughput,
+    weights_gib: float,
+    downloads: bool,
+    from_bucket: bool,
+    download_gib_per_s: float,
+    probes: ProbesConfig,
+    engine: EngineConfig,
+    group_init_seconds: int,
+    image_pull_seconds: int,
+) -> DeliveryBudget:
+    """`mode`: the mode's name in the report (mode_name); `weights_gib`: every checkpoint the server reads;
+    `downloads`: whether the first start fetches them from the Hub; `from_bucket`: object storage holds them;
+    `group_init_seconds`: a multi-node group's wait for every rank (0 on one node)."""
     probe = startup_budget(
-        weights,
+        weights_gib,
         throughput.gib_per_s,
-        cfg.engine.gpus_per_node,
-        cfg.engine.enforce_eager,
-        engine_start_seconds=probes.engine_start_seconds + group_init,
+        engine.gpus_per_node,
+        engine.enforce_eager,
+        engine_start_seconds=probes.engine_start_seconds + group_init_seconds,
         per_gpu_start_seconds=probes.per_gpu_start_seconds,
         cuda_graph_capture_seconds=probes.cuda_graph_capture_seconds,
         safety_factor=probes.safety_factor,
         period_seconds=probes.startup_period_seconds,
         override_seconds=probes.startup_seconds,
     )
-    download = round(download_seconds(cfg, weights), 3)
+    download = round(download_seconds(weights_gib, download_gib_per_s, downloads), 3)
+    how = _download_how(weights_gib, download, download_gib_per_s, from_bucket)
     terms = (
-        BudgetTerm("image pull", float(cfg.server.image_pull_seconds), "server.image_pull_seconds"),
-        BudgetTerm("download", download, _download_how(cfg, weights, download)),
-        BudgetTerm("load", round(probe.load_seconds, 3), f"{weights:.1f} GiB / {throughput.mib_per_s:g} MiB/s"),
+        BudgetTerm("image pull", float(image_pull_seconds), "server.image_pull_seconds"),
+        BudgetTerm("download", download, how),
+        BudgetTerm("load", round(probe.load_seconds, 3), f"{weights_gib:.1f} GiB / {throughput.mib_per_s:g} MiB/s"),
         BudgetTerm(
             "engine start",
             probe.engine_start_seconds,
-            "probes.engine_start_seconds + per extra GPU of a pod" + (" + multinode.group_init_seconds" if group_init else ""),
+            "probes.engine_start_seconds + per extra GPU of a pod"
+            + (" + multinode.group_init_seconds" if group_init_seconds else ""),
         ),
         BudgetTerm(
             "compile + graphs",
             probe.cuda_graph_seconds,
-            "0 with enforce_eager" if cfg.engine.enforce_eager else "probes.cuda_graph_capture_seconds",
+            "0 with enforce_eager" if engine.enforce_eager else "probes.cuda_graph_capture_seconds",
         ),
     )
-    first = cfg.server.image_pull_seconds + math.ceil(download * probe.safety_factor) + probe.total_seconds
-    return DeliveryBudget(mode_name(cfg), throughput, weights, terms, probe, first)
+    first = image_pull_seconds + math.ceil(download * probe.safety_factor) + probe.total_seconds
+    return DeliveryBudget(mode, throughput, weights_gib, terms, probe, first)
 
 
-def shm_gib(cfg: StackConfig) -> float:
+def shm_gib(server: ServerConfig, gpus_per_node: int) -> float:
     """/dev/shm: NCCL moves tensor-parallel traffic through it; 2 GiB per GPU unless set."""
-    return cfg.server.shm_size_gib or 2.0 * cfg.engine.gpus_per_node
+    return server.shm_size_gib or 2.0 * gpus_per_node
 
 
-def _download_how(cfg: StackConfig, weights: float, download: float) -> str:
+def _download_how(weights: float, download: float, download_gib_per_s: float, from_bucket: bool) -> str:
     if download:
-        return f"{weights:.1f} GiB / {download_throughput_gib_per_s(cfg):g} GiB/s, first start only"
-    if delivery_mode(cfg) == "object_storage":
+        return f"{weights:.1f} GiB / {download_gib_per_s:g} GiB/s, first start only"
+    if from_bucket:
         return "none: the bucket holds the copy (delivery.object_storage.copy_from_hub runs a Job before the server)"
     return "none: model.local_path is already on the volume"
 
 
-def server_memory_limit_gib(cfg: StackConfig) -> float:
+def server_memory_limit_gib(server: ServerConfig, gpus_per_node: int) -> float:
     """The server container's memory limit: process memory (16 + 12 per GPU unless set) plus /dev/shm, which a
     memory-backed emptyDir charges to the same limit."""
-    return (cfg.server.memory_gib or 16.0 + 12.0 * cfg.engine.gpus_per_node) + shm_gib(cfg)
+    return (server.memory_gib or 16.0 + 12.0 * gpus_per_node) + shm_gib(server, gpus_per_node)
 
 
-def page_cache_warnings(cfg: StackConfig, weights_on_disk_gib: float) -> list[str]:
-    """A shared network volume is read fast only through the page cache; the limit must leave room for it."""
-    volume = effective_volume(cfg) if cfg.target == "kubernetes" else None
+def page_cache_warnings(volume: CacheVolume | None, weights_gib: float, server: ServerConfig, gpus_per_node: int) -> list[str]:
+    """A shared network volume is read fast only through the page cache; the limit must leave room for it.
+    `volume`: the Kubernetes model volume (None on Docker or object storage); `weights_gib`: every checkpoint."""
     if volume is None or volume.access_mode != "ReadWriteMany":  # block disks are not read through NFS prefetch
         return []
-    weights = weights_on_disk_gib + draft_weights_on_disk_gib(cfg)
-    limit = server_memory_limit_gib(cfg)
-    if weights <= PREFETCH_RAM_SHARE * limit:
+    limit = server_memory_limit_gib(server, gpus_per_node)
+    if weights_gib <= PREFETCH_RAM_SHARE * limit:
         return []
-    needed = weights / PREFETCH_RAM_SHARE
-    shm = shm_gib(cfg)
+    needed = weights_gib / PREFETCH_RAM_SHARE
+    shm = shm_gib(server, gpus_per_node)
     return [
-        f"delivery: the server's memory limit ({limit:g} GiB) is below the {needed:.1f} GiB (the {weights:.1f} GiB "
+        f"delivery: the server's memory limit ({limit:g} GiB) is below the {needed:.1f} GiB (the {weights_gib:.1f} GiB "
         "checkpoint / 0.9) vLLM 0.33.0 needs to prefetch from a network file system: it then skips the prefetch "
         '(weight_utils.py "Skipping auto-prefetch") and reads the shared volume lazily, far below its '
         f"throughput. Fix: set server.memory_gib to at least {math.ceil(needed - shm)} (the limit adds "

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import math
 
-from components.render.cache import default_size_gib, draft_weights_on_disk_gib
 from config.errors import ConfigIssue, show
 from config.stack import StackConfig
+from plan.cache import default_size_gib
 from plan.names import HF_HOME
+from preflight.delivery import draft_weights_on_disk_gib
 from preflight.report import PreflightReport
 
 
 def check_cache_size(cfg: StackConfig, report: PreflightReport) -> list[ConfigIssue]:
     """A user-set cache smaller than the weights would fill up mid-download."""
     size = cfg.cache.size_gib
-    draft = draft_weights_on_disk_gib(cfg)
+    draft = draft_weights_on_disk_gib(cfg.engine.speculative)
     needed = report.weights_on_disk_gib + draft
     if size is None or size >= needed:
         return []
@@ -25,7 +26,7 @@ def check_cache_size(cfg: StackConfig, report: PreflightReport) -> list[ConfigIs
             "cache.size_gib",
             f"is {size:g} GiB, smaller than the {what}.",
             f"set cache.size_gib to at least {math.ceil(needed)} (recommended "
-            f"{default_size_gib(cfg, report.weights_on_disk_gib)}), or remove it to size the volume automatically.",
+            f"{default_size_gib(needed, cfg.cache.headroom_percent)}), or remove it to size the volume automatically.",
         )
     ]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from components.render.cache import cache_key, download_image, download_volumes, downloads
+from components.render.cache import download_volumes
 from components.render.resources import container_resources
 from components.render.security import (
     HF_TOKEN_DIR,
@@ -20,9 +20,10 @@ from components.render.security import (
     container_security_context,
     render_restricted_job,
 )
-from config.delivery import delivery_mode
-from config.stack import StackConfig
-from plan.names import HOME, Names
+from config.kubernetes import CacheConfig, SecurityConfig
+from config.vllm import VllmConfig
+from plan.delivery import DeliveryPlan
+from plan.names import HOME
 
 COMPLETE_OBJECT = ".vllm-serving-complete"
 SCRATCH_GIB = 20  # one safetensors shard at a time (Hub checkpoints shard at about 5-10 GB)
@@ -60,33 +61,16 @@ s3.put_object(Bucket=bucket, Key=prefix + os.environ["COMPLETE_OBJECT"], Body=js
 """
 
 
-def copies_to_bucket(cfg: StackConfig) -> bool:
-    bucket = cfg.delivery.object_storage
-    return delivery_mode(cfg) == "object_storage" and bucket is not None and bucket.copy_from_hub
-
-
-def copy_job_name(cfg: StackConfig, instance: str) -> str:
-    """A new Job per model, revision and bucket folder."""
-    bucket = cfg.delivery.object_storage
-    uri = bucket.uri if bucket else ""
-    return Names(instance).download_job(cache_key(uri, *(part for pair in downloads(cfg) for part in pair)))
-
-
-def copy_seconds(cfg: StackConfig, weights_on_disk_gib: float) -> int:
-    """One attempt: fetching and uploading (twice the bytes) at the configured download speed, x1.5."""
-    return int(weights_on_disk_gib / cfg.cache.download_throughput_gib_per_s * 1.5 * 2)
-
-
-def _copy_env(cfg: StackConfig, weights_on_disk_gib: float, with_token: bool) -> list[dict[str, str]]:
-    bucket = cfg.delivery.object_storage
+def _copy_env(delivery: DeliveryPlan, cache: CacheConfig, with_token: bool) -> list[dict[str, str]]:
+    bucket = delivery.bucket
     env = {
         "HOME": HOME,
-        "TARGET": bucket.model_uri(cfg.model.revision) if bucket else "",
+        "TARGET": delivery.model_uri or "",
         "COMPLETE_OBJECT": COMPLETE_OBJECT,
-        "DOWNLOADS": json.dumps(downloads(cfg)),
+        "DOWNLOADS": json.dumps(delivery.downloads),
         "SCRATCH": "/tmp/hub",
-        "IGNORE_PATTERNS": json.dumps(list(cfg.cache.download_ignore_patterns)),
-        "COPY_DEADLINE_SECONDS": str(copy_seconds(cfg, weights_on_disk_gib)),
+        "IGNORE_PATTERNS": json.dumps(list(cache.download_ignore_patterns)),
+        "COPY_DEADLINE_SECONDS": str(delivery.copy_seconds),
         "HF_HUB_DOWNLOAD_TIMEOUT": "60",
         "HF_HUB_DISABLE_TELEMETRY": "1",
         "HF_XET_CHUNK_CACHE_SIZE_BYTES": "0",
@@ -99,49 +83,45 @@ def _copy_env(cfg: StackConfig, weights_on_disk_gib: float, with_token: bool) ->
 
 
 def render_copy_job(
-    cfg: StackConfig,
-    weights_on_disk_gib: float,
+    delivery: DeliveryPlan,
+    vllm: VllmConfig,
+    cache: CacheConfig,
+    security: SecurityConfig,
     *,
-    name: str,
     namespace: str,
     service_account: str,
     labels: dict[str, str],
-    token_secret: str | None,
 ) -> dict[str, Any]:
     """Awaited by Pulumi (no claim to bind): the server starts once the bucket holds the copy."""
+    token_secret = delivery.hf_token_secret
     volumes, mounts = download_volumes("", token_secret)
     volumes = [v for v in volumes if v["name"] != "model-cache"]
     volumes = [{**v, "emptyDir": {"sizeLimit": f"{SCRATCH_GIB}Gi"}} if v["name"] == "tmp" else v for v in volumes]
     container = {
         "name": "copy",
-        "image": download_image(cfg),
-        "imagePullPolicy": cfg.vllm.image_pull_policy,
+        "image": delivery.download_image,
+        "imagePullPolicy": vllm.image_pull_policy,
         "command": ["python3", "-c", COPY_SCRIPT],
-        "env": _copy_env(cfg, weights_on_disk_gib, token_secret is not None),
-        **_bucket_credentials(cfg),
+        "env": _copy_env(delivery, cache, token_secret is not None),
+        **_bucket_credentials(delivery),
         "volumeMounts": [m for m in mounts if m["name"] != "model-cache"],
-        "resources": container_resources(cfg.cache.download_cpu, cfg.cache.download_memory_gib),
+        "resources": container_resources(cache.download_cpu, cache.download_memory_gib),
         "securityContext": container_security_context(),
     }
-    metadata = {"name": name, "namespace": namespace, "labels": dict(labels)}
+    metadata = {"name": delivery.copy_job, "namespace": namespace, "labels": dict(labels)}
     return render_restricted_job(
-        cfg.security,
+        security,
         metadata,
         [container],
         volumes,
         backoff_limit=4,
-        deadline_seconds=copy_deadline_seconds(cfg, weights_on_disk_gib),
+        deadline_seconds=delivery.copy_deadline_seconds,
         service_account=service_account,
     )
 
 
-def copy_deadline_seconds(cfg: StackConfig, weights_on_disk_gib: float) -> int:
-    """Upper bound over every attempt: the script's own deadline, the image pull and 2 min for the pod."""
-    return copy_seconds(cfg, weights_on_disk_gib) + cfg.server.image_pull_seconds + 120
-
-
-def _bucket_credentials(cfg: StackConfig) -> dict[str, Any]:
-    bucket = cfg.delivery.object_storage
+def _bucket_credentials(delivery: DeliveryPlan) -> dict[str, Any]:
+    bucket = delivery.bucket
     if bucket is None or not bucket.credentials_secret:
         return {}
     return {"envFrom": [{"secretRef": {"name": bucket.credentials_secret}}]}

@@ -16,8 +16,8 @@ from components.render.resources import shm_size_gib
 from components.render.vllm_args import render_vllm_env
 from config.docker import DockerCacheConfig, DockerConfig, docker_settings
 from config.stack import StackConfig
-from plan.names import HF_HOME
-from preflight.delivery import delivery_budget
+from plan.delivery import resolve_delivery
+from plan.names import HF_HOME, Names
 from preflight.report import Sizing
 
 # The cache mounts where render_vllm_env points HF_HOME, the same path as on Kubernetes.
@@ -76,7 +76,7 @@ def startup_seconds(cfg: StackConfig, report: Sizing) -> int:
     With a warm cache the container turns healthy at its first passing check, so the download allowance
     costs nothing after the first start.
     """
-    budget = delivery_budget(cfg, report.weights_on_disk_gib)
+    budget = resolve_delivery(cfg, report.weights_on_disk_gib, Names("vllm"), None).budget  # transitional
     if budget.probe.overridden:
         return budget.probe.total_seconds  # an override is final
     return budget.probe.total_seconds + first_download_seconds(cfg, report)
@@ -85,7 +85,7 @@ def startup_seconds(cfg: StackConfig, report: Sizing) -> int:
 def first_download_seconds(cfg: StackConfig, report: Sizing) -> int:
     """What the first start adds on Docker, where no Job fills the cache first: the model and any draft model
     (the report's download term; 0 for a local_path model, never downloaded)."""
-    budget = delivery_budget(cfg, report.weights_on_disk_gib)
+    budget = resolve_delivery(cfg, report.weights_on_disk_gib, Names("vllm"), None).budget  # transitional
     if budget.probe.overridden:
         return 0  # an override is final
     download = next(term.seconds for term in budget.terms if term.name == "download")

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.render import bucket_copy, cache, delivery, leaderworkerset, pod, scheduling
+from components.render import bucket_copy, cache, leaderworkerset, pod, scheduling
+from components.render import delivery as delivery_render
 from components.render.exposure import render_exposure
 from components.render.keda import capacity_from_report, derive_thresholds, hpa_name
 from components.render.network_policy import render_network_policies
 from components.render.observability import alert_limits, monitoring_objects, scaled_object
-from components.render.probes import new_replica_seconds
 from components.render.prometheus import server_address
 from components.render.promql import Workload
 from components.render.security import (
@@ -27,10 +27,11 @@ from components.render.security import (
     render_service_account,
 )
 from components.render.smoke import render_smoke_test
-from config.delivery import delivery_mode, workload_kind
+from config.multinode import MultinodeConfig
 from config.stack import StackConfig
+from plan.delivery import DeliveryPlan, resolve_delivery
+from plan.identity import Identity, resolve_identity
 from plan.names import Names, labels, namespace_labels, namespace_name, selector_labels
-from preflight.delivery import delivery_budget
 from preflight.report import Sizing
 
 SECRET_PLACEHOLDER = "<pulumi secret>"
@@ -38,88 +39,81 @@ SECRET_PLACEHOLDER = "<pulumi secret>"
 
 def server_plan(cfg: StackConfig, report: Sizing, instance: str, with_token: bool = False) -> pod.ServerPlan:
     names, weights = Names(instance), report.weights_on_disk_gib
-    budget = delivery_budget(cfg, weights)
-    per_replica_token = with_token and delivery_mode(cfg) == "per_replica_volume"
+    delivery = resolve_delivery(cfg, weights, names, names.hf_token_secret if with_token else None)  # transitional
+    per_replica_token = with_token and delivery.mode == "per_replica_volume"
     return pod.ServerPlan(
         name=names.server,
         namespace=namespace_name(cfg.namespace, instance),
         labels=labels(instance, "server"),
         selector=selector_labels(instance, "server"),
-        claim=cache.claim_name(cfg, weights, instance),
+        claim=delivery.claim,
         service_account=names.server,
         api_key_secret=names.api_key_secret if cfg.security.require_api_key else None,
         resolved=report.resolved,
-        budget=budget.probe,
-        delivery=budget,
+        budget=delivery.budget.probe,
+        delivery=delivery,
         weights_on_disk_gib=weights,
         hf_token_secret=names.hf_token_secret if per_replica_token else None,
     )
 
 
-def cache_manifests(cfg: StackConfig, report: Sizing, instance: str, with_token: bool) -> list[dict[str, Any]]:
-    return cache_objects(cfg, report.weights_on_disk_gib, instance, with_token)
-
-
-def cache_objects(cfg: StackConfig, weights: float, instance: str, with_token: bool) -> list[dict[str, Any]]:
+def cache_objects(cfg: StackConfig, delivery: DeliveryPlan, identity: Identity) -> list[dict[str, Any]]:
     """In registration order: the HF token Secret, then per delivery mode the download ServiceAccount and Job
     (shared volume) or the bucket-copy Job (object storage), then the shared claim, which waits for its Job:
-    the Job is the claim's first consumer (components/model_cache.py)."""
-    names, meta = Names(instance), labels(instance, "model-cache")
-    ns, mode = namespace_name(cfg.namespace, instance), delivery_mode(cfg)
-    claim = cache.claim_name(cfg, weights, instance)
+    the Job is the claim's first consumer (components/model_cache.py). `cfg`: the config groups and the GPU
+    placement the Job reuses (transitional: until placement is a plan part)."""
+    meta, ns, token_secret = identity.labels("model-cache"), identity.namespace, delivery.hf_token_secret
     objects: list[dict[str, Any]] = []
-    token_secret = names.hf_token_secret if with_token else None
-    fetches = cache.needs_download(cfg) or bucket_copy.copies_to_bucket(cfg)
+    fetches = delivery.needs_download or delivery.copies_to_bucket
     if fetches and token_secret:
         objects.append(render_secret(token_secret, ns, meta, HF_TOKEN_KEY, SECRET_PLACEHOLDER))
-    if fetches and mode != "per_replica_volume":  # per-replica pods download into their own claims
-        objects.append(download_service_account(cfg, instance))
-        objects.append(scheduling.with_job_pod_settings(cfg, _fill_job(cfg, weights, instance, claim, token_secret)))
-    if cfg.cache.existing_claim is None and mode == "shared_volume":
-        objects.append(cache.render_pvc(cfg, weights, claim, ns, meta))
+    if fetches and delivery.mode != "per_replica_volume":  # per-replica pods download into their own claims
+        objects.append(download_service_account(delivery, identity))
+        objects.append(scheduling.with_job_pod_settings(cfg, _fill_job(cfg, delivery, identity)))
+    if delivery.creates_claim:
+        objects.append(cache.render_pvc(delivery, ns, meta))
     return objects
 
 
-def _fill_job(cfg: StackConfig, weights: float, instance: str, claim: str, token_secret: str | None) -> dict[str, Any]:
+def _fill_job(cfg: StackConfig, delivery: DeliveryPlan, identity: Identity) -> dict[str, Any]:
     """The Job that fills the volume from the Hub, or copies the Hub snapshot to the bucket."""
-    names, meta, ns = Names(instance), labels(instance, "model-cache"), namespace_name(cfg.namespace, instance)
-    if delivery_mode(cfg) == "object_storage":
+    ns, account, meta = identity.namespace, identity.names.download_service_account, identity.labels("model-cache")
+    if delivery.mode == "object_storage":
         return bucket_copy.render_copy_job(
-            cfg,
-            weights,
-            name=bucket_copy.copy_job_name(cfg, instance),
-            namespace=ns,
-            service_account=names.download_service_account,
-            labels=meta,
-            token_secret=token_secret,
+            delivery, cfg.vllm, cfg.cache, cfg.security, namespace=ns, service_account=account, labels=meta
         )
+    placement = _download_placement(cfg) if cache.download_on_gpu_nodes(delivery) else {}
     return cache.render_download_job(
-        cfg,
-        weights,
-        name=cache.job_name(cfg, weights, instance),
-        namespace=ns,
-        claim=claim,
-        service_account=names.download_service_account,
-        labels=meta,
-        token_secret=token_secret,
+        delivery, cfg.vllm, cfg.cache, cfg.security, namespace=ns, service_account=account, labels=meta, placement=placement
     )
 
 
-def download_service_account(cfg: StackConfig, instance: str) -> dict[str, Any]:
+def _download_placement(cfg: StackConfig) -> dict[str, Any]:
+    """The server's tolerations, affinity and node selector, for a download Job on its GPU nodes."""
+    placement: dict[str, Any] = {"tolerations": scheduling.render_tolerations(cfg)}
+    affinity = scheduling.render_affinity(cfg)
+    if affinity:
+        placement["affinity"] = affinity
+    if cfg.gpu.node_selector:
+        placement["nodeSelector"] = scheduling.render_node_selector(cfg)
+    return placement
+
+
+def download_service_account(delivery: DeliveryPlan, identity: Identity) -> dict[str, Any]:
     """The download or bucket-copy Job's account; the copy writes to the bucket with workload identity."""
     account = render_service_account(
-        Names(instance).download_service_account, namespace_name(cfg.namespace, instance), labels(instance, "model-cache")
+        identity.names.download_service_account, identity.namespace, identity.labels("model-cache")
     )
-    return _with_identity(cfg, account)
+    return _with_identity(delivery, account)
 
 
 def server_service_account(cfg: StackConfig, plan: pod.ServerPlan) -> dict[str, Any]:
     """With object storage, workload identity annotations (IRSA, GKE Workload Identity) go here."""
-    return _with_identity(cfg, render_service_account(plan.service_account, plan.namespace, plan.labels))
+    return _with_identity(plan.delivery, render_service_account(plan.service_account, plan.namespace, plan.labels))
 
 
-def _with_identity(cfg: StackConfig, account: dict[str, Any]) -> dict[str, Any]:
-    annotations = delivery.service_account_annotations(cfg)
+def _with_identity(delivery: DeliveryPlan, account: dict[str, Any]) -> dict[str, Any]:
+    annotations = delivery_render.service_account_annotations(delivery)
     if annotations:
         account["metadata"]["annotations"] = annotations
     return account
@@ -152,19 +146,21 @@ def render_server_service(cfg: StackConfig, plan: pod.ServerPlan) -> dict[str, A
     return service
 
 
-def namespace_security_level(cfg: StackConfig) -> str:
-    return pod_security_level(cfg.engine.nnodes > 1 and cfg.multinode.adds_ipc_lock)
-
-
-def namespace_manifest(cfg: StackConfig, instance: str) -> dict[str, Any]:
-    """The Namespace, labelled for the instance that owns it and its Pod Security level."""
-    return render_namespace(namespace_name(cfg.namespace, instance), namespace_labels(instance), namespace_security_level(cfg))
+def namespace_manifest(identity: Identity, nnodes: int, multinode: MultinodeConfig) -> dict[str, Any]:
+    """The Namespace, labelled for the instance that owns it and its Pod Security level: privileged only for a
+    multi-node group that adds IPC_LOCK."""
+    level = pod_security_level(nnodes > 1 and multinode.adds_ipc_lock)
+    return render_namespace(identity.namespace, namespace_labels(identity.instance), level)
 
 
 def render_manifests(cfg: StackConfig, report: Sizing, instance: str, with_token: bool = False) -> list[dict[str, Any]]:
     """Namespace (when created), cache objects, then server objects."""
-    objects = [namespace_manifest(cfg, instance)] if cfg.namespace.creates else []
-    return objects + cache_manifests(cfg, report, instance, with_token) + server_manifests(cfg, report, instance, with_token)
+    identity = resolve_identity(cfg.namespace, instance)  # transitional: until the callers pass the plan
+    delivery = resolve_delivery(
+        cfg, report.weights_on_disk_gib, identity.names, identity.names.hf_token_secret if with_token else None
+    )
+    objects = [namespace_manifest(identity, cfg.engine.nnodes, cfg.multinode)] if cfg.namespace.creates else []
+    return objects + cache_objects(cfg, delivery, identity) + server_manifests(cfg, report, instance, with_token)
 
 
 def network_manifests(cfg: StackConfig, instance: str) -> list[dict[str, Any]]:
@@ -175,7 +171,7 @@ def network_manifests(cfg: StackConfig, instance: str) -> list[dict[str, Any]]:
         cfg.network_policy,
         cfg.exposure,
         cfg.smoke_test.enabled,
-        delivery_mode(cfg) != "shared_volume",
+        resolve_delivery(cfg, 0.0, Names(instance), None).mode != "shared_volume",  # transitional
     )
 
 
@@ -187,9 +183,14 @@ def traffic_manifests(cfg: StackConfig, instance: str) -> list[dict[str, Any]]:
 def observability_manifests(cfg: StackConfig, report: Sizing, instance: str) -> list[dict[str, Any]]:
     """KEDA's ScaledObject (when on), then the monitoring objects; the queue alert fires where KEDA acts."""
     capacity, selector = capacity_from_report(report), selector_labels(instance, "server")
+    delivery = resolve_delivery(cfg, report.weights_on_disk_gib, Names(instance), None)  # transitional
     hpa = hpa_name(instance) if cfg.autoscaling.enabled else None
     workload = Workload(
-        namespace_name(cfg.namespace, instance), cfg.served_model_name, workload_name(cfg, instance), hpa, workload_kind(cfg)
+        namespace_name(cfg.namespace, instance),
+        cfg.served_model_name,
+        workload_name(cfg, instance),
+        hpa,
+        delivery.workload_kind,
     )
     thresholds = derive_thresholds(cfg.autoscaling, capacity)
     objects = (
@@ -198,7 +199,7 @@ def observability_manifests(cfg: StackConfig, report: Sizing, instance: str) -> 
         else []
     )
     if cfg.monitoring.enabled:
-        rollout = new_replica_seconds(cfg, delivery_budget(cfg, report.weights_on_disk_gib))
+        rollout = delivery.new_replica_seconds
         limits = alert_limits(cfg.monitoring, cfg.autoscaling, capacity, thresholds.queue if hpa else None, rollout)
         objects += monitoring_objects(f"{instance}-monitoring", cfg.monitoring, limits, cfg.vllm.version, selector, workload)
     return objects

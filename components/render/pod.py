@@ -10,15 +10,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.render import delivery, scheduling
-from components.render.cache import needs_download, render_wait_container
-from components.render.probes import budget_annotations, render_probes, rollout_timeout_seconds
+from components.render.cache import render_wait_container
+from components.render.probes import budget_annotations, render_probes
 from components.render.resources import memory_quantity, render_server_resources, shm_size_gib
 from components.render.security import api_key_env, container_security_context, pod_security_context
 from components.render.vllm_args import render_vllm_args, render_vllm_env
-from config.delivery import delivery_mode, workload_kind
 from config.stack import StackConfig
+from plan.delivery import DeliveryPlan
 from plan.names import HF_HOME, HOME, PORT_NAME
-from preflight.delivery import DeliveryBudget
 from preflight.resolve import ResolvedEngine
 from preflight.startup import StartupBudget
 
@@ -36,14 +35,14 @@ class ServerPlan:
     api_key_secret: str | None  # set when security.require_api_key
     resolved: ResolvedEngine
     budget: StartupBudget  # the startup probe's
-    delivery: DeliveryBudget  # the first start's sum, term by term
+    delivery: DeliveryPlan  # the mode, the volume, the first start's sum term by term, the timeouts
     weights_on_disk_gib: float
     hf_token_secret: str | None = None  # mounted by a per-replica download init container
 
 
-def render_volumes(cfg: StackConfig, claim: str, hf_token_secret: str | None = None) -> list[dict[str, Any]]:
+def render_volumes(cfg: StackConfig, plan: ServerPlan) -> list[dict[str, Any]]:
     return [
-        *delivery.model_volumes(cfg, claim, hf_token_secret),
+        *delivery.model_volumes(plan.delivery, plan.hf_token_secret),
         # Shared memory for NCCL/tensor parallel; the default 64 MiB /dev/shm makes multi-GPU start fail.
         {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": memory_quantity(shm_size_gib(cfg))}},
         {"name": "home", "emptyDir": {"sizeLimit": memory_quantity(cfg.server.home_size_gib)}},
@@ -62,7 +61,7 @@ def render_volume_mounts() -> list[dict[str, Any]]:  # model-cache: a claim, a p
 
 
 def render_env(cfg: StackConfig, plan: ServerPlan) -> list[dict[str, Any]]:
-    values = render_vllm_env(cfg, plan.resolved, plan.budget.total_seconds) | delivery.server_env(cfg)
+    values = render_vllm_env(cfg, plan.resolved, plan.budget.total_seconds) | delivery.server_env(plan.delivery)
     values.update(cfg.vllm.extra_env)  # the user's word stays last, as in render_vllm_env
     env: list[dict[str, Any]] = [{"name": key, "value": value} for key, value in values.items()]
     if plan.api_key_secret:
@@ -79,10 +78,10 @@ def render_server_container(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any
         "args": kubelet_literal(render_vllm_args(cfg, plan.resolved)),
         "ports": [{"name": PORT_NAME, "containerPort": cfg.server.port, "protocol": "TCP"}],
         "env": render_env(cfg, plan),
-        **delivery.server_env_from(cfg),
+        **delivery.server_env_from(plan.delivery),
         "resources": render_server_resources(cfg),
         "volumeMounts": render_volume_mounts(),
-        **render_probes(cfg, plan.budget),
+        **render_probes(cfg.probes, plan.budget),
         # Endpoints drop the pod while it sleeps; then SIGTERM lets uvicorn finish in-flight requests.
         "lifecycle": {"preStop": {"exec": {"command": ["sleep", str(cfg.server.pre_stop_sleep_seconds)]}}},
         "securityContext": container_security_context(),
@@ -99,13 +98,13 @@ def render_pod_spec(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
         "tolerations": scheduling.render_tolerations(cfg),
         "terminationGracePeriodSeconds": cfg.server.termination_grace_period_seconds,
         "containers": [render_server_container(cfg, plan)],
-        "volumes": render_volumes(cfg, plan.claim, plan.hf_token_secret),
+        "volumes": render_volumes(cfg, plan),
         **scheduling.render_pod_settings(cfg, gpu=True),
     }
-    if delivery_mode(cfg) == "per_replica_volume" and needs_download(cfg):
-        spec["initContainers"] = [delivery.per_replica_download(cfg, plan.weights_on_disk_gib, plan.hf_token_secret)]
-    elif needs_download(cfg):
-        spec["initContainers"] = [render_wait_container(cfg)]
+    if plan.delivery.mode == "per_replica_volume" and plan.delivery.needs_download:
+        spec["initContainers"] = [delivery.per_replica_download(plan.delivery, cfg.vllm, cfg.cache)]
+    elif plan.delivery.needs_download:
+        spec["initContainers"] = [render_wait_container(plan.delivery, cfg.vllm)]
     affinity = scheduling.render_affinity(cfg)
     if affinity:
         spec["affinity"] = affinity
@@ -119,8 +118,16 @@ def render_pod_spec(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
 
 def render_workload(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
     """A StatefulSet when each replica owns its claim, else a Deployment."""
-    if workload_kind(cfg) == "StatefulSet":
-        return delivery.render_statefulset(cfg, plan, render_pod_spec(cfg, plan), budget_annotations(plan.delivery))
+    if plan.delivery.workload_kind == "StatefulSet":
+        template = {"metadata": {"labels": dict(plan.labels)}, "spec": render_pod_spec(cfg, plan)}
+        metadata = {
+            "name": plan.name,
+            "namespace": plan.namespace,
+            "labels": dict(plan.labels),
+            "annotations": budget_annotations(plan.delivery.budget),
+        }
+        replicas = None if cfg.autoscaling.enabled else cfg.replicas
+        return delivery.render_statefulset(plan.delivery, metadata, plan.selector, template, replicas)
     return render_deployment(cfg, plan)
 
 
@@ -130,7 +137,7 @@ def render_deployment(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "selector": {"matchLabels": dict(plan.selector)},
         "strategy": scheduling.render_strategy(cfg),
-        "progressDeadlineSeconds": rollout_timeout_seconds(cfg, plan.delivery),
+        "progressDeadlineSeconds": plan.delivery.rollout_seconds,
         "revisionHistoryLimit": 3,
         "template": {"metadata": {"labels": dict(plan.labels)}, "spec": render_pod_spec(cfg, plan)},
     }
@@ -140,7 +147,7 @@ def render_deployment(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
         "name": plan.name,
         "namespace": plan.namespace,
         "labels": dict(plan.labels),
-        "annotations": budget_annotations(plan.delivery),
+        "annotations": budget_annotations(plan.delivery.budget),
     }
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": metadata, "spec": spec}
 

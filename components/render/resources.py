@@ -29,13 +29,13 @@ def server_cpu(cfg: StackConfig) -> str:
 
 def shm_size_gib(cfg: StackConfig) -> float:
     """NCCL moves tensor-parallel traffic through /dev/shm; 2 GiB per GPU unless set."""
-    return shm_gib(cfg)
+    return shm_gib(cfg.server, cfg.engine.gpus_per_node)
 
 
 def server_memory_gib(cfg: StackConfig) -> float:
     """Process memory plus /dev/shm: a memory-backed emptyDir is charged to the container's memory limit.
     One formula with the preflight's page-cache check (preflight/delivery.py)."""
-    return server_memory_limit_gib(cfg)
+    return server_memory_limit_gib(cfg.server, cfg.engine.gpus_per_node)
 
 
 def render_server_resources(cfg: StackConfig) -> dict[str, Any]:

@@ -80,7 +80,7 @@ def _model_flags(cfg: StackConfig, resolved: ResolvedEngine, table: FlagTable) -
     if cfg.delivery.mode == "object_storage":
         # Run:ai Model Streamer (vllm/transformers_utils/runai_utils.py); the bucket holds one revision. Its CPU
         # buffer (`memory_limit`, runai_streamer_loader.py) is held to a quarter of the container's limit.
-        buffer = int(server_memory_limit_gib(cfg) * STREAMER_BUFFER_SHARE * 2**30)
+        buffer = int(server_memory_limit_gib(cfg.server, cfg.engine.gpus_per_node) * STREAMER_BUFFER_SHARE * 2**30)
         flags += [
             "--load-format",
             "runai_streamer",
