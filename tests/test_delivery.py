@@ -1,16 +1,27 @@
 """Model delivery modes: the objects each renders, the effective volume, the budget term by term, revisions,
-and the page-cache warning (config/delivery.py, preflight/delivery.py, components/render/delivery.py)."""
+and the page-cache warning (plan/delivery.py, preflight/delivery.py, components/render/delivery.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from components.render.cache import effective_volume
 from config.delivery import CacheVolume
 from config.errors import ConfigError
-from preflight.delivery import delivery_budget
+from config.stack import StackConfig
+from plan.delivery import DeliveryPlan
 from tests.factories import REPO, make_config
-from tests.kubernetes_fixtures import configured, env_of, manifests, of_kind, one, pod_spec, server, stack, stack_with
+from tests.kubernetes_fixtures import (
+    configured,
+    env_of,
+    manifests,
+    of_kind,
+    one,
+    plan_of,
+    pod_spec,
+    server,
+    stack,
+    stack_with,
+)
 from tests.program import run_stack_file
 from tests.test_determinism import SHIPPED, instance_name, render_stack
 
@@ -19,6 +30,10 @@ BUCKET = {
     "mode": "object_storage",
     "object_storage": {"uri": "s3://models/llama-70b/", "credentials_secret": "keys", "endpoint_url": "http://minio:9000"},
 }
+
+
+def delivery_of(cfg: StackConfig) -> DeliveryPlan:
+    return plan_of(cfg).delivery
 
 
 def run_prod(**groups: object):  # type: ignore[no-untyped-def]
@@ -36,7 +51,7 @@ def test_dev_stack_renders_a_read_write_once_claim():
 
 def test_several_replicas_without_a_storage_class_default_to_per_replica_claims():
     cfg, _ = configured(replicas=2)
-    assert effective_volume(cfg) == CacheVolume("ReadWriteOnce", None)
+    assert delivery_of(cfg).volume == CacheVolume("ReadWriteOnce", None)
 
 
 def test_a_shared_volume_for_several_replicas_needs_a_storage_class():
@@ -47,11 +62,11 @@ def test_a_shared_volume_for_several_replicas_needs_a_storage_class():
 
 def test_a_shared_volume_with_a_class_is_read_write_many():
     cfg, _ = configured(replicas=2, cache={"storage_class_name": "efs-sc"})
-    assert effective_volume(cfg) == CacheVolume("ReadWriteMany", "efs-sc")
+    assert delivery_of(cfg).volume == CacheVolume("ReadWriteMany", "efs-sc")
 
 
 def test_object_storage_has_no_cache_volume():
-    assert effective_volume(configured(**{"delivery": BUCKET})[0]) is None
+    assert delivery_of(configured(**{"delivery": BUCKET})[0]).volume is None
 
 
 def test_per_replica_volumes_render_a_stateful_set_with_one_claim_template():
@@ -135,34 +150,34 @@ def test_object_storage_without_a_bucket_is_refused():
 
 
 def test_a_70b_on_a_shared_volume_at_150_mib_per_s_budgets_reading_131_gib():
-    cfg, report = stack_with("prod", probes={"load_throughput_gib_per_s": 150 / 1024})
-    budget = delivery_budget(cfg, report.weights_on_disk_gib)
+    cfg, _ = stack_with("prod", probes={"load_throughput_gib_per_s": 150 / 1024})
+    budget = delivery_of(cfg).budget
     assert budget.probe.load_seconds == pytest.approx(131.42 * 1024 / 150, abs=1)  # 897 s
     assert budget.probe.total_seconds >= budget.probe.load_seconds + 105 + 120
 
 
 def test_budget_terms_are_image_pull_download_load_engine_start_and_compile():
-    cfg, report = stack("prod")
-    terms = {t.name: round(t.seconds) for t in delivery_budget(cfg, report.weights_on_disk_gib).terms}
+    cfg, _ = stack("prod")
+    terms = {t.name: round(t.seconds) for t in delivery_of(cfg).budget.terms}
     # 900 s; 131.42 GiB / 0.1 GiB/s; 131.42 GiB / 100 MiB/s; 60 + 3 x 15 s; 120 s
     assert terms == {"image pull": 900, "download": 1314, "load": 1346, "engine start": 105, "compile + graphs": 120}
 
 
 def test_first_start_is_pull_plus_download_plus_the_probe_budget():
-    cfg, report = stack("prod")
-    budget = delivery_budget(cfg, report.weights_on_disk_gib)
+    cfg, _ = stack("prod")
+    budget = delivery_of(cfg).budget
     assert budget.first_start_seconds == 900 + 1972 + 2360  # download x 1.5; (1346 + 105 + 120) x 1.5 -> 2360
 
 
 def test_object_storage_has_no_download_term_and_reads_at_its_default():
-    cfg, report = stack_with("prod", delivery=BUCKET)
-    budget = delivery_budget(cfg, report.weights_on_disk_gib)
+    cfg, _ = stack_with("prod", delivery=BUCKET)
+    budget = delivery_of(cfg).budget
     assert (budget.terms[1].seconds, budget.throughput.mib_per_s) == (0.0, 1024.0)
 
 
 def test_a_measured_throughput_wins_over_the_mode_default():
-    cfg, report = stack_with("prod", probes={"load_throughput_gib_per_s": 2.0})
-    assert delivery_budget(cfg, report.weights_on_disk_gib).throughput.source.startswith("measured")
+    cfg, _ = stack_with("prod", probes={"load_throughput_gib_per_s": 2.0})
+    assert delivery_of(cfg).budget.throughput.source.startswith("measured")
 
 
 def test_the_workload_carries_the_budget_term_by_term():
@@ -170,6 +185,12 @@ def test_the_workload_carries_the_budget_term_by_term():
     assert annotations["vllm-serving.io/startup-budget"].startswith(
         "5232 s first start = 900 s image pull + 1314 s download x 1.5 + 2360 s startup probe"
     )
+
+
+def test_the_report_shows_the_plans_delivery_budget_and_its_page_cache_warning():
+    plan = plan_of(stack("prod")[0])
+    assert plan.sizing.startup is plan.delivery.budget
+    assert plan.delivery.warnings and plan.sizing.verdict.warnings[-len(plan.delivery.warnings) :] == plan.delivery.warnings
 
 
 def test_the_preflight_report_lists_the_budget_terms():

@@ -11,6 +11,7 @@ from components.render.resources import shm_size_gib
 from config.engine import Quantization
 from preflight.memory import QUANTIZED_LINEAR_BYTES
 from tests.factories import make_config
+from tests.kubernetes_fixtures import plan_of
 
 
 def test_every_quantization_the_config_accepts_has_a_weight_size_and_no_more() -> None:
@@ -30,7 +31,8 @@ def test_docker_and_kubernetes_size_dev_shm_alike() -> None:
 
 def test_the_namespace_comes_from_one_renderer() -> None:
     namespace = manifests.render_manifests(make_config(), _report(), "llama")[0]
-    assert namespace == manifests.namespace_manifest(make_config(), "llama")
+    plan = plan_of(make_config())
+    assert namespace == manifests.namespace_manifest(plan.identity, 1, plan.config.multinode)
 
 
 def _report():  # type: ignore[no-untyped-def]

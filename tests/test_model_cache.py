@@ -6,17 +6,17 @@ import pulumi
 
 from components.model_cache import ModelCache, ModelCacheArgs
 from tests.harness import run_program
-from tests.kubernetes_fixtures import configured, run_recording, stack
+from tests.kubernetes_fixtures import configured, plan_of, run_recording, stack
 
 
 def build_cache(cfg, report, hf_token: str | None = None):  # type: ignore[no-untyped-def]
+    plan = plan_of(cfg, hf_token=hf_token is not None)
+
     def build() -> None:
         token = pulumi.Output.secret(hf_token) if hf_token else None
         ModelCache(
             "llama-cache",
-            ModelCacheArgs(
-                config=cfg, instance="llama", namespace="vllm", weights_on_disk_gib=report.weights_on_disk_gib, hf_token=token
-            ),
+            ModelCacheArgs(config=cfg, delivery=plan.delivery, identity=plan.identity, namespace="vllm", hf_token=token),
         )
 
     return build

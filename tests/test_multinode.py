@@ -15,7 +15,7 @@ from components.render.promql import Workload
 from config.errors import ConfigError
 from preflight import run_preflight
 from tests.factories import STACKS, example_stack, make_config
-from tests.kubernetes_fixtures import INSTANCE, manifests, of_kind, one, planned
+from tests.kubernetes_fixtures import INSTANCE, manifests, of_kind, one, plan_of, planned
 from tests.program import run_stack_file
 from tests.promtool import crd_errors
 from validation.vllm import canonical_flag
@@ -180,11 +180,9 @@ def test_per_replica_volumes_are_refused_with_several_nodes_per_replica() -> Non
 
 
 def test_a_multinode_stack_shares_one_read_write_many_copy_by_default() -> None:
-    from config.delivery import delivery_mode, effective_volume
-
-    cfg = two_node_405b()
-    assert delivery_mode(cfg) == "shared_volume"
-    assert effective_volume(cfg).access_mode == "ReadWriteMany"  # type: ignore[union-attr]
+    delivery = plan_of(two_node_405b()).delivery
+    assert delivery.mode == "shared_volume"
+    assert delivery.volume is not None and delivery.volume.access_mode == "ReadWriteMany"
 
 
 @pytest.mark.parametrize(
@@ -328,12 +326,9 @@ def test_the_leaderworkerset_name_differs_from_the_service_it_would_collide_with
 
 
 def test_the_startup_budget_adds_the_group_join_time() -> None:
-    from preflight.delivery import delivery_budget
-
     single = make_config(model=LLAMA_405B, engine={"tensor_parallel_size": 8}, gpu={"product": "H200"}, cache=RWX)
-    weights = run_preflight(single).weights_on_disk_gib
     # The same GPUs per pod (8): the group adds multinode.group_init_seconds (120 s) to the engine start.
-    multi, one_node = delivery_budget(two_node_405b(), weights).probe, delivery_budget(single, weights).probe
+    multi, one_node = (plan_of(cfg).delivery.budget.probe for cfg in (two_node_405b(), single))
     assert multi.engine_start_seconds - one_node.engine_start_seconds == 120
 
 

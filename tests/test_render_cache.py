@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from components.render.cache import DOWNLOAD_SCRIPT, marker_path
+from components.render.cache import DOWNLOAD_SCRIPT
 from plan.names import HF_HOME
-from tests.kubernetes_fixtures import configured, env_of, manifests, of_kind, one, pod_spec, stack
+from tests.kubernetes_fixtures import configured, env_of, manifests, of_kind, one, plan_of, pod_spec, stack
 
 
 def job_container(objects: list[dict]) -> dict:
@@ -206,7 +206,7 @@ def test_server_waits_for_the_completion_marker_written_by_the_job():
     cfg, report = stack("prod")
     objects = manifests(cfg, report)
     wait = pod_spec(objects)["initContainers"][0]
-    assert env_of(wait)["CACHE_MARKER"] == env_of(job_container(objects))["CACHE_MARKER"] == marker_path(cfg)
+    assert env_of(wait)["CACHE_MARKER"] == env_of(job_container(objects))["CACHE_MARKER"] == plan_of(cfg).delivery.marker_path
     assert wait["command"][:2] == ["sh", "-c"] and "$CACHE_MARKER" in wait["command"][2]
 
 

@@ -64,16 +64,16 @@ DRAFT = {"method": "draft_model", "model": "Qwen/Qwen3-0.6B", "num_speculative_t
 @pytest.mark.parametrize("speculative", [None, DRAFT], ids=["no draft", "with a draft model"])
 def test_the_docker_start_period_is_the_kubernetes_startup_budget_plus_the_first_download(speculative) -> None:  # type: ignore[no-untyped-def]
     from components.render.docker import first_download_seconds, startup_seconds
-    from components.render.probes import server_startup_budget
     from preflight import run_preflight
     from tests.factories import make_config
+    from tests.kubernetes_fixtures import plan_of
 
     model = {"id": "Qwen/Qwen3-8B"}
     changes = {"model": model, "engine": {"max_model_len": 8192, "speculative": speculative}}
     docker = make_config(target="docker", docker={}, **changes)
     kubernetes = make_config(**changes)
     report = run_preflight(docker)
-    budget = server_startup_budget(kubernetes, run_preflight(kubernetes).weights_on_disk_gib).total_seconds
+    budget = plan_of(kubernetes).delivery.budget.probe.total_seconds
     assert startup_seconds(docker, report) - first_download_seconds(docker, report) == budget
 
 

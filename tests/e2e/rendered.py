@@ -21,7 +21,6 @@ from components.render.keda import hpa_name
 from components.render.manifests import stack_manifests
 from components.render.promql import Workload
 from components.render.vllm_args import render_vllm_args
-from config.delivery import workload_kind
 from config.sources import read_stack_file
 from config.stack import StackConfig, validate_config
 from plan.names import PORT_NAME
@@ -159,7 +158,7 @@ def monitoring() -> Monitoring:
         model_name=cfg.served_model_name,
         deployment_name=deployment["metadata"]["name"],
         hpa_name=hpa_name(INSTANCE),
-        kind=workload_kind(cfg),
+        kind=deployment["kind"],
     )
     triggers = _one(objects, "ScaledObject")["spec"]["triggers"]
     board = next(o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"].endswith("-dashboard"))
