@@ -45,7 +45,7 @@ class MonitoringArgs:
     autoscaling: AutoscalingConfig  # the stack's: its queue_fraction derives the queue alert when KEDA is off
     queue_threshold: float | None = None  # the KEDA queue threshold, so alert and scaler agree; derived when unset
     hpa_name: str | None = None  # KedaAutoscaler.hpa_name when autoscaling is on: adds the at-max alert
-    # How long a new replica may take (components/render/probes.py new_replica_seconds): the not-ready and
+    # How long a new replica may take (plan/delivery.py DeliveryPlan.new_replica_seconds): the not-ready and
     # metrics-absent alerts wait at least this long plus a margin, so a normal scale-up never pages.
     rollout_seconds: int | None = None
     workload_kind: str = "Deployment"  # StatefulSet or LeaderWorkerSet: replica series, pod names

@@ -88,7 +88,7 @@ class CacheConfig(ConfigGroup):
     access_mode: Literal["ReadWriteMany", "ReadWriteOnce"] | None = Field(
         None,
         description="PVC access mode; unset: ReadWriteOnce when at most one replica can run or each replica "
-        "owns its claim, ReadWriteMany for a shared volume (config/delivery.py effective_volume).",
+        "owns its claim, ReadWriteMany for a shared volume (config/delivery.py volume_for).",
     )
     existing_claim: DnsSubdomain | None = Field(
         None, description="Use this existing PVC instead of creating one (required with model.local_path)."

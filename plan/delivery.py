@@ -56,10 +56,12 @@ class DeliveryPlan:
     download_job: str
     copy_job: str
     download_image: str
-    download_seconds: int  # one download attempt's deadline (the script's)
-    download_deadline_seconds: int  # the download Job's activeDeadlineSeconds
+    download_seconds: int  # one attempt's deadline, counted from the script's start: what stops a stalled attempt
+    # The Job's activeDeadlineSeconds, an upper bound only: it counts from the Job's start, so it allows the
+    # claim's binding, the image pull and the pod's start; the Job retries a stopped attempt, which resumes.
+    download_deadline_seconds: int
     copy_seconds: int  # one bucket-copy attempt's deadline (the script's)
-    copy_deadline_seconds: int  # the copy Job's activeDeadlineSeconds
+    copy_deadline_seconds: int  # every attempt: the script's deadline, the image pull and the pod's start
     claim_bind_timeout_seconds: int
     # One new pod's first start (image pull, download, startup budget) plus a margin: progressDeadlineSeconds (the
     # default 600 s would fail a large model's rollout); the download counts because the server waits for it (the
@@ -78,7 +80,7 @@ class DeliveryPlan:
         return self.volume is not None and self.volume.access_mode == "ReadWriteOnce"
 
 
-def most_replicas(cfg: StackConfig) -> int:
+def _most_replicas(cfg: StackConfig) -> int:
     return cfg.autoscaling.max_replica_count if cfg.autoscaling.enabled else cfg.replicas
 
 
@@ -90,7 +92,7 @@ def workload_kind(nnodes: int, mode: DeliveryMode) -> str:
     return "StatefulSet" if mode == "per_replica_volume" else "Deployment"
 
 
-def read_throughput(
+def _read_throughput(
     measured_gib_per_s: float | None, target: str, volume: CacheVolume | None, mode: DeliveryMode
 ) -> Throughput:
     """The load throughput of one replica: measured when given, else the mode's sourced default."""
@@ -103,34 +105,40 @@ def read_throughput(
     return DEFAULT_THROUGHPUT[mode]
 
 
-def download_gib_per_s(cfg: StackConfig) -> float:
+def _download_gib_per_s(cfg: StackConfig) -> float:
     if cfg.target == "docker":  # the container downloads on its first start
         return docker_settings(cfg).cache.download_throughput_gib_per_s
     return cfg.cache.download_throughput_gib_per_s
 
 
-def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names, hf_token_secret: str | None) -> DeliveryPlan:
-    most, nnodes, store = most_replicas(cfg), cfg.engine.nnodes, cfg.cache
-    mode = mode_for(cfg.delivery.mode, nnodes, most, store.storage_class_name, store.existing_claim)
-    volume = volume_for(mode, most, nnodes, store.access_mode, store.storage_class_name)
-    throughput = read_throughput(cfg.probes.load_throughput_gib_per_s, cfg.target, volume, mode)
-    weights = weights_on_disk_gib + draft_weights_on_disk_gib(cfg.engine.speculative)
-    # Docker downloads on its first start whatever the mode; Kubernetes streams object storage instead.
-    from_hub = cfg.model.local_path is None and (cfg.target == "docker" or mode != "object_storage")
-    budget = delivery_budget(
+def _budget(cfg: StackConfig, mode: DeliveryMode, throughput: Throughput, weights_gib: float, from_hub: bool) -> DeliveryBudget:
+    return delivery_budget(
         mode=mode_name(cfg.target, mode),
         throughput=throughput,
-        weights_gib=weights,
+        weights_gib=weights_gib,
         downloads=from_hub,
         from_bucket=mode == "object_storage",
-        download_gib_per_s=download_gib_per_s(cfg),
+        download_gib_per_s=_download_gib_per_s(cfg),
         probes=cfg.probes,
         engine=cfg.engine,
         # Ranks on different nodes spawn and load in parallel; a multi-node group then waits for every rank to
         # join and NCCL to initialise (docs/multinode.md).
-        group_init_seconds=cfg.multinode.group_init_seconds if nnodes > 1 else 0,
+        group_init_seconds=cfg.multinode.group_init_seconds if cfg.engine.nnodes > 1 else 0,
         image_pull_seconds=cfg.server.image_pull_seconds,
     )
+
+
+def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names, hf_token_secret: str | None) -> DeliveryPlan:
+    """The delivery of a parsed stack. `weights_on_disk_gib`: the model's checkpoint (the preflight's); `names`:
+    the instance's object names; `hf_token_secret`: the Secret the downloads mount, when the token is set."""
+    most, nnodes, store = _most_replicas(cfg), cfg.engine.nnodes, cfg.cache
+    mode = mode_for(cfg.delivery.mode, nnodes, most, store.storage_class_name, store.existing_claim)
+    volume = volume_for(mode, most, nnodes, store.access_mode, store.storage_class_name)
+    throughput = _read_throughput(cfg.probes.load_throughput_gib_per_s, cfg.target, volume, mode)
+    weights = weights_on_disk_gib + draft_weights_on_disk_gib(cfg.engine.speculative)
+    # Docker downloads on its first start whatever the mode; Kubernetes streams object storage instead.
+    from_hub = cfg.model.local_path is None and (cfg.target == "docker" or mode != "object_storage")
+    budget = _budget(cfg, mode, throughput, weights, from_hub)
     kubernetes_volume = volume if cfg.target == "kubernetes" else None
     bucket = cfg.delivery.object_storage if mode == "object_storage" else None
     pairs = cache.downloads(cfg.model.id, cfg.model.revision, cfg.engine.speculative)

@@ -48,7 +48,7 @@ def startup_budget(
     override_seconds: int | None = None,
 ) -> StartupBudget:
     """The startup budget of one replica. `override_seconds` replaces the computed total. The terms have no
-    defaults here: ProbesConfig holds them (components/render/probes.py server_startup_budget passes them)."""
+    defaults here: ProbesConfig holds them (plan/delivery.py resolve_delivery passes them)."""
     if load_throughput_gib_per_s <= 0 or period_seconds <= 0 or gpus_per_replica < 1:
         raise ValueError("throughput and period must be positive and gpus_per_replica at least 1")
     load = weights_on_disk_gib / load_throughput_gib_per_s

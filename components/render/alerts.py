@@ -25,7 +25,7 @@ STARTUP_MARGIN_S = 300  # past the rollout budget before a replica that is still
 class AlertThresholds:
     """Values derived outside the config: the queue alert from capacity, GPU memory from the preflight, and
     the server's rollout budget (seconds: image pull, startup budget and margin, the Deployment's
-    progressDeadlineSeconds; components/render/probes.py rollout_timeout_seconds), which the not-ready and
+    progressDeadlineSeconds; plan/delivery.py DeliveryPlan.rollout_seconds), which the not-ready and
     metrics-absent alerts wait out."""
 
     queue_per_replica: float
