@@ -12,7 +12,9 @@ from typing import Any
 from cluster.facts import OWNER_LABEL, ClusterFacts, Node, NodePool, Prometheus, StorageClass, Taint, quantity_int
 from cluster.findings import Finding, Level
 from cluster.karpenter import candidate_nodes
-from cluster.selectors import GPU_RESOURCE, Term, matches_expression, matches_terms
+from catalog.gpus import NVIDIA
+from catalog.selectors import Term
+from cluster.selectors import matches_expression, matches_terms
 from cluster.storage import ZONAL_DISKS, access_modes_of, describe_modes
 from cluster.versions import MIN_DRIVER_MAJOR, keda_minimum, show
 
@@ -42,7 +44,7 @@ def tolerated(taints: Iterable[Taint], tolerations: Iterable[Mapping[str, str]])
 
 
 def _gpus(node: Node) -> int:
-    return quantity_int(node.allocatable.get(GPU_RESOURCE, 0))
+    return quantity_int(node.allocatable.get(NVIDIA.resource, 0))
 
 
 def _show_taints(taints: list[Taint]) -> str:
@@ -67,7 +69,7 @@ def check_gpu(
                 "gpu",
                 "ok",
                 f"{len(fit)} node(s) match {wanted} with >= {gpus_per_replica} allocatable "
-                f"{GPU_RESOURCE} (e.g. {fit[0].name}: {_gpus(fit[0])}).",
+                f"{NVIDIA.resource} (e.g. {fit[0].name}: {_gpus(fit[0])}).",
             )
         ]
     pool = _pool_that_fits(facts.node_pools or (), terms, gpus_per_replica, rules)
@@ -77,7 +79,7 @@ def check_gpu(
                 "gpu",
                 "ok",
                 f"no node matches {wanted} yet, but node pool {pool} can create one with "
-                f">= {gpus_per_replica} {GPU_RESOURCE} (scale from zero).",
+                f">= {gpus_per_replica} {NVIDIA.resource} (scale from zero).",
             )
         ]
     return [_gpu_block(facts, matching, terms, gpus_per_replica, rules, label_fix)]
@@ -104,7 +106,7 @@ def _gpu_block(
                 "gpu",
                 "block",
                 f"nodes matching {wanted} offer at most {_gpus(best)} allocatable "
-                f"{GPU_RESOURCE} ({best.name}); one replica needs {need}.",
+                f"{NVIDIA.resource} ({best.name}); one replica needs {need}.",
                 "use nodes with more GPUs, or lower engine.tensor_parallel_size x pipeline_parallel_size.",
             )
         taints = tolerated(best.taints, rules)
@@ -135,7 +137,7 @@ def _gpu_labels(node: Node) -> str:
         "node.kubernetes.io/instance-type",
     )
     shown = [f"{k}={node.labels[k]}" for k in keys if k in node.labels]
-    return ", ".join(shown) + f", {_gpus(node)} x {GPU_RESOURCE}"
+    return ", ".join(shown) + f", {_gpus(node)} x {NVIDIA.resource}"
 
 
 # --- NVIDIA driver vs the image's CUDA ------------------------------------------------------------------

@@ -13,9 +13,8 @@ from components.model_cache import ModelCache, ModelCacheArgs
 from components.render import manifests
 from components.vllm_server import VllmServer, VllmServerArgs
 from config.secrets import StackSecrets
-from config.stack import StackConfig
-from plan.names import PORT_NAME, namespace_name, selector_labels
-from preflight.report import Sizing
+from plan import Plan
+from plan.names import PORT_NAME
 
 # Object names are `<name>-model-download-<8 hex>`; Kubernetes names (and Job labels) stop at 63 characters.
 _INSTANCE = re.compile(r"^[a-z]([-a-z0-9]{0,36}[a-z0-9])?$")
@@ -25,8 +24,7 @@ TYPE_TOKEN = "vllm-serving:index:ServingStack"
 
 @dataclass(frozen=True)
 class ServingStackArgs:
-    config: StackConfig
-    report: Sizing
+    plan: Plan
     secrets: StackSecrets = field(default_factory=StackSecrets)
 
 
@@ -45,15 +43,15 @@ class ServingStack(pulumi.ComponentResource):
         if not _INSTANCE.match(name):
             raise ValueError(f"ServingStack name {name!r} must be a DNS label of at most 38 characters")
         super().__init__(TYPE_TOKEN, name, None, opts)
-        cfg = args.config
-        self.namespace = self._namespace(name, cfg)
+        plan = args.plan
+        self.namespace = self._namespace(name, plan)
         self.cache = ModelCache(
             f"{name}-cache",
             ModelCacheArgs(
-                config=cfg,
+                config=plan.config,  # TRANSITIONAL: ModelCacheArgs is the delivery branch's
                 instance=name,
                 namespace=self.namespace,
-                weights_on_disk_gib=args.report.weights_on_disk_gib,
+                weights_on_disk_gib=plan.delivery.weights_on_disk_gib,
                 hf_token=args.secrets.hf_token,
             ),
             pulumi.ResourceOptions(parent=self),
@@ -61,32 +59,30 @@ class ServingStack(pulumi.ComponentResource):
         self.server = VllmServer(
             f"{name}-server",
             VllmServerArgs(
-                config=cfg,
-                report=args.report,
-                instance=name,
+                plan=plan,
                 namespace=self.namespace,
                 claim_name=self.cache.claim_name,
                 api_key=args.secrets.api_key,
                 wait_for=tuple(self.cache.ready),
-                with_hf_token=args.secrets.hf_token is not None,
             ),
             pulumi.ResourceOptions(parent=self),
         )
         self.deployment_name = self.server.deployment_name
         self.service_name = self.server.service_name
         self.service_port_name = PORT_NAME
-        self.selector_labels = selector_labels(name, "server")
+        self.selector_labels = dict(plan.server.selector)
         self.url = self.server.url
-        self.served_model_name = args.report.resolved.served_model_name
+        self.served_model_name = plan.engine.served_model_name
         self.register_outputs(self.outputs())
 
-    def _namespace(self, name: str, cfg: StackConfig) -> pulumi.Output[str]:
-        if not cfg.namespace.creates:
-            return pulumi.Output.from_input(namespace_name(cfg.namespace, name))
+    def _namespace(self, name: str, plan: Plan) -> pulumi.Output[str]:
+        identity = plan.identity
+        if not identity.creates_namespace:
+            return pulumi.Output.from_input(identity.namespace)
         namespace = register(
             f"{name}-namespace",
-            manifests.namespace_manifest(cfg, name),
-            pulumi.ResourceOptions(parent=self, retain_on_delete=cfg.namespace.retain_on_delete or None),
+            manifests.namespace_manifest(plan.config, name),  # TRANSITIONAL: the delivery branch's function
+            pulumi.ResourceOptions(parent=self, retain_on_delete=identity.retain_namespace_on_delete or None),
         )
         return namespace.metadata.apply(lambda m: m["name"])
 

@@ -13,12 +13,11 @@ from components.exposure import Exposure, ExposureArgs
 from components.monitoring import Monitoring, MonitoringArgs
 from components.network_policy import NetworkPolicies, NetworkPoliciesArgs
 from components.provider import docker_provider, kubernetes_provider
-from components.render.docker import render_env, startup_seconds
+from components.render.docker import docker_of
 from components.render.exposure import client_url
 from components.render.keda import capacity_from_report
 from components.render.probes import new_replica_seconds, server_startup_budget
 from components.render.prometheus import server_address
-from components.render.vllm_args import render_vllm_args
 from components.serving_stack import ServingStack, ServingStackArgs
 from components.smoke_test import SmokeTest, SmokeTestArgs
 from config.delivery import delivery_mode, workload_kind
@@ -42,16 +41,17 @@ def build_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
     if cfg.target == "kubernetes":
         pulumi.log.info(f"startup budget: {server_startup_budget(cfg, report.weights_on_disk_gib).explain()}")
     if cfg.target == "docker":
-        return build_docker_stack(cfg, report, secrets, name=name)
-    return build_kubernetes_stack(cfg, report, secrets, name)
+        return build_docker_stack(plan, secrets)
+    return build_kubernetes_stack(plan, secrets)
 
 
-def build_kubernetes_stack(cfg: StackConfig, report: Sizing, secrets: StackSecrets, name: str) -> dict[str, Any]:
+def build_kubernetes_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
     """Namespace, cache and server (ServingStack), then network policies, the exposure, the smoke test, KEDA and
     monitoring as its children."""
-    provider = kubernetes_provider(cfg)
+    cfg, report, name = plan.config, plan.sizing, plan.identity.instance
+    provider = kubernetes_provider(cfg.render_yaml_to_directory)
     serving = ServingStack(
-        name, ServingStackArgs(cfg, report, secrets), pulumi.ResourceOptions(provider=provider) if provider else None
+        name, ServingStackArgs(plan, secrets), pulumi.ResourceOptions(provider=provider) if provider else None
     )
     child = pulumi.ResourceOptions(parent=serving)
     policies = NetworkPolicies(
@@ -137,25 +137,18 @@ def how_clients_reach_it(cfg: StackConfig, name: str) -> str:
     )
 
 
-def build_docker_stack(cfg: StackConfig, report: Sizing, secrets: StackSecrets, name: str = "vllm") -> dict[str, Any]:
+def build_docker_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
     """The Docker host's provider and one DockerHost; the same `vllm serve` arguments as on Kubernetes, then the
     same smoke test against its local port."""
-    seconds = startup_seconds(cfg, report)
-    args = DockerHostArgs(
-        config=cfg,
-        vllm_args=render_vllm_args(cfg, report.resolved),
-        startup_seconds=seconds,
-        env=render_env(cfg, report, seconds),
-        hf_token=secrets.hf_token,
-        api_key=secrets.api_key,
-    )
-    host = DockerHost(name, args, opts=pulumi.ResourceOptions(provider=docker_provider(cfg)))
+    name, server = plan.identity.instance, plan.server
+    args = DockerHostArgs(server=server, hf_token=secrets.hf_token, api_key=secrets.api_key)
+    host = DockerHost(name, args, opts=pulumi.ResourceOptions(provider=docker_provider(docker_of(server))))
     outputs: dict[str, Any] = {
         "url": host.url,
         "metricsUrl": host.metrics_url,
         "containerName": host.container.name,
-        "startupSeconds": seconds,
+        "startupSeconds": server.startup_seconds,
     }
-    if cfg.smoke_test.enabled:
-        outputs["smokeTest"] = docker_smoke_test(name, cfg, host, secrets.api_key)
+    if plan.config.smoke_test.enabled:  # TRANSITIONAL: the traffic branch's plan.traffic says whether
+        outputs["smokeTest"] = docker_smoke_test(name, plan, host, secrets.api_key)
     return outputs

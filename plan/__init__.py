@@ -13,6 +13,9 @@ from typing import Literal
 from config.stack import StackConfig
 from plan.delivery import DeliveryPlan, resolve_delivery
 from plan.identity import Identity, resolve_identity
+from plan.multinode import MultinodePlan, resolve_multinode
+from plan.placement import Placement, resolve_placement
+from plan.server import ServerPlan, resolve_server
 from preflight import run_preflight
 from preflight.report import PreflightReport
 from preflight.resolve import ResolvedEngine
@@ -25,6 +28,9 @@ class Plan:
     engine: ResolvedEngine  # every engine value vLLM will use, rendered as flags
     sizing: PreflightReport  # GPU memory, KV capacity and the verdict
     delivery: DeliveryPlan
+    server: ServerPlan  # the vLLM server: command line, environment, resources, security
+    placement: Placement  # where its pods run
+    multinode: MultinodePlan | None  # None with one node per replica
     config: StackConfig  # transitional: each renderer moves to the parts above
 
 
@@ -35,11 +41,15 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
     sizing = run_preflight(cfg)
     identity = resolve_identity(cfg.namespace, instance)
     token_secret = identity.names.hf_token_secret if hf_token else None
+    delivery = resolve_delivery(cfg, sizing.weights_on_disk_gib, token_secret)
     return Plan(
         target=cfg.target,
         identity=identity,
         engine=sizing.resolved,
         sizing=sizing,
-        delivery=resolve_delivery(cfg, sizing.weights_on_disk_gib, token_secret),
+        delivery=delivery,
+        server=resolve_server(cfg, identity, sizing.resolved, delivery),
+        placement=resolve_placement(cfg, delivery.most_replicas),
+        multinode=resolve_multinode(cfg),
         config=cfg,
     )

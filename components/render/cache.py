@@ -19,9 +19,10 @@ from components.render.security import (
     container_security_context,
     render_restricted_job,
 )
-from config.delivery import delivery_mode, effective_volume  # effective_volume: the access mode and class
+from config.delivery import delivery_mode, effective_volume, most_replicas  # effective_volume: the access mode and class
 from config.stack import StackConfig
 from plan.names import HF_HOME, HOME, MARKER_DIR, Names, cache_key
+from plan.placement import resolve_placement
 from preflight.delivery import draft_weights_on_disk_gib
 
 # pulumi-kubernetes annotations (pinned 4.34.2): `pulumi.com/waitFor` awaits a kubectl-style condition
@@ -273,13 +274,8 @@ def _download_placement(cfg: StackConfig) -> dict[str, Any]:
     volume = effective_volume(cfg)
     if volume is None or volume.access_mode != "ReadWriteOnce":
         return {}
-    placement: dict[str, Any] = {"tolerations": scheduling.render_tolerations(cfg)}
-    affinity = scheduling.render_affinity(cfg)
-    if affinity:
-        placement["affinity"] = affinity
-    if cfg.gpu.node_selector:
-        placement["nodeSelector"] = scheduling.render_node_selector(cfg)
-    return placement
+    # TRANSITIONAL (server branch): the delivery branch passes plan.placement here instead.
+    return scheduling.render_gpu_node_placement(resolve_placement(cfg, most_replicas(cfg)))
 
 
 def render_wait_container(cfg: StackConfig) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from components.render.exposure import render_exposure
 from components.render.keda import capacity_from_report, derive_thresholds, hpa_name
 from components.render.network_policy import render_network_policies
 from components.render.observability import alert_limits, monitoring_objects, scaled_object
-from components.render.probes import new_replica_seconds
+from components.render.probes import budget_annotations, new_replica_seconds, render_probes, rollout_timeout_seconds
 from components.render.prometheus import server_address
 from components.render.promql import Workload
 from components.render.security import (
@@ -27,33 +27,42 @@ from components.render.security import (
     render_service_account,
 )
 from components.render.smoke import render_smoke_test
-from config.delivery import delivery_mode, workload_kind
+from config.delivery import delivery_mode, most_replicas, workload_kind
 from config.stack import StackConfig
+from plan import Plan
 from plan.names import Names, labels, namespace_labels, namespace_name, selector_labels
+from plan.placement import resolve_placement
 from preflight.delivery import delivery_budget
 from preflight.report import Sizing
 
 SECRET_PLACEHOLDER = "<pulumi secret>"
 
 
-def server_plan(cfg: StackConfig, report: Sizing, instance: str, with_token: bool = False) -> pod.ServerPlan:
-    names, weights = Names(instance), report.weights_on_disk_gib
-    budget = delivery_budget(cfg, weights)
-    per_replica_token = with_token and delivery_mode(cfg) == "per_replica_volume"
-    return pod.ServerPlan(
-        name=names.server,
-        namespace=namespace_name(cfg.namespace, instance),
-        labels=labels(instance, "server"),
-        selector=selector_labels(instance, "server"),
-        claim=cache.claim_name(cfg, weights, instance),
-        service_account=names.server,
-        api_key_secret=names.api_key_secret if cfg.security.require_api_key else None,
-        resolved=report.resolved,
-        budget=budget.probe,
-        delivery=budget,
-        weights_on_disk_gib=weights,
-        hf_token_secret=names.hf_token_secret if per_replica_token else None,
+def server_delivery(plan: Plan, claim: str) -> pod.PodDelivery:
+    """What the delivery mode adds to the server pod, from the delivery renderers. TRANSITIONAL (server
+    branch): they still take the StackConfig; the delivery branch turns these calls into plan reads."""
+    cfg, weights = plan.config, plan.delivery.weights_on_disk_gib
+    per_replica = plan.delivery.mode == "per_replica_volume"
+    token = plan.delivery.hf_token_secret if per_replica else None  # a per-replica download mounts the token
+    init: list[dict[str, Any]] = []
+    if per_replica and cache.needs_download(cfg):
+        init = [delivery.per_replica_download(cfg, weights, token)]
+    elif cache.needs_download(cfg):
+        init = [cache.render_wait_container(cfg)]
+    return pod.PodDelivery(
+        model_volumes=delivery.model_volumes(cfg, claim, token),
+        env=delivery.server_env(cfg),
+        env_from=delivery.server_env_from(cfg),
+        probes=render_probes(cfg, plan.delivery.budget.probe),
+        init_containers=init,
+        annotations=budget_annotations(plan.delivery.budget),
+        progress_deadline_seconds=rollout_timeout_seconds(cfg, plan.delivery.budget),
     )
+
+
+def server_claim(plan: Plan) -> str:
+    """The model cache claim the server mounts (the registered one comes from components/model_cache.py)."""
+    return cache.claim_name(plan.config, plan.delivery.weights_on_disk_gib, plan.identity.instance)
 
 
 def cache_manifests(cfg: StackConfig, report: Sizing, instance: str, with_token: bool) -> list[dict[str, Any]]:
@@ -74,7 +83,7 @@ def cache_objects(cfg: StackConfig, weights: float, instance: str, with_token: b
         objects.append(render_secret(token_secret, ns, meta, HF_TOKEN_KEY, SECRET_PLACEHOLDER))
     if fetches and mode != "per_replica_volume":  # per-replica pods download into their own claims
         objects.append(download_service_account(cfg, instance))
-        objects.append(scheduling.with_job_pod_settings(cfg, _fill_job(cfg, weights, instance, claim, token_secret)))
+        objects.append(scheduling.with_job_pod_settings(resolve_placement(cfg, most_replicas(cfg)), _fill_job(cfg, weights, instance, claim, token_secret)))
     if cfg.cache.existing_claim is None and mode == "shared_volume":
         objects.append(cache.render_pvc(cfg, weights, claim, ns, meta))
     return objects
@@ -113,9 +122,10 @@ def download_service_account(cfg: StackConfig, instance: str) -> dict[str, Any]:
     return _with_identity(cfg, account)
 
 
-def server_service_account(cfg: StackConfig, plan: pod.ServerPlan) -> dict[str, Any]:
+def server_service_account(plan: Plan) -> dict[str, Any]:
     """With object storage, workload identity annotations (IRSA, GKE Workload Identity) go here."""
-    return _with_identity(cfg, render_service_account(plan.service_account, plan.namespace, plan.labels))
+    server = plan.server
+    return _with_identity(plan.config, render_service_account(server.service_account, server.namespace, server.labels))
 
 
 def _with_identity(cfg: StackConfig, account: dict[str, Any]) -> dict[str, Any]:
@@ -125,30 +135,37 @@ def _with_identity(cfg: StackConfig, account: dict[str, Any]) -> dict[str, Any]:
     return account
 
 
-def server_manifests(cfg: StackConfig, report: Sizing, instance: str, with_token: bool = False) -> list[dict[str, Any]]:
-    return server_objects(cfg, server_plan(cfg, report, instance, with_token), instance)
+def server_manifests(plan: Plan) -> list[dict[str, Any]]:
+    return server_objects(plan, server_claim(plan))
 
 
-def server_objects(cfg: StackConfig, plan: pod.ServerPlan, instance: str) -> list[dict[str, Any]]:
+def server_objects(plan: Plan, claim: str) -> list[dict[str, Any]]:
     """ServiceAccount, API-key Secret (when required), the workload, Service, PodDisruptionBudget."""
-    objects = [server_service_account(cfg, plan)]
-    if plan.api_key_secret:
-        objects.append(render_secret(plan.api_key_secret, plan.namespace, plan.labels, API_KEY_KEY, SECRET_PLACEHOLDER))
-    return [*objects, render_workload(cfg, plan, instance), render_server_service(cfg, plan), pod.render_pdb(plan)]
+    server = plan.server
+    objects = [server_service_account(plan)]
+    if server.api_key_secret:
+        objects.append(render_secret(server.api_key_secret, server.namespace, server.labels, API_KEY_KEY, SECRET_PLACEHOLDER))
+    return [*objects, render_workload(plan, server_delivery(plan, claim)), render_server_service(plan), pod.render_pdb(server)]
 
 
-def render_workload(cfg: StackConfig, plan: pod.ServerPlan, instance: str) -> dict[str, Any]:
-    """The Deployment or StatefulSet, or with engine.nnodes > 1 the LeaderWorkerSet built from the Deployment."""
-    if cfg.engine.nnodes == 1:
-        return pod.render_workload(cfg, plan)
-    return leaderworkerset.render_leaderworkerset(cfg, pod.render_deployment(cfg, plan), instance)
+def render_workload(plan: Plan, pod_delivery: pod.PodDelivery) -> dict[str, Any]:
+    """The Deployment, the StatefulSet when each replica owns its claim, or with engine.nnodes > 1 the
+    LeaderWorkerSet built from the Deployment."""
+    server, placement = plan.server, plan.placement
+    if plan.multinode is not None:
+        deployment = pod.render_deployment(server, placement, pod_delivery)
+        return leaderworkerset.render_leaderworkerset(plan.multinode, deployment, plan.identity.instance)
+    if plan.delivery.workload_kind == "StatefulSet":
+        pod_spec = pod.render_pod_spec(server, placement, pod_delivery)
+        return delivery.render_statefulset(plan.config, server, pod_spec, pod_delivery.annotations)
+    return pod.render_deployment(server, placement, pod_delivery)
 
 
-def render_server_service(cfg: StackConfig, plan: pod.ServerPlan) -> dict[str, Any]:
+def render_server_service(plan: Plan) -> dict[str, Any]:
     """The clients' Service; with several nodes per replica it selects the leaders, the only HTTP servers."""
-    service = pod.render_service(cfg, plan)
-    if cfg.engine.nnodes > 1:
-        service["spec"]["selector"] = leaderworkerset.leader_selector(plan.selector)
+    service = pod.render_service(plan.server)
+    if plan.multinode is not None:
+        service["spec"]["selector"] = leaderworkerset.leader_selector(plan.server.selector)
     return service
 
 
@@ -161,10 +178,12 @@ def namespace_manifest(cfg: StackConfig, instance: str) -> dict[str, Any]:
     return render_namespace(namespace_name(cfg.namespace, instance), namespace_labels(instance), namespace_security_level(cfg))
 
 
-def render_manifests(cfg: StackConfig, report: Sizing, instance: str, with_token: bool = False) -> list[dict[str, Any]]:
+def render_manifests(plan: Plan) -> list[dict[str, Any]]:
     """Namespace (when created), cache objects, then server objects."""
-    objects = [namespace_manifest(cfg, instance)] if cfg.namespace.creates else []
-    return objects + cache_manifests(cfg, report, instance, with_token) + server_manifests(cfg, report, instance, with_token)
+    cfg, instance = plan.config, plan.identity.instance
+    with_token = plan.delivery.hf_token_secret is not None
+    objects = [namespace_manifest(cfg, instance)] if plan.identity.creates_namespace else []
+    return objects + cache_manifests(cfg, plan.sizing, instance, with_token) + server_manifests(plan)
 
 
 def network_manifests(cfg: StackConfig, instance: str) -> list[dict[str, Any]]:
@@ -209,10 +228,11 @@ def workload_name(cfg: StackConfig, instance: str) -> str:
     return leaderworkerset.group_name(instance) if cfg.engine.nnodes > 1 else Names(instance).server
 
 
-def stack_manifests(cfg: StackConfig, report: Sizing, instance: str, with_token: bool = False) -> list[dict[str, Any]]:
+def stack_manifests(plan: Plan) -> list[dict[str, Any]]:
     """Every object of a kubernetes stack, in the order the program registers them."""
+    cfg, report, instance = plan.config, plan.sizing, plan.identity.instance
     return (
-        render_manifests(cfg, report, instance, with_token)
+        render_manifests(plan)
         + network_manifests(cfg, instance)
         + traffic_manifests(cfg, instance)
         + observability_manifests(cfg, report, instance)
