@@ -32,7 +32,7 @@ from preflight.report import Sizing
 def build_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
     """Register every resource for the stack; return the stack outputs. The plan passed validation.assess
     (__main__.py), so nothing here re-checks it."""
-    cfg, report, name = plan.config, plan.sizing, plan.identity.instance
+    cfg, report = plan.config, plan.sizing
     if secrets.hf_token is None and cfg.model.local_path is None:
         pulumi.log.warn(
             f"no hf_token secret: downloading {cfg.model.id} works only if the repository is public; "

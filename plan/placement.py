@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from catalog.selectors import Term, gpu_selector_terms, label_scheme
-from config.observability import AutoscalingConfig
 from config.cluster import ClusterConfig
 from config.gpu import GpuConfig
 from config.kubernetes import SchedulingConfig
+from config.observability import AutoscalingConfig
 from config.stack import StackConfig
 
 TOPOLOGY_KEYS = {"hostname": "kubernetes.io/hostname", "zone": "topology.kubernetes.io/zone"}

@@ -89,8 +89,8 @@ def _findings(cfg: StackConfig, report: PreflightReport, facts: ClusterFacts, in
     from cluster import checks
     from cluster.versions import image_cuda_major
     from components.render.prometheus import prometheus_wiring
-    from plan.placement import gpu_tolerations  # TRANSITIONAL (server branch): the traffic branch reads the plan
     from config.delivery import effective_volume
+    from plan.placement import gpu_tolerations  # TRANSITIONAL (server branch): the traffic branch reads the plan
 
     terms = gpu_terms(cfg)
     tag = cfg.vllm.tag or RELEASES[cfg.vllm.version].image_tag

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from cluster.checks import check_driver, check_gpu, check_keda, check_namespace, check_prometheus, check_storage
-from cluster.facts import NodePool
 from catalog.gpus import NVIDIA
 from catalog.selectors import gpu_selector_terms
+from cluster.checks import check_driver, check_gpu, check_keda, check_namespace, check_prometheus, check_storage
+from cluster.facts import NodePool
 from cluster.versions import keda_features_of, keda_minimum
 from tests.cluster_facts import crd, facts, keda_operator, namespace, node, nodepool, prometheus, storage_class
 

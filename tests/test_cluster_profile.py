@@ -114,7 +114,9 @@ def test_the_aks_profile_tolerates_the_sku_gpu_taint_aks_guides_put_on_gpu_pools
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
         {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
     ]
-    assert render_tolerations(placement_of(make_config())) == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    assert render_tolerations(placement_of(make_config())) == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    ]
 
 
 def test_the_runtime_class_follows_the_profile_unless_set() -> None:

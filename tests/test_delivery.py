@@ -233,7 +233,6 @@ def test_server_pods_that_fetch_weights_themselves_may_reach_the_hub():
 
 def test_a_docker_container_keeps_its_compile_caches_on_the_cache_volume():
     from components.render.docker import render_env
-
     from tests.kubernetes_fixtures import plan_of
 
     cfg, _ = stack("docker-8b")

@@ -98,7 +98,7 @@ def retain_on_delete_of_the_namespace(**namespace: Any) -> bool:
             seen[request.name] = request.retainOnDelete
         return original(monitor, request)
 
-    cfg, report = configured(namespace=namespace)
+    cfg, _ = configured(namespace=namespace)
     pulumi_mocks.MockMonitor.RegisterResource = spy  # type: ignore[method-assign]
     try:
         run_program(lambda: ServingStack("llama", ServingStackArgs(plan_of(cfg), StackSecrets())))

@@ -31,7 +31,9 @@ def test_no_kubernetes_provider_without_render_yaml_to_directory() -> None:
 
 
 def test_render_yaml_to_directory_registers_a_rendering_provider() -> None:
-    registered = run_program(lambda: kubernetes_provider(stack(render_yaml_to_directory="rendered/prod").render_yaml_to_directory))
+    cfg = stack(render_yaml_to_directory="rendered/prod")
+
+    registered = run_program(lambda: kubernetes_provider(cfg.render_yaml_to_directory))
 
     assert registered.one(K8S_PROVIDER) == {"renderYamlToDirectory": "rendered/prod"}
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from catalog.vllm_flags import FLAG_TABLES
-from plan.vllm_args import vllm_env
 from plan.names import HF_HOME
+from plan.vllm_args import vllm_env
 from tests.kubernetes_fixtures import configured, flag_value, plan_of, stack
 from validation.vllm import check_vllm_config
 
@@ -63,7 +63,7 @@ def test_no_flag_is_both_accepted_and_removed_in_a_version(version: str):
 
 
 def test_prod_stack_renders_every_resolved_engine_value():
-    cfg, report = stack("prod")
+    cfg, _ = stack("prod")
     args = list(plan_of(cfg).server.args)
     expected = {
         "--served-model-name": "llama-70b",
@@ -86,7 +86,7 @@ def test_the_block_size_is_left_to_vllm_unless_set():
 
 
 def test_prod_stack_turns_prefix_caching_on_explicitly():
-    cfg, report = stack("prod")
+    cfg, _ = stack("prod")
     args = list(plan_of(cfg).server.args)
     assert "--enable-prefix-caching" in args and "--no-enable-prefix-caching" not in args
 

@@ -83,7 +83,8 @@ def cache_objects(cfg: StackConfig, weights: float, instance: str, with_token: b
         objects.append(render_secret(token_secret, ns, meta, HF_TOKEN_KEY, SECRET_PLACEHOLDER))
     if fetches and mode != "per_replica_volume":  # per-replica pods download into their own claims
         objects.append(download_service_account(cfg, instance))
-        objects.append(scheduling.with_job_pod_settings(resolve_placement(cfg, most_replicas(cfg)), _fill_job(cfg, weights, instance, claim, token_secret)))
+        placement = resolve_placement(cfg, most_replicas(cfg))  # TRANSITIONAL (server branch): plan.placement
+        objects.append(scheduling.with_job_pod_settings(placement, _fill_job(cfg, weights, instance, claim, token_secret)))
     if cfg.cache.existing_claim is None and mode == "shared_volume":
         objects.append(cache.render_pvc(cfg, weights, claim, ns, meta))
     return objects
