@@ -30,6 +30,7 @@ class GpuVendor:
     resource: str  # the device plugin's extended resource, requested by the server pods
     product_label: str  # the node label naming the product (GpuProduct.gfd_product is its value)
     taint_key: str  # the conventional GPU node taint, tolerated whatever its value and effect is NoSchedule
+    driver_labels: tuple[str, ...]  # node labels carrying the driver's major version, newest first
     exporter: MetricsExporter
 
     @property
@@ -45,6 +46,7 @@ NVIDIA = GpuVendor(
     resource="nvidia.com/gpu",
     product_label="nvidia.com/gpu.product",
     taint_key="nvidia.com/gpu",
+    driver_labels=("nvidia.com/cuda.driver-version.major", "nvidia.com/cuda.driver.major"),  # GFD (old one deprecated)
     exporter=MetricsExporter("DCGM exporter", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_GPU_UTIL"),
 )
 

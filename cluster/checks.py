@@ -19,7 +19,6 @@ from cluster.storage import ZONAL_DISKS, access_modes_of, describe_modes
 from cluster.versions import MIN_DRIVER_MAJOR, keda_minimum, show
 
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
-DRIVER_LABELS = ("nvidia.com/cuda.driver-version.major", "nvidia.com/cuda.driver.major")  # GFD (old one deprecated)
 
 
 def describe_terms(terms: list[Term]) -> str:
@@ -114,10 +113,10 @@ def _gpu_block(
             "gpu",
             "block",
             f"nodes matching {wanted} are tainted {_show_taints(taints)}, which the pods do not tolerate.",
-            "taint the GPU nodes nvidia.com/gpu instead, or set cluster.profile (aks tolerates sku=gpu).",
+            f"taint the GPU nodes {NVIDIA.taint_key} instead, or set cluster.profile (aks tolerates sku=gpu).",
         )
     gpu_nodes = [n for n in facts.nodes if _gpus(n) > 0]
-    seen = "; ".join(f"{n.name}: {_gpu_labels(n)}" for n in gpu_nodes[:3]) or "no node has nvidia.com/gpu"
+    seen = "; ".join(f"{n.name}: {_gpu_labels(n)}" for n in gpu_nodes[:3]) or f"no node has {NVIDIA.resource}"
     karpenter = any(e["key"].startswith("karpenter.") for t in terms for e in t["matchExpressions"])
     pools = " Karpenter NodePools were not read." if karpenter and facts.node_pools is None else ""
     return Finding(
@@ -130,7 +129,7 @@ def _gpu_block(
 
 def _gpu_labels(node: Node) -> str:
     keys = (
-        "nvidia.com/gpu.product",
+        NVIDIA.product_label,
         "cloud.google.com/gke-accelerator",
         "karpenter.k8s.aws/instance-gpu-name",
         "karpenter.k8s.aws/instance-gpu-memory",
@@ -177,7 +176,7 @@ def check_driver(facts: ClusterFacts, terms: list[Term], cuda_major: int | None,
 
 
 def _driver(node: Node) -> str | None:
-    return next((node.labels[k] for k in DRIVER_LABELS if node.labels.get(k, "").isdigit()), None)
+    return next((node.labels[k] for k in NVIDIA.driver_labels if node.labels.get(k, "").isdigit()), None)
 
 
 # --- storage --------------------------------------------------------------------------------------------

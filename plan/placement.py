@@ -86,9 +86,8 @@ def spread(scheduling: SchedulingConfig, several_replicas: bool, most_replicas: 
 
 def resolve_placement(cfg: StackConfig, most_replicas: int) -> Placement:
     several = can_have_several_replicas(cfg.replicas, cfg.autoscaling)
-    kubernetes = cfg.target == "kubernetes"  # the docker target selects no node (its cluster keys are unchecked)
     return Placement(
-        affinity_terms=gpu_affinity_terms(cfg.gpu, cfg.scheduling, cfg.cluster) if kubernetes else (),
+        affinity_terms=gpu_affinity_terms(cfg.gpu, cfg.scheduling, cfg.cluster),
         tolerations=gpu_tolerations(cfg.gpu, cfg.cluster),
         node_selector=dict(cfg.gpu.node_selector),
         runtime_class=runtime_class_name(cfg.scheduling, cfg.cluster),
