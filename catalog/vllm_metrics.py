@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
+from catalog.gpus import NVIDIA
+
 
 class MetricType(Enum):
     GAUGE = "gauge"
@@ -105,8 +107,7 @@ VLLM_0_33_0: dict[str, MetricType] = {
 }
 
 # Exporters other than vLLM that the alerts and dashboard read. kube-state-metrics: docs/metrics/workload/
-# {deployment,pod,horizontalpodautoscaler}-metrics.md. DCGM exporter: etc/default-counters.csv
-# (FB_* in MiB, GPU_UTIL in percent).
+# {deployment,pod,horizontalpodautoscaler}-metrics.md. The GPU vendor's exporter: catalog/gpus.py.
 EXTERNAL: dict[str, MetricType] = {
     "kube_deployment_spec_replicas": G,
     "kube_deployment_status_replicas_available": G,
@@ -115,9 +116,9 @@ EXTERNAL: dict[str, MetricType] = {
     "kube_pod_container_status_last_terminated_reason": G,
     "kube_horizontalpodautoscaler_status_current_replicas": G,
     "kube_horizontalpodautoscaler_spec_max_replicas": G,
-    "DCGM_FI_DEV_FB_USED": G,
-    "DCGM_FI_DEV_FB_FREE": G,
-    "DCGM_FI_DEV_GPU_UTIL": G,
+    NVIDIA.exporter.memory_used: G,
+    NVIDIA.exporter.memory_free: G,
+    NVIDIA.exporter.utilization: G,
 }
 
 

@@ -9,15 +9,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from catalog.gpus import NVIDIA
+from catalog.selectors import Term
 from cluster.facts import OWNER_LABEL, ClusterFacts, Node, NodePool, Prometheus, StorageClass, Taint, quantity_int
 from cluster.findings import Finding, Level
 from cluster.karpenter import candidate_nodes
-from cluster.selectors import GPU_RESOURCE, Term, matches_expression, matches_terms
+from cluster.selectors import matches_expression, matches_terms
 from cluster.storage import ZONAL_DISKS, access_modes_of, describe_modes
 from cluster.versions import MIN_DRIVER_MAJOR, keda_minimum, show
 
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
-DRIVER_LABELS = ("nvidia.com/cuda.driver-version.major", "nvidia.com/cuda.driver.major")  # GFD (old one deprecated)
 
 
 def describe_terms(terms: list[Term]) -> str:
@@ -42,7 +43,7 @@ def tolerated(taints: Iterable[Taint], tolerations: Iterable[Mapping[str, str]])
 
 
 def _gpus(node: Node) -> int:
-    return quantity_int(node.allocatable.get(GPU_RESOURCE, 0))
+    return quantity_int(node.allocatable.get(NVIDIA.resource, 0))
 
 
 def _show_taints(taints: list[Taint]) -> str:
@@ -67,7 +68,7 @@ def check_gpu(
                 "gpu",
                 "ok",
                 f"{len(fit)} node(s) match {wanted} with >= {gpus_per_replica} allocatable "
-                f"{GPU_RESOURCE} (e.g. {fit[0].name}: {_gpus(fit[0])}).",
+                f"{NVIDIA.resource} (e.g. {fit[0].name}: {_gpus(fit[0])}).",
             )
         ]
     pool = _pool_that_fits(facts.node_pools or (), terms, gpus_per_replica, rules)
@@ -77,7 +78,7 @@ def check_gpu(
                 "gpu",
                 "ok",
                 f"no node matches {wanted} yet, but node pool {pool} can create one with "
-                f">= {gpus_per_replica} {GPU_RESOURCE} (scale from zero).",
+                f">= {gpus_per_replica} {NVIDIA.resource} (scale from zero).",
             )
         ]
     return [_gpu_block(facts, matching, terms, gpus_per_replica, rules, label_fix)]
@@ -104,7 +105,7 @@ def _gpu_block(
                 "gpu",
                 "block",
                 f"nodes matching {wanted} offer at most {_gpus(best)} allocatable "
-                f"{GPU_RESOURCE} ({best.name}); one replica needs {need}.",
+                f"{NVIDIA.resource} ({best.name}); one replica needs {need}.",
                 "use nodes with more GPUs, or lower engine.tensor_parallel_size x pipeline_parallel_size.",
             )
         taints = tolerated(best.taints, rules)
@@ -112,10 +113,10 @@ def _gpu_block(
             "gpu",
             "block",
             f"nodes matching {wanted} are tainted {_show_taints(taints)}, which the pods do not tolerate.",
-            "taint the GPU nodes nvidia.com/gpu instead, or set cluster.profile (aks tolerates sku=gpu).",
+            f"taint the GPU nodes {NVIDIA.taint_key} instead, or set cluster.profile (aks tolerates sku=gpu).",
         )
     gpu_nodes = [n for n in facts.nodes if _gpus(n) > 0]
-    seen = "; ".join(f"{n.name}: {_gpu_labels(n)}" for n in gpu_nodes[:3]) or "no node has nvidia.com/gpu"
+    seen = "; ".join(f"{n.name}: {_gpu_labels(n)}" for n in gpu_nodes[:3]) or f"no node has {NVIDIA.resource}"
     karpenter = any(e["key"].startswith("karpenter.") for t in terms for e in t["matchExpressions"])
     pools = " Karpenter NodePools were not read." if karpenter and facts.node_pools is None else ""
     return Finding(
@@ -128,14 +129,14 @@ def _gpu_block(
 
 def _gpu_labels(node: Node) -> str:
     keys = (
-        "nvidia.com/gpu.product",
+        NVIDIA.product_label,
         "cloud.google.com/gke-accelerator",
         "karpenter.k8s.aws/instance-gpu-name",
         "karpenter.k8s.aws/instance-gpu-memory",
         "node.kubernetes.io/instance-type",
     )
     shown = [f"{k}={node.labels[k]}" for k in keys if k in node.labels]
-    return ", ".join(shown) + f", {_gpus(node)} x {GPU_RESOURCE}"
+    return ", ".join(shown) + f", {_gpus(node)} x {NVIDIA.resource}"
 
 
 # --- NVIDIA driver vs the image's CUDA ------------------------------------------------------------------
@@ -175,7 +176,7 @@ def check_driver(facts: ClusterFacts, terms: list[Term], cuda_major: int | None,
 
 
 def _driver(node: Node) -> str | None:
-    return next((node.labels[k] for k in DRIVER_LABELS if node.labels.get(k, "").isdigit()), None)
+    return next((node.labels[k] for k in NVIDIA.driver_labels if node.labels.get(k, "").isdigit()), None)
 
 
 # --- storage --------------------------------------------------------------------------------------------

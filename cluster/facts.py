@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from catalog.gpus import NVIDIA
+
 OWNER_LABEL = "app.kubernetes.io/instance"  # who created a namespace (plan/names.py labels)
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 KEDA_OPERATOR = "keda-operator"  # the Deployment (and container) name in KEDA's Helm chart and manifests
@@ -155,7 +157,7 @@ def _node_pool(item: Mapping[str, Any]) -> NodePool:
     labels = template_meta.get("labels") if isinstance(template_meta, Mapping) else None
     requirements = template_spec.get("requirements")
     limits = _spec(item).get("limits")
-    gpu_limit = limits.get("nvidia.com/gpu") if isinstance(limits, Mapping) else None
+    gpu_limit = limits.get(NVIDIA.resource) if isinstance(limits, Mapping) else None
     return NodePool(
         name=str(_meta(item).get("name", "")),
         requirements=tuple(r for r in requirements if isinstance(r, Mapping)) if isinstance(requirements, list) else (),

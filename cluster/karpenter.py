@@ -10,8 +10,9 @@ so those families appear once with the count unknown.
 
 from __future__ import annotations
 
+from catalog.selectors import INSTANCE_TYPE, KARPENTER_GPU_MEMORY, KARPENTER_GPU_NAME
 from cluster.facts import NodePool
-from cluster.selectors import INSTANCE_TYPE, KARPENTER_GPU_MEMORY, KARPENTER_GPU_NAME, matches_expression
+from cluster.selectors import matches_expression
 
 FAMILY = "karpenter.k8s.aws/instance-family"
 GPU_COUNT = "karpenter.k8s.aws/instance-gpu-count"

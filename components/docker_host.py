@@ -7,17 +7,16 @@ inherit, so nothing depends on the ambient DOCKER_HOST.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, cast
 
 import pulumi
 import pulumi_docker as docker
 
-from components.render.docker import HF_TOKEN_FILE, base_url, metrics_url, render_container
+from components.render.docker import HF_TOKEN_FILE, base_url, docker_of, metrics_url, render_container
 from components.render.smoke import DOCKER_KEY_FILE, DOCKER_SCRIPT, docker_smoke_verdict, render_docker_smoke, smoke_script
-from config.docker import docker_settings
-from config.stack import StackConfig
+from plan import Plan
+from plan.server import ServerPlan
 
 TYPE_TOKEN = "vllm-serving:index:DockerHost"
 
@@ -26,10 +25,7 @@ TYPE_TOKEN = "vllm-serving:index:DockerHost"
 class DockerHostArgs:
     """Inputs of a DockerHost."""
 
-    config: StackConfig  # a validated stack with target: docker
-    vllm_args: Sequence[str]  # `vllm serve` arguments from render_vllm_args: the same as on Kubernetes
-    startup_seconds: int  # the health check's start period (startup budget plus first download)
-    env: Mapping[str, str] = field(default_factory=dict)  # plain (non-secret) environment of the server
+    server: ServerPlan  # the plan's server of a stack with target: docker: the same `vllm serve` arguments as on Kubernetes
     hf_token: pulumi.Output[str] | None = None  # uploaded as a file, never an env var
     api_key: pulumi.Output[str] | None = None  # VLLM_API_KEY: vLLM reads the key from env or argv only (docs/sources.md §A.2)
 
@@ -46,14 +42,13 @@ class DockerHost(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: DockerHostArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
-        cache = docker_settings(args.config).cache
+        settings = docker_of(args.server)
         self.image = docker.RemoteImage(
-            f"{name}-image", name=args.config.vllm.image_ref, keep_locally=True, opts=pulumi.ResourceOptions(parent=self)
+            f"{name}-image", name=args.server.image, keep_locally=True, opts=pulumi.ResourceOptions(parent=self)
         )
+        cache = settings.cache
         self.cache_volume = None if cache.host_path is not None else self._cache_volume(name, cache.volume_name)
-        spec = render_container(
-            args.config, args.vllm_args, args.startup_seconds, args.env, with_hf_token=args.hf_token is not None
-        )
+        spec = render_container(args.server, with_hf_token=args.hf_token is not None)
         spec["envs"] = _with_api_key(spec["envs"], args.api_key)
         self.container = docker.Container(
             f"{name}-server",
@@ -62,8 +57,8 @@ class DockerHost(pulumi.ComponentResource):
             **spec,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cache_volume] if self.cache_volume else None),
         )
-        self.url = pulumi.Output.from_input(base_url(args.config))
-        self.metrics_url = pulumi.Output.from_input(metrics_url(args.config))
+        self.url = pulumi.Output.from_input(base_url(settings))
+        self.metrics_url = pulumi.Output.from_input(metrics_url(settings))
         self.register_outputs({"url": self.url, "metricsUrl": self.metrics_url, "containerName": self.container.name})
 
     def _cache_volume(self, name: str, volume_name: str) -> docker.Volume:
@@ -87,10 +82,11 @@ def _token_upload(hf_token: pulumi.Output[str] | None) -> list[docker.ContainerU
     return [docker.ContainerUploadArgs(file=HF_TOKEN_FILE, content=content, permissions="0400")]
 
 
-def docker_smoke_test(name: str, cfg: StackConfig, host: DockerHost, api_key: pulumi.Output[str] | None) -> Any:
+def docker_smoke_test(name: str, plan: Plan, host: DockerHost, api_key: pulumi.Output[str] | None) -> Any:
     """The smoke script in a one-shot container on the vLLM container's network, after it is healthy.
     Its verdict is a stack output: a failed check raises there, which fails `pulumi up` with the script's line."""
-    if not docker_settings(cfg).wait:
+    cfg, settings = plan.config, docker_of(plan.server)  # TRANSITIONAL: smoke.py (traffic branch) takes the config
+    if not settings.wait:
         pulumi.log.warn(
             "smoke test skipped: docker.wait is false, so the server may not be up yet; run "
             "python smoke/check.py --base-url <url output> --model <served name> by hand (docs/exposure.md)"
@@ -102,7 +98,7 @@ def docker_smoke_test(name: str, cfg: StackConfig, host: DockerHost, api_key: pu
     if api_key is not None:
         key = pulumi.Output.secret(cast(Any, api_key))
         uploads.append(docker.ContainerUploadArgs(file=DOCKER_KEY_FILE, content=key, permissions="0400"))
-    spec = render_docker_smoke(cfg, docker_settings(cfg).container_name)
+    spec = render_docker_smoke(cfg, settings.container_name)
     smoke = docker.Container(
         f"{name}-smoke-test",
         image=image.image_id,

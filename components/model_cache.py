@@ -11,18 +11,15 @@ import pulumi
 
 from components.kube import register, timeouts
 from components.render import manifests
-from config.stack import StackConfig
+from plan import Plan
 from plan.delivery import DeliveryPlan
-from plan.identity import Identity
 
 TYPE_TOKEN = "vllm-serving:index:ModelCache"
 
 
 @dataclass(frozen=True)
 class ModelCacheArgs:
-    config: StackConfig  # transitional: the groups and GPU placement of the download Job (manifests.cache_objects)
-    delivery: DeliveryPlan  # its hf_token_secret is set when hf_token is
-    identity: Identity
+    plan: Plan  # plan.delivery: its hf_token_secret is set when hf_token is
     namespace: pulumi.Input[str]
     hf_token: pulumi.Input[str] | None = None  # for gated models; stored in a Secret, mounted as a file
 
@@ -43,9 +40,9 @@ class ModelCache(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ModelCacheArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
-        delivery = args.delivery
+        delivery = args.plan.delivery
         self.claim_name = delivery.claim
-        objects = manifests.cache_objects(args.config, delivery, args.identity)
+        objects = manifests.cache_objects(args.plan)
         done: dict[str, pulumi.Resource] = {}
         for obj in objects:  # the rendered list, in order: each object's dependencies come before it
             kind = obj["kind"]

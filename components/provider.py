@@ -9,11 +9,10 @@ from __future__ import annotations
 import pulumi_docker as docker
 import pulumi_kubernetes as k8s
 
-from config.docker import docker_settings
-from config.stack import StackConfig
+from config.docker import DockerConfig
 
 
-def kubernetes_provider(cfg: StackConfig) -> k8s.Provider | None:
+def kubernetes_provider(render_yaml_to_directory: str | None) -> k8s.Provider | None:
     """A provider that writes manifests to `render_yaml_to_directory` instead of applying them, or None.
 
     None means "use the ambient kubeconfig provider". Rendering is BETA in pulumi-kubernetes 4.34
@@ -21,14 +20,13 @@ def kubernetes_provider(cfg: StackConfig) -> k8s.Provider | None:
     Secrets are written to the folder in plain text (docs/sources.md §H.7), so keep that folder out of git
     or encrypt it (e.g. SOPS) before committing.
     """
-    if cfg.target != "kubernetes" or cfg.render_yaml_to_directory is None:
+    if render_yaml_to_directory is None:
         return None
-    return k8s.Provider("render-yaml", render_yaml_to_directory=cfg.render_yaml_to_directory)
+    return k8s.Provider("render-yaml", render_yaml_to_directory=render_yaml_to_directory)
 
 
-def docker_provider(cfg: StackConfig) -> docker.Provider:
+def docker_provider(settings: DockerConfig) -> docker.Provider:
     """The Docker host from the stack file (local socket or ssh://), never the ambient DOCKER_HOST."""
-    settings = docker_settings(cfg)
     return docker.Provider(
         "docker-host",
         host=settings.host,

@@ -13,11 +13,8 @@ from components.model_cache import ModelCache, ModelCacheArgs
 from components.render import manifests
 from components.vllm_server import VllmServer, VllmServerArgs
 from config.secrets import StackSecrets
-from config.stack import StackConfig
-from plan.delivery import resolve_delivery
-from plan.identity import Identity, resolve_identity
-from plan.names import PORT_NAME, selector_labels
-from preflight.report import Sizing
+from plan import Plan
+from plan.names import PORT_NAME
 
 # Object names are `<name>-model-download-<8 hex>`; Kubernetes names (and Job labels) stop at 63 characters.
 _INSTANCE = re.compile(r"^[a-z]([-a-z0-9]{0,36}[a-z0-9])?$")
@@ -27,8 +24,7 @@ TYPE_TOKEN = "vllm-serving:index:ServingStack"
 
 @dataclass(frozen=True)
 class ServingStackArgs:
-    config: StackConfig
-    report: Sizing
+    plan: Plan
     secrets: StackSecrets = field(default_factory=StackSecrets)
 
 
@@ -47,46 +43,39 @@ class ServingStack(pulumi.ComponentResource):
         if not _INSTANCE.match(name):
             raise ValueError(f"ServingStack name {name!r} must be a DNS label of at most 38 characters")
         super().__init__(TYPE_TOKEN, name, None, opts)
-        cfg, identity = args.config, resolve_identity(args.config.namespace, name)  # transitional: until a Plan is passed
-        token = identity.names.hf_token_secret if args.secrets.hf_token is not None else None
-        delivery = resolve_delivery(cfg, args.report.weights_on_disk_gib, identity.names, token)
-        self.namespace = self._namespace(identity, cfg)
+        plan = args.plan
+        self.namespace = self._namespace(name, plan)
         self.cache = ModelCache(
             f"{name}-cache",
-            ModelCacheArgs(
-                config=cfg, delivery=delivery, identity=identity, namespace=self.namespace, hf_token=args.secrets.hf_token
-            ),
+            ModelCacheArgs(plan=plan, namespace=self.namespace, hf_token=args.secrets.hf_token),
             pulumi.ResourceOptions(parent=self),
         )
         self.server = VllmServer(
             f"{name}-server",
             VllmServerArgs(
-                config=cfg,
-                report=args.report,
-                instance=name,
+                plan=plan,
                 namespace=self.namespace,
-                claim_name=self.cache.claim_name,
                 api_key=args.secrets.api_key,
                 wait_for=tuple(self.cache.ready),
-                with_hf_token=args.secrets.hf_token is not None,
             ),
             pulumi.ResourceOptions(parent=self),
         )
         self.deployment_name = self.server.deployment_name
         self.service_name = self.server.service_name
         self.service_port_name = PORT_NAME
-        self.selector_labels = selector_labels(name, "server")
+        self.selector_labels = dict(plan.server.selector)
         self.url = self.server.url
-        self.served_model_name = args.report.resolved.served_model_name
+        self.served_model_name = plan.engine.served_model_name
         self.register_outputs(self.outputs())
 
-    def _namespace(self, identity: Identity, cfg: StackConfig) -> pulumi.Output[str]:
-        if not cfg.namespace.creates:
+    def _namespace(self, name: str, plan: Plan) -> pulumi.Output[str]:
+        identity = plan.identity
+        if not identity.creates_namespace:
             return pulumi.Output.from_input(identity.namespace)
         namespace = register(
-            f"{identity.instance}-namespace",
-            manifests.namespace_manifest(identity, cfg.engine.nnodes, cfg.multinode),
-            pulumi.ResourceOptions(parent=self, retain_on_delete=cfg.namespace.retain_on_delete or None),
+            f"{name}-namespace",
+            manifests.namespace_manifest(identity, plan.multinode),
+            pulumi.ResourceOptions(parent=self, retain_on_delete=identity.retain_namespace_on_delete or None),
         )
         return namespace.metadata.apply(lambda m: m["name"])
 

@@ -13,25 +13,24 @@ from components.exposure import Exposure, ExposureArgs
 from components.monitoring import Monitoring, MonitoringArgs
 from components.network_policy import NetworkPolicies, NetworkPoliciesArgs
 from components.provider import docker_provider, kubernetes_provider
-from components.render.docker import render_env, startup_seconds
+from components.render.docker import docker_of
 from components.render.exposure import client_url
 from components.render.keda import capacity_from_report
 from components.render.prometheus import server_address
-from components.render.vllm_args import render_vllm_args
 from components.serving_stack import ServingStack, ServingStackArgs
 from components.smoke_test import SmokeTest, SmokeTestArgs
 from config.secrets import StackSecrets
 from config.stack import StackConfig
 from plan import Plan
-from plan.delivery import DeliveryPlan, resolve_delivery
-from plan.names import Names, namespace_name
+from plan.delivery import DeliveryPlan
+from plan.names import namespace_name
 from preflight.report import Sizing
 
 
 def build_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
     """Register every resource for the stack; return the stack outputs. The plan passed validation.assess
     (__main__.py), so nothing here re-checks it."""
-    cfg, report, name = plan.config, plan.sizing, plan.identity.instance
+    cfg = plan.config
     if secrets.hf_token is None and cfg.model.local_path is None:
         pulumi.log.warn(
             f"no hf_token secret: downloading {cfg.model.id} works only if the repository is public; "
@@ -40,16 +39,17 @@ def build_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
     if cfg.target == "kubernetes":
         pulumi.log.info(f"startup budget: {plan.delivery.budget.probe.explain()}")
     if cfg.target == "docker":
-        return build_docker_stack(cfg, report, secrets, name=name)
-    return build_kubernetes_stack(cfg, report, secrets, name)
+        return build_docker_stack(plan, secrets)
+    return build_kubernetes_stack(plan, secrets)
 
 
-def build_kubernetes_stack(cfg: StackConfig, report: Sizing, secrets: StackSecrets, name: str) -> dict[str, Any]:
+def build_kubernetes_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
     """Namespace, cache and server (ServingStack), then network policies, the exposure, the smoke test, KEDA and
     monitoring as its children."""
-    provider = kubernetes_provider(cfg)
+    cfg, report, name = plan.config, plan.sizing, plan.identity.instance
+    provider = kubernetes_provider(cfg.render_yaml_to_directory)
     serving = ServingStack(
-        name, ServingStackArgs(cfg, report, secrets), pulumi.ResourceOptions(provider=provider) if provider else None
+        name, ServingStackArgs(plan, secrets), pulumi.ResourceOptions(provider=provider) if provider else None
     )
     child = pulumi.ResourceOptions(parent=serving)
     policies = NetworkPolicies(
@@ -61,7 +61,7 @@ def build_kubernetes_stack(cfg: StackConfig, report: Sizing, secrets: StackSecre
             policy=cfg.network_policy,
             exposure=cfg.exposure,
             smoke_test=cfg.smoke_test.enabled,
-            server_fetches_weights=_delivery(cfg, report, name).mode != "shared_volume",
+            server_fetches_weights=plan.delivery.mode != "shared_volume",
         ),
         child,
     )
@@ -83,11 +83,13 @@ def build_kubernetes_stack(cfg: StackConfig, report: Sizing, secrets: StackSecre
         )
     direct = cfg.exposure.kind == "none" and bool(cfg.network_policy.client_namespaces)
     (pulumi.log.warn if direct else pulumi.log.info)(how_clients_reach_it(cfg, name))
-    _observability(cfg, report, name, serving, child)
+    _observability(cfg, report, plan.delivery, name, serving, child)
     return {**serving.outputs(), "clientUrl": exposure.client_url, "curl": exposure.curl}
 
 
-def _observability(cfg: StackConfig, report: Sizing, name: str, serving: ServingStack, child: pulumi.ResourceOptions) -> None:
+def _observability(
+    cfg: StackConfig, report: Sizing, delivery: DeliveryPlan, name: str, serving: ServingStack, child: pulumi.ResourceOptions
+) -> None:
     """KEDA (when on) and monitoring share thresholds: the queue alert fires where the scaler acts."""
     common: dict[str, Any] = {
         "namespace": serving.namespace,
@@ -96,7 +98,7 @@ def _observability(cfg: StackConfig, report: Sizing, name: str, serving: Serving
         "served_model_name": cfg.served_model_name,
         "vllm_version": cfg.vllm.version,
         "capacity": capacity_from_report(report),
-        "workload_kind": _delivery(cfg, report, name).workload_kind,
+        "workload_kind": delivery.workload_kind,
     }
     autoscaler = None
     if cfg.autoscaling.enabled:
@@ -105,7 +107,7 @@ def _observability(cfg: StackConfig, report: Sizing, name: str, serving: Serving
         )
         autoscaler = KedaAutoscaler(f"{name}-autoscaler", args, child)
     if cfg.monitoring.enabled:
-        rollout = _delivery(cfg, report, name).new_replica_seconds
+        rollout = delivery.new_replica_seconds
         Monitoring(
             f"{name}-monitoring",
             MonitoringArgs(
@@ -118,11 +120,6 @@ def _observability(cfg: StackConfig, report: Sizing, name: str, serving: Serving
             ),
             child,
         )
-
-
-def _delivery(cfg: StackConfig, report: Sizing, name: str) -> DeliveryPlan:
-    """Transitional: the plan's delivery, until build_kubernetes_stack takes the plan."""
-    return resolve_delivery(cfg, report.weights_on_disk_gib, Names(name), None)
 
 
 def how_clients_reach_it(cfg: StackConfig, name: str) -> str:
@@ -140,25 +137,18 @@ def how_clients_reach_it(cfg: StackConfig, name: str) -> str:
     )
 
 
-def build_docker_stack(cfg: StackConfig, report: Sizing, secrets: StackSecrets, name: str = "vllm") -> dict[str, Any]:
+def build_docker_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
     """The Docker host's provider and one DockerHost; the same `vllm serve` arguments as on Kubernetes, then the
     same smoke test against its local port."""
-    seconds = startup_seconds(cfg, report)
-    args = DockerHostArgs(
-        config=cfg,
-        vllm_args=render_vllm_args(cfg, report.resolved),
-        startup_seconds=seconds,
-        env=render_env(cfg, report, seconds),
-        hf_token=secrets.hf_token,
-        api_key=secrets.api_key,
-    )
-    host = DockerHost(name, args, opts=pulumi.ResourceOptions(provider=docker_provider(cfg)))
+    name, server = plan.identity.instance, plan.server
+    args = DockerHostArgs(server=server, hf_token=secrets.hf_token, api_key=secrets.api_key)
+    host = DockerHost(name, args, opts=pulumi.ResourceOptions(provider=docker_provider(docker_of(server))))
     outputs: dict[str, Any] = {
         "url": host.url,
         "metricsUrl": host.metrics_url,
         "containerName": host.container.name,
-        "startupSeconds": seconds,
+        "startupSeconds": server.startup_seconds,
     }
-    if cfg.smoke_test.enabled:
-        outputs["smokeTest"] = docker_smoke_test(name, cfg, host, secrets.api_key)
+    if plan.config.smoke_test.enabled:  # TRANSITIONAL: the traffic branch's plan.traffic says whether
+        outputs["smokeTest"] = docker_smoke_test(name, plan, host, secrets.api_key)
     return outputs

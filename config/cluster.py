@@ -1,6 +1,6 @@
 """`cluster`: which kind of cluster this is (the profile) and where its facts come from.
 
-The profile (cluster/profiles.py) sets the defaults that differ between providers; every one is
+The profile (catalog/profiles.py) sets the defaults that differ between providers; every one is
 overridable here. Facts are read from the live cluster during `pulumi preview`/`up` (read-only, the same
 kubeconfig and context as the Kubernetes provider), or from `kubectl get ... -o json` snapshot files.
 """
@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field, NonNegativeInt, PositiveInt
 
-from cluster.profiles import PROFILES, GpuLabelScheme, Profile, ProfileName
+from catalog.profiles import PROFILES, GpuLabelScheme, Profile, ProfileName
+from catalog.selectors import NoLabelValue, gpu_selector_terms, label_scheme
 from config.base import ConfigGroup
 
 if TYPE_CHECKING:
@@ -64,28 +65,13 @@ class ClusterConfig(ConfigGroup):
         return self.gpu_label or self.defaults.gpu_label
 
 
-def runtime_class_name(cfg: StackConfig) -> str | None:
-    """scheduling.runtime_class_name, or the profile's runtime class for GPU pods."""
-    return cfg.scheduling.runtime_class_name or cfg.cluster.defaults.runtime_class
-
-
-def gpu_label_scheme(cfg: StackConfig) -> GpuLabelScheme:
-    """The scheme pods select the GPU with. scheduling.require_gpu_product_label, when set, overrides:
-    true = GFD's nvidia.com/gpu.product, false = no product affinity (gpu.node_selector names the GPU)."""
-    override = cfg.scheduling.require_gpu_product_label
-    if override is not None:
-        return "gfd" if override else "none"
-    return cfg.cluster.gpu_label_scheme
-
-
 def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
     """The GPU product must be selectable with the label scheme, or named through gpu.node_selector."""
-    from cluster.selectors import NoLabelValue
     from config.errors import ConfigIssue
 
     if cfg.target != "kubernetes":
         return []
-    scheme = gpu_label_scheme(cfg)
+    scheme = label_scheme(cfg.scheduling.require_gpu_product_label, cfg.cluster.gpu_label_scheme)
     key = (
         "scheduling.require_gpu_product_label" if cfg.scheduling.require_gpu_product_label is not None else "cluster.gpu_label"
     )
@@ -101,8 +87,9 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
                 "in gpu.node_selector, e.g. {cloud.google.com/gke-accelerator: nvidia-a100-80gb}.",
             )
         ]
+    products = list(cfg.gpu.products)
     try:
-        gpu_affinity_terms(cfg)
+        gpu_selector_terms(scheme, products, [cfg.gpu.spec_for(p).gfd_product for p in products])
     except NoLabelValue as error:
         return [
             ConfigIssue(
@@ -113,19 +100,3 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
             )
         ]
     return []
-
-
-def gpu_tolerations(cfg: StackConfig) -> tuple[dict[str, str], ...]:
-    """The GPU pods' tolerations: nvidia.com/gpu (any value) and the profile's GPU pool taints."""
-    from cluster.selectors import GPU_TOLERATIONS
-
-    return (*GPU_TOLERATIONS, *cfg.cluster.defaults.gpu_tolerations)
-
-
-def gpu_affinity_terms(cfg: StackConfig) -> list[dict[str, list[dict[str, object]]]]:
-    """The required node affinity terms of the GPU pods: the products the preflight sized for, in the label
-    the cluster profile says identifies them (cluster/selectors.py). Empty for scheme `none`."""
-    from cluster.selectors import gpu_selector_terms
-
-    products = list(cfg.gpu.products)
-    return gpu_selector_terms(gpu_label_scheme(cfg), products, [cfg.gpu.spec_for(p).gfd_product for p in products])

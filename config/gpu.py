@@ -92,7 +92,6 @@ class GpuConfig(ConfigGroup):
             memory_gib=self.memory_gib,
             nvidia_smi_mib=known.nvidia_smi_mib if known else 0,
             native_fp8=self.native_fp8 or bool(known and known.native_fp8),
-            bf16=True,
             gpus_per_node=known.gpus_per_node if known else 8,
             family=known.family if known else "custom",
         )

@@ -13,6 +13,9 @@ from typing import Literal
 from config.stack import StackConfig
 from plan.delivery import DeliveryPlan, resolve_delivery
 from plan.identity import Identity, resolve_identity
+from plan.multinode import MultinodePlan, resolve_multinode
+from plan.placement import Placement, resolve_placement
+from plan.server import ServerPlan, resolve_server
 from preflight import run_preflight
 from preflight.report import PreflightReport
 from preflight.resolve import ResolvedEngine
@@ -25,6 +28,9 @@ class Plan:
     engine: ResolvedEngine  # every engine value vLLM will use, rendered as flags
     sizing: PreflightReport  # GPU memory, KV capacity and the verdict
     delivery: DeliveryPlan
+    server: ServerPlan  # the vLLM server: command line, environment, resources, security
+    placement: Placement  # where its pods run
+    multinode: MultinodePlan | None  # None with one node per replica
     config: StackConfig  # transitional: each renderer moves to the parts above
 
 
@@ -44,5 +50,8 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
         engine=sizing.resolved,
         sizing=replace(sizing, verdict=verdict, startup=delivery.budget),
         delivery=delivery,
+        server=resolve_server(cfg, identity, sizing.resolved, delivery),
+        placement=resolve_placement(cfg, delivery.most_replicas),
+        multinode=resolve_multinode(cfg),
         config=cfg,
     )

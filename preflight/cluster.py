@@ -36,10 +36,10 @@ def declared_pools(cfg: StackConfig) -> tuple[NodePool, ...]:
 
 def gpu_terms(cfg: StackConfig) -> list[dict[str, list[dict[str, Any]]]]:
     """The affinity terms the pods carry, each ANDed with gpu.node_selector (the pods' nodeSelector)."""
-    from config.cluster import gpu_affinity_terms
+    from plan.placement import gpu_affinity_terms  # TRANSITIONAL (server branch): the traffic branch reads the plan
 
     extra = [{"key": k, "operator": "In", "values": [v]} for k, v in sorted(cfg.gpu.node_selector.items())]
-    terms = gpu_affinity_terms(cfg)
+    terms = list(gpu_affinity_terms(cfg.gpu, cfg.scheduling, cfg.cluster))
     if not terms:
         return [{"matchExpressions": extra}] if extra else []
     return [{"matchExpressions": [*t["matchExpressions"], *extra]} for t in terms]
@@ -90,12 +90,12 @@ def _findings(cfg: StackConfig, report: PreflightReport, facts: ClusterFacts, in
     from cluster import checks
     from cluster.versions import image_cuda_major
     from components.render.prometheus import prometheus_wiring
-    from config.cluster import gpu_tolerations
     from config.delivery import _effective_volume as effective_volume
+    from plan.placement import gpu_tolerations
 
     terms = gpu_terms(cfg)
     tag = cfg.vllm.tag or RELEASES[cfg.vllm.version].image_tag
-    found = checks.check_gpu(facts, terms, cfg.engine.gpus_per_node, gpu_tolerations(cfg), label_fix(cfg))
+    found = checks.check_gpu(facts, terms, cfg.engine.gpus_per_node, gpu_tolerations(cfg.gpu, cfg.cluster), label_fix(cfg))
     found += checks.check_driver(facts, terms, image_cuda_major(cfg.vllm.image, tag, cfg.vllm.version), cfg.vllm.image_ref)
     volume = effective_volume(cfg)
     if cfg.cache.existing_claim is None and volume is not None:

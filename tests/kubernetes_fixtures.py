@@ -11,6 +11,7 @@ from pulumi.runtime import mocks as pulumi_mocks
 from components.render.manifests import render_manifests
 from config.stack import StackConfig
 from plan import Plan, resolve
+from plan.placement import Placement
 from preflight.report import PreflightReport
 from tests.factories import make_config, shipped_stack
 from tests.harness import Registered, run_program
@@ -21,6 +22,11 @@ INSTANCE = "llama"
 def plan_of(cfg: StackConfig, instance: str = INSTANCE, hf_token: bool = False) -> Plan:
     """The stack's plan (plan.resolve), for the instance the tests name their objects after."""
     return resolve(cfg, instance, hf_token=hf_token)
+
+
+def placement_of(cfg: StackConfig) -> Placement:
+    """Where the stack's server pods run (plan.placement)."""
+    return plan_of(cfg).placement
 
 
 def planned(cfg: StackConfig) -> tuple[StackConfig, PreflightReport]:
@@ -50,7 +56,8 @@ def configured(**changes: Any) -> tuple[StackConfig, PreflightReport]:
 
 
 def manifests(cfg: StackConfig, report: PreflightReport, with_token: bool = False) -> list[dict[str, Any]]:
-    return render_manifests(cfg, report, INSTANCE, with_token=with_token)
+    """The stack's namespace, cache and server objects (`report` is the plan's own sizing, kept for the callers)."""
+    return render_manifests(plan_of(cfg, hf_token=with_token))
 
 
 def of_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from catalog.gpus import NVIDIA
+from catalog.selectors import gpu_selector_terms
 from cluster.checks import check_driver, check_gpu, check_keda, check_namespace, check_prometheus, check_storage
 from cluster.facts import NodePool
-from cluster.selectors import GPU_TOLERATIONS, gpu_selector_terms
 from cluster.versions import keda_features_of, keda_minimum
 from tests.cluster_facts import crd, facts, keda_operator, namespace, node, nodepool, prometheus, storage_class
 
@@ -17,7 +18,7 @@ GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"
 
 
 def gpu(cluster, terms=GFD_80, need=4):  # type: ignore[no-untyped-def]
-    return check_gpu(cluster, terms, need, GPU_TOLERATIONS, "change the label")[0]
+    return check_gpu(cluster, terms, need, [NVIDIA.toleration], "change the label")[0]
 
 
 def test_a_labelled_node_with_enough_gpus_and_the_gpu_taint_passes() -> None:

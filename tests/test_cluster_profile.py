@@ -6,14 +6,15 @@ import pytest
 
 from catalog.gpu_labels import PROVIDER_LABELS
 from catalog.gpus import GPUS
-from cluster.selectors import NoLabelValue, gpu_selector_terms
+from catalog.selectors import NoLabelValue, gpu_selector_terms
 from components.render.scheduling import render_affinity
 from config.errors import ConfigError
 from tests.factories import make_config
+from tests.kubernetes_fixtures import placement_of
 
 
 def affinity_terms(**changes):  # type: ignore[no-untyped-def]
-    affinity = render_affinity(make_config(**changes))
+    affinity = render_affinity(placement_of(make_config(**changes)))
     assert affinity is not None
     return affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
 
@@ -79,7 +80,7 @@ def test_require_gpu_product_label_still_overrides_both_ways() -> None:
     cfg = make_config(
         cluster={"profile": "gke"}, scheduling={"require_gpu_product_label": False}, gpu={"node_selector": {"pool": "a100"}}
     )
-    assert render_affinity(cfg) is None
+    assert render_affinity(placement_of(cfg)) is None
 
 
 def test_a_product_the_provider_does_not_label_is_a_config_error_naming_the_key() -> None:
@@ -109,22 +110,23 @@ def test_a_missing_label_value_raises_for_the_selector_builder() -> None:
 def test_the_aks_profile_tolerates_the_sku_gpu_taint_aks_guides_put_on_gpu_pools() -> None:
     from components.render.scheduling import render_tolerations
 
-    assert render_tolerations(make_config(cluster={"profile": "aks"})) == [
+    assert render_tolerations(placement_of(make_config(cluster={"profile": "aks"}))) == [
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
         {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
     ]
-    assert render_tolerations(make_config()) == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    assert render_tolerations(placement_of(make_config())) == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    ]
 
 
 def test_the_runtime_class_follows_the_profile_unless_set() -> None:
-    from config.cluster import runtime_class_name
-
-    assert runtime_class_name(make_config(cluster={"profile": "gke"})) is None
-    assert runtime_class_name(make_config(cluster={"profile": "gke"}, scheduling={"runtime_class_name": "nvidia"})) == "nvidia"
+    assert placement_of(make_config(cluster={"profile": "gke"})).runtime_class is None
+    set_here = make_config(cluster={"profile": "gke"}, scheduling={"runtime_class_name": "nvidia"})
+    assert placement_of(set_here).runtime_class == "nvidia"
 
 
 def test_the_profile_names_the_providers_storage_classes() -> None:
-    from cluster.profiles import PROFILES
+    from catalog.profiles import PROFILES
 
     assert {name: (p.storage_class, p.rwx_storage_class) for name, p in PROFILES.items() if p.storage_class} == {
         "gke": ("standard-rwo", "standard-rwx"),

@@ -254,9 +254,10 @@ def test_server_pods_that_fetch_weights_themselves_may_reach_the_hub():
 
 def test_a_docker_container_keeps_its_compile_caches_on_the_cache_volume():
     from components.render.docker import render_env
+    from tests.kubernetes_fixtures import plan_of
 
-    cfg, report = stack("docker-8b")
-    assert render_env(cfg, report, 600)["VLLM_CACHE_ROOT"] == "/home/vllm/.cache/huggingface/compile-cache/vllm"
+    cfg, _ = stack("docker-8b")
+    assert render_env(plan_of(cfg).server)["VLLM_CACHE_ROOT"] == "/home/vllm/.cache/huggingface/compile-cache/vllm"
 
 
 COPYING = {

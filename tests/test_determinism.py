@@ -22,6 +22,7 @@ from components.render.network_policy import render_network_policies
 from config.sources import load_stack_file
 from plan.names import namespace_name
 from preflight import run_preflight
+from tests.kubernetes_fixtures import plan_of
 from tests.program import run_stack_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +41,7 @@ def render_stack(path: Path) -> dict[str, Any]:
     return {
         "config": cfg.model_dump(mode="json"),
         "preflight": report.as_dict(),
-        "manifests": render_manifests(cfg, report, instance),
+        "manifests": render_manifests(plan_of(cfg, instance)),
         "network_policies": render_network_policies(
             namespace_name(cfg.namespace, instance), instance, cfg.server.port, cfg.network_policy
         ),

@@ -10,8 +10,7 @@ import pulumi
 import pytest
 
 from components.docker_host import TYPE_TOKEN
-from components.render.docker import HF_TOKEN_FILE, startup_seconds
-from components.render.vllm_args import render_vllm_args
+from components.render.docker import HF_TOKEN_FILE
 from components.stack import build_docker_stack
 from config.secrets import StackSecrets
 from config.sources import load_stack_file
@@ -20,6 +19,7 @@ from plan.names import HF_HOME
 from preflight import run_preflight
 from tests import harness
 from tests.harness import Registered, resolve
+from tests.kubernetes_fixtures import plan_of
 
 CONTAINER = "docker:index/container:Container"
 IMAGE = "docker:index/remoteImage:RemoteImage"
@@ -66,7 +66,7 @@ def deploy(cfg: StackConfig, secrets: StackSecrets | None = None) -> tuple[Regis
     outputs: dict[str, Any] = {}
 
     def build() -> None:
-        outputs.update(build_docker_stack(cfg, run_preflight(cfg), secrets or StackSecrets()))
+        outputs.update(build_docker_stack(plan_of(cfg, "vllm"), secrets or StackSecrets()))
 
     registered = harness.run_program(build)
     return registered, {name: resolve(value) for name, value in outputs.items()}
@@ -95,10 +95,10 @@ def test_the_container_runs_the_pulled_image_id() -> None:
     assert container_of(docker_stack())["image"] == "sha256:feedface"
 
 
-def test_the_container_command_is_render_vllm_args_for_the_stack() -> None:
+def test_the_container_command_is_the_plans_vllm_args_for_the_stack() -> None:
     cfg = docker_stack(engine={"max_model_len": 8192})
 
-    assert container_of(cfg)["command"] == render_vllm_args(cfg, run_preflight(cfg).resolved)
+    assert container_of(cfg)["command"] == list(plan_of(cfg).server.args)
 
 
 def test_the_container_entrypoint_is_vllm_serve() -> None:
@@ -144,7 +144,7 @@ def test_the_container_restarts_unless_stopped() -> None:
 def test_the_health_check_start_period_is_the_computed_startup_budget() -> None:
     cfg = docker_stack()
 
-    assert container_of(cfg)["healthcheck"]["startPeriod"] == f"{startup_seconds(cfg, run_preflight(cfg))}s"
+    assert container_of(cfg)["healthcheck"]["startPeriod"] == f"{plan_of(cfg).server.startup_seconds}s"
 
 
 def test_the_container_logs_rotate() -> None:

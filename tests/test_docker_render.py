@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
+from dataclasses import replace
 from typing import Any
 
 from components.render.delivery import compile_cache_env
@@ -15,13 +16,13 @@ from components.render.docker import (
     render_container,
     render_env,
     shm_size_mib,
-    startup_seconds,
     wait_timeout_s,
 )
-from components.render.vllm_args import render_vllm_env
+from config.docker import docker_settings
 from config.stack import StackConfig, validate_config
 from plan.names import HF_HOME
-from preflight import run_preflight
+from plan.server import ServerPlan
+from tests.kubernetes_fixtures import plan_of
 
 ARGS = ["meta-llama/Llama-3.1-8B-Instruct", "--port", "8000"]
 
@@ -31,8 +32,20 @@ def stack(**overrides: Any) -> StackConfig:
     return validate_config({**raw, **overrides})
 
 
+def server(cfg: StackConfig) -> ServerPlan:
+    return plan_of(cfg).server
+
+
 def container(cfg: StackConfig | None = None, start_period_s: int = 600, with_hf_token: bool = False) -> dict[str, Any]:
-    return render_container(cfg or stack(), ARGS, start_period_s, {"VLLM_LOGGING_LEVEL": "INFO"}, with_hf_token)
+    """The container of a server whose arguments, environment and start period are stubbed."""
+    stub = replace(server(cfg or stack()), args=tuple(ARGS), env={"VLLM_LOGGING_LEVEL": "INFO"}, extra_env={})
+    return render_container(replace(stub, startup_seconds=start_period_s), with_hf_token)
+
+
+def stub_envs(*extra: str) -> list[str]:
+    """The stub's environment as Docker gets it: plus the compile caches and online downloads, sorted."""
+    env = {"VLLM_LOGGING_LEVEL": "INFO", **compile_cache_env(), "HF_HUB_OFFLINE": "0"}
+    return sorted([*(f"{key}={value}" for key, value in env.items()), *extra])
 
 
 def test_entrypoint_is_vllm_serve_whatever_the_image_sets() -> None:
@@ -66,7 +79,7 @@ def test_a_device_list_reads_as_one_gpu_request_field_as_docker_parses_it() -> N
 
 
 def test_shared_memory_is_2_gib_per_tensor_parallel_gpu() -> None:
-    assert shm_size_mib(stack(engine={"tensor_parallel_size": 4})) == 8192
+    assert shm_size_mib(server(stack(engine={"tensor_parallel_size": 4})).resources.shm_gib) == 8192
 
 
 def test_server_shm_size_gib_overrides_the_shared_memory_default() -> None:
@@ -94,22 +107,17 @@ def test_cache_host_path_is_bind_mounted_at_hf_home() -> None:
 
 
 def test_env_points_hf_token_path_at_the_uploaded_file_when_a_token_is_set() -> None:
-    assert container(with_hf_token=True)["envs"] == [f"HF_TOKEN_PATH={HF_TOKEN_FILE}", "VLLM_LOGGING_LEVEL=INFO"]
+    assert container(with_hf_token=True)["envs"] == stub_envs(f"HF_TOKEN_PATH={HF_TOKEN_FILE}")
 
 
 def test_env_has_no_token_path_without_a_token() -> None:
-    assert container()["envs"] == ["VLLM_LOGGING_LEVEL=INFO"]
+    assert container()["envs"] == stub_envs()
 
 
 def test_env_is_the_kubernetes_env_but_online_for_the_first_download() -> None:
-    cfg = stack()
-    report = run_preflight(cfg)
+    planned = server(stack())
 
-    assert render_env(cfg, report, 600) == {
-        **render_vllm_env(cfg, report.resolved, 600),
-        **compile_cache_env(),
-        "HF_HUB_OFFLINE": "0",
-    }
+    assert render_env(planned) == {**planned.env, **compile_cache_env(), "HF_HUB_OFFLINE": "0"}
 
 
 def test_restart_policy_is_unless_stopped() -> None:
@@ -158,11 +166,10 @@ def test_no_secret_is_rendered_into_the_plain_spec() -> None:
 
 
 def test_startup_seconds_add_the_first_download_times_the_safety_factor() -> None:
-    slow, fast = stack(), stack(docker={"cache": {"download_throughput_gib_per_s": 1000}})
-    report = run_preflight(slow)
-    weights = report.weights_on_disk_gib
+    slow, fast = plan_of(stack()), plan_of(stack(docker={"cache": {"download_throughput_gib_per_s": 1000}}))
+    weights = slow.delivery.weights_on_disk_gib
 
-    difference = startup_seconds(slow, report) - startup_seconds(fast, report)
+    difference = slow.server.startup_seconds - fast.server.startup_seconds
 
     assert difference == math.ceil(weights / 0.1 * 1.5) - math.ceil(weights / 1000 * 1.5)
 
@@ -170,12 +177,12 @@ def test_startup_seconds_add_the_first_download_times_the_safety_factor() -> Non
 def test_startup_seconds_override_is_used_as_is() -> None:
     cfg = stack(probes={"startup_seconds": 900})
 
-    assert startup_seconds(cfg, run_preflight(cfg)) == 900
+    assert server(cfg).startup_seconds == 900
 
 
 def test_metrics_url_is_the_published_address_and_port() -> None:
-    assert metrics_url(stack(docker={"port": 18000})) == "http://127.0.0.1:18000/metrics"
+    assert metrics_url(docker_settings(stack(docker={"port": 18000}))) == "http://127.0.0.1:18000/metrics"
 
 
 def test_an_ipv6_publish_address_is_bracketed_in_the_url() -> None:
-    assert base_url(stack(docker={"publish_address": "::1"})) == "http://[::1]:8000"
+    assert base_url(docker_settings(stack(docker={"publish_address": "::1"}))) == "http://[::1]:8000"

@@ -6,12 +6,12 @@ import typing
 
 from catalog.vllm_flags import FLAG_TABLES
 from components.render import manifests
-from components.render.docker import shm_size_mib
-from components.render.resources import shm_size_gib
+from components.render.docker import render_container
 from config.engine import Quantization
 from preflight.memory import QUANTIZED_LINEAR_BYTES
 from tests.factories import make_config
-from tests.kubernetes_fixtures import plan_of
+from tests.kubernetes_fixtures import manifests as server_manifests
+from tests.kubernetes_fixtures import one, plan_of
 
 
 def test_every_quantization_the_config_accepts_has_a_weight_size_and_no_more() -> None:
@@ -25,14 +25,18 @@ def test_every_quantization_the_config_accepts_is_one_the_newest_release_offers(
 
 
 def test_docker_and_kubernetes_size_dev_shm_alike() -> None:
-    cfg = make_config(engine={"tensor_parallel_size": 2, "max_model_len": 8192})
-    assert shm_size_mib(cfg) == shm_size_gib(cfg) * 1024 == 4096
+    engine = {"tensor_parallel_size": 2, "max_model_len": 8192}
+    kubernetes, docker = make_config(engine=engine), make_config(target="docker", docker={}, engine=engine)
+    pod = one(server_manifests(kubernetes, _report()), "Deployment")["spec"]["template"]["spec"]
+    dshm = next(volume for volume in pod["volumes"] if volume["name"] == "dshm")
+    shm_mib = render_container(plan_of(docker).server, with_hf_token=False)["shm_size"]
+    assert (dshm["emptyDir"]["sizeLimit"], shm_mib) == ("4Gi", 4096)
 
 
 def test_the_namespace_comes_from_one_renderer() -> None:
-    namespace = manifests.render_manifests(make_config(), _report(), "llama")[0]
     plan = plan_of(make_config())
-    assert namespace == manifests.namespace_manifest(plan.identity, 1, plan.config.multinode)
+    namespace = manifests.render_manifests(plan)[0]
+    assert namespace == manifests.namespace_manifest(plan.identity, plan.multinode)
 
 
 def _report():  # type: ignore[no-untyped-def]

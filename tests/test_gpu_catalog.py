@@ -22,9 +22,9 @@ def test_a_gpu_described_inline_is_sized_with_its_own_memory() -> None:
 
 def test_a_gpu_described_inline_is_scheduled_on_its_label() -> None:
     cfg = make_config(gpu={"product": "MyGPU-96GB", "memory_gib": 94.5, "label": "NVIDIA-MyGPU-96GB"})
-    from config.cluster import gpu_affinity_terms
+    from tests.kubernetes_fixtures import placement_of
 
-    assert gpu_affinity_terms(cfg) == [
+    assert list(placement_of(cfg).affinity_terms) == [
         {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-MyGPU-96GB"]}]}
     ]
 

@@ -16,7 +16,7 @@ def build_cache(cfg, report, hf_token: str | None = None):  # type: ignore[no-un
         token = pulumi.Output.secret(hf_token) if hf_token else None
         ModelCache(
             "llama-cache",
-            ModelCacheArgs(config=cfg, delivery=plan.delivery, identity=plan.identity, namespace="vllm", hf_token=token),
+            ModelCacheArgs(plan=plan, namespace="vllm", hf_token=token),
         )
 
     return build

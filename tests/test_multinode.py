@@ -403,3 +403,23 @@ def test_the_rules_for_a_leaderworkerset_pass_promtool(tmp_path: Any) -> None:
     result = check_rules(write_yaml(tmp_path / "rules.yaml", {"groups": groups}))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "kube_statefulset_status_replicas_ready" in str(groups)
+
+
+# --- the plan holds the ranks' flags once ------------------------------------------------------------------
+
+
+def test_one_node_per_replica_has_no_multinode_plan() -> None:
+    assert plan_of(make_config()).multinode is None
+
+
+def test_the_worker_containers_run_the_plans_worker_flags_after_the_shared_args() -> None:
+    plan = plan_of(example_stack(EXAMPLE), INSTANCE)
+    assert plan.multinode is not None
+    assert worker()["args"][-len(plan.multinode.worker_flags) :] == list(plan.multinode.worker_flags)
+
+
+def test_a_worker_rank_is_headless_and_reads_its_index_from_lws() -> None:
+    multinode = plan_of(example_stack(EXAMPLE)).multinode
+    assert multinode is not None
+    rank = flag(list(multinode.worker_flags), "--node-rank")
+    assert (multinode.worker_flags[-1], rank) == ("--headless", "$(LWS_WORKER_INDEX)")

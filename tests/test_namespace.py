@@ -16,7 +16,7 @@ from config.sources import load_stack_file
 from plan.names import instance_name, namespace_name
 from tests.factories import STACKS, make_config
 from tests.harness import Registered, run_program
-from tests.kubernetes_fixtures import configured, manifests, of_kind
+from tests.kubernetes_fixtures import configured, manifests, of_kind, plan_of
 from tests.program import run_stack_file
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
@@ -98,10 +98,10 @@ def retain_on_delete_of_the_namespace(**namespace: Any) -> bool:
             seen[request.name] = request.retainOnDelete
         return original(monitor, request)
 
-    cfg, report = configured(namespace=namespace)
+    cfg, _ = configured(namespace=namespace)
     pulumi_mocks.MockMonitor.RegisterResource = spy  # type: ignore[method-assign]
     try:
-        run_program(lambda: ServingStack("llama", ServingStackArgs(cfg, report, StackSecrets())))
+        run_program(lambda: ServingStack("llama", ServingStackArgs(plan_of(cfg), StackSecrets())))
     finally:
         pulumi_mocks.MockMonitor.RegisterResource = original  # type: ignore[method-assign]
     return seen["llama-namespace"]

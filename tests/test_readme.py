@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from cluster.selectors import GFD_PRODUCT as GPU_PRODUCT_LABEL
-from cluster.selectors import GPU_RESOURCE
+from catalog.gpus import NVIDIA
 from config.sources import load_stack_file
 from config.stack import SECRET_KEYS, StackConfig
 from preflight.__main__ import main
@@ -69,7 +68,7 @@ def test_the_readme_cluster_option_exists(capsys) -> None:  # type: ignore[no-un
 
 
 def test_the_readme_gpu_label_and_resource_are_the_ones_rendered() -> None:
-    assert f"label\n  `{GPU_PRODUCT_LABEL}`" in readme() and f"(resource `{GPU_RESOURCE}`)" in readme()
+    assert f"label\n  `{NVIDIA.product_label}`" in readme() and f"(resource `{NVIDIA.resource}`)" in readme()
 
 
 def test_the_readme_secret_names_are_the_secret_keys() -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from config.kubernetes import ProbesConfig
+from plan import Plan
 from preflight.startup import StartupBudget, startup_budget
 
 
@@ -58,31 +61,34 @@ def test_zero_throughput_is_rejected():
         default_budget(10.0, 0.0, 1, False)
 
 
+def first_download(plan: Plan) -> int:
+    """What the Docker start period adds to the startup probe's budget: the first download, x the safety factor."""
+    return plan.server.startup_seconds - plan.delivery.budget.probe.total_seconds
+
+
 DRAFT = {"method": "draft_model", "model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}
 
 
 @pytest.mark.parametrize("speculative", [None, DRAFT], ids=["no draft", "with a draft model"])
 def test_the_docker_start_period_is_the_kubernetes_startup_budget_plus_the_first_download(speculative) -> None:  # type: ignore[no-untyped-def]
-    from components.render.docker import first_download_seconds, startup_seconds
-    from preflight import run_preflight
     from tests.factories import make_config
     from tests.kubernetes_fixtures import plan_of
 
     model = {"id": "Qwen/Qwen3-8B"}
     changes = {"model": model, "engine": {"max_model_len": 8192, "speculative": speculative}}
-    docker = make_config(target="docker", docker={}, **changes)
-    kubernetes = make_config(**changes)
-    report = run_preflight(docker)
-    budget = plan_of(kubernetes).delivery.budget.probe.total_seconds
-    assert startup_seconds(docker, report) - first_download_seconds(docker, report) == budget
+    docker = plan_of(make_config(target="docker", docker={}, **changes))
+    kubernetes = plan_of(make_config(**changes))
+    budget = docker.delivery.budget
+    download = next(term.seconds for term in budget.terms if term.name == "download")
+    allowance = math.ceil(download * budget.probe.safety_factor)
+    assert (download > 0, docker.server.startup_seconds) == (True, kubernetes.server.startup_seconds + allowance)
 
 
 def test_the_first_download_on_docker_includes_the_draft_model() -> None:
-    from components.render.docker import first_download_seconds
-    from preflight import run_preflight
     from tests.factories import make_config
+    from tests.kubernetes_fixtures import plan_of
 
     model = {"id": "Qwen/Qwen3-8B"}
     plain = make_config(target="docker", docker={}, model=model, engine={"max_model_len": 8192})
     drafted = make_config(target="docker", docker={}, model=model, engine={"max_model_len": 8192, "speculative": DRAFT})
-    assert first_download_seconds(drafted, run_preflight(drafted)) > first_download_seconds(plain, run_preflight(plain))
+    assert first_download(plan_of(drafted)) > first_download(plan_of(plain)) > 0

@@ -1,4 +1,4 @@
-"""`vllm serve` arguments and environment per vLLM version (render_vllm_args, render_vllm_env)."""
+"""`vllm serve` arguments and environment per vLLM version (plan/vllm_args.py, as the plan holds them)."""
 
 from __future__ import annotations
 
@@ -7,22 +7,22 @@ import json
 import pytest
 
 from catalog.vllm_flags import FLAG_TABLES
-from components.render.vllm_args import render_vllm_args, render_vllm_env
 from plan.names import HF_HOME
-from tests.kubernetes_fixtures import configured, flag_value, stack
+from plan.vllm_args import vllm_env
+from tests.kubernetes_fixtures import configured, flag_value, plan_of, stack
 from validation.vllm import check_vllm_config
 
 VERSIONS = ("0.7.2", "0.33.0")
 
 
 def args_for(**changes: object) -> list[str]:
-    cfg, report = configured(**changes)
-    return render_vllm_args(cfg, report.resolved)
+    cfg, _ = configured(**changes)
+    return list(plan_of(cfg).server.args)
 
 
 def env_for(startup: int = 900, **changes: object) -> dict[str, str]:
     cfg, report = configured(**changes)
-    return render_vllm_env(cfg, report.resolved, startup)
+    return vllm_env(cfg, report.resolved, startup)
 
 
 def test_model_is_the_first_positional_argument():
@@ -63,8 +63,8 @@ def test_no_flag_is_both_accepted_and_removed_in_a_version(version: str):
 
 
 def test_prod_stack_renders_every_resolved_engine_value():
-    cfg, report = stack("prod")
-    args = render_vllm_args(cfg, report.resolved)
+    cfg, _ = stack("prod")
+    args = list(plan_of(cfg).server.args)
     expected = {
         "--served-model-name": "llama-70b",
         "--tensor-parallel-size": "4",
@@ -86,8 +86,8 @@ def test_the_block_size_is_left_to_vllm_unless_set():
 
 
 def test_prod_stack_turns_prefix_caching_on_explicitly():
-    cfg, report = stack("prod")
-    args = render_vllm_args(cfg, report.resolved)
+    cfg, _ = stack("prod")
+    args = list(plan_of(cfg).server.args)
     assert "--enable-prefix-caching" in args and "--no-enable-prefix-caching" not in args
 
 
@@ -98,7 +98,7 @@ def test_prefix_caching_off_by_default_on_0_7_2_is_rendered_as_the_negative_flag
 
 def test_default_max_num_seqs_is_rendered_from_the_resolved_engine():
     cfg, report = configured()
-    assert flag_value(render_vllm_args(cfg, report.resolved), "--max-num-seqs") == str(report.resolved.max_num_seqs)
+    assert flag_value(list(plan_of(cfg).server.args), "--max-num-seqs") == str(report.resolved.max_num_seqs)
 
 
 @pytest.mark.parametrize("version", VERSIONS)

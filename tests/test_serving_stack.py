@@ -10,7 +10,7 @@ import pytest
 from components.serving_stack import ServingStack, ServingStackArgs
 from config.secrets import StackSecrets
 from tests.harness import resolve, run_program
-from tests.kubernetes_fixtures import configured, run_recording, stack
+from tests.kubernetes_fixtures import configured, plan_of, run_recording, stack
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 
@@ -18,11 +18,16 @@ DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 def build_stack(cfg, report, secrets: StackSecrets | None = None, keep: list | None = None):  # type: ignore[no-untyped-def]
     def build() -> None:
         default = StackSecrets(api_key=pulumi.Output.secret("sk-test")) if cfg.security.require_api_key else StackSecrets()
-        serving = ServingStack("llama", ServingStackArgs(cfg, report, secrets or default))
+        serving = ServingStack("llama", serving_args(cfg, secrets or default))
         if keep is not None:
             keep.append(serving)
 
     return build
+
+
+def serving_args(cfg, secrets: StackSecrets) -> ServingStackArgs:  # type: ignore[no-untyped-def]
+    """The stack's plan as the program resolves it: the download mounts the token when the secret is set."""
+    return ServingStackArgs(plan_of(cfg, hf_token=secrets.hf_token is not None), secrets)
 
 
 def outputs_of(cfg, report) -> dict[str, Any]:  # type: ignore[no-untyped-def]
@@ -97,7 +102,7 @@ def test_existing_namespace_is_used_not_created():
 def test_hf_token_secret_is_created_from_the_pulumi_secret():
     def build() -> None:
         secrets = StackSecrets(hf_token=pulumi.Output.secret("hf_x"), api_key=pulumi.Output.secret("sk-test"))
-        ServingStack("llama", ServingStackArgs(*stack("prod"), secrets))
+        ServingStack("llama", serving_args(stack("prod")[0], secrets))
 
     secrets = run_program(build).of_type("kubernetes:core/v1:Secret")
     assert sorted(s.inputs["metadata"]["name"] for s in secrets) == ["llama-api-key", "llama-hf-token"]
@@ -112,7 +117,7 @@ def test_required_api_key_reaches_the_server_as_a_secret_reference():
 
 def test_instance_name_too_long_for_kubernetes_names_is_refused():
     with pytest.raises(ValueError, match="at most 38 characters"):
-        run_program(lambda: ServingStack("x" * 40, ServingStackArgs(*stack("dev"))))
+        run_program(lambda: ServingStack("x" * 40, ServingStackArgs(plan_of(stack("dev")[0]))))
 
 
 def test_server_mounts_the_pvc_the_cache_registers():

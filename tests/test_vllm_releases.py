@@ -11,10 +11,9 @@ from catalog.vllm_flags import _COMMON, FLAG_TABLES
 from catalog.vllm_metrics import VLLM_0_7_2, VLLM_0_33_0, metrics_for
 from catalog.vllm_releases import DATA_DIR, available_versions, release_table, version_key
 from catalog.vllm_versions import RELEASES, MemoryEra, era_of, memory_era
-from components.render.vllm_args import render_vllm_args
 from config.errors import ConfigError
-from preflight import resolve_engine
 from tests.factories import make_config
+from tests.kubernetes_fixtures import plan_of
 from validation.vllm import check_rendered_args
 
 VERSIONS = available_versions()
@@ -93,7 +92,7 @@ def test_the_cuda_graph_estimate_default_is_cited_in_envs_py() -> None:
 @pytest.mark.parametrize("version", ["0.6.0", "0.8.5", "0.10.2", "0.11.0", "0.19.1", "0.29.0"])
 def test_vllm_version_accepts_a_generated_release_and_renders_a_command_it_accepts(version: str) -> None:
     cfg = make_config(vllm={"version": version}, gpu={"product": "H100-80GB-HBM3"})
-    args = render_vllm_args(cfg, resolve_engine(cfg))
+    args = plan_of(cfg).server.args
     assert {a for a in args if a.startswith("--")} <= FLAG_TABLES[version].flags
 
 

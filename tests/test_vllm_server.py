@@ -7,7 +7,7 @@ from pulumi.runtime import rpc
 
 from components.vllm_server import VllmServer, VllmServerArgs
 from tests.harness import resolve, run_program
-from tests.kubernetes_fixtures import configured, run_recording, stack
+from tests.kubernetes_fixtures import configured, plan_of, run_recording, stack
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 
@@ -20,9 +20,7 @@ def build_server(cfg, report, api_key: str | None = None, keep: list | None = No
         key = pulumi.Output.secret(api_key) if api_key else None
         server = VllmServer(
             "llama-server",
-            VllmServerArgs(
-                config=cfg, report=report, instance="llama", namespace="vllm", claim_name="llama-model-cache", api_key=key
-            ),
+            VllmServerArgs(plan=plan_of(cfg), namespace="vllm", api_key=key),
         )
         if keep is not None:
             keep.append(server)

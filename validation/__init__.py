@@ -52,16 +52,19 @@ def _secrets(subject: Subject) -> list[ConfigIssue]:
 
 def _command_line(subject: Subject) -> list[ConfigIssue]:
     """The finished `vllm serve` command line (a multi-node worker's included) against the release's own flag
-    table, so nothing reaches the server that its parser would refuse."""
+    table, so nothing reaches the server that its parser would refuse. The plan's command line (plan/server.py);
+    until Subject carries the plan, the same plan function that plan.resolve calls."""
     from catalog.vllm_flags import FLAG_TABLES
-    from components.render.leaderworkerset import multinode_flags
-    from components.render.vllm_args import render_vllm_args
+    from plan.multinode import resolve_multinode
+    from plan.server import resolve_resources
+    from plan.vllm_args import vllm_args
 
-    cfg = subject.config
-    args = render_vllm_args(cfg, subject.report.resolved)
-    if cfg.engine.nnodes > 1:
-        args += [*multinode_flags(cfg, "1"), "--headless"]
-    return check_rendered_args(args, FLAG_TABLES[subject.report.resolved.release.version])
+    cfg, resolved = subject.config, subject.report.resolved
+    args = vllm_args(cfg, resolved, resolve_resources(cfg, resolved).memory_gib)
+    multinode = resolve_multinode(cfg)
+    if multinode is not None:
+        args += multinode.worker_flags
+    return check_rendered_args(args, FLAG_TABLES[resolved.release.version])
 
 
 RULES: list[Rule] = [_kubernetes, _vllm, _secrets, _command_line]

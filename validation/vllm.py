@@ -147,7 +147,7 @@ def _speculative_issues(cfg: StackConfig, table: FlagTable) -> list[ConfigIssue]
 
 
 def check_env(cfg: StackConfig) -> list[ConfigIssue]:
-    from components.render.vllm_args import OWNED_ENV
+    from plan.vllm_args import OWNED_ENV
 
     clashes = sorted(set(cfg.vllm.extra_env) & OWNED_ENV)
     if not clashes:

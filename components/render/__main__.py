@@ -48,15 +48,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def rendered_objects(plan: Plan) -> list[dict[str, Any]]:
     """The objects the program registers for this stack (Kubernetes), or the container (Docker)."""
-    cfg, report, instance = plan.config, plan.sizing, plan.identity.instance
-    with_token = plan.delivery.hf_token_secret is not None
-    if cfg.target == "docker":
+    if plan.target == "docker":
         from components.render.docker import docker_document
 
-        return [docker_document(cfg, report, instance, with_hf_token=with_token)]
+        return [docker_document(plan)]
     from components.render.manifests import stack_manifests
 
-    return stack_manifests(cfg, report, instance, with_token=with_token)
+    return stack_manifests(plan)
 
 
 def write_objects(objects: list[dict[str, Any]], out_dir: Path) -> list[Path]:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from catalog.gpus import NVIDIA
 from catalog.vllm_metrics import VersionMetrics
 from components.render.promql import Workload, number, quantile, selector
 from config.observability import MonitoringConfig
@@ -253,6 +254,9 @@ def kubernetes_alerts(cfg: MonitoringConfig, limits: AlertThresholds, workload: 
     return alerts
 
 
+FB_USED, FB_FREE = NVIDIA.exporter.memory_used, NVIDIA.exporter.memory_free  # the GPU vendor's exporter (catalog)
+
+
 def gpu_alerts(cfg: MonitoringConfig, limits: AlertThresholds, workload: Workload) -> list[Alert]:
     """GPU memory from the DCGM exporter (FB_USED and FB_FREE in MiB, so their ratio is unitless)."""
     pods = workload.pods(cfg.dcgm_namespace_label, cfg.dcgm_pod_label)
@@ -261,7 +265,7 @@ def gpu_alerts(cfg: MonitoringConfig, limits: AlertThresholds, workload: Workloa
     return [
         Alert(
             "VllmGpuMemoryNearlyFull",
-            f"max by ({by}) (DCGM_FI_DEV_FB_USED{pods} / (DCGM_FI_DEV_FB_USED{pods} + DCGM_FI_DEV_FB_FREE{pods})) > {used}",
+            f"max by ({by}) ({FB_USED}{pods} / ({FB_USED}{pods} + {FB_FREE}{pods})) > {used}",
             "warning",
             "GPU memory nearly full under vLLM",
             f"A GPU used by the deployment has been above {used} of its memory for {SLOW}; vLLM only claims "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from catalog.gpus import NVIDIA
 from catalog.vllm_metrics import VersionMetrics
 from components.render.promql import Workload, quantile, quote, ratio_of_rates, selector
 from config.observability import MonitoringConfig
@@ -74,6 +75,9 @@ def engine_panels(metrics: VersionMetrics, match: str) -> list[tuple[str, str, l
     ]
 
 
+GPU_UTIL, FB_USED = NVIDIA.exporter.utilization, NVIDIA.exporter.memory_used  # the GPU vendor's exporter (catalog)
+
+
 def cluster_panels(cfg: MonitoringConfig, workload: Workload) -> list[tuple[str, str, list[Target]]]:
     """GPU panels (DCGM exporter) and replica counts (kube-state-metrics)."""
     gpu = workload.pods(cfg.dcgm_namespace_label, cfg.dcgm_pod_label)
@@ -84,8 +88,8 @@ def cluster_panels(cfg: MonitoringConfig, workload: Workload) -> list[tuple[str,
         hpa = selector({"namespace": workload.namespace, "horizontalpodautoscaler": workload.hpa_name})
         replicas.append((f"kube_horizontalpodautoscaler_spec_max_replicas{hpa}", "autoscaler max"))
     return [
-        ("GPU utilization", "percent", [(f"avg by ({gpu_by}) (DCGM_FI_DEV_GPU_UTIL{gpu})", f"{{{{{pod}}}}} GPU {{{{gpu}}}}")]),
-        ("GPU memory used", "mbytes", [(f"max by ({gpu_by}) (DCGM_FI_DEV_FB_USED{gpu})", f"{{{{{pod}}}}} GPU {{{{gpu}}}}")]),
+        ("GPU utilization", "percent", [(f"avg by ({gpu_by}) ({GPU_UTIL}{gpu})", f"{{{{{pod}}}}} GPU {{{{gpu}}}}")]),
+        ("GPU memory used", "mbytes", [(f"max by ({gpu_by}) ({FB_USED}{gpu})", f"{{{{{pod}}}}} GPU {{{{gpu}}}}")]),
         ("Replicas", "short", replicas),
     ]
 

@@ -1,8 +1,8 @@
 """The vLLM container on a Docker host, as plain pulumi-docker `Container` arguments (no Pulumi engine).
 
 Keys are pulumi-docker 5.2.0 `ContainerArgs` names (`container.py`); nested values are the `*ArgsDict`
-shapes from `_inputs.py`. The vLLM flags are not rendered here: the caller passes `render_vllm_args`'
-output, so Docker and Kubernetes serve with the same flags. Secrets are added by the component, as Outputs.
+shapes from `_inputs.py`. The vLLM arguments are the plan's (plan/server.py), so Docker and Kubernetes serve
+with the same flags. Secrets are added by the component, as Outputs.
 """
 
 from __future__ import annotations
@@ -12,15 +12,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.render.delivery import compile_cache_env
-from components.render.resources import shm_size_gib
-from components.render.vllm_args import render_vllm_env
-from config.docker import DockerCacheConfig, DockerConfig, docker_settings
-from config.stack import StackConfig
-from plan.delivery import resolve_delivery
-from plan.names import HF_HOME, Names
-from preflight.report import Sizing
+from config.docker import DockerCacheConfig, DockerConfig
+from plan import Plan
+from plan.names import HF_HOME
+from plan.server import ServerPlan
 
-# The cache mounts where render_vllm_env points HF_HOME, the same path as on Kubernetes.
+# The cache mounts where plan/vllm_args.py points HF_HOME, the same path as on Kubernetes.
 CACHE_PATH = HF_HOME
 # The token is uploaded as a file, not an env var, so `docker inspect` does not show it. huggingface_hub
 # reads the path from HF_TOKEN_PATH (huggingface_hub constants.py: os.environ.get("HF_TOKEN_PATH", ...)).
@@ -35,70 +32,51 @@ HEALTH_RETRIES = 3
 LOG_DRIVER = "json-file"
 
 
-def render_container(
-    cfg: StackConfig, vllm_args: Sequence[str], start_period_s: int, env: Mapping[str, str], with_hf_token: bool
-) -> dict[str, Any]:
+def docker_of(server: ServerPlan) -> DockerConfig:
+    if server.docker is None:
+        raise ValueError("the docker container is rendered for a stack with target: docker")
+    return server.docker
+
+
+def render_container(server: ServerPlan, with_hf_token: bool) -> dict[str, Any]:
     """Every `docker.Container` argument but `image`, `uploads` and the API key (the secret-bearing parts)."""
-    docker = docker_settings(cfg)
+    docker, start_period = docker_of(server), server.startup_seconds
     return {
         "name": docker.container_name,
         "entrypoints": list(ENTRYPOINT),
-        "command": list(vllm_args),
+        "command": list(server.args),
         "gpus": render_gpus(docker.gpus),
-        "shm_size": shm_size_mib(cfg),
-        "ports": [render_port(docker, cfg.server.port)],
+        "shm_size": shm_size_mib(server.resources.shm_gib),
+        "ports": [render_port(docker, server.port)],
         "volumes": [render_cache_volume(docker.cache)],
-        "envs": render_envs(env, with_hf_token),
+        "envs": render_envs(render_env(server), with_hf_token),
         "restart": docker.restart,
-        "healthcheck": render_healthcheck(cfg.server.port, start_period_s),
+        "healthcheck": render_healthcheck(server.port, start_period),
         "log_driver": LOG_DRIVER,
         "log_opts": {"max-size": docker.log_opts.max_size, "max-file": str(docker.log_opts.max_file)},
         "wait": docker.wait,
-        "wait_timeout": wait_timeout_s(start_period_s),
+        "wait_timeout": wait_timeout_s(start_period),
     }
 
 
-def render_env(cfg: StackConfig, report: Sizing, startup_seconds: int) -> dict[str, str]:
+def render_env(server: ServerPlan) -> dict[str, str]:
     """The Kubernetes server environment, except that vLLM downloads the weights itself.
 
     On Kubernetes a Job fills the cache first and the server runs with HF_HUB_OFFLINE=1; a Docker host has
     no such Job, so the first start downloads (huggingface_hub reads "1"/"true" as on, anything else as off).
     One container writes the cache volume, so the compile caches live there too and survive a re-create.
     """
-    env = render_vllm_env(cfg, report.resolved, startup_seconds) | compile_cache_env() | {"HF_HUB_OFFLINE": "0"}
-    return env | dict(cfg.vllm.extra_env)  # the user's word stays last, as in render_vllm_env
+    env = server.env | compile_cache_env() | {"HF_HUB_OFFLINE": "0"}
+    return env | server.extra_env  # the user's word stays last, as in plan/vllm_args.py
 
 
-def startup_seconds(cfg: StackConfig, report: Sizing) -> int:
-    """The health check's start period: the Kubernetes startup budget plus the first start's download
-    (preflight/delivery.py, the same terms the report shows).
-
-    With a warm cache the container turns healthy at its first passing check, so the download allowance
-    costs nothing after the first start.
-    """
-    budget = resolve_delivery(cfg, report.weights_on_disk_gib, Names("vllm"), None).budget  # transitional
-    if budget.probe.overridden:
-        return budget.probe.total_seconds  # an override is final
-    return budget.probe.total_seconds + first_download_seconds(cfg, report)
-
-
-def first_download_seconds(cfg: StackConfig, report: Sizing) -> int:
-    """What the first start adds on Docker, where no Job fills the cache first: the model and any draft model
-    (the report's download term; 0 for a local_path model, never downloaded)."""
-    budget = resolve_delivery(cfg, report.weights_on_disk_gib, Names("vllm"), None).budget  # transitional
-    if budget.probe.overridden:
-        return 0  # an override is final
-    download = next(term.seconds for term in budget.terms if term.name == "download")
-    return math.ceil(download * budget.probe.safety_factor)
-
-
-def shm_size_mib(cfg: StackConfig) -> int:
-    """/dev/shm in MiB (pulumi-docker `shm_size`): resources.shm_size_gib, the same size as on Kubernetes.
+def shm_size_mib(shm_gib: float) -> int:
+    """/dev/shm in MiB (pulumi-docker `shm_size`): the plan's size, the same as on Kubernetes.
 
     Docker's default is 64 MiB, which NCCL outgrows as soon as tensor parallel is above 1 (docs/sources.md §A.6: vLLM's
     docs require --ipc=host or --shm-size).
     """
-    return math.ceil(shm_size_gib(cfg) * 1024)
+    return math.ceil(shm_gib * 1024)
 
 
 def render_gpus(gpus: str | Sequence[int | str]) -> str:
@@ -153,25 +131,20 @@ def wait_timeout_s(start_period_s: int) -> int:
     return start_period_s + HEALTH_RETRIES * HEALTH_INTERVAL_S + HEALTH_TIMEOUT_S
 
 
-def metrics_url(cfg: StackConfig) -> str:
+def metrics_url(docker: DockerConfig) -> str:
     """Where Prometheus scrapes vLLM on the host (/metrics is unauthenticated, docs/sources.md §C)."""
-    return f"{base_url(cfg)}/metrics"
+    return f"{base_url(docker)}/metrics"
 
 
-def base_url(cfg: StackConfig) -> str:
-    docker = docker_settings(cfg)
+def base_url(docker: DockerConfig) -> str:
     address = docker.publish_address
     host = f"[{address}]" if ":" in address else address
     return f"http://{host}:{docker.port}"
 
 
-def docker_document(cfg: StackConfig, report: Sizing, instance: str, with_hf_token: bool) -> dict[str, Any]:
+def docker_document(plan: Plan) -> dict[str, Any]:
     """The container as `python -m components.render` writes it: the image and every docker.Container argument
     components/stack.py build_docker_stack passes (the API key and token upload are left out: secrets)."""
-    from components.render.vllm_args import render_vllm_args
-
-    seconds = startup_seconds(cfg, report)
-    container = render_container(
-        cfg, render_vllm_args(cfg, report.resolved), seconds, render_env(cfg, report, seconds), with_hf_token
-    )
-    return {"kind": "DockerContainer", "metadata": {"name": instance}, "image": cfg.vllm.image_ref, **container}
+    server, with_hf_token = plan.server, plan.delivery.hf_token_secret is not None
+    container = render_container(server, with_hf_token)
+    return {"kind": "DockerContainer", "metadata": {"name": plan.identity.instance}, "image": server.image, **container}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from config.stack import StackConfig
+from plan.multinode import MultinodePlan
 
 API_VERSION = "leaderworkerset.x-k8s.io/v1"
 KIND = "LeaderWorkerSet"
@@ -20,8 +20,6 @@ GROUP_KEY_LABEL = "leaderworkerset.sigs.k8s.io/group-key"  # one hash per group
 EXCLUSIVE_TOPOLOGY_ANNOTATION = "leaderworkerset.sigs.k8s.io/exclusive-topology"
 # pulumi-kubernetes >= 4.18 awaits a custom resource on this annotation (kubectl-wait syntax).
 WAIT_FOR_ANNOTATION = "pulumi.com/waitFor"
-# LWS sets these in every container, so $(VAR) expands in args (the kubelet expands defined env vars).
-LEADER_ADDRESS, WORKER_INDEX = "$(LWS_LEADER_ADDRESS)", "$(LWS_WORKER_INDEX)"
 
 
 def group_name(instance: str) -> str:
@@ -35,45 +33,30 @@ def leader_selector(selector: dict[str, str]) -> dict[str, str]:
     return {**selector, WORKER_INDEX_LABEL: "0"}
 
 
-def multinode_flags(cfg: StackConfig, rank: str) -> list[str]:
-    """Native multi-node flags (vllm 0.33.0 arg_utils.py:1162-1300): mp backend, group size, rank, rendezvous."""
-    return [
-        "--distributed-executor-backend",
-        "mp",
-        "--nnodes",
-        str(cfg.engine.nnodes),
-        "--node-rank",
-        rank,
-        "--master-addr",
-        LEADER_ADDRESS,
-        "--master-port",
-        str(cfg.multinode.master_port),
-    ]
-
-
-def _network(container: dict[str, Any], cfg: StackConfig) -> None:
+def _network(container: dict[str, Any], multinode: MultinodePlan) -> None:
     """RDMA resources, IPC_LOCK and NCCL settings, identical on every rank."""
     resources = container["resources"]
-    for name, count in sorted(cfg.multinode.rdma_resources.items()):
+    for name, count in sorted(multinode.rdma_resources.items()):
         resources["requests"][name] = resources["limits"][name] = str(count)
-    if cfg.multinode.adds_ipc_lock:
+    if multinode.ipc_lock:
         container["securityContext"]["capabilities"]["add"] = ["IPC_LOCK"]
-    container["env"] += [{"name": key, "value": value} for key, value in sorted(cfg.multinode.nccl_env.items())]
+    container["env"] += [{"name": key, "value": value} for key, value in sorted(multinode.nccl_env.items())]
 
 
-def _leader_container(base: dict[str, Any], cfg: StackConfig) -> dict[str, Any]:
+def _leader_container(base: dict[str, Any], multinode: MultinodePlan) -> dict[str, Any]:
     container = copy.deepcopy(base)
-    container["args"] = [*container["args"], *multinode_flags(cfg, "0")]
-    _network(container, cfg)
+    # After kubelet_literal: the rank flags' $(LWS_*) must expand.
+    container["args"] = [*container["args"], *multinode.leader_flags]
+    _network(container, multinode)
     return container
 
 
-def _worker_container(base: dict[str, Any], cfg: StackConfig) -> dict[str, Any]:
+def _worker_container(base: dict[str, Any], multinode: MultinodePlan) -> dict[str, Any]:
     container = copy.deepcopy(base)
-    container["args"] = [*container["args"], *multinode_flags(cfg, WORKER_INDEX), "--headless"]
+    container["args"] = [*container["args"], *multinode.worker_flags]
     for key in ("ports", "startupProbe", "readinessProbe", "livenessProbe"):
         container.pop(key, None)  # no API server on a headless rank; the group restarts as one instead
-    _network(container, cfg)
+    _network(container, multinode)
     return container
 
 
@@ -95,15 +78,7 @@ def _template(deployment_template: dict[str, Any], container: dict[str, Any]) ->
     return template
 
 
-def _wait_for(cfg: StackConfig) -> str:
-    """Pulumi has no built-in await for a custom resource: wait until every group is ready (its leader's /health
-    answers only once all ranks joined), or, when KEDA owns the count, until the LWS reports Available."""
-    if cfg.autoscaling.enabled:
-        return "condition=Available"
-    return f"jsonpath={{.status.readyReplicas}}={cfg.replicas}"
-
-
-def render_leaderworkerset(cfg: StackConfig, deployment: dict[str, Any], instance: str) -> dict[str, Any]:
+def render_leaderworkerset(multinode: MultinodePlan, deployment: dict[str, Any], instance: str) -> dict[str, Any]:
     """The LWS for a stack with engine.nnodes > 1, from the Deployment the single-node path would render."""
     template = deployment["spec"]["template"]
     vllm = template["spec"]["containers"][0]
@@ -112,19 +87,19 @@ def render_leaderworkerset(cfg: StackConfig, deployment: dict[str, Any], instanc
         "namespace": deployment["metadata"]["namespace"],
         "labels": dict(deployment["metadata"]["labels"]),
     }
-    metadata["annotations"] = {WAIT_FOR_ANNOTATION: _wait_for(cfg)}
-    if cfg.multinode.exclusive_topology:
-        metadata["annotations"][EXCLUSIVE_TOPOLOGY_ANNOTATION] = cfg.multinode.exclusive_topology
+    metadata["annotations"] = {WAIT_FOR_ANNOTATION: multinode.ready_when}
+    if multinode.exclusive_topology:
+        metadata["annotations"][EXCLUSIVE_TOPOLOGY_ANNOTATION] = multinode.exclusive_topology
     spec: dict[str, Any] = {
         # LeaderCreated: the leader's /health answers only after every worker joined; LeaderReady would deadlock.
         "startupPolicy": "LeaderCreated",
         "rolloutStrategy": {"type": "RollingUpdate", "rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 0}},
         "leaderWorkerTemplate": {
-            "size": cfg.engine.nnodes,
+            "size": multinode.nnodes,
             # A restarted rank cannot rejoin a torch.distributed group: restart the whole group.
             "restartPolicy": "RecreateGroupOnPodRestart",
-            "leaderTemplate": _template(template, _leader_container(vllm, cfg)),
-            "workerTemplate": _template(template, _worker_container(vllm, cfg)),
+            "leaderTemplate": _template(template, _leader_container(vllm, multinode)),
+            "workerTemplate": _template(template, _worker_container(vllm, multinode)),
         },
     }
     if "replicas" in deployment["spec"]:

@@ -16,6 +16,7 @@ from components.render.exposure import render_exposure
 from components.render.keda import capacity_from_report, derive_thresholds, hpa_name
 from components.render.network_policy import render_network_policies
 from components.render.observability import alert_limits, monitoring_objects, scaled_object
+from components.render.probes import budget_annotations, render_probes
 from components.render.prometheus import server_address
 from components.render.promql import Workload
 from components.render.security import (
@@ -27,41 +28,43 @@ from components.render.security import (
     render_service_account,
 )
 from components.render.smoke import render_smoke_test
-from config.multinode import MultinodeConfig
 from config.stack import StackConfig
-from plan.delivery import DeliveryPlan, resolve_delivery
-from plan.identity import Identity, resolve_identity
-from plan.names import Names, labels, namespace_labels, namespace_name, selector_labels
+from plan import Plan
+from plan.delivery import DeliveryPlan
+from plan.identity import Identity
+from plan.multinode import MultinodePlan
+from plan.names import Names, namespace_labels, namespace_name, selector_labels
 from preflight.report import Sizing
 
 SECRET_PLACEHOLDER = "<pulumi secret>"
 
 
-def server_plan(cfg: StackConfig, report: Sizing, instance: str, with_token: bool = False) -> pod.ServerPlan:
-    names, weights = Names(instance), report.weights_on_disk_gib
-    delivery = resolve_delivery(cfg, weights, names, names.hf_token_secret if with_token else None)  # transitional
-    per_replica_token = with_token and delivery.mode == "per_replica_volume"
-    return pod.ServerPlan(
-        name=names.server,
-        namespace=namespace_name(cfg.namespace, instance),
-        labels=labels(instance, "server"),
-        selector=selector_labels(instance, "server"),
-        claim=delivery.claim,
-        service_account=names.server,
-        api_key_secret=names.api_key_secret if cfg.security.require_api_key else None,
-        resolved=report.resolved,
-        budget=delivery.budget.probe,
-        delivery=delivery,
-        weights_on_disk_gib=weights,
-        hf_token_secret=names.hf_token_secret if per_replica_token else None,
+def server_delivery(plan: Plan) -> pod.PodDelivery:
+    """What the delivery mode adds to the server pod, from the delivery renderers."""
+    cfg, delivery = plan.config, plan.delivery  # transitional: the vllm, cache and probes groups
+    per_replica = delivery.mode == "per_replica_volume"
+    token = delivery.hf_token_secret if per_replica else None  # a per-replica download mounts the token
+    init: list[dict[str, Any]] = []
+    if per_replica and delivery.needs_download:
+        init = [delivery_render.per_replica_download(delivery, cfg.vllm, cfg.cache)]
+    elif delivery.needs_download:
+        init = [cache.render_wait_container(delivery, cfg.vllm)]
+    return pod.PodDelivery(
+        model_volumes=delivery_render.model_volumes(delivery, token),
+        env=delivery_render.server_env(delivery),
+        env_from=delivery_render.server_env_from(delivery),
+        probes=render_probes(cfg.probes, delivery.budget.probe),
+        init_containers=init,
+        annotations=budget_annotations(delivery.budget),
+        progress_deadline_seconds=delivery.rollout_seconds,
     )
 
 
-def cache_objects(cfg: StackConfig, delivery: DeliveryPlan, identity: Identity) -> list[dict[str, Any]]:
+def cache_objects(plan: Plan) -> list[dict[str, Any]]:
     """In registration order: the HF token Secret, then per delivery mode the download ServiceAccount and Job
     (shared volume) or the bucket-copy Job (object storage), then the shared claim, which waits for its Job:
-    the Job is the claim's first consumer (components/model_cache.py). `cfg`: the config groups and the GPU
-    placement the Job reuses (transitional: until placement is a plan part)."""
+    the Job is the claim's first consumer (components/model_cache.py)."""
+    delivery, identity = plan.delivery, plan.identity
     meta, ns, token_secret = identity.labels("model-cache"), identity.namespace, delivery.hf_token_secret
     objects: list[dict[str, Any]] = []
     fetches = delivery.needs_download or delivery.copies_to_bucket
@@ -69,34 +72,24 @@ def cache_objects(cfg: StackConfig, delivery: DeliveryPlan, identity: Identity) 
         objects.append(render_secret(token_secret, ns, meta, HF_TOKEN_KEY, SECRET_PLACEHOLDER))
     if fetches and delivery.mode != "per_replica_volume":  # per-replica pods download into their own claims
         objects.append(download_service_account(delivery, identity))
-        objects.append(scheduling.with_job_pod_settings(cfg, _fill_job(cfg, delivery, identity)))
+        objects.append(scheduling.with_job_pod_settings(plan.placement, _fill_job(plan)))
     if delivery.creates_claim:
         objects.append(cache.render_pvc(delivery, ns, meta))
     return objects
 
 
-def _fill_job(cfg: StackConfig, delivery: DeliveryPlan, identity: Identity) -> dict[str, Any]:
+def _fill_job(plan: Plan) -> dict[str, Any]:
     """The Job that fills the volume from the Hub, or copies the Hub snapshot to the bucket."""
+    cfg, delivery, identity = plan.config, plan.delivery, plan.identity  # transitional: vllm, cache, security
     ns, account, meta = identity.namespace, identity.names.download_service_account, identity.labels("model-cache")
     if delivery.mode == "object_storage":
         return bucket_copy.render_copy_job(
             delivery, cfg.vllm, cfg.cache, cfg.security, namespace=ns, service_account=account, labels=meta
         )
-    placement = _download_placement(cfg) if cache.download_on_gpu_nodes(delivery) else {}
+    placement = scheduling.render_gpu_node_placement(plan.placement) if cache.download_on_gpu_nodes(delivery) else {}
     return cache.render_download_job(
         delivery, cfg.vllm, cfg.cache, cfg.security, namespace=ns, service_account=account, labels=meta, placement=placement
     )
-
-
-def _download_placement(cfg: StackConfig) -> dict[str, Any]:
-    """The server's tolerations, affinity and node selector, for a download Job on its GPU nodes."""
-    placement: dict[str, Any] = {"tolerations": scheduling.render_tolerations(cfg)}
-    affinity = scheduling.render_affinity(cfg)
-    if affinity:
-        placement["affinity"] = affinity
-    if cfg.gpu.node_selector:
-        placement["nodeSelector"] = scheduling.render_node_selector(cfg)
-    return placement
 
 
 def download_service_account(delivery: DeliveryPlan, identity: Identity) -> dict[str, Any]:
@@ -107,9 +100,10 @@ def download_service_account(delivery: DeliveryPlan, identity: Identity) -> dict
     return _with_identity(delivery, account)
 
 
-def server_service_account(cfg: StackConfig, plan: pod.ServerPlan) -> dict[str, Any]:
+def server_service_account(plan: Plan) -> dict[str, Any]:
     """With object storage, workload identity annotations (IRSA, GKE Workload Identity) go here."""
-    return _with_identity(plan.delivery, render_service_account(plan.service_account, plan.namespace, plan.labels))
+    server = plan.server
+    return _with_identity(plan.delivery, render_service_account(server.service_account, server.namespace, server.labels))
 
 
 def _with_identity(delivery: DeliveryPlan, account: dict[str, Any]) -> dict[str, Any]:
@@ -119,51 +113,58 @@ def _with_identity(delivery: DeliveryPlan, account: dict[str, Any]) -> dict[str,
     return account
 
 
-def server_manifests(cfg: StackConfig, report: Sizing, instance: str, with_token: bool = False) -> list[dict[str, Any]]:
-    return server_objects(cfg, server_plan(cfg, report, instance, with_token), instance)
-
-
-def server_objects(cfg: StackConfig, plan: pod.ServerPlan, instance: str) -> list[dict[str, Any]]:
+def server_objects(plan: Plan) -> list[dict[str, Any]]:
     """ServiceAccount, API-key Secret (when required), the workload, Service, PodDisruptionBudget."""
-    objects = [server_service_account(cfg, plan)]
-    if plan.api_key_secret:
-        objects.append(render_secret(plan.api_key_secret, plan.namespace, plan.labels, API_KEY_KEY, SECRET_PLACEHOLDER))
-    return [*objects, render_workload(cfg, plan, instance), render_server_service(cfg, plan), pod.render_pdb(plan)]
+    server = plan.server
+    objects = [server_service_account(plan)]
+    if server.api_key_secret:
+        objects.append(render_secret(server.api_key_secret, server.namespace, server.labels, API_KEY_KEY, SECRET_PLACEHOLDER))
+    return [*objects, render_workload(plan, server_delivery(plan)), render_server_service(plan), pod.render_pdb(server)]
 
 
-def render_workload(cfg: StackConfig, plan: pod.ServerPlan, instance: str) -> dict[str, Any]:
-    """The Deployment or StatefulSet, or with engine.nnodes > 1 the LeaderWorkerSet built from the Deployment."""
-    if cfg.engine.nnodes == 1:
-        return pod.render_workload(cfg, plan)
-    return leaderworkerset.render_leaderworkerset(cfg, pod.render_deployment(cfg, plan), instance)
+def render_workload(plan: Plan, pod_delivery: pod.PodDelivery) -> dict[str, Any]:
+    """The Deployment, the StatefulSet when each replica owns its claim, or with engine.nnodes > 1 the
+    LeaderWorkerSet built from the Deployment."""
+    server, placement = plan.server, plan.placement
+    if plan.multinode is not None:
+        deployment = pod.render_deployment(server, placement, pod_delivery)
+        return leaderworkerset.render_leaderworkerset(plan.multinode, deployment, plan.identity.instance)
+    if plan.delivery.workload_kind == "StatefulSet":
+        pod_spec = pod.render_pod_spec(server, placement, pod_delivery)
+        metadata = {
+            "name": server.name,
+            "namespace": server.namespace,
+            "labels": dict(server.labels),
+            "annotations": dict(pod_delivery.annotations),
+        }
+        template = {"metadata": {"labels": dict(server.labels)}, "spec": pod_spec}
+        return delivery_render.render_statefulset(plan.delivery, metadata, server.selector, template, server.replicas)
+    return pod.render_deployment(server, placement, pod_delivery)
 
 
-def render_server_service(cfg: StackConfig, plan: pod.ServerPlan) -> dict[str, Any]:
+def render_server_service(plan: Plan) -> dict[str, Any]:
     """The clients' Service; with several nodes per replica it selects the leaders, the only HTTP servers."""
-    service = pod.render_service(cfg, plan)
-    if cfg.engine.nnodes > 1:
-        service["spec"]["selector"] = leaderworkerset.leader_selector(plan.selector)
+    service = pod.render_service(plan.server)
+    if plan.multinode is not None:
+        service["spec"]["selector"] = leaderworkerset.leader_selector(plan.server.selector)
     return service
 
 
-def namespace_manifest(identity: Identity, nnodes: int, multinode: MultinodeConfig) -> dict[str, Any]:
+def namespace_manifest(identity: Identity, multinode: MultinodePlan | None) -> dict[str, Any]:
     """The Namespace, labelled for the instance that owns it and its Pod Security level: privileged only for a
     multi-node group that adds IPC_LOCK."""
-    level = pod_security_level(nnodes > 1 and multinode.adds_ipc_lock)
+    level = pod_security_level(multinode is not None and multinode.ipc_lock)
     return render_namespace(identity.namespace, namespace_labels(identity.instance), level)
 
 
-def render_manifests(cfg: StackConfig, report: Sizing, instance: str, with_token: bool = False) -> list[dict[str, Any]]:
+def render_manifests(plan: Plan) -> list[dict[str, Any]]:
     """Namespace (when created), cache objects, then server objects."""
-    identity = resolve_identity(cfg.namespace, instance)  # transitional: until the callers pass the plan
-    delivery = resolve_delivery(
-        cfg, report.weights_on_disk_gib, identity.names, identity.names.hf_token_secret if with_token else None
-    )
-    objects = [namespace_manifest(identity, cfg.engine.nnodes, cfg.multinode)] if cfg.namespace.creates else []
-    return objects + cache_objects(cfg, delivery, identity) + server_manifests(cfg, report, instance, with_token)
+    identity = plan.identity
+    objects = [namespace_manifest(identity, plan.multinode)] if identity.creates_namespace else []
+    return objects + cache_objects(plan) + server_objects(plan)
 
 
-def network_manifests(cfg: StackConfig, instance: str) -> list[dict[str, Any]]:
+def network_manifests(cfg: StackConfig, instance: str, delivery_mode: str) -> list[dict[str, Any]]:
     return render_network_policies(
         namespace_name(cfg.namespace, instance),
         instance,
@@ -171,7 +172,7 @@ def network_manifests(cfg: StackConfig, instance: str) -> list[dict[str, Any]]:
         cfg.network_policy,
         cfg.exposure,
         cfg.smoke_test.enabled,
-        resolve_delivery(cfg, 0.0, Names(instance), None).mode != "shared_volume",  # transitional
+        delivery_mode != "shared_volume",
     )
 
 
@@ -180,10 +181,9 @@ def traffic_manifests(cfg: StackConfig, instance: str) -> list[dict[str, Any]]:
     return render_exposure(cfg, instance) + (render_smoke_test(cfg, instance) if cfg.smoke_test.enabled else [])
 
 
-def observability_manifests(cfg: StackConfig, report: Sizing, instance: str) -> list[dict[str, Any]]:
+def observability_manifests(cfg: StackConfig, report: Sizing, instance: str, delivery: DeliveryPlan) -> list[dict[str, Any]]:
     """KEDA's ScaledObject (when on), then the monitoring objects; the queue alert fires where KEDA acts."""
     capacity, selector = capacity_from_report(report), selector_labels(instance, "server")
-    delivery = resolve_delivery(cfg, report.weights_on_disk_gib, Names(instance), None)  # transitional
     hpa = hpa_name(instance) if cfg.autoscaling.enabled else None
     workload = Workload(
         namespace_name(cfg.namespace, instance),
@@ -210,11 +210,12 @@ def workload_name(cfg: StackConfig, instance: str) -> str:
     return leaderworkerset.group_name(instance) if cfg.engine.nnodes > 1 else Names(instance).server
 
 
-def stack_manifests(cfg: StackConfig, report: Sizing, instance: str, with_token: bool = False) -> list[dict[str, Any]]:
+def stack_manifests(plan: Plan) -> list[dict[str, Any]]:
     """Every object of a kubernetes stack, in the order the program registers them."""
+    cfg, report, instance = plan.config, plan.sizing, plan.identity.instance
     return (
-        render_manifests(cfg, report, instance, with_token)
-        + network_manifests(cfg, instance)
+        render_manifests(plan)
+        + network_manifests(cfg, instance, plan.delivery.mode)
         + traffic_manifests(cfg, instance)
-        + observability_manifests(cfg, report, instance)
+        + observability_manifests(cfg, report, instance, plan.delivery)
     )

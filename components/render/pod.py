@@ -1,52 +1,40 @@
-"""The vLLM server Deployment and Service. Pure: takes typed config and the preflight's figures.
-
-Every value the preflight used (GPU product, GPUs per replica, engine flags) is rendered from the same
-config, so the scheduled pod and the preflight cannot disagree.
-"""
+"""The vLLM server Deployment, Service and PodDisruptionBudget. Pure: writes the plan's server and placement
+(plan/server.py, plan/placement.py) and what the delivery mode adds (PodDelivery) as manifests."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from components.render import delivery, scheduling
-from components.render.cache import render_wait_container
-from components.render.probes import budget_annotations, render_probes
-from components.render.resources import memory_quantity, render_server_resources, shm_size_gib
+from components.render import scheduling
+from components.render.resources import memory_quantity, render_server_resources
 from components.render.security import api_key_env, container_security_context, pod_security_context
-from components.render.vllm_args import render_vllm_args, render_vllm_env
-from config.stack import StackConfig
-from plan.delivery import DeliveryPlan
 from plan.names import HF_HOME, HOME, PORT_NAME
-from preflight.resolve import ResolvedEngine
-from preflight.startup import StartupBudget
+from plan.placement import Placement
+from plan.server import ServerPlan as ServerPlan  # components/render/delivery.py reads it from here
 
 
 @dataclass(frozen=True)
-class ServerPlan:
-    """Everything the server pod needs besides the config: names and the computed figures."""
+class PodDelivery:
+    """What the delivery mode adds to the server pod, rendered by components/render/delivery.py, cache.py and
+    probes.py (components/render/manifests.py server_delivery)."""
 
-    name: str  # Deployment, Service, ServiceAccount and PDB name
-    namespace: str
-    labels: dict[str, str]
-    selector: dict[str, str]
-    claim: str  # the model cache PVC
-    service_account: str
-    api_key_secret: str | None  # set when security.require_api_key
-    resolved: ResolvedEngine
-    budget: StartupBudget  # the startup probe's
-    delivery: DeliveryPlan  # the mode, the volume, the first start's sum term by term, the timeouts
-    weights_on_disk_gib: float
-    hf_token_secret: str | None = None  # mounted by a per-replica download init container
+    model_volumes: list[dict[str, Any]]  # the model-cache volume: a claim, a per-replica claim or an emptyDir
+    env: dict[str, str]  # over vLLM's environment, under vllm.extra_env
+    env_from: dict[str, Any]  # {"envFrom": [...]} or nothing
+    probes: dict[str, dict[str, Any]]
+    init_containers: list[dict[str, Any]]  # the per-replica download, or the wait for the download Job
+    annotations: dict[str, str]  # the startup budget, term by term
+    progress_deadline_seconds: int
 
 
-def render_volumes(cfg: StackConfig, plan: ServerPlan) -> list[dict[str, Any]]:
+def render_volumes(server: ServerPlan, delivery: PodDelivery) -> list[dict[str, Any]]:
     return [
-        *delivery.model_volumes(plan.delivery, plan.hf_token_secret),
+        *delivery.model_volumes,
         # Shared memory for NCCL/tensor parallel; the default 64 MiB /dev/shm makes multi-GPU start fail.
-        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": memory_quantity(shm_size_gib(cfg))}},
-        {"name": "home", "emptyDir": {"sizeLimit": memory_quantity(cfg.server.home_size_gib)}},
-        {"name": "tmp", "emptyDir": {"sizeLimit": memory_quantity(cfg.server.tmp_size_gib)}},
+        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": memory_quantity(server.resources.shm_gib)}},
+        {"name": "home", "emptyDir": {"sizeLimit": memory_quantity(server.home_size_gib)}},
+        {"name": "tmp", "emptyDir": {"sizeLimit": memory_quantity(server.tmp_size_gib)}},
     ]
 
 
@@ -60,116 +48,101 @@ def render_volume_mounts() -> list[dict[str, Any]]:  # model-cache: a claim, a p
     ]
 
 
-def render_env(cfg: StackConfig, plan: ServerPlan) -> list[dict[str, Any]]:
-    values = render_vllm_env(cfg, plan.resolved, plan.budget.total_seconds) | delivery.server_env(plan.delivery)
-    values.update(cfg.vllm.extra_env)  # the user's word stays last, as in render_vllm_env
+def render_env(server: ServerPlan, delivery: PodDelivery) -> list[dict[str, Any]]:
+    values = server.env | delivery.env | server.extra_env  # the user's word stays last, as in plan/vllm_args.py
     env: list[dict[str, Any]] = [{"name": key, "value": value} for key, value in values.items()]
-    if plan.api_key_secret:
-        env.append(api_key_env(plan.api_key_secret))
+    if server.api_key_secret:
+        env.append(api_key_env(server.api_key_secret))
     return env
 
 
-def render_server_container(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
+def render_server_container(server: ServerPlan, delivery: PodDelivery) -> dict[str, Any]:
     return {
         "name": "vllm",
-        "image": cfg.vllm.image_ref,
-        "imagePullPolicy": cfg.vllm.image_pull_policy,
+        "image": server.image,
+        "imagePullPolicy": server.image_pull_policy,
         "command": ["vllm", "serve"],  # explicit: the image ENTRYPOINT differs between releases (docs/sources.md §A.6)
-        "args": kubelet_literal(render_vllm_args(cfg, plan.resolved)),
-        "ports": [{"name": PORT_NAME, "containerPort": cfg.server.port, "protocol": "TCP"}],
-        "env": render_env(cfg, plan),
-        **delivery.server_env_from(plan.delivery),
-        "resources": render_server_resources(cfg),
+        "args": kubelet_literal(list(server.args)),
+        "ports": [{"name": PORT_NAME, "containerPort": server.port, "protocol": "TCP"}],
+        "env": render_env(server, delivery),
+        **delivery.env_from,
+        "resources": render_server_resources(server.resources),
         "volumeMounts": render_volume_mounts(),
-        **render_probes(cfg.probes, plan.budget),
+        **delivery.probes,
         # Endpoints drop the pod while it sleeps; then SIGTERM lets uvicorn finish in-flight requests.
-        "lifecycle": {"preStop": {"exec": {"command": ["sleep", str(cfg.server.pre_stop_sleep_seconds)]}}},
+        "lifecycle": {"preStop": {"exec": {"command": ["sleep", str(server.pre_stop_sleep_seconds)]}}},
         "securityContext": container_security_context(),
         "terminationMessagePolicy": "FallbackToLogsOnError",  # the vLLM traceback shows in `kubectl describe`
     }
 
 
-def render_pod_spec(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
+def render_pod_spec(server: ServerPlan, placement: Placement, delivery: PodDelivery) -> dict[str, Any]:
     spec: dict[str, Any] = {
-        "serviceAccountName": plan.service_account,
+        "serviceAccountName": server.service_account,
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,  # a Service named like vllm-* would inject VLLM_* variables (docs/sources.md §A.4)
-        "securityContext": pod_security_context(cfg.security),
-        "tolerations": scheduling.render_tolerations(cfg),
-        "terminationGracePeriodSeconds": cfg.server.termination_grace_period_seconds,
-        "containers": [render_server_container(cfg, plan)],
-        "volumes": render_volumes(cfg, plan),
-        **scheduling.render_pod_settings(cfg, gpu=True),
+        "securityContext": pod_security_context(server.security),
+        "tolerations": scheduling.render_tolerations(placement),
+        "terminationGracePeriodSeconds": server.termination_grace_period_seconds,
+        "containers": [render_server_container(server, delivery)],
+        "volumes": render_volumes(server, delivery),
+        **scheduling.render_pod_settings(placement, gpu=True),
     }
-    if plan.delivery.mode == "per_replica_volume" and plan.delivery.needs_download:
-        spec["initContainers"] = [delivery.per_replica_download(plan.delivery, cfg.vllm, cfg.cache)]
-    elif plan.delivery.needs_download:
-        spec["initContainers"] = [render_wait_container(plan.delivery, cfg.vllm)]
-    affinity = scheduling.render_affinity(cfg)
+    if delivery.init_containers:
+        spec["initContainers"] = list(delivery.init_containers)
+    affinity = scheduling.render_affinity(placement)
     if affinity:
         spec["affinity"] = affinity
-    if cfg.gpu.node_selector:
-        spec["nodeSelector"] = scheduling.render_node_selector(cfg)
-    spread = scheduling.render_topology_spread(cfg, plan.selector)
+    if placement.node_selector:
+        spec["nodeSelector"] = scheduling.render_node_selector(placement)
+    spread = scheduling.render_topology_spread(placement, server.selector)
     if spread:
         spec["topologySpreadConstraints"] = spread
     return spec
 
 
-def render_workload(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
-    """A StatefulSet when each replica owns its claim, else a Deployment."""
-    if plan.delivery.workload_kind == "StatefulSet":
-        template = {"metadata": {"labels": dict(plan.labels)}, "spec": render_pod_spec(cfg, plan)}
-        metadata = {
-            "name": plan.name,
-            "namespace": plan.namespace,
-            "labels": dict(plan.labels),
-            "annotations": budget_annotations(plan.delivery.budget),
-        }
-        replicas = None if cfg.autoscaling.enabled else cfg.replicas
-        return delivery.render_statefulset(plan.delivery, metadata, plan.selector, template, replicas)
-    return render_deployment(cfg, plan)
-
-
-def render_deployment(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
+def render_deployment(server: ServerPlan, placement: Placement, delivery: PodDelivery) -> dict[str, Any]:
     """spec.replicas is left out when KEDA owns it, so Server-Side Apply never fights the HPA (docs/sources.md §H.8).
     The annotations carry the startup budget term by term (the probe's and the deadline's arithmetic)."""
     spec: dict[str, Any] = {
-        "selector": {"matchLabels": dict(plan.selector)},
-        "strategy": scheduling.render_strategy(cfg),
-        "progressDeadlineSeconds": plan.delivery.rollout_seconds,
+        "selector": {"matchLabels": dict(server.selector)},
+        "strategy": scheduling.render_strategy(placement),
+        "progressDeadlineSeconds": delivery.progress_deadline_seconds,
         "revisionHistoryLimit": 3,
-        "template": {"metadata": {"labels": dict(plan.labels)}, "spec": render_pod_spec(cfg, plan)},
+        "template": {
+            "metadata": {"labels": dict(server.labels)},
+            "spec": render_pod_spec(server, placement, delivery),
+        },
     }
-    if not cfg.autoscaling.enabled:
-        spec = {"replicas": cfg.replicas, **spec}
+    if server.replicas is not None:
+        spec = {"replicas": server.replicas, **spec}
     metadata = {
-        "name": plan.name,
-        "namespace": plan.namespace,
-        "labels": dict(plan.labels),
-        "annotations": budget_annotations(plan.delivery.budget),
+        "name": server.name,
+        "namespace": server.namespace,
+        "labels": dict(server.labels),
+        "annotations": dict(delivery.annotations),
     }
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": metadata, "spec": spec}
 
 
-def render_service(cfg: StackConfig, plan: ServerPlan) -> dict[str, Any]:
-    if plan.name == "vllm":
+def render_service(server: ServerPlan) -> dict[str, Any]:
+    if server.name == "vllm":
         raise ValueError("a Service named vllm injects VLLM_PORT=tcp://... into pods and crashes vLLM")
-    port = {"name": PORT_NAME, "port": cfg.server.port, "targetPort": PORT_NAME, "protocol": "TCP"}
+    port = {"name": PORT_NAME, "port": server.port, "targetPort": PORT_NAME, "protocol": "TCP"}
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": {"name": plan.name, "namespace": plan.namespace, "labels": dict(plan.labels)},
-        "spec": {"type": "ClusterIP", "selector": dict(plan.selector), "ports": [port]},
+        "metadata": {"name": server.name, "namespace": server.namespace, "labels": dict(server.labels)},
+        "spec": {"type": "ClusterIP", "selector": dict(server.selector), "ports": [port]},
     }
 
 
-def render_pdb(plan: ServerPlan) -> dict[str, Any]:
+def render_pdb(server: ServerPlan) -> dict[str, Any]:
     return {
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",
-        "metadata": {"name": plan.name, "namespace": plan.namespace, "labels": dict(plan.labels)},
-        "spec": scheduling.render_pdb_spec(plan.selector),
+        "metadata": {"name": server.name, "namespace": server.namespace, "labels": dict(server.labels)},
+        "spec": scheduling.render_pdb_spec(server.selector),
     }
 
 

@@ -20,11 +20,11 @@ from components.render import docker as docker_render
 from components.render.keda import hpa_name
 from components.render.manifests import stack_manifests
 from components.render.promql import Workload
-from components.render.vllm_args import render_vllm_args
 from config.sources import read_stack_file
 from config.stack import StackConfig, validate_config
 from plan.names import PORT_NAME
 from preflight.report import PreflightReport
+from tests.kubernetes_fixtures import plan_of
 from validation import Outcome, assess
 
 REPO = Path(__file__).resolve().parents[2]
@@ -87,7 +87,7 @@ def docker_stack() -> tuple[StackConfig, PreflightReport]:
 
 def _objects(cfg: StackConfig, report: PreflightReport) -> list[dict[str, Any]]:
     """Every object the program registers for the stack (components/render/manifests.py stack_manifests)."""
-    return stack_manifests(cfg, report, INSTANCE)
+    return stack_manifests(plan_of(cfg, INSTANCE))
 
 
 def _one(objects: list[dict[str, Any]], kind: str) -> dict[str, Any]:
@@ -128,14 +128,7 @@ def kubernetes_launch(api_key: str) -> Launch:
 def docker_launch(api_key: str) -> Launch:
     """As components/docker_host.py registers it: the rendered spec, plus VLLM_API_KEY from the secret."""
     cfg, report = docker_stack()
-    seconds = docker_render.startup_seconds(cfg, report)
-    spec = docker_render.render_container(
-        cfg,
-        render_vllm_args(cfg, report.resolved),
-        seconds,
-        docker_render.render_env(cfg, report, seconds),
-        with_hf_token=False,
-    )
+    spec = docker_render.render_container(plan_of(cfg, INSTANCE).server, with_hf_token=False)
     env = dict(item.split("=", 1) for item in spec["envs"]) | {"VLLM_API_KEY": api_key}
     start_period = int(spec["healthcheck"]["start_period"].removesuffix("s"))
     return Launch(

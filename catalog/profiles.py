@@ -15,18 +15,16 @@ from typing import Literal
 
 ProfileName = Literal["generic", "gpu-operator", "gke", "eks-karpenter", "aks", "openshift"]
 GpuLabelScheme = Literal["gfd", "gke-accelerator", "karpenter", "instance-type", "none"]
-PROFILE_NAMES: tuple[str, ...] = ("generic", "gpu-operator", "gke", "eks-karpenter", "aks", "openshift")
-GPU_LABEL_SCHEMES: tuple[str, ...] = ("gfd", "gke-accelerator", "karpenter", "instance-type", "none")
 
 
 @dataclass(frozen=True)
 class Profile:
     name: str
-    gpu_label: GpuLabelScheme  # how pods select the GPU product (cluster/selectors.py)
+    gpu_label: GpuLabelScheme  # how pods select the GPU product (catalog/selectors.py)
     storage_class: str | None  # the provider's default class (ReadWriteOnce); None = the cluster default
     rwx_storage_class: str | None  # the provider's usual ReadWriteMany class, when it has one
     runtime_class: str | None  # runtimeClassName for GPU pods; None where the default runtime has the GPU hook
-    gpu_tolerations: tuple[dict[str, str], ...] = field(default=())  # GPU pool taints besides nvidia.com/gpu
+    gpu_tolerations: tuple[dict[str, str], ...] = field(default=())  # GPU pool taints besides the vendor's
 
 
 PROFILES: dict[str, Profile] = {

@@ -1,4 +1,5 @@
-"""`vllm serve` arguments and environment, rendered for the configured vLLM release. Pure; Docker reuses it.
+"""`vllm serve` arguments and environment for the configured vLLM release, decided once (plan/server.py). Pure;
+Kubernetes and Docker serve with the same arguments.
 
 The container command is ["vllm", "serve"] and the model is the first, positional argument: 0.7.2 rejects
 `--model` with `vllm serve` (scripts.py:34-41) and current images changed ENTRYPOINT (docs/sources.md §A.1, §A.6).
@@ -13,7 +14,6 @@ import posixpath
 from catalog.vllm_flags import FLAG_TABLES, FlagTable
 from config.stack import StackConfig
 from plan.names import HF_HOME, HOME
-from preflight.delivery import server_memory_limit_gib
 from preflight.resolve import ResolvedEngine
 
 STREAMER_BUFFER_SHARE = 0.25  # of the server's memory limit, for the Run:ai streamer's CPU buffer
@@ -31,11 +31,12 @@ def model_argument(cfg: StackConfig, cache_dir: str = HF_HOME) -> str:
     return local if local.startswith("/") else posixpath.join(cache_dir, local)
 
 
-def render_vllm_args(cfg: StackConfig, resolved: ResolvedEngine, cache_dir: str = HF_HOME) -> list[str]:
-    """Arguments after `vllm serve`, for a config that passed validation.check_stack (flags and values the
-    version accepts)."""
+def vllm_args(cfg: StackConfig, resolved: ResolvedEngine, memory_limit_gib: float, cache_dir: str = HF_HOME) -> list[str]:
+    """Arguments after `vllm serve`; validation checks them against the release's flag table.
+    `memory_limit_gib`: the server container's memory limit (the streamer's CPU buffer is a share of it)."""
     table = FLAG_TABLES[resolved.release.version]
-    args = [model_argument(cfg, cache_dir), *_core_flags(cfg, resolved, table), *_model_flags(cfg, resolved, table)]
+    model_flags = _model_flags(cfg, resolved, table, memory_limit_gib)
+    args = [model_argument(cfg, cache_dir), *_core_flags(cfg, resolved, table), *model_flags]
     args += _speculative_flags(cfg, table)
     return [*args, *cfg.engine.extra_args]
 
@@ -70,7 +71,7 @@ def _core_flags(cfg: StackConfig, resolved: ResolvedEngine, table: FlagTable) ->
     ]
 
 
-def _model_flags(cfg: StackConfig, resolved: ResolvedEngine, table: FlagTable) -> list[str]:
+def _model_flags(cfg: StackConfig, resolved: ResolvedEngine, table: FlagTable, memory_limit_gib: float) -> list[str]:
     engine = cfg.engine
     flags: list[str] = []
     if engine.quantization:
@@ -80,7 +81,7 @@ def _model_flags(cfg: StackConfig, resolved: ResolvedEngine, table: FlagTable) -
     if cfg.delivery.mode == "object_storage":
         # Run:ai Model Streamer (vllm/transformers_utils/runai_utils.py); the bucket holds one revision. Its CPU
         # buffer (`memory_limit`, runai_streamer_loader.py) is held to a quarter of the container's limit.
-        buffer = int(server_memory_limit_gib(cfg.server, cfg.engine.gpus_per_node) * STREAMER_BUFFER_SHARE * 2**30)
+        buffer = int(memory_limit_gib * STREAMER_BUFFER_SHARE * 2**30)
         flags += [
             "--load-format",
             "runai_streamer",
@@ -136,7 +137,7 @@ def _speculative_config(cfg: StackConfig) -> dict[str, object]:
     return data
 
 
-def render_vllm_env(
+def vllm_env(
     cfg: StackConfig, resolved: ResolvedEngine, startup_seconds: int, home: str = HOME, cache_dir: str = HF_HOME
 ) -> dict[str, str]:
     """Environment of the server container (secrets excluded: the caller adds VLLM_API_KEY by reference)."""

@@ -1,0 +1,67 @@
+"""A replica across several nodes (engine.nnodes > 1), decided once: the ranks' extra `vllm serve` flags, the
+inter-node network resources and settings, and the LeaderWorkerSet's group facts. Pure.
+
+LWS sets LWS_LEADER_ADDRESS and LWS_WORKER_INDEX in every container and the kubelet expands `$(VAR)` in args
+(kubernetes-sigs/lws api/leaderworkerset/v1/leaderworkerset_types.go@024af084:29-75; docs/multinode.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from config.stack import StackConfig
+
+LEADER_ADDRESS, WORKER_INDEX = "$(LWS_LEADER_ADDRESS)", "$(LWS_WORKER_INDEX)"
+
+
+@dataclass(frozen=True)
+class MultinodePlan:
+    nnodes: int  # the LeaderWorkerSet's group size
+    leader_flags: tuple[str, ...]  # after the single-node args on the leader (rank 0, the HTTP server)
+    worker_flags: tuple[str, ...]  # after them on every worker: its rank and --headless
+    rdma_resources: dict[str, int]  # requested and limited on every rank
+    ipc_lock: bool  # RDMA pins memory: the containers add IPC_LOCK and the namespace must admit it
+    nccl_env: dict[str, str]
+    exclusive_topology: str | None  # the node label key one group owns alone
+    ready_when: str  # Pulumi's await on the LWS (pulumi.com/waitFor)
+
+
+def multinode_flags(nnodes: int, master_port: int, rank: str) -> list[str]:
+    """Native multi-node flags (vllm 0.33.0 arg_utils.py:1162-1300): mp backend, group size, rank, rendezvous."""
+    return [
+        "--distributed-executor-backend",
+        "mp",
+        "--nnodes",
+        str(nnodes),
+        "--node-rank",
+        rank,
+        "--master-addr",
+        LEADER_ADDRESS,
+        "--master-port",
+        str(master_port),
+    ]
+
+
+def ready_when(autoscaled: bool, replicas: int) -> str:
+    """Pulumi has no built-in await for a custom resource: wait until every group is ready (its leader's /health
+    answers only once all ranks joined), or, when KEDA owns the count, until the LWS reports Available."""
+    if autoscaled:
+        return "condition=Available"
+    return f"jsonpath={{.status.readyReplicas}}={replicas}"
+
+
+def resolve_multinode(cfg: StackConfig) -> MultinodePlan | None:
+    """None with one node per replica."""
+    nnodes, port = cfg.engine.nnodes, cfg.multinode.master_port
+    if nnodes == 1:
+        return None
+    return MultinodePlan(
+        nnodes=nnodes,
+        leader_flags=tuple(multinode_flags(nnodes, port, "0")),
+        worker_flags=(*multinode_flags(nnodes, port, WORKER_INDEX), "--headless"),
+        rdma_resources=dict(cfg.multinode.rdma_resources),
+        ipc_lock=cfg.multinode.adds_ipc_lock,
+        nccl_env=dict(cfg.multinode.nccl_env),
+        exclusive_topology=cfg.multinode.exclusive_topology,
+        ready_when=ready_when(cfg.autoscaling.enabled, cfg.replicas),
+    )

@@ -1,0 +1,115 @@
+"""The vLLM server, decided once for both targets: its names, image, the `vllm serve` command line and
+environment, resources, security and lifecycle. Pure.
+
+Every value the preflight used (GPU product, GPUs per replica, engine flags) comes from the same resolved
+engine, so the scheduled pod and the preflight cannot disagree.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from config.docker import DockerConfig, docker_settings
+from config.kubernetes import SecurityConfig
+from config.stack import StackConfig
+from plan.delivery import DeliveryPlan
+from plan.identity import Identity
+from plan.vllm_args import vllm_args, vllm_env
+from preflight.delivery import DeliveryBudget, server_memory_limit_gib, shm_gib
+from preflight.resolve import ResolvedEngine
+
+
+@dataclass(frozen=True)
+class Resources:
+    """Requests equal limits (Guaranteed QoS, so a GPU pod is the last to be evicted)."""
+
+    cpu: str
+    memory_gib: float  # process memory plus /dev/shm: a memory-backed emptyDir is charged to the limit
+    shm_gib: float  # /dev/shm: NCCL moves tensor-parallel traffic through it
+    gpus: int  # per pod
+    gpu_resource: str  # the GPU vendor's extended resource
+
+
+@dataclass(frozen=True)
+class ServerPlan:
+    name: str  # Deployment, Service, ServiceAccount and PDB name
+    namespace: str
+    labels: dict[str, str]
+    selector: dict[str, str]
+    service_account: str
+    api_key_secret: str | None  # set when security.require_api_key
+    image: str
+    image_pull_policy: str
+    port: int
+    args: tuple[str, ...]  # after `vllm serve`, as vLLM reads them (a multi-node rank adds its flags)
+    env: dict[str, str]  # vLLM's environment, secrets excluded; vllm.extra_env last
+    extra_env: dict[str, str]  # the user's word, kept last over what the delivery mode adds too
+    startup_seconds: int  # the engine-ready timeout: the startup probe's budget; on Docker the start period
+    resources: Resources
+    security: SecurityConfig
+    home_size_gib: float
+    tmp_size_gib: float
+    pre_stop_sleep_seconds: int
+    termination_grace_period_seconds: int
+    replicas: int | None  # None when KEDA owns the count, so Server-Side Apply never fights the HPA
+    weights_on_disk_gib: float  # what the server loads; the per-replica claim template is sized from it
+    docker: DockerConfig | None  # the docker target's host settings
+
+
+def server_cpu(cpu: str | None, gpus_per_node: int) -> str:
+    return cpu or str(2 + 4 * gpus_per_node)
+
+
+def resolve_resources(cfg: StackConfig, engine: ResolvedEngine) -> Resources:
+    """One formula with the preflight's page-cache check (preflight/delivery.py)."""
+    gpus = cfg.engine.gpus_per_node
+    return Resources(
+        cpu=server_cpu(cfg.server.cpu, gpus),
+        memory_gib=server_memory_limit_gib(cfg.server, gpus),
+        shm_gib=shm_gib(cfg.server, gpus),
+        gpus=gpus,
+        gpu_resource=engine.gpu.vendor.resource,
+    )
+
+
+def docker_start_period(budget: DeliveryBudget) -> int:
+    """The health check's start period: the Kubernetes startup budget plus the first start's download
+    (the report's download term, the model and any draft model; 0 for a local_path model).
+
+    On Docker no Job fills the cache first; with a warm cache the container turns healthy at its first passing
+    check, so the download allowance costs nothing after the first start. An override is final."""
+    if budget.probe.overridden:
+        return budget.probe.total_seconds
+    download = next(term.seconds for term in budget.terms if term.name == "download")
+    return budget.probe.total_seconds + math.ceil(download * budget.probe.safety_factor)
+
+
+def resolve_server(cfg: StackConfig, identity: Identity, engine: ResolvedEngine, delivery: DeliveryPlan) -> ServerPlan:
+    names, budget = identity.names, delivery.budget
+    resources = resolve_resources(cfg, engine)
+    startup = docker_start_period(budget) if cfg.target == "docker" else budget.probe.total_seconds
+    return ServerPlan(
+        name=names.server,
+        namespace=identity.namespace,
+        labels=identity.labels("server"),
+        selector=identity.selector("server"),
+        service_account=names.server,
+        api_key_secret=names.api_key_secret if cfg.security.require_api_key else None,
+        image=cfg.vllm.image_ref,
+        image_pull_policy=cfg.vllm.image_pull_policy,
+        port=cfg.server.port,
+        args=tuple(vllm_args(cfg, engine, resources.memory_gib)),
+        env=vllm_env(cfg, engine, startup),
+        extra_env=dict(cfg.vllm.extra_env),
+        startup_seconds=startup,
+        resources=resources,
+        security=cfg.security,
+        home_size_gib=cfg.server.home_size_gib,
+        tmp_size_gib=cfg.server.tmp_size_gib,
+        pre_stop_sleep_seconds=cfg.server.pre_stop_sleep_seconds,
+        termination_grace_period_seconds=cfg.server.termination_grace_period_seconds,
+        replicas=None if cfg.autoscaling.enabled else cfg.replicas,
+        weights_on_disk_gib=delivery.weights_on_disk_gib,
+        docker=docker_settings(cfg) if cfg.target == "docker" else None,
+    )
