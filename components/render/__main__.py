@@ -56,7 +56,7 @@ def rendered_objects(plan: Plan) -> list[dict[str, Any]]:
         return [docker_document(cfg, report, instance, with_hf_token=with_token)]
     from components.render.manifests import stack_manifests
 
-    return stack_manifests(cfg, report, instance, with_token=with_token)
+    return stack_manifests(plan)
 
 
 def write_objects(objects: list[dict[str, Any]], out_dir: Path) -> list[Path]:

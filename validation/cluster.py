@@ -1,7 +1,7 @@
-"""The cluster checks for one stack: the values this program renders, checked against the cluster's facts.
+"""The cluster checks for one stack: the plan's values, checked against the cluster's facts.
 
-This is the only place that maps the config onto the plain arguments of cluster/checks.py; wire a rendered
-value here when the renderer changes (the checks themselves take no config).
+This is the only place that maps the plan onto the plain arguments of cluster/checks.py; the renderers read
+the same plan values (the KEDA features, the Prometheus wiring), so the checks follow what is rendered.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 from cluster.facts import ClusterFacts, NodePool
 from cluster.findings import Finding
 from cluster.report import ClusterResult
+from config.cluster import ClusterConfig
 from config.stack import StackConfig
-from plan.names import namespace_name
-from preflight.report import PreflightReport
+from plan import Plan
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set on every namespace by the API server (1.21+)
 
@@ -25,11 +25,11 @@ def stack_name_of(path: str | Path) -> str:
     return Path(path).name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
 
 
-def declared_pools(cfg: StackConfig) -> tuple[NodePool, ...]:
+def declared_pools(cluster: ClusterConfig) -> tuple[NodePool, ...]:
     """cluster.node_pools as facts: autoscaled pools the API does not show (GKE/AKS at zero nodes)."""
     return tuple(
         NodePool(name=p.name, requirements=(), labels=dict(p.labels), gpus_per_node=p.gpus)
-        for p in cfg.cluster.node_pools
+        for p in cluster.node_pools
         if p.max_nodes != 0
     )
 
@@ -45,32 +45,6 @@ def gpu_terms(cfg: StackConfig) -> list[dict[str, list[dict[str, Any]]]]:
     return [{"matchExpressions": [*t["matchExpressions"], *extra]} for t in terms]
 
 
-def keda_features(cfg: StackConfig, report: PreflightReport, instance: str) -> set[str]:
-    """The KEDA features of the ScaledObject this stack renders (components/render/keda.py), read off the
-    rendered spec, so the check follows the renderer (cluster/versions.py KEDA_FEATURES)."""
-    from catalog.vllm_metrics import metrics_for
-    from cluster.versions import keda_features_of
-    from components.render.keda import capacity_from_report, derive_thresholds, hpa_name, render_scaled_object_spec
-    from components.render.prometheus import server_address
-    from components.render.promql import Workload
-    from config.delivery import workload_kind
-    from plan.names import Names
-
-    workload = Workload(
-        namespace=namespace_name(cfg.namespace, instance),
-        model_name=cfg.served_model_name,
-        deployment_name=Names(instance).server,
-        hpa_name=hpa_name(instance),
-        kind=workload_kind(cfg),
-    )
-    thresholds = derive_thresholds(cfg.autoscaling, capacity_from_report(report))
-    return keda_features_of(
-        render_scaled_object_spec(
-            instance, cfg.autoscaling, thresholds, metrics_for(cfg.vllm.version), workload, server_address(cfg) or ""
-        )
-    )
-
-
 def label_fix(cfg: StackConfig) -> str:
     return (
         f"set cluster.profile (now {cfg.cluster.profile}) to your provider: gke, eks-karpenter, aks, gpu-operator, "
@@ -79,31 +53,29 @@ def label_fix(cfg: StackConfig) -> str:
     )
 
 
-def check_cluster(cfg: StackConfig, report: PreflightReport, facts: ClusterFacts, instance: str) -> ClusterResult:
-    """Every cluster check for a Kubernetes stack (the report sizes what is rendered, e.g. KEDA thresholds)."""
-    return ClusterResult(True, facts.source, tuple(_findings(cfg, report, facts, instance)))
+def check_cluster(plan: Plan, facts: ClusterFacts) -> ClusterResult:
+    """Every cluster check for a Kubernetes stack (the plan sizes what is rendered, e.g. KEDA thresholds)."""
+    return ClusterResult(True, facts.source, tuple(_findings(plan, facts)))
 
 
-def _findings(cfg: StackConfig, report: PreflightReport, facts: ClusterFacts, instance: str) -> list[Finding]:
+def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
     from catalog.vllm_versions import RELEASES
     from cluster import checks
     from cluster.versions import image_cuda_major
-    from components.render.prometheus import prometheus_wiring
     from config.cluster import gpu_tolerations
-    from config.delivery import effective_volume
 
+    cfg, namespace = plan.config, plan.identity.namespace
     terms = gpu_terms(cfg)
     tag = cfg.vllm.tag or RELEASES[cfg.vllm.version].image_tag
     found = checks.check_gpu(facts, terms, cfg.engine.gpus_per_node, gpu_tolerations(cfg), label_fix(cfg))
     found += checks.check_driver(facts, terms, image_cuda_major(cfg.vllm.image, tag, cfg.vllm.version), cfg.vllm.image_ref)
-    volume = effective_volume(cfg)
+    volume = plan.delivery.volume
     if cfg.cache.existing_claim is None and volume is not None:
         found += checks.check_storage(facts, volume.storage_class_name, volume.access_mode)
-    if cfg.autoscaling.enabled:
-        found += checks.check_keda(facts, keda_features(cfg, report, instance))
-    if cfg.monitoring.enabled:
-        wiring = prometheus_wiring(cfg, instance)
-        namespace = namespace_name(cfg.namespace, instance)
+    if plan.scaling.enabled:
+        found += checks.check_keda(facts, set(plan.scaling.keda_features))
+    if plan.monitoring.enabled:
+        wiring = plan.monitoring.wiring
         ns_labels = {NAMESPACE_NAME_LABEL: namespace, **_namespace_labels(facts, namespace)}
         found += checks.check_prometheus(
             facts,
@@ -112,9 +84,9 @@ def _findings(cfg: StackConfig, report: PreflightReport, facts: ClusterFacts, in
             wiring.rule_labels,
             namespace,
             ns_labels,
-            wiring.server_address if cfg.autoscaling.enabled else None,
+            wiring.server_address if plan.scaling.enabled else None,
         )
-    found += checks.check_namespace(facts, namespace_name(cfg.namespace, instance), cfg.namespace.creates, instance)
+    found += checks.check_namespace(facts, namespace, plan.identity.creates_namespace, plan.identity.instance)
     return found
 
 
@@ -122,21 +94,18 @@ def _namespace_labels(facts: ClusterFacts, name: str) -> dict[str, str]:
     return dict((facts.namespaces or {}).get(name, {}))
 
 
-def check_snapshots(cfg: StackConfig, report: PreflightReport, paths: Sequence[str | Path], stack: str) -> ClusterResult:
+def check_snapshots(plan: Plan, paths: Sequence[str | Path]) -> ClusterResult:
     """The CLI's and a stack's snapshot path. Raises cluster.snapshot.SnapshotError for a bad file."""
     from cluster.snapshot import read_snapshots
-    from plan.names import instance_name
 
-    if cfg.target != "kubernetes":
+    if plan.target != "kubernetes":
         from cluster.report import not_checked
 
         return not_checked("target docker: no cluster")
-    return check_cluster(cfg, report, read_snapshots(paths, declared_pools(cfg)), instance_name(stack))
+    return check_cluster(plan, read_snapshots(paths, declared_pools(plan.config.cluster)))
 
 
-def program_cluster_result(
-    cfg: StackConfig, report: PreflightReport, stack: str, kubeconfig: str | None, context: str | None
-) -> ClusterResult:
+def program_cluster_result(plan: Plan, kubeconfig: str | None, context: str | None) -> ClusterResult:
     """The Pulumi program's path: cluster.snapshot_files when set, else the live cluster (read-only).
 
     A live read that fails reports `not checked` (the reason included), or stops the program when
@@ -145,7 +114,8 @@ def program_cluster_result(
     from cluster.report import not_checked
     from config.errors import ConfigError, ConfigIssue
 
-    if cfg.target != "kubernetes":
+    cfg = plan.config
+    if plan.target != "kubernetes":
         return not_checked("target docker: no cluster")
     if cfg.render_yaml_to_directory is not None:
         return not_checked("manifests are written to a folder, not applied")
@@ -153,24 +123,24 @@ def program_cluster_result(
         from cluster.snapshot import SnapshotError
 
         try:
-            return check_snapshots(cfg, report, cfg.cluster.snapshot_files, stack)
+            return check_snapshots(plan, cfg.cluster.snapshot_files)
         except SnapshotError as error:
             raise ConfigError([ConfigIssue("cluster.snapshot_files", str(error))]) from None
     if not cfg.cluster.read_live:
         return not_checked("cluster.read_live is false and no cluster.snapshot_files are set")
-    return _live(cfg, report, stack, kubeconfig, context)
+    return _live(plan, kubeconfig, context)
 
 
-def _live(cfg: StackConfig, report: PreflightReport, stack: str, kubeconfig: str | None, context: str | None) -> ClusterResult:
+def _live(plan: Plan, kubeconfig: str | None, context: str | None) -> ClusterResult:
     from cluster import live
     from cluster.report import not_checked
     from config.errors import ConfigError, ConfigIssue
-    from plan.names import instance_name
 
+    cluster = plan.config.cluster
     try:
-        facts = live.read_live(kubeconfig, context, cfg.cluster.keda_namespace, declared_pools(cfg))
+        facts = live.read_live(kubeconfig, context, cluster.keda_namespace, declared_pools(cluster))
     except live.LiveReadError as error:
-        if cfg.cluster.block_on_read_failure:
+        if cluster.block_on_read_failure:
             raise ConfigError(
                 [
                     ConfigIssue(
@@ -181,4 +151,4 @@ def _live(cfg: StackConfig, report: PreflightReport, stack: str, kubeconfig: str
                 ]
             ) from None
         return not_checked(f"the live cluster could not be read: {error}")
-    return check_cluster(cfg, report, facts, instance_name(stack))
+    return check_cluster(plan, facts)
