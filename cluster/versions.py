@@ -9,10 +9,9 @@ facts.md" docs/sources.md §S3 GFD row).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
-from catalog.keda import FEATURES, Feature
+from catalog.keda import FEATURES
 from catalog.keda import parse_version as parse_keda_version
 
 # Feature -> first KEDA release that accepts it: catalog/keda.py is the one table; "scaledobject" is the
@@ -38,13 +37,6 @@ def keda_minimum(features: Iterable[str]) -> tuple[tuple[int, int, int], list[st
     return minimum, [f for f in wanted if KEDA_FEATURES[f] == minimum]
 
 
-def keda_supports(version: str, feature: str) -> bool:
-    """Whether a KEDA release (e.g. "2.17.1", from ClusterFacts.keda_version) accepts a feature, so a renderer
-    can adapt to the installed KEDA instead of being refused by its webhook."""
-    major, minor, patch = ([int(p) for p in version.split(".")[:3] if p.isdigit()] + [0, 0, 0])[:3]
-    return (major, minor, patch) >= KEDA_FEATURES[feature]
-
-
 def image_cuda_major(image: str, tag: str, vllm_version: str) -> int | None:
     """The CUDA major of an official image tag, or None when unknown (a custom image or release)."""
     if image != OFFICIAL_IMAGE:
@@ -56,16 +48,3 @@ def image_cuda_major(image: str, tag: str, vllm_version: str) -> int | None:
 
 def show(version: tuple[int, ...]) -> str:
     return ".".join(str(p) for p in version)
-
-
-def keda_features_of(scaled_object_spec: Mapping[str, Any]) -> set[str]:
-    """The KEDA_FEATURES a rendered ScaledObject spec uses (so the check follows whatever is rendered)."""
-    features = {"scaledobject"}
-    fallback = scaled_object_spec.get("fallback")
-    if isinstance(fallback, Mapping):
-        if "behavior" in fallback:
-            features.add(str(Feature.FALLBACK_BEHAVIOR))
-        triggers = scaled_object_spec.get("triggers") or []
-        if any(isinstance(t, Mapping) and t.get("metricType") == "Value" for t in triggers):
-            features.add(str(Feature.FALLBACK_WITH_VALUE_TRIGGERS))
-    return features

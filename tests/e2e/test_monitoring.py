@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from components.render.promql import metric_names
+from tests.promql_lint import metric_names
 from tests.e2e import prometheus
 from tests.e2e.processes import Server, chat, get
 from tests.e2e.rendered import MAX_NUM_SEQS, Monitoring
