@@ -22,7 +22,7 @@ from config.messages import issue_from_pydantic
 from config.network import NetworkPolicyConfig
 from config.exposure import ExposureConfig
 from plan.names import labels, selector_labels
-from tests.traffic_fixtures import traffic_of
+from tests.plan_parts import traffic_of
 from tests.harness import resolve, run_program
 
 NEWEST_KUBERNETES = kubernetes_validate.latest_version()
