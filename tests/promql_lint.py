@@ -8,7 +8,6 @@ import re
 
 from catalog.vllm_metrics import MetricType, VersionMetrics
 
-
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`')
 _MATCHERS = re.compile(r"\{[^}]*\}")
 _RANGES = re.compile(r"\[[^\]]*\]")

@@ -8,8 +8,8 @@ from cluster.checks import check_driver, check_gpu, check_keda, check_namespace,
 from cluster.facts import NodePool
 from cluster.selectors import GPU_TOLERATIONS, gpu_selector_terms
 from cluster.versions import keda_minimum
-from tests.keda_spec import keda_features_of
 from tests.cluster_facts import crd, facts, keda_operator, namespace, node, nodepool, prometheus, storage_class
+from tests.keda_spec import keda_features_of
 
 A100_80 = {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
 GFD_80 = gpu_selector_terms("gfd", ["A100-SXM4-80GB"])

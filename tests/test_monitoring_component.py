@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from catalog.vllm_metrics import VERSIONS
 from components.monitoring import TYPE_TOKEN, Monitoring, MonitoringArgs

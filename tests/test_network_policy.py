@@ -18,12 +18,12 @@ from components.render.network_policy import (
     render_server_policy,
 )
 from config.errors import ConfigError
+from config.exposure import ExposureConfig
 from config.messages import issue_from_pydantic
 from config.network import NetworkPolicyConfig
-from config.exposure import ExposureConfig
 from plan.names import labels, selector_labels
-from tests.plan_parts import traffic_of
 from tests.harness import resolve, run_program
+from tests.plan_parts import traffic_of
 
 NEWEST_KUBERNETES = kubernetes_validate.latest_version()
 DNS_PORTS = [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]
@@ -187,9 +187,7 @@ def test_model_cache_egress_is_dns_only_without_hub_cidrs() -> None:
 
 
 def test_policies_select_pods_by_the_labels_the_deployment_and_job_selectors_use() -> None:
-    selectors = [
-        m["spec"]["podSelector"]["matchLabels"] for m in policies("ns", "prod", 8000, NetworkPolicyConfig())
-    ]
+    selectors = [m["spec"]["podSelector"]["matchLabels"] for m in policies("ns", "prod", 8000, NetworkPolicyConfig())]
     assert selectors == [selector_labels("prod", SERVER), selector_labels("prod", MODEL_CACHE)]
 
 

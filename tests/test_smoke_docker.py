@@ -8,8 +8,8 @@ import pulumi
 import pytest
 
 from components.render.smoke import docker_smoke_command, docker_smoke_verdict, render_docker_smoke
-from plan.traffic import resolve_smoke, smoke_script
 from config.secrets import StackSecrets
+from plan.traffic import resolve_smoke, smoke_script
 from tests.test_docker_host import CONTAINER, IMAGE, deploy, docker_stack, unwrap_secret
 
 SMOKE = {"smoke_test": {"enabled": True}}

@@ -13,10 +13,10 @@ import pytest
 from components.render.smoke import render_smoke_job, render_smoke_test
 from config.exposure import SMOKE_IMAGE
 from config.stack import StackConfig
-from tests.factories import REPO, STACKS, make_config
-from tests.harness import PROJECT
 from plan.identity import Identity
 from plan.traffic import TrafficPlan, smoke_script
+from tests.factories import REPO, STACKS, make_config
+from tests.harness import PROJECT
 from tests.kubernetes_fixtures import plan_of, run_recording
 from tests.program import run_stack_file, stack_file_config
 

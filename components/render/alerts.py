@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catalog.vllm_metrics import VersionMetrics
-from components.render.promql import Workload, number, quantile, selector
+from components.render.promql import number, quantile
 from config.observability import MonitoringConfig
 from plan.monitoring import AlertThresholds
+from plan.scaling import Workload, selector
 
 LATENCY_QUANTILE = 0.99
 SLOW = "10m"  # long enough that a burst the autoscaler absorbs does not page

@@ -9,10 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from plan.scaling import Workload, quote, selector
-
-__all__ = ["Workload", "number", "quantile", "quote", "ratio_of_rates", "selector"]
-
 
 def number(value: float) -> str:
     """A threshold as PromQL and KEDA write it: 26, 0.85 (never 26.0)."""

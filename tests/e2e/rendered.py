@@ -17,14 +17,14 @@ from typing import Any
 
 from catalog.vllm_metrics import VersionMetrics, metrics_for
 from components.render import docker as docker_render
-from components.render.keda import hpa_name
 from components.render.manifests import stack_manifests
-from components.render.promql import Workload
 from components.render.vllm_args import render_vllm_args
 from config.delivery import workload_kind
 from config.sources import read_stack_file
 from config.stack import StackConfig, validate_config
+from plan import resolve
 from plan.names import PORT_NAME
+from plan.scaling import Workload, hpa_name
 from preflight.report import PreflightReport
 from validation import Outcome, assess
 
@@ -88,7 +88,7 @@ def docker_stack() -> tuple[StackConfig, PreflightReport]:
 
 def _objects(cfg: StackConfig, report: PreflightReport) -> list[dict[str, Any]]:
     """Every object the program registers for the stack (components/render/manifests.py stack_manifests)."""
-    return stack_manifests(cfg, report, INSTANCE)
+    return stack_manifests(resolve(cfg, INSTANCE))
 
 
 def _one(objects: list[dict[str, Any]], kind: str) -> dict[str, Any]:
