@@ -14,10 +14,11 @@ from collections.abc import Iterable
 from catalog.keda import FEATURES
 from catalog.keda import parse_version as parse_keda_version
 
-# Feature -> first KEDA release that accepts it: catalog/keda.py is the one table; "scaledobject" is the
+# Feature -> first KEDA release that accepts it: catalog/keda.py is the one table; SCALED_OBJECT is the
 # keda.sh/v1alpha1 ScaledObject itself.
+SCALED_OBJECT = "scaledobject"
 KEDA_FEATURES: dict[str, tuple[int, int, int]] = {
-    "scaledobject": (2, 0, 0),
+    SCALED_OBJECT: (2, 0, 0),
     **{str(feature): (*parse_keda_version(first), 0) for feature, (first, _source) in FEATURES.items()},
 }
 
@@ -33,7 +34,7 @@ def keda_minimum(features: Iterable[str]) -> tuple[tuple[int, int, int], list[st
     unknown = [f for f in wanted if f not in KEDA_FEATURES]
     if unknown:
         raise KeyError(f"unknown KEDA feature(s) {unknown}; known: {sorted(KEDA_FEATURES)}")
-    minimum = max((KEDA_FEATURES[f] for f in wanted), default=KEDA_FEATURES["scaledobject"])
+    minimum = max((KEDA_FEATURES[f] for f in wanted), default=KEDA_FEATURES[SCALED_OBJECT])
     return minimum, [f for f in wanted if KEDA_FEATURES[f] == minimum]
 
 

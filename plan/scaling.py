@@ -11,12 +11,11 @@ from dataclasses import dataclass, replace
 
 from catalog import keda
 from catalog.vllm_metrics import VersionMetrics
+from cluster.versions import SCALED_OBJECT
 from config.observability import AutoscalingConfig
 from plan.identity import Identity
 from plan.names import Names
 from preflight.report import Sizing
-
-SCALED_OBJECT_FEATURE = "scaledobject"  # the keda.sh/v1alpha1 ScaledObject itself (cluster/versions.py KEDA_FEATURES)
 
 
 @dataclass(frozen=True)
@@ -154,7 +153,7 @@ def keda_features(cfg: AutoscalingConfig) -> frozenset[str]:
     """The version-gated KEDA features the ScaledObject uses: fallback.behavior where keda_version has it. Every
     trigger is AverageValue (components/render/keda.py trigger_queries), so never a fallback beside a Value
     trigger. The renderer follows this set, and the cluster check compares it with the installed KEDA."""
-    features = {SCALED_OBJECT_FEATURE}
+    features = {SCALED_OBJECT}
     if keda.supports(cfg.keda_version, keda.Feature.FALLBACK_BEHAVIOR):
         features.add(str(keda.Feature.FALLBACK_BEHAVIOR))
     return frozenset(features)

@@ -7,11 +7,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from catalog.keda import Feature
+from cluster.versions import SCALED_OBJECT
 
 
 def keda_features_of(scaled_object_spec: Mapping[str, Any]) -> set[str]:
     """The cluster/versions.py KEDA_FEATURES keys a rendered ScaledObject spec uses."""
-    features = {"scaledobject"}
+    features = {SCALED_OBJECT}
     fallback = scaled_object_spec.get("fallback")
     if isinstance(fallback, Mapping):
         if "behavior" in fallback:

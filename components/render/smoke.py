@@ -108,20 +108,24 @@ def docker_smoke_command(smoke: SmokePlan, port: int) -> list[str]:
     return check_command(smoke, DOCKER_SCRIPT, f"http://127.0.0.1:{port}", DOCKER_KEY_FILE)
 
 
-def render_docker_smoke(cfg: StackConfig, vllm_container_name: str) -> dict[str, Any]:
+def docker_smoke_spec(smoke: SmokePlan, port: int, vllm_container_name: str) -> dict[str, Any]:
     """`docker.Container` arguments but `image`, `network_mode` (the vLLM container's id) and `uploads`.
-    SMOKE_KEY changes with the model, revision and images, which replaces the container: the check reruns.
-    TRANSITIONAL: takes the config until components/docker_host.py reads the plan (then plan.traffic.smoke)."""
-    smoke = resolve_smoke(cfg, vllm_container_name)
+    SMOKE_KEY changes with the model, revision and images, which replaces the container: the check reruns."""
     return {
         "name": f"{vllm_container_name}-smoke-test",
-        "command": docker_smoke_command(smoke, cfg.server.port),
+        "command": docker_smoke_command(smoke, port),
         "envs": [f"SMOKE_KEY={smoke.key}", "PYTHONUNBUFFERED=1"],
         "attach": True,
         "logs": True,
         "must_run": False,
         "start": True,
     }
+
+
+def render_docker_smoke(cfg: StackConfig, vllm_container_name: str) -> dict[str, Any]:
+    """TRANSITIONAL, for components/docker_host.py until the Docker target reads the plan: it then calls
+    docker_smoke_spec(plan.traffic.smoke, plan.traffic.port, name) and this goes."""
+    return docker_smoke_spec(resolve_smoke(cfg, vllm_container_name), cfg.server.port, vllm_container_name)
 
 
 def docker_smoke_verdict(exit_code: int | None, logs: str | None) -> str:
