@@ -10,12 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from catalog.vllm_metrics import metrics_for
 from config.stack import StackConfig
 from plan.delivery import DeliveryPlan, resolve_delivery
 from plan.identity import Identity, resolve_identity
-from plan.monitoring import MonitoringPlan, alert_limits, new_replica_seconds, prometheus_wiring
-from plan.scaling import ScalingPlan, Workload, resolve_scaling, workload_name
+from plan.monitoring import MonitoringPlan, resolve_observability
+from plan.scaling import ScalingPlan
 from plan.traffic import TrafficPlan, resolve_traffic
 from preflight import run_preflight
 from preflight.report import PreflightReport
@@ -43,7 +42,7 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
     identity = resolve_identity(cfg.namespace, instance)
     token_secret = identity.names.hf_token_secret if hf_token else None
     delivery = resolve_delivery(cfg, sizing.weights_on_disk_gib, token_secret)
-    scaling, monitoring = _observability(cfg, identity, sizing, delivery)
+    scaling, monitoring = resolve_observability(cfg, identity, sizing, delivery)
     return Plan(
         target=cfg.target,
         identity=identity,
@@ -55,24 +54,3 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
         monitoring=monitoring,
         config=cfg,
     )
-
-
-def _observability(
-    cfg: StackConfig, identity: Identity, sizing: PreflightReport, delivery: DeliveryPlan
-) -> tuple[ScalingPlan, MonitoringPlan]:
-    """KEDA and monitoring share the workload, the metric names and the thresholds: the queue alert fires where
-    the scaler acts."""
-    server, metrics = identity.selector("server"), metrics_for(cfg.vllm.version)
-    wiring = prometheus_wiring(cfg.monitoring, cfg.autoscaling, server)
-    workload = Workload(
-        identity.namespace,
-        cfg.served_model_name,
-        workload_name(identity.names, cfg.engine.nnodes),
-        kind=delivery.workload_kind,
-    )
-    scaling = resolve_scaling(cfg.autoscaling, identity, sizing, workload, wiring.server_address, metrics)
-    queue = scaling.thresholds.queue if scaling.enabled else None
-    rollout = new_replica_seconds(cfg.server.image_pull_seconds, delivery.budget)
-    limits = alert_limits(cfg.monitoring, cfg.autoscaling, scaling.capacity, queue, rollout)
-    monitoring = MonitoringPlan(cfg.monitoring, f"{identity.instance}-monitoring", server, wiring, limits, metrics)
-    return scaling, monitoring

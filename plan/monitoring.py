@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog.vllm_metrics import VersionMetrics
+from catalog.vllm_metrics import VersionMetrics, metrics_for
 from config.observability import AutoscalingConfig, MonitoringConfig
-from plan.scaling import Capacity, derived_queue_threshold
+from config.stack import StackConfig
+from plan.delivery import DeliveryPlan
+from plan.identity import Identity
+from plan.scaling import Capacity, ScalingPlan, Workload, derived_queue_threshold, resolve_scaling, workload_name
 from preflight.delivery import DeliveryBudget
+from preflight.report import Sizing
 
 # kube-prometheus-stack's chart name, and its fullname limit: "We truncate at ... 63-35=26"
 # (prometheus-community/helm-charts charts/kube-prometheus-stack/templates/_helpers.tpl@082861ba:7-25).
@@ -129,3 +133,24 @@ def alert_limits(
     queue = monitoring.queue_alert_threshold or queue_threshold or derived_queue_threshold(autoscaling.queue_fraction, capacity)
     gpu = gpu_memory_threshold(capacity.gpu_memory_utilization, monitoring.gpu_memory_headroom)
     return AlertThresholds(queue_per_replica=queue, gpu_memory_used_fraction=gpu, rollout_seconds=rollout_seconds or 0)
+
+
+def resolve_observability(
+    cfg: StackConfig, identity: Identity, sizing: Sizing, delivery: DeliveryPlan
+) -> tuple[ScalingPlan, MonitoringPlan]:
+    """KEDA and monitoring share the workload, the metric names and the thresholds: the queue alert fires where
+    the scaler acts."""
+    server, metrics = identity.selector("server"), metrics_for(cfg.vllm.version)
+    wiring = prometheus_wiring(cfg.monitoring, cfg.autoscaling, server)
+    workload = Workload(
+        identity.namespace,
+        cfg.served_model_name,
+        workload_name(identity.names, cfg.engine.nnodes),
+        kind=delivery.workload_kind,
+    )
+    scaling = resolve_scaling(cfg.autoscaling, identity, sizing, workload, wiring.server_address, metrics)
+    queue = scaling.thresholds.queue if scaling.enabled else None
+    rollout = new_replica_seconds(cfg.server.image_pull_seconds, delivery.budget)
+    limits = alert_limits(cfg.monitoring, cfg.autoscaling, scaling.capacity, queue, rollout)
+    monitoring = MonitoringPlan(cfg.monitoring, f"{identity.instance}-monitoring", server, wiring, limits, metrics)
+    return scaling, monitoring
