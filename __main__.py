@@ -7,17 +7,16 @@ from cluster.report import ClusterResult
 from components.stack import build_stack
 from config.errors import ConfigError
 from config.sources import load_kubernetes_provider_settings, load_pulumi_config_with_secrets, load_pulumi_secrets
-from config.stack import StackConfig
-from preflight.cluster import program_cluster_result
-from preflight.report import PreflightReport
+from plan import Plan
 from preflight.text import blocked_text, table_text
 from validation import Outcome, assess
+from validation.cluster import program_cluster_result
 
 
-def live_cluster(cfg: StackConfig, report: PreflightReport) -> ClusterResult:
+def live_cluster(plan: Plan) -> ClusterResult:
     """The cluster as the Kubernetes provider sees it: same kubeconfig, same context (read-only)."""
     kubeconfig, context = load_kubernetes_provider_settings()
-    return program_cluster_result(cfg, report, pulumi.get_stack(), kubeconfig, context)
+    return program_cluster_result(plan, kubeconfig, context)
 
 
 try:

@@ -9,16 +9,16 @@ facts.md" docs/sources.md §S3 GFD row).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
-from catalog.keda import FEATURES, Feature
+from catalog.keda import FEATURES
 from catalog.keda import parse_version as parse_keda_version
 
-# Feature -> first KEDA release that accepts it: catalog/keda.py is the one table; "scaledobject" is the
+# Feature -> first KEDA release that accepts it: catalog/keda.py is the one table; SCALED_OBJECT is the
 # keda.sh/v1alpha1 ScaledObject itself.
+SCALED_OBJECT = "scaledobject"
 KEDA_FEATURES: dict[str, tuple[int, int, int]] = {
-    "scaledobject": (2, 0, 0),
+    SCALED_OBJECT: (2, 0, 0),
     **{str(feature): (*parse_keda_version(first), 0) for feature, (first, _source) in FEATURES.items()},
 }
 
@@ -34,15 +34,8 @@ def keda_minimum(features: Iterable[str]) -> tuple[tuple[int, int, int], list[st
     unknown = [f for f in wanted if f not in KEDA_FEATURES]
     if unknown:
         raise KeyError(f"unknown KEDA feature(s) {unknown}; known: {sorted(KEDA_FEATURES)}")
-    minimum = max((KEDA_FEATURES[f] for f in wanted), default=KEDA_FEATURES["scaledobject"])
+    minimum = max((KEDA_FEATURES[f] for f in wanted), default=KEDA_FEATURES[SCALED_OBJECT])
     return minimum, [f for f in wanted if KEDA_FEATURES[f] == minimum]
-
-
-def keda_supports(version: str, feature: str) -> bool:
-    """Whether a KEDA release (e.g. "2.17.1", from ClusterFacts.keda_version) accepts a feature, so a renderer
-    can adapt to the installed KEDA instead of being refused by its webhook."""
-    major, minor, patch = ([int(p) for p in version.split(".")[:3] if p.isdigit()] + [0, 0, 0])[:3]
-    return (major, minor, patch) >= KEDA_FEATURES[feature]
 
 
 def image_cuda_major(image: str, tag: str, vllm_version: str) -> int | None:
@@ -56,16 +49,3 @@ def image_cuda_major(image: str, tag: str, vllm_version: str) -> int | None:
 
 def show(version: tuple[int, ...]) -> str:
     return ".".join(str(p) for p in version)
-
-
-def keda_features_of(scaled_object_spec: Mapping[str, Any]) -> set[str]:
-    """The KEDA_FEATURES a rendered ScaledObject spec uses (so the check follows whatever is rendered)."""
-    features = {"scaledobject"}
-    fallback = scaled_object_spec.get("fallback")
-    if isinstance(fallback, Mapping):
-        if "behavior" in fallback:
-            features.add(str(Feature.FALLBACK_BEHAVIOR))
-        triggers = scaled_object_spec.get("triggers") or []
-        if any(isinstance(t, Mapping) and t.get("metricType") == "Value" for t in triggers):
-            features.add(str(Feature.FALLBACK_WITH_VALUE_TRIGGERS))
-    return features

@@ -8,22 +8,18 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.kube import register
-from components.render.network_policy import MODEL_CACHE, NO_EXPOSURE, SERVER, render_network_policies
-from config.exposure import ExposureConfig
-from config.network import NetworkPolicyConfig
+from components.render.network_policy import MODEL_CACHE, SERVER, render_network_policies
+from plan.identity import Identity
+from plan.traffic import TrafficPlan
 
 TYPE_TOKEN = "vllm-serving:index:NetworkPolicies"
 
 
 @dataclass(frozen=True)
 class NetworkPoliciesArgs:
+    identity: Identity  # the instance labels select the server, download and smoke-test pods
+    traffic: TrafficPlan  # the policy, port, exposure (its proxies are the callers), smoke test, hub egress
     namespace: pulumi.Input[str]  # the stack's namespace (ServingStack.namespace)
-    instance: str  # app.kubernetes.io/instance of the server and download pods
-    port: int  # the vLLM container port: the OpenAI API and /metrics
-    policy: NetworkPolicyConfig
-    exposure: ExposureConfig = NO_EXPOSURE  # the gateway / ingress proxies become the callers
-    smoke_test: bool = False  # admit the smoke-test Job's pods, and restrict their egress
-    server_fetches_weights: bool = False  # per-replica downloads or object storage: the server needs hub egress
 
 
 class NetworkPolicies(pulumi.ComponentResource):
@@ -40,10 +36,7 @@ class NetworkPolicies(pulumi.ComponentResource):
     def __init__(self, name: str, args: NetworkPoliciesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
         created: dict[str, k8s.networking.v1.NetworkPolicy] = {}
-        # Rendered without a namespace: it is set from args, where it may be an Output of the Namespace.
-        for manifest in render_network_policies(
-            "", args.instance, args.port, args.policy, args.exposure, args.smoke_test, args.server_fetches_weights
-        ):
+        for manifest in render_network_policies(args.identity, args.traffic):
             component = manifest["metadata"]["labels"]["app.kubernetes.io/component"]
             created[component] = register(
                 f"{name}-{component}", manifest, pulumi.ResourceOptions(parent=self), namespace=args.namespace

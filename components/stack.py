@@ -14,17 +14,12 @@ from components.monitoring import Monitoring, MonitoringArgs
 from components.network_policy import NetworkPolicies, NetworkPoliciesArgs
 from components.provider import docker_provider, kubernetes_provider
 from components.render.docker import docker_of
-from components.render.exposure import client_url
-from components.render.keda import capacity_from_report
-from components.render.prometheus import server_address
 from components.serving_stack import ServingStack, ServingStackArgs
 from components.smoke_test import SmokeTest, SmokeTestArgs
 from config.secrets import StackSecrets
-from config.stack import StackConfig
 from plan import Plan
-from plan.delivery import DeliveryPlan
-from plan.names import namespace_name
-from preflight.report import Sizing
+from plan.identity import Identity
+from plan.traffic import TrafficPlan
 
 
 def build_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
@@ -46,92 +41,49 @@ def build_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
 def build_kubernetes_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
     """Namespace, cache and server (ServingStack), then network policies, the exposure, the smoke test, KEDA and
     monitoring as its children."""
-    cfg, report, name = plan.config, plan.sizing, plan.identity.instance
+    cfg, identity, traffic, name = plan.config, plan.identity, plan.traffic, plan.identity.instance
     provider = kubernetes_provider(cfg.render_yaml_to_directory)
     serving = ServingStack(
         name, ServingStackArgs(plan, secrets), pulumi.ResourceOptions(provider=provider) if provider else None
     )
     child = pulumi.ResourceOptions(parent=serving)
-    policies = NetworkPolicies(
-        f"{name}-network",
-        NetworkPoliciesArgs(
-            namespace=serving.namespace,
-            instance=name,
-            port=cfg.server.port,
-            policy=cfg.network_policy,
-            exposure=cfg.exposure,
-            smoke_test=cfg.smoke_test.enabled,
-            server_fetches_weights=plan.delivery.mode != "shared_volume",
-        ),
-        child,
-    )
+    policies = NetworkPolicies(f"{name}-network", NetworkPoliciesArgs(identity, traffic, serving.namespace), child)
     exposure = Exposure(
-        f"{name}-exposure",
-        ExposureArgs(config=cfg, instance=name, namespace=serving.namespace, depends_on=(serving.server.service,)),
-        child,
+        f"{name}-exposure", ExposureArgs(identity, traffic, serving.namespace, depends_on=(serving.server.service,)), child
     )
-    if cfg.smoke_test.enabled:  # after the rollout: the server, its Service and the policies that admit the Job
-        SmokeTest(
-            f"{name}-smoke-test",
-            SmokeTestArgs(
-                config=cfg,
-                instance=name,
-                namespace=serving.namespace,
-                wait_for=(serving.server.deployment, serving.server.service, *policies.all),
-            ),
-            child,
-        )
-    direct = cfg.exposure.kind == "none" and bool(cfg.network_policy.client_namespaces)
-    (pulumi.log.warn if direct else pulumi.log.info)(how_clients_reach_it(cfg, name))
-    _observability(cfg, report, plan.delivery, name, serving, child)
+    if traffic.smoke is not None:  # after the rollout: the server, its Service and the policies that admit the Job
+        wait_for = (serving.server.deployment, serving.server.service, *policies.all)
+        SmokeTest(f"{name}-smoke-test", SmokeTestArgs(identity, traffic, traffic.smoke, serving.namespace, wait_for), child)
+    direct = not traffic.exposed and bool(traffic.network_policy.client_namespaces)
+    (pulumi.log.warn if direct else pulumi.log.info)(how_clients_reach_it(identity, traffic))
+    _observability(plan, serving, child)
     return {**serving.outputs(), "clientUrl": exposure.client_url, "curl": exposure.curl}
 
 
-def _observability(
-    cfg: StackConfig, report: Sizing, delivery: DeliveryPlan, name: str, serving: ServingStack, child: pulumi.ResourceOptions
-) -> None:
-    """KEDA (when on) and monitoring share thresholds: the queue alert fires where the scaler acts."""
-    common: dict[str, Any] = {
-        "namespace": serving.namespace,
-        "deployment_name": serving.deployment_name,
-        "selector_labels": serving.selector_labels,
-        "served_model_name": cfg.served_model_name,
-        "vllm_version": cfg.vllm.version,
-        "capacity": capacity_from_report(report),
-        "workload_kind": delivery.workload_kind,
-    }
-    autoscaler = None
-    if cfg.autoscaling.enabled:
-        args = KedaAutoscalerArgs(
-            autoscaling=cfg.autoscaling, scaled_object_name=name, server_address=server_address(cfg) or "", **common
+def _observability(plan: Plan, serving: ServingStack, child: pulumi.ResourceOptions) -> None:
+    """KEDA (when on) and monitoring read one workload and one set of thresholds from the plan: the queue alert
+    fires where the scaler acts."""
+    scaling, workload = plan.scaling, (serving.server.deployment,)
+    if scaling.enabled:
+        KedaAutoscaler(
+            f"{scaling.scaled_object_name}-autoscaler", KedaAutoscalerArgs(scaling, serving.namespace, workload), child
         )
-        autoscaler = KedaAutoscaler(f"{name}-autoscaler", args, child)
-    if cfg.monitoring.enabled:
-        rollout = delivery.new_replica_seconds
-        Monitoring(
-            f"{name}-monitoring",
-            MonitoringArgs(
-                monitoring=cfg.monitoring,
-                autoscaling=cfg.autoscaling,
-                queue_threshold=autoscaler.thresholds.queue if autoscaler else None,
-                hpa_name=autoscaler.hpa_name if autoscaler else None,
-                rollout_seconds=rollout,
-                **common,
-            ),
-            child,
-        )
+    if plan.monitoring.enabled:
+        args = MonitoringArgs(plan.monitoring, scaling.workload, serving.namespace, workload)
+        Monitoring(plan.monitoring.name, args, child)
 
 
-def how_clients_reach_it(cfg: StackConfig, name: str) -> str:
-    if cfg.exposure.kind != "none":
-        return f"clients reach {cfg.served_model_name} at {client_url(cfg, name)} on {', '.join(cfg.exposure.paths)}"
+def how_clients_reach_it(identity: Identity, traffic: TrafficPlan) -> str:
+    if traffic.exposed:
+        return f"clients reach {traffic.served_model_name} at {traffic.client_url} on {', '.join(traffic.exposure.paths)}"
+    client_namespaces = traffic.network_policy.client_namespaces
     callers = (
-        f"pods in namespaces {', '.join(cfg.network_policy.client_namespaces)}"
-        if cfg.network_policy.client_namespaces
-        else f"pods in namespace {namespace_name(cfg.namespace, name)} only"
+        f"pods in namespaces {', '.join(client_namespaces)}"
+        if client_namespaces
+        else f"pods in namespace {identity.namespace} only"
     )
     return (
-        f"no exposure.gateway or exposure.ingress: {client_url(cfg, name)} is reachable from {callers} "
+        f"no exposure.gateway or exposure.ingress: {traffic.client_url} is reachable from {callers} "
         "(network_policy), on every path, /invocations and /tokenize included; expose it through a Gateway "
         "(exposure.gateway) to serve clients elsewhere (docs/exposure.md)"
     )

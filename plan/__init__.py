@@ -13,9 +13,12 @@ from typing import Literal
 from config.stack import StackConfig
 from plan.delivery import DeliveryPlan, resolve_delivery
 from plan.identity import Identity, resolve_identity
+from plan.monitoring import MonitoringPlan, resolve_observability
 from plan.multinode import MultinodePlan, resolve_multinode
 from plan.placement import Placement, resolve_placement
+from plan.scaling import ScalingPlan
 from plan.server import ServerPlan, resolve_server
+from plan.traffic import TrafficPlan, resolve_traffic
 from preflight import run_preflight
 from preflight.report import PreflightReport
 from preflight.resolve import ResolvedEngine
@@ -31,6 +34,9 @@ class Plan:
     server: ServerPlan  # the vLLM server: command line, environment, resources, security
     placement: Placement  # where its pods run
     multinode: MultinodePlan | None  # None with one node per replica
+    traffic: TrafficPlan  # exposure, client URL, network-policy inputs, smoke test
+    scaling: ScalingPlan  # KEDA: capacity, thresholds, the workload PromQL queries, server address
+    monitoring: MonitoringPlan  # Prometheus wiring and alert limits
     config: StackConfig  # transitional: each renderer moves to the parts above
 
 
@@ -44,14 +50,19 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
     delivery = resolve_delivery(cfg, sizing.weights_on_disk_gib, identity.names, token_secret)
     # The report shows the delivery's startup budget and its page-cache warning, decided here above the preflight.
     verdict = replace(sizing.verdict, warnings=sizing.verdict.warnings + delivery.warnings)
+    sizing = replace(sizing, verdict=verdict, startup=delivery.budget)
+    scaling, monitoring = resolve_observability(cfg, identity, sizing, delivery)
     return Plan(
         target=cfg.target,
         identity=identity,
         engine=sizing.resolved,
-        sizing=replace(sizing, verdict=verdict, startup=delivery.budget),
+        sizing=sizing,
         delivery=delivery,
         server=resolve_server(cfg, identity, sizing.resolved, delivery),
         placement=resolve_placement(cfg, delivery.most_replicas),
         multinode=resolve_multinode(cfg),
+        traffic=resolve_traffic(cfg, identity, delivery.mode),
+        scaling=scaling,
+        monitoring=monitoring,
         config=cfg,
     )

@@ -18,11 +18,12 @@ from pathlib import Path
 from cluster.report import ClusterResult
 from config.errors import ConfigError, ConfigIssue, show
 from config.sources import load_stack_file_with_secrets
-from config.stack import StackConfig, missing_secrets
-from preflight.report import PreflightReport
+from config.stack import missing_secrets
+from plan import Plan
 from preflight.text import markdown_text, table_text
 from preflight.text import verdict as text_verdict
 from validation import ClusterCheck, Outcome, Verdict, assess
+from validation.cluster import check_snapshots, stack_name_of
 
 EXIT_FITS, EXIT_BLOCKED, EXIT_CONFIG_ERROR = Outcome.FITS.value, Outcome.BLOCKED.value, Outcome.CONFIG_ERROR.value
 EXIT_INTERNAL_ERROR = 3
@@ -78,7 +79,8 @@ def _run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         return _config_error(args, error)
     try:  # secrets unknown offline: they may come from a Pulumi ESC environment or CI
-        verdict = assess(cfg, cluster_check=_snapshot_check(args.cluster, args.stack_file))
+        stack = stack_name_of(args.stack_file)
+        verdict = assess(cfg, cluster_check=_snapshot_check(args.cluster), stack=stack)
     except ConfigError as error:  # a --cluster file that is not a snapshot
         return _config_error(args, error)
     if verdict.outcome is Outcome.CONFIG_ERROR:
@@ -89,20 +91,20 @@ def _run(args: argparse.Namespace) -> int:
     return verdict.outcome.value
 
 
-def _snapshot_check(files: list[str], stack_file: str) -> ClusterCheck:
+def _snapshot_check(files: list[str]) -> ClusterCheck:
     """The cluster checks offline: against --cluster files, else the stack's own cluster.snapshot_files (as the
     Pulumi program reads them), else none ("not checked"). A bad file is a config error (exit 2)."""
 
-    def check(cfg: StackConfig, report: PreflightReport) -> ClusterResult:
+    def check(plan: Plan) -> ClusterResult:
         from cluster.report import NOT_CHECKED
         from cluster.snapshot import SnapshotError
-        from preflight.cluster import check_snapshots, stack_name_of
 
-        paths, key = (files, "") if files else (list(cfg.cluster.snapshot_files), "cluster.snapshot_files")
+        snapshot_files = plan.config.cluster.snapshot_files
+        paths, key = (files, "") if files else (list(snapshot_files), "cluster.snapshot_files")
         if not paths:
             return NOT_CHECKED
         try:
-            return check_snapshots(cfg, report, paths, stack_name_of(stack_file))
+            return check_snapshots(plan, paths)
         except SnapshotError as error:
             raise ConfigError([ConfigIssue(key, f"--cluster {error}" if files else str(error))]) from None
 

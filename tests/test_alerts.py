@@ -7,16 +7,10 @@ from typing import Any
 import pytest
 
 from catalog.vllm_metrics import VERSIONS
-from components.render.alerts import (
-    AlertThresholds,
-    duration_seconds,
-    gpu_memory_threshold,
-    not_ready_window,
-    render_prometheus_rule,
-    render_rule_groups,
-)
-from components.render.promql import Workload
+from components.render.alerts import duration_seconds, not_ready_window, render_prometheus_rule, render_rule_groups
 from config.observability import MonitoringConfig
+from plan.monitoring import AlertThresholds, gpu_memory_threshold
+from plan.scaling import Workload
 from tests.promtool import crd_errors
 
 WORKLOAD = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server", hpa_name="keda-hpa-llama")

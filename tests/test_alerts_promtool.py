@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from catalog.vllm_metrics import VERSIONS
-from components.render.alerts import AlertThresholds, render_rule_groups
-from components.render.promql import Workload
+from components.render.alerts import render_rule_groups
 from config.observability import MonitoringConfig
+from plan.monitoring import AlertThresholds
+from plan.scaling import Workload
 from tests.promtool import check_rules, expected_alert, run_promtool, write_yaml
 
 WORKLOAD = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server", hpa_name="keda-hpa-llama")

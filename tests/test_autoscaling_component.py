@@ -6,31 +6,27 @@ from typing import Any
 
 import pulumi
 
-from catalog.vllm_metrics import VERSIONS
 from components.autoscaling import TYPE_TOKEN, KedaAutoscaler, KedaAutoscalerArgs
-from components.render.keda import Capacity, derive_thresholds, render_scaled_object_spec
-from components.render.promql import Workload
+from components.render.keda import render_scaled_object_spec
 from config.observability import AutoscalingConfig
+from plan.scaling import Capacity, ScalingPlan, Workload
 from tests.harness import Registered, resolve, run_program
+from tests.plan_parts import scaling_of
 from tests.promtool import crd_errors
 
 SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
 CAPACITY = Capacity(max_num_seqs=256, kv_cache_tokens=448_224, tokens_per_request=1024, gpu_memory_utilization=0.9)
 LABELS = {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "llama"}
+WORKLOAD = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server")
 
 
-def args(**changes: Any) -> KedaAutoscalerArgs:
-    values: dict[str, Any] = {
-        "namespace": "llm",
-        "deployment_name": "llama-server",
-        "selector_labels": LABELS,
-        "served_model_name": "llama-8b",
-        "vllm_version": "0.33.0",
-        "autoscaling": AutoscalingConfig(enabled=True),
-        "capacity": CAPACITY,
-        "server_address": "http://monitoring-kube-prometheus-prometheus.monitoring.svc:9090",
-    }
-    return KedaAutoscalerArgs(**{**values, **changes})
+def scaling(**changes: Any) -> ScalingPlan:
+    values: dict[str, Any] = {"cfg": AutoscalingConfig(enabled=True), "capacity": CAPACITY, "workload": WORKLOAD}
+    return scaling_of(**{**values, **changes})
+
+
+def args(namespace: pulumi.Input[str] = "llm", **changes: Any) -> KedaAutoscalerArgs:
+    return KedaAutoscalerArgs(scaling(**changes), namespace)
 
 
 def build(autoscaler_args: KedaAutoscalerArgs) -> Registered:
@@ -51,37 +47,23 @@ def test_scaled_object_is_a_child_of_the_component() -> None:
 
 def test_scaled_object_spec_is_the_rendered_spec_verbatim() -> None:
     spec = build(args()).one(SCALED_OBJECT)["spec"]
-    workload = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server", hpa_name="keda-hpa-llama")
-    cfg = AutoscalingConfig(enabled=True)
-    expected = render_scaled_object_spec(
-        "llama",
-        cfg,
-        derive_thresholds(cfg, CAPACITY),
-        VERSIONS["0.33.0"],
-        workload,
-        "http://monitoring-kube-prometheus-prometheus.monitoring.svc:9090",
-    )
-    assert spec == expected
+    assert spec == render_scaled_object_spec(scaling())
 
 
-def test_scaled_object_metadata_uses_the_component_name_and_namespace() -> None:
+def test_scaled_object_metadata_uses_the_plans_name_and_namespace() -> None:
     metadata = build(args()).one(SCALED_OBJECT)["metadata"]
     assert metadata == {"name": "llama", "namespace": "llm", "labels": LABELS}
 
 
-def test_scaled_object_name_can_be_given() -> None:
-    inputs = build(args(scaled_object_name="chat")).one(SCALED_OBJECT)
+def test_scaled_object_name_is_the_plans() -> None:
+    inputs = build(args(name="chat")).one(SCALED_OBJECT)
     assert inputs["metadata"]["name"] == "chat"
     assert inputs["spec"]["advanced"]["horizontalPodAutoscalerConfig"]["name"] == "keda-hpa-chat"
 
 
-def test_namespace_and_deployment_may_be_outputs() -> None:
-    inputs = build(
-        args(namespace=pulumi.Output.from_input("serving"), deployment_name=pulumi.Output.from_input("big-server"))
-    ).one(SCALED_OBJECT)
+def test_the_namespace_may_be_an_output() -> None:
+    inputs = build(args(namespace=pulumi.Output.from_input("serving"))).one(SCALED_OBJECT)
     assert inputs["metadata"]["namespace"] == "serving"
-    assert inputs["spec"]["scaleTargetRef"]["name"] == "big-server"
-    assert 'namespace="serving"' in inputs["spec"]["triggers"][0]["metadata"]["query"]
 
 
 def test_registered_scaled_object_keeps_camel_case_keys() -> None:
@@ -100,6 +82,6 @@ def test_registered_scaled_object_matches_the_crd_schema() -> None:
 
 
 def test_vllm_0_7_2_scales_on_its_cache_gauge() -> None:
-    triggers = build(args(vllm_version="0.7.2")).one(SCALED_OBJECT)["spec"]["triggers"]
+    triggers = build(args(version="0.7.2")).one(SCALED_OBJECT)["spec"]["triggers"]
     kv = next(t for t in triggers if t["name"] == "kv_cache")
     assert kv["metadata"]["query"] == 'sum(avg by (pod) (vllm:gpu_cache_usage_perc{namespace="llm",model_name="llama-8b"}))'

@@ -8,8 +8,9 @@ from catalog.gpus import NVIDIA
 from catalog.selectors import gpu_selector_terms
 from cluster.checks import check_driver, check_gpu, check_keda, check_namespace, check_prometheus, check_storage
 from cluster.facts import NodePool
-from cluster.versions import keda_features_of, keda_minimum
+from cluster.versions import keda_minimum
 from tests.cluster_facts import crd, facts, keda_operator, namespace, node, nodepool, prometheus, storage_class
+from tests.keda_spec import keda_features_of
 
 A100_80 = {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
 GFD_80 = gpu_selector_terms("gfd", ["A100-SXM4-80GB"])
@@ -246,13 +247,3 @@ def test_a_pod_monitor_is_matched_against_the_pod_monitor_selector() -> None:
     cluster = facts(crd("podmonitors.monitoring.coreos.com"), *PROM_CRDS, prometheus("p", "monitoring", spec))
     assert check_prometheus(cluster, "PodMonitor", LABELS, LABELS, "vllm", NS_LABELS)[0].level == "ok"
     assert check_prometheus(cluster, "ServiceMonitor", LABELS, LABELS, "vllm", NS_LABELS)[0].level == "block"
-
-
-def test_keda_supports_answers_per_feature_from_the_one_table() -> None:
-    from cluster.versions import keda_supports
-
-    assert (
-        keda_supports("2.17.1", "fallback.behavior"),
-        keda_supports("2.17.1", "fallback with a metricType Value trigger"),
-    ) == (True, False)
-    assert keda_supports("2.18", "fallback with a metricType Value trigger")

@@ -10,7 +10,7 @@ from catalog.selectors import NoLabelValue, gpu_selector_terms
 from components.render.scheduling import render_affinity
 from config.errors import ConfigError
 from tests.factories import make_config
-from tests.kubernetes_fixtures import placement_of
+from tests.kubernetes_fixtures import placement_of, plan_of
 
 
 def affinity_terms(**changes):  # type: ignore[no-untyped-def]
@@ -141,12 +141,11 @@ def test_a_cluster_group_on_a_docker_stack_is_refused() -> None:
     assert "cluster" in [i.key.split(".")[0] for i in error.value.issues]
 
 
-def test_the_keda_features_checked_are_read_off_the_rendered_scaled_object() -> None:
-    from preflight import run_preflight
-    from preflight.cluster import keda_features
+def test_the_keda_features_checked_are_the_ones_the_rendered_scaled_object_uses() -> None:
+    from components.render.keda import render_scaled_object_spec
+    from tests.keda_spec import keda_features_of
 
     # Every trigger is AverageValue and fallback.behavior is rendered from KEDA 2.17 on (components/render/keda.py).
-    cfg = make_config(autoscaling={"enabled": True})
-    assert keda_features(cfg, run_preflight(cfg), "vllm-prod") == {"scaledobject"}
-    cfg = make_config(autoscaling={"enabled": True, "keda_version": "2.17"})
-    assert keda_features(cfg, run_preflight(cfg), "vllm-prod") == {"scaledobject", "fallback.behavior"}
+    for version, expected in (("2.16", {"scaledobject"}), ("2.17", {"scaledobject", "fallback.behavior"})):
+        scaling = plan_of(make_config(autoscaling={"enabled": True, "keda_version": version})).scaling
+        assert (scaling.keda_features, keda_features_of(render_scaled_object_spec(scaling))) == (expected, expected)

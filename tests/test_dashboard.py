@@ -8,8 +8,8 @@ import pytest
 
 from catalog.vllm_metrics import VERSIONS
 from components.render.dashboard import render_dashboard
-from components.render.promql import Workload
 from config.observability import MonitoringConfig
+from plan.scaling import Workload
 
 WORKLOAD = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server", hpa_name="keda-hpa-llama")
 MATCH = '{namespace="llm",model_name=~"$model_name"}'

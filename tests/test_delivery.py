@@ -342,7 +342,7 @@ def test_a_stateful_set_is_watched_with_its_own_kube_state_metrics_series():
 
 
 def test_stateful_set_pods_are_matched_by_their_ordinal():
-    from components.render.promql import Workload
+    from plan.scaling import Workload
 
     assert Workload("vllm", "m", "llama-server", kind="StatefulSet").pod_regex == "llama-server-[0-9]+"
 

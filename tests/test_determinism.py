@@ -20,8 +20,6 @@ import pytest
 from components.render.manifests import render_manifests
 from components.render.network_policy import render_network_policies
 from config.sources import load_stack_file
-from plan.names import namespace_name
-from preflight import run_preflight
 from tests.kubernetes_fixtures import plan_of
 from tests.program import run_stack_file
 
@@ -36,15 +34,14 @@ def instance_name(path: Path) -> str:
 def render_stack(path: Path) -> dict[str, Any]:
     """Everything the pure pieces render for one stack file, as JSON-ready data."""
     cfg = load_stack_file(path)
-    report = run_preflight(cfg)
     instance = instance_name(path)
+    plan = plan_of(cfg, instance)
+    report = plan.sizing
     return {
         "config": cfg.model_dump(mode="json"),
         "preflight": report.as_dict(),
-        "manifests": render_manifests(plan_of(cfg, instance)),
-        "network_policies": render_network_policies(
-            namespace_name(cfg.namespace, instance), instance, cfg.server.port, cfg.network_policy
-        ),
+        "manifests": render_manifests(plan),
+        "network_policies": render_network_policies(plan.identity, plan.traffic),
     }
 
 

@@ -8,11 +8,14 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from components.render.exposure import client_url, curl_command, render_exposure
+from components.render.exposure import curl_command, render_exposure
 from config.errors import ConfigError
 from config.exposure import GENERATE_PATHS
 from config.stack import StackConfig
+from plan.identity import Identity
+from plan.traffic import TrafficPlan
 from tests.factories import make_config
+from tests.kubernetes_fixtures import plan_of
 from tests.promtool import crd_errors
 
 INSTANCE = "prod"
@@ -25,6 +28,11 @@ GATEWAY = {
 UNGUARDED = ("/invocations", "/tokenize", "/detokenize", "/metrics", "/pooling", "/score", "/rerank", "/health")
 
 
+def parts(cfg: StackConfig) -> tuple[Identity, TrafficPlan]:
+    plan = plan_of(cfg, INSTANCE)
+    return plan.identity, plan.traffic
+
+
 def exposed(**exposure: Any) -> StackConfig:
     return make_config(
         security={"require_api_key": True}, engine={"max_model_len": 8192, "served_model_name": "llama-8b"}, exposure=exposure
@@ -32,18 +40,18 @@ def exposed(**exposure: Any) -> StackConfig:
 
 
 def route(**gateway: Any) -> dict[str, Any]:
-    objects = render_exposure(exposed(gateway={**GATEWAY, **gateway}), INSTANCE)
+    objects = render_exposure(*parts(exposed(gateway={**GATEWAY, **gateway})))
     return objects[-1]
 
 
 def ingress(**fields: Any) -> dict[str, Any]:
     spec = {"class_name": "nginx", "host": "llm.example.com", "controller_namespace": "ingress-nginx", **fields}
-    (obj,) = render_exposure(exposed(ingress=spec), INSTANCE)
+    (obj,) = render_exposure(*parts(exposed(ingress=spec)))
     return obj
 
 
 def test_without_gateway_or_ingress_nothing_is_exposed() -> None:
-    assert render_exposure(make_config(), INSTANCE) == []
+    assert render_exposure(*parts(make_config())) == []
 
 
 def test_the_route_validates_strictly_against_the_gateway_api_v1_6_1_crd() -> None:
@@ -55,7 +63,7 @@ def test_the_route_to_an_inference_pool_validates_strictly_against_the_crd() -> 
 
 
 def test_the_inference_pool_validates_strictly_against_the_inference_extension_v1_crd() -> None:
-    pool, _ = render_exposure(exposed(gateway={**GATEWAY, "backend": "InferencePool"}), INSTANCE)
+    pool, _ = render_exposure(*parts(exposed(gateway={**GATEWAY, "backend": "InferencePool"})))
     assert crd_errors(pool, "inference.networking.k8s.io_inferencepools.yaml") == []
 
 
@@ -108,12 +116,12 @@ def test_a_null_request_timeout_leaves_timeouts_out() -> None:
 
 
 def test_the_route_lives_in_the_stacks_namespace_beside_its_backend_so_no_reference_grant_is_needed() -> None:
-    objects = render_exposure(exposed(gateway={**GATEWAY, "backend": "InferencePool"}), INSTANCE)
+    objects = render_exposure(*parts(exposed(gateway={**GATEWAY, "backend": "InferencePool"})))
     assert [(o["kind"], o["metadata"]["namespace"]) for o in objects] == [("InferencePool", "prod"), ("HTTPRoute", "prod")]
 
 
 def test_the_inference_pool_selects_the_server_pods_on_the_api_port_without_an_endpoint_picker() -> None:
-    pool, _ = render_exposure(exposed(gateway={**GATEWAY, "backend": "InferencePool"}), INSTANCE)
+    pool, _ = render_exposure(*parts(exposed(gateway={**GATEWAY, "backend": "InferencePool"})))
     assert pool["spec"] == {
         "selector": {
             "matchLabels": {
@@ -192,15 +200,15 @@ def test_a_bad_gateway_pod_label_is_refused_naming_the_key() -> None:
 
 
 def test_clients_use_the_gateway_hostname() -> None:
-    assert client_url(exposed(gateway=GATEWAY), INSTANCE) == "https://llm.example.com"
+    assert parts(exposed(gateway=GATEWAY))[1].client_url == "https://llm.example.com"
 
 
 def test_without_exposure_clients_use_the_service_dns_name() -> None:
-    assert client_url(make_config(), INSTANCE) == "http://prod-server.prod.svc:8000"
+    assert parts(make_config())[1].client_url == "http://prod-server.prod.svc:8000"
 
 
 def test_the_curl_takes_the_key_from_the_secret_and_calls_the_gateway() -> None:
-    assert curl_command(exposed(gateway=GATEWAY), INSTANCE) == (
+    assert curl_command(*parts(exposed(gateway=GATEWAY))) == (
         "curl -sS https://llm.example.com/v1/chat/completions -H 'Content-Type: application/json' "
         '-H "Authorization: Bearer $(kubectl get secret -n prod prod-api-key '
         '-o go-template=\'{{index .data "api-key"}}\' | base64 -d)" '
@@ -209,7 +217,7 @@ def test_the_curl_takes_the_key_from_the_secret_and_calls_the_gateway() -> None:
 
 
 def test_without_exposure_the_curl_goes_through_a_port_forward() -> None:
-    assert curl_command(make_config(), INSTANCE).startswith(
+    assert curl_command(*parts(make_config())).startswith(
         "kubectl port-forward -n prod svc/prod-server 8000:8000 & sleep 2; curl -sS http://127.0.0.1:8000/v1/chat/"
     )
 
@@ -217,7 +225,7 @@ def test_without_exposure_the_curl_goes_through_a_port_forward() -> None:
 def test_the_log_says_how_clients_reach_an_unexposed_server_and_what_they_can_reach() -> None:
     from components.stack import how_clients_reach_it
 
-    assert how_clients_reach_it(make_config(), INSTANCE) == (
+    assert how_clients_reach_it(*parts(make_config())) == (
         "no exposure.gateway or exposure.ingress: http://prod-server.prod.svc:8000 is reachable from pods in "
         "namespace prod only (network_policy), on every path, /invocations and /tokenize included; expose it "
         "through a Gateway (exposure.gateway) to serve clients elsewhere (docs/exposure.md)"
@@ -227,6 +235,6 @@ def test_the_log_says_how_clients_reach_an_unexposed_server_and_what_they_can_re
 def test_the_log_names_the_gateway_url_and_the_routed_paths() -> None:
     from components.stack import how_clients_reach_it
 
-    assert how_clients_reach_it(exposed(gateway=GATEWAY), INSTANCE) == (
+    assert how_clients_reach_it(*parts(exposed(gateway=GATEWAY))) == (
         "clients reach llama-8b at https://llm.example.com on /v1/chat/completions, /v1/completions, /v1/models"
     )

@@ -8,19 +8,20 @@ import pytest
 
 from catalog.keda import Feature
 from catalog.vllm_metrics import VERSIONS
-from components.render.keda import (
+from components.render.keda import render_scaled_object
+from config.observability import AutoscalingConfig
+from plan.scaling import (
     Capacity,
-    capacity_from_report,
+    Workload,
+    capacity_of,
     derive_thresholds,
     derived_queue_threshold,
     derived_running_threshold,
-    render_scaled_object,
-    rendered_features,
+    keda_features,
 )
-from components.render.promql import Workload
-from config.observability import AutoscalingConfig
 from preflight import run_preflight
 from tests.factories import make_config
+from tests.plan_parts import scaling_of
 from tests.promtool import crd_errors
 
 CAPACITY = Capacity(max_num_seqs=256, kv_cache_tokens=448_224, tokens_per_request=1024, gpu_memory_utilization=0.9)
@@ -32,9 +33,7 @@ ALL_TRIGGERS = ("queue", "running", "kv_cache", "latency")
 
 def scaled_object(version: str = "0.33.0", server_address: str = SERVER, **changes: Any) -> dict[str, Any]:
     cfg = AutoscalingConfig(enabled=True, **changes)
-    return render_scaled_object(
-        "llama", LABELS, cfg, derive_thresholds(cfg, CAPACITY), VERSIONS[version], WORKLOAD, server_address
-    )
+    return render_scaled_object(scaling_of(cfg, CAPACITY, WORKLOAD, server_address, version, labels=LABELS))
 
 
 def trigger(name: str, version: str = "0.33.0", **changes: Any) -> dict[str, Any]:
@@ -69,7 +68,7 @@ def test_configured_thresholds_override_the_derived_ones() -> None:
 
 def test_capacity_comes_from_the_preflight_report() -> None:
     report = run_preflight(make_config())
-    capacity = capacity_from_report(report)
+    capacity = capacity_of(report)
     assert capacity.max_num_seqs == report.resolved.max_num_seqs
     assert capacity.kv_cache_tokens == report.capacity.kv_cache_tokens
     assert capacity.tokens_per_request == report.target.tokens_per_request
@@ -112,11 +111,11 @@ def test_fallback_behavior_can_be_set_on_a_keda_that_has_it() -> None:
 
 
 def test_no_version_gated_feature_is_rendered_for_the_oldest_supported_keda() -> None:
-    assert rendered_features(AutoscalingConfig(enabled=True)) == []
+    assert keda_features(AutoscalingConfig(enabled=True)) == {"scaledobject"}
 
 
-def test_fallback_behavior_is_reported_as_a_rendered_feature_on_keda_2_17() -> None:
-    assert rendered_features(AutoscalingConfig(enabled=True, keda_version="2.17")) == [Feature.FALLBACK_BEHAVIOR]
+def test_fallback_behavior_is_a_feature_the_stack_needs_on_keda_2_17() -> None:
+    assert keda_features(AutoscalingConfig(enabled=True, keda_version="2.17")) == {"scaledobject", Feature.FALLBACK_BEHAVIOR}
 
 
 @pytest.mark.parametrize("keda_version", ["2.16", "2.17", "2.18"])

@@ -11,7 +11,7 @@ import pytest
 
 from catalog.vllm_metrics import VERSIONS
 from components.render.keda import trigger_queries
-from components.render.promql import Workload
+from plan.scaling import Workload
 from tests.promtool import run_promtool, write_yaml
 
 WORKLOAD = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server")

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from catalog.vllm_metrics import VERSIONS
-from components.monitoring import TYPE_TOKEN, Monitoring, MonitoringArgs, alert_thresholds, render_monitor
+from components.monitoring import TYPE_TOKEN, Monitoring, MonitoringArgs
 from components.render.alerts import render_rule_groups
-from components.render.keda import Capacity
-from components.render.promql import Workload
+from components.render.observability import render_monitor
 from config.observability import AutoscalingConfig, MonitoringConfig
+from plan.monitoring import AlertThresholds, MonitoringPlan, alert_limits
+from plan.scaling import Capacity, Workload
 from tests.harness import Registered, resolve, run_program
+from tests.plan_parts import monitoring_of
 from tests.promtool import crd_errors
 
 SERVICE_MONITOR = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"
@@ -22,19 +23,26 @@ CAPACITY = Capacity(max_num_seqs=256, kv_cache_tokens=448_224, tokens_per_reques
 LABELS = {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "llama"}
 
 
-def args(**changes: Any) -> MonitoringArgs:
-    values: dict[str, Any] = {
-        "namespace": "llm",
-        "deployment_name": "llama-server",
-        "selector_labels": LABELS,
-        "served_model_name": "llama-8b",
-        "vllm_version": "0.33.0",
-        "monitoring": MonitoringConfig(),
-        "capacity": CAPACITY,
-        "autoscaling": AutoscalingConfig(),
-        "hpa_name": "keda-hpa-llama",
-    }
-    return MonitoringArgs(**{**values, **changes})
+WORKLOAD = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server", hpa_name="keda-hpa-llama")
+
+
+def alert_thresholds(
+    monitoring: MonitoringConfig | None = None,
+    capacity: Capacity = CAPACITY,
+    queue_threshold: float | None = None,
+    rollout_seconds: int | None = None,
+) -> AlertThresholds:
+    cfg = monitoring or MonitoringConfig()
+    return alert_limits(cfg, AutoscalingConfig(), capacity, queue_threshold, rollout_seconds)
+
+
+def plan(monitoring: MonitoringConfig | None = None) -> MonitoringPlan:
+    cfg = monitoring or MonitoringConfig()
+    return monitoring_of(cfg, alert_thresholds(cfg), name="llama", selector_labels=LABELS)
+
+
+def args(monitoring: MonitoringConfig | None = None) -> MonitoringArgs:
+    return MonitoringArgs(plan(monitoring), WORKLOAD, "llm")
 
 
 def build(monitoring_args: MonitoringArgs) -> Registered:
@@ -92,14 +100,13 @@ def test_service_monitor_matches_the_crd_schema() -> None:
 
 
 def test_pod_monitor_matches_the_crd_schema() -> None:
-    manifest = render_monitor("llama", "llm", LABELS, MonitoringConfig(monitor_kind="PodMonitor"))
+    manifest = render_monitor(plan(MonitoringConfig(monitor_kind="PodMonitor")), "llm")
     assert crd_errors(manifest, "monitoring.coreos.com_podmonitors.yaml") == []
 
 
 def test_registered_rules_are_exactly_the_rendered_groups_promtool_tests() -> None:
     spec = build(args()).one(RULE)["spec"]
-    workload = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server", hpa_name="keda-hpa-llama")
-    assert spec["groups"] == render_rule_groups(MonitoringConfig(), alert_thresholds(args()), VERSIONS["0.33.0"], workload)
+    assert spec["groups"] == render_rule_groups(MonitoringConfig(), alert_thresholds(), VERSIONS["0.33.0"], WORKLOAD)
 
 
 def test_prometheus_rule_carries_the_release_label() -> None:
@@ -111,29 +118,29 @@ def test_registered_prometheus_rule_matches_the_crd_schema() -> None:
 
 
 def test_queue_alert_uses_the_autoscalers_threshold_when_given() -> None:
-    assert alert_thresholds(args(queue_threshold=7)).queue_per_replica == 7
+    assert alert_thresholds(queue_threshold=7).queue_per_replica == 7
 
 
 def test_queue_alert_threshold_is_derived_from_capacity_without_autoscaling() -> None:
-    assert alert_thresholds(args()).queue_per_replica == 26
+    assert alert_thresholds().queue_per_replica == 26
 
 
 def test_configured_queue_alert_threshold_wins() -> None:
     cfg = MonitoringConfig(queue_alert_threshold=3)
-    assert alert_thresholds(args(monitoring=cfg, queue_threshold=7)).queue_per_replica == 3
+    assert alert_thresholds(cfg, queue_threshold=7).queue_per_replica == 3
 
 
 def test_gpu_memory_alert_threshold_follows_gpu_memory_utilization() -> None:
     capacity = Capacity(256, 448_224, 1024, gpu_memory_utilization=0.92)
-    assert alert_thresholds(args(capacity=capacity)).gpu_memory_used_fraction == 0.97
+    assert alert_thresholds(capacity=capacity).gpu_memory_used_fraction == 0.97
 
 
 def test_the_rollout_budget_reaches_the_alert_thresholds() -> None:
-    assert alert_thresholds(args(rollout_seconds=1800)).rollout_seconds == 1800
+    assert alert_thresholds(rollout_seconds=1800).rollout_seconds == 1800
 
 
 def test_without_a_rollout_budget_the_configured_not_ready_window_applies() -> None:
-    assert alert_thresholds(args()).rollout_seconds == 0
+    assert alert_thresholds().rollout_seconds == 0
 
 
 def test_no_prometheus_rule_when_alerts_are_off() -> None:

@@ -9,13 +9,14 @@ import pytest
 from catalog.vllm_flags import FLAG_TABLES, OWNED_FLAGS
 from catalog.vllm_metrics import metrics_for
 from components.render.alerts import render_rule_groups
-from components.render.keda import derive_thresholds, render_scaled_object
+from components.render.keda import render_scaled_object
 from components.render.leaderworkerset import group_name
-from components.render.promql import Workload
 from config.errors import ConfigError
+from plan.scaling import Workload, capacity_of
 from preflight import run_preflight
 from tests.factories import STACKS, example_stack, make_config
 from tests.kubernetes_fixtures import INSTANCE, manifests, of_kind, one, plan_of, planned
+from tests.plan_parts import scaling_of
 from tests.program import run_stack_file
 from tests.promtool import crd_errors
 from validation.vllm import canonical_flag
@@ -347,12 +348,10 @@ def lws_workload() -> Workload:
 
 def test_keda_scales_the_leaderworkerset_through_its_scale_subresource() -> None:
     cfg, report = planned(example_stack(EXAMPLE))
-    from components.render.keda import capacity_from_report
-
-    thresholds = derive_thresholds(cfg.autoscaling, capacity_from_report(report))
-    scaled = render_scaled_object(
-        "x", {}, cfg.autoscaling, thresholds, metrics_for("0.33.0"), lws_workload(), "http://prometheus.monitoring.svc:9090"
+    scaling = scaling_of(
+        cfg.autoscaling, capacity_of(report), lws_workload(), "http://prometheus.monitoring.svc:9090", name="x", labels={}
     )
+    scaled = render_scaled_object(scaling)
     assert scaled["spec"]["scaleTargetRef"] == {
         "apiVersion": "leaderworkerset.x-k8s.io/v1",
         "kind": "LeaderWorkerSet",
@@ -394,8 +393,8 @@ def test_the_program_points_keda_at_the_leaderworkerset() -> None:
 
 
 def test_the_rules_for_a_leaderworkerset_pass_promtool(tmp_path: Any) -> None:
-    from components.render.alerts import AlertThresholds
     from config.observability import MonitoringConfig
+    from plan.monitoring import AlertThresholds
     from tests.promtool import check_rules, write_yaml
 
     limits = AlertThresholds(queue_per_replica=26.0, gpu_memory_used_fraction=0.95, rollout_seconds=900)

@@ -18,10 +18,12 @@ from components.render.network_policy import (
     render_server_policy,
 )
 from config.errors import ConfigError
+from config.exposure import ExposureConfig
 from config.messages import issue_from_pydantic
 from config.network import NetworkPolicyConfig
 from plan.names import labels, selector_labels
 from tests.harness import resolve, run_program
+from tests.plan_parts import traffic_of
 
 NEWEST_KUBERNETES = kubernetes_validate.latest_version()
 DNS_PORTS = [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]
@@ -32,6 +34,22 @@ POLICIES: dict[str, dict[str, Any]] = {
     "no hub": {"hub_egress_cidrs": []},
     "in-cluster mirror": {"hub_egress_cidrs": ["10.20.0.0/16"], "hub_egress_ports": [443, 8443]},
 }
+
+
+def policies(
+    namespace: str,
+    instance: str,
+    port: int,
+    policy: NetworkPolicyConfig,
+    exposure: ExposureConfig | None = None,
+    smoke_test: bool = False,
+) -> list[dict[str, Any]]:
+    return render_network_policies(*traffic_of(namespace, instance, port, policy, exposure, smoke_test))
+
+
+def component_args(namespace: pulumi.Input[str], instance: str, port: int, policy: NetworkPolicyConfig) -> NetworkPoliciesArgs:
+    identity, traffic = traffic_of("inference", instance, port, policy)
+    return NetworkPoliciesArgs(identity, traffic, namespace)
 
 
 def policy(**fields: Any) -> NetworkPolicyConfig:
@@ -48,19 +66,19 @@ def model_cache(**fields: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("fields", POLICIES.values(), ids=POLICIES.keys())
 def test_every_rendered_policy_passes_strict_schema_validation_for_the_newest_kubernetes(fields: dict[str, Any]) -> None:
-    for manifest in render_network_policies("inference", "prod", 8000, policy(**fields)):
+    for manifest in policies("inference", "prod", 8000, policy(**fields)):
         kubernetes_validate.validate(manifest, NEWEST_KUBERNETES, strict=True)
 
 
 def test_network_policies_are_on_by_default() -> None:
-    assert [m["metadata"]["name"] for m in render_network_policies("ns", "prod", 8000, NetworkPolicyConfig())] == [
+    assert [m["metadata"]["name"] for m in policies("ns", "prod", 8000, NetworkPolicyConfig())] == [
         "prod-server",
         "prod-model-cache",
     ]
 
 
 def test_no_policy_is_rendered_when_disabled() -> None:
-    assert render_network_policies("ns", "prod", 8000, policy(enabled=False)) == []
+    assert policies("ns", "prod", 8000, policy(enabled=False)) == []
 
 
 def test_server_policy_selects_only_this_instances_server_pods() -> None:
@@ -169,14 +187,12 @@ def test_model_cache_egress_is_dns_only_without_hub_cidrs() -> None:
 
 
 def test_policies_select_pods_by_the_labels_the_deployment_and_job_selectors_use() -> None:
-    selectors = [
-        m["spec"]["podSelector"]["matchLabels"] for m in render_network_policies("ns", "prod", 8000, NetworkPolicyConfig())
-    ]
+    selectors = [m["spec"]["podSelector"]["matchLabels"] for m in policies("ns", "prod", 8000, NetworkPolicyConfig())]
     assert selectors == [selector_labels("prod", SERVER), selector_labels("prod", MODEL_CACHE)]
 
 
 def test_policies_carry_the_stacks_common_labels() -> None:
-    metadata = [m["metadata"]["labels"] for m in render_network_policies("ns", "prod", 8000, NetworkPolicyConfig())]
+    metadata = [m["metadata"]["labels"] for m in policies("ns", "prod", 8000, NetworkPolicyConfig())]
     assert metadata == [labels("prod", SERVER), labels("prod", MODEL_CACHE)]
 
 
@@ -229,7 +245,7 @@ def _register(fields: dict[str, Any]) -> tuple[list[Any], dict[str, NetworkPolic
     built: dict[str, NetworkPolicies] = {}
 
     def build() -> None:
-        built["component"] = NetworkPolicies("vllm", NetworkPoliciesArgs("inference", "prod", 8000, policy(**fields)))
+        built["component"] = NetworkPolicies("vllm", component_args("inference", "prod", 8000, policy(**fields)))
 
     return run_program(build).resources, built
 
@@ -253,7 +269,7 @@ def test_component_policies_are_children_of_the_component() -> None:
 def test_component_accepts_the_namespace_as_an_output() -> None:
     def build() -> None:
         namespace = pulumi.Output.from_input("from-output")
-        NetworkPolicies("vllm", NetworkPoliciesArgs(namespace, "prod", 8000, NetworkPolicyConfig()))
+        NetworkPolicies("vllm", component_args(namespace, "prod", 8000, NetworkPolicyConfig()))
 
     sent = next(r for r in run_program(build).resources if r.name == "vllm-server").inputs
     assert sent["metadata"]["namespace"] == "from-output"
@@ -273,9 +289,7 @@ def test_component_registers_no_policy_when_disabled() -> None:
 # The policy follows the exposure (config/exposure.py), and node-local DNS.
 
 
-def exposure_of(**fields: Any) -> Any:
-    from config.exposure import ExposureConfig
-
+def exposure_of(**fields: Any) -> ExposureConfig:
     return ExposureConfig.model_validate(fields)
 
 
@@ -389,7 +403,7 @@ def test_a_bad_node_local_dns_address_is_refused_with_the_fix() -> None:
 
 
 def test_the_smoke_test_pods_accept_nothing_and_reach_only_dns_and_the_server_port() -> None:
-    smoke = render_network_policies("inference", "prod", 8000, policy(), smoke_test=True)[2]
+    smoke = policies("inference", "prod", 8000, policy(), smoke_test=True)[2]
     assert (smoke["metadata"]["name"], smoke["spec"]["ingress"], smoke["spec"]["egress"][1]) == (
         "prod-smoke-test",
         [],
@@ -403,5 +417,5 @@ def test_the_smoke_test_pods_accept_nothing_and_reach_only_dns_and_the_server_po
 @pytest.mark.parametrize("smoke_test", [True, False])
 def test_policies_with_a_gateway_and_node_local_dns_pass_strict_schema_validation(smoke_test: bool) -> None:
     exposure = exposure_of(gateway={**GATEWAY_FIELDS, "source_cidrs": ["10.129.0.0/23"]})
-    for manifest in render_network_policies("inference", "prod", 8000, policy(node_local_dns=True), exposure, smoke_test):
+    for manifest in policies("inference", "prod", 8000, policy(node_local_dns=True), exposure, smoke_test):
         kubernetes_validate.validate(manifest, NEWEST_KUBERNETES, strict=True)

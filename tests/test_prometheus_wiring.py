@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.render.prometheus import kube_prometheus_stack_fullname, prometheus_wiring, server_address
+from config.stack import StackConfig
+from plan.monitoring import PrometheusWiring, kube_prometheus_stack_fullname
 from tests.factories import make_config
+from tests.kubernetes_fixtures import plan_of
 from tests.program import run_main
 
 SELECTOR = {
@@ -15,8 +17,16 @@ SELECTOR = {
 }
 
 
-def wiring(**changes: Any) -> Any:
-    return prometheus_wiring(make_config(**changes), "vllm-test")
+def wiring_of(cfg: StackConfig) -> PrometheusWiring:
+    return plan_of(cfg, "vllm-test").monitoring.wiring
+
+
+def wiring(**changes: Any) -> PrometheusWiring:
+    return wiring_of(make_config(**changes))
+
+
+def server_address(cfg: StackConfig) -> str | None:
+    return wiring_of(cfg).server_address
 
 
 def test_release_monitoring_gives_the_charts_usual_service() -> None:
@@ -100,7 +110,7 @@ def test_the_program_registers_exactly_the_wiring_labels_and_address() -> None:
     }
     registered, error = run_main(config)
     assert error is None
-    found = prometheus_wiring(make_config(**config), "vllm-test")
+    found = wiring(**config)
     assert registered.one("kubernetes:monitoring.coreos.com/v1:ServiceMonitor")["metadata"]["labels"] == (found.monitor_labels)
     assert registered.one("kubernetes:monitoring.coreos.com/v1:PrometheusRule")["metadata"]["labels"] == (found.rule_labels)
     triggers = registered.one("kubernetes:keda.sh/v1alpha1:ScaledObject")["spec"]["triggers"]

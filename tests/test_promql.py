@@ -7,7 +7,9 @@ import re
 import pytest
 
 from catalog.vllm_metrics import VERSIONS, MetricType, metrics_for
-from components.render.promql import Workload, lint, metric_names, number, quantile, quote, selector
+from components.render.promql import number, quantile
+from plan.scaling import Workload, quote, selector
+from tests.promql_lint import lint, metric_names
 
 V1 = VERSIONS["0.33.0"]
 V0 = VERSIONS["0.7.2"]

@@ -7,17 +7,18 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from catalog.vllm_metrics import VERSIONS
 from components.autoscaling import KedaAutoscaler, KedaAutoscalerArgs
 from components.monitoring import Monitoring, MonitoringArgs
-from components.render.keda import Capacity
-from components.render.promql import lint
 from config.observability import AutoscalingConfig, MonitoringConfig
+from plan.monitoring import alert_limits
+from plan.scaling import Capacity, Workload
 from tests.harness import Registered, run_program
+from tests.plan_parts import monitoring_of, scaling_of
+from tests.promql_lint import lint
 from tests.promtool import check_rules, recording_rules, write_yaml
 
 CAPACITY = Capacity(max_num_seqs=256, kv_cache_tokens=448_224, tokens_per_request=1024, gpu_memory_utilization=0.9)
@@ -27,26 +28,19 @@ LABEL_VALUES = re.compile(r"^label_values\((.*), \w+\)$")  # Grafana's variable 
 
 def everything(version: str) -> Registered:
     """Both components with every trigger, alert and panel switched on."""
-    common: dict[str, Any] = {
-        "namespace": "llm",
-        "deployment_name": "llama-server",
-        "selector_labels": LABELS,
-        "served_model_name": "llama-8b",
-        "vllm_version": version,
-        "capacity": CAPACITY,
-    }
-    scaling = AutoscalingConfig(enabled=True, triggers=("queue", "running", "kv_cache", "latency"))
+    scaling = scaling_of(
+        AutoscalingConfig(enabled=True, triggers=("queue", "running", "kv_cache", "latency")),
+        CAPACITY,
+        Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server"),
+        version=version,
+        labels=LABELS,
+    )
+    limits = alert_limits(MonitoringConfig(), scaling.config, CAPACITY, scaling.thresholds.queue, None)
+    monitoring = monitoring_of(MonitoringConfig(), limits, version, name="llama", selector_labels=LABELS)
 
     def build() -> None:
-        autoscaler = KedaAutoscaler(
-            "llama",
-            KedaAutoscalerArgs(
-                autoscaling=scaling, server_address="http://monitoring-kube-prometheus-prometheus.monitoring.svc:9090", **common
-            ),
-        )
-        Monitoring(
-            "llama", MonitoringArgs(monitoring=MonitoringConfig(), autoscaling=scaling, hpa_name=autoscaler.hpa_name, **common)
-        )
+        KedaAutoscaler("llama", KedaAutoscalerArgs(scaling, "llm"))
+        Monitoring("llama", MonitoringArgs(monitoring, scaling.workload, "llm"))
 
     return run_program(build)
 

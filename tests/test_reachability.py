@@ -18,8 +18,8 @@ from components.render.exposure import render_exposure
 from components.render.network_policy import render_server_policy
 from config.exposure import is_guarded
 from config.stack import StackConfig
-from plan.names import namespace_name
 from tests.factories import make_config
+from tests.kubernetes_fixtures import plan_of
 
 INSTANCE = "prod"
 GATEWAY = {"name": "inference-gateway", "namespace": "gateway-system", "hostnames": ["llm.example.com"]}
@@ -93,17 +93,19 @@ def opens_port(policy: dict[str, Any], source: Source, port: int) -> bool:
 
 def reachable(cfg: StackConfig) -> set[tuple[str, str]]:
     """Every (source, path) pair that reaches the server."""
+    plan = plan_of(cfg, INSTANCE)
+    traffic = plan.traffic
     policy = render_server_policy(
-        namespace_name(cfg.namespace, INSTANCE),
+        plan.identity.namespace,
         INSTANCE,
-        cfg.server.port,
-        cfg.network_policy,
-        cfg.exposure,
-        smoke_test=cfg.smoke_test.enabled,
+        traffic.port,
+        traffic.network_policy,
+        traffic.exposure,
+        smoke_test=traffic.smoke is not None,
     )
     routed = {
         m["path"]["value"]
-        for obj in render_exposure(cfg, INSTANCE)
+        for obj in render_exposure(plan.identity, traffic)
         if obj["kind"] == "HTTPRoute"
         for rule in obj["spec"]["rules"]
         for m in rule["matches"]

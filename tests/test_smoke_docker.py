@@ -7,8 +7,9 @@ from typing import Any
 import pulumi
 import pytest
 
-from components.render.smoke import docker_smoke_command, docker_smoke_verdict, render_docker_smoke, smoke_script
+from components.render.smoke import docker_smoke_command, docker_smoke_verdict, render_docker_smoke
 from config.secrets import StackSecrets
+from plan.traffic import resolve_smoke, smoke_script
 from tests.test_docker_host import CONTAINER, IMAGE, deploy, docker_stack, unwrap_secret
 
 SMOKE = {"smoke_test": {"enabled": True}}
@@ -29,7 +30,7 @@ def deployed() -> Any:
 
 
 def test_the_script_calls_the_server_on_loopback_at_the_container_port_with_the_key_file() -> None:
-    assert docker_smoke_command(keyed_stack()) == [
+    assert docker_smoke_command(resolve_smoke(keyed_stack(), CONTAINER), 8000) == [
         "python3",
         "-B",
         "/opt/smoke/check.py",

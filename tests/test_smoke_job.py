@@ -10,12 +10,14 @@ import kubernetes_validate
 import pulumi
 import pytest
 
-from components.render.smoke import render_smoke_job, render_smoke_test, smoke_name, smoke_script
+from components.render.smoke import render_smoke_job, render_smoke_test
 from config.exposure import SMOKE_IMAGE
 from config.stack import StackConfig
+from plan.identity import Identity
+from plan.traffic import TrafficPlan, smoke_script
 from tests.factories import REPO, STACKS, make_config
 from tests.harness import PROJECT
-from tests.kubernetes_fixtures import run_recording
+from tests.kubernetes_fixtures import plan_of, run_recording
 from tests.program import run_stack_file, stack_file_config
 
 INSTANCE = "prod"
@@ -29,8 +31,21 @@ def keyed(**changes: Any) -> StackConfig:
     return make_config(**{**base, **changes})
 
 
+def parts(cfg: StackConfig) -> tuple[Identity, TrafficPlan]:
+    plan = plan_of(cfg, INSTANCE)
+    return plan.identity, plan.traffic
+
+
+def smoke_name(cfg: StackConfig) -> str:
+    smoke = parts(cfg)[1].smoke
+    assert smoke is not None
+    return smoke.name
+
+
 def job(cfg: StackConfig | None = None) -> dict[str, Any]:
-    return render_smoke_job(cfg or keyed(), INSTANCE)
+    identity, traffic = parts(cfg or keyed())
+    assert traffic.smoke is not None
+    return render_smoke_job(identity, traffic, traffic.smoke)
 
 
 def container(cfg: StackConfig | None = None) -> dict[str, Any]:
@@ -39,16 +54,16 @@ def container(cfg: StackConfig | None = None) -> dict[str, Any]:
 
 
 def test_the_configmap_and_job_validate_strictly_for_the_newest_kubernetes() -> None:
-    for obj in render_smoke_test(keyed(), INSTANCE):
+    for obj in render_smoke_test(*parts(keyed())):
         kubernetes_validate.validate(obj, kubernetes_validate.latest_version(), strict=True)
 
 
 def test_the_configmap_holds_the_script_byte_for_byte() -> None:
-    assert render_smoke_test(keyed(), INSTANCE)[0]["data"] == {"check.py": smoke_script()}
+    assert render_smoke_test(*parts(keyed()))[0]["data"] == {"check.py": smoke_script()}
 
 
 def test_nothing_is_rendered_when_the_smoke_test_is_off() -> None:
-    assert render_smoke_test(keyed(smoke_test={"enabled": False}), INSTANCE) == []
+    assert render_smoke_test(*parts(keyed(smoke_test={"enabled": False}))) == []
 
 
 def test_the_job_runs_the_script_against_the_service_with_the_served_name_and_the_key_file() -> None:
@@ -84,7 +99,7 @@ def test_the_key_is_a_file_from_the_secret_never_an_environment_variable() -> No
 
 def test_the_script_is_mounted_read_only_from_the_configmap_of_the_same_name() -> None:
     spec = job()["spec"]["template"]["spec"]
-    assert spec["volumes"][0] == {"name": "script", "configMap": {"name": smoke_name(keyed(), INSTANCE), "defaultMode": 0o444}}
+    assert spec["volumes"][0] == {"name": "script", "configMap": {"name": smoke_name(keyed()), "defaultMode": 0o444}}
 
 
 def test_the_default_image_is_python_pinned_by_digest() -> None:
@@ -137,11 +152,11 @@ def test_the_pods_carry_the_smoke_test_component_label_the_network_policy_admits
     ids=["revision", "vllm image", "smoke image", "served name"],
 )
 def test_a_new_model_revision_or_image_names_a_new_job_so_it_runs_again(change: dict[str, Any]) -> None:
-    assert smoke_name(keyed(**change), INSTANCE) != smoke_name(keyed(), INSTANCE)
+    assert smoke_name(keyed(**change)) != smoke_name(keyed())
 
 
 def test_an_unchanged_stack_keeps_the_same_job_name() -> None:
-    assert smoke_name(keyed(), INSTANCE) == smoke_name(keyed(), INSTANCE)
+    assert smoke_name(keyed()) == smoke_name(keyed())
 
 
 GATEWAY = {

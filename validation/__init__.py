@@ -84,8 +84,8 @@ class Outcome(IntEnum):
     CONFIG_ERROR = 2
 
 
-# Checks the stack against a cluster's facts (a snapshot offline, the live cluster in the program).
-ClusterCheck = Callable[[StackConfig, PreflightReport], ClusterResult]
+# Checks the stack's plan against a cluster's facts (a snapshot offline, the live cluster in the program).
+ClusterCheck = Callable[[Plan], ClusterResult]
 
 
 @dataclass(frozen=True)
@@ -124,4 +124,4 @@ def assess(
     issues = tuple(check_stack(cfg, plan.sizing, secrets_present))
     if issues or cluster_check is None or cfg.target != "kubernetes":
         return Verdict(plan, issues)
-    return Verdict(plan, issues, cluster_check(cfg, plan.sizing))
+    return Verdict(plan, issues, cluster_check(plan))

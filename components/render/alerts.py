@@ -14,24 +14,14 @@ from typing import Any
 
 from catalog.gpus import NVIDIA
 from catalog.vllm_metrics import VersionMetrics
-from components.render.promql import Workload, number, quantile, selector
+from components.render.promql import number, quantile
 from config.observability import MonitoringConfig
+from plan.monitoring import AlertThresholds
+from plan.scaling import Workload, selector
 
 LATENCY_QUANTILE = 0.99
 SLOW = "10m"  # long enough that a burst the autoscaler absorbs does not page
 STARTUP_MARGIN_S = 300  # past the rollout budget before a replica that is still coming up counts as stuck
-
-
-@dataclass(frozen=True)
-class AlertThresholds:
-    """Values derived outside the config: the queue alert from capacity, GPU memory from the preflight, and
-    the server's rollout budget (seconds: image pull, startup budget and margin, the Deployment's
-    progressDeadlineSeconds; plan/delivery.py DeliveryPlan.rollout_seconds), which the not-ready and
-    metrics-absent alerts wait out."""
-
-    queue_per_replica: float
-    gpu_memory_used_fraction: float
-    rollout_seconds: int = 0
 
 
 _DURATION_PART = re.compile(r"([0-9]+)(ms|s|m|h)")
@@ -69,11 +59,6 @@ class Alert:
         rule["labels"] = {"severity": self.severity, **self.extra_labels}
         rule["annotations"] = {"summary": self.summary, "description": self.description, "runbook": self.runbook}
         return rule
-
-
-def gpu_memory_threshold(gpu_memory_utilization: float, headroom: float) -> float:
-    """vLLM allocates gpu_memory_utilization of each GPU up front, so usage is normally just below it."""
-    return round(min(0.99, gpu_memory_utilization + headroom), 4)
 
 
 def engine_alerts(cfg: MonitoringConfig, limits: AlertThresholds, metrics: VersionMetrics, workload: Workload) -> list[Alert]:

@@ -12,8 +12,9 @@ from typing import Any
 
 from catalog.gpus import NVIDIA
 from catalog.vllm_metrics import VersionMetrics
-from components.render.promql import Workload, quantile, quote, ratio_of_rates, selector
+from components.render.promql import quantile, ratio_of_rates
 from config.observability import MonitoringConfig
+from plan.scaling import Workload, quote, selector
 
 SIDECAR_LABEL = {"grafana_dashboard": "1"}
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}

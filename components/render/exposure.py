@@ -1,5 +1,5 @@
 """How clients reach the server: an HTTPRoute on an existing Gateway (optionally to an InferencePool), or an
-Ingress; the URL clients use and a ready-to-paste curl. Pure.
+Ingress, and a ready-to-paste curl; the URL clients use is the plan's (plan/traffic.py). Pure.
 
 The route lists only `exposure.paths` (Exact matches, each one vLLM's API key guards; config/exposure.py),
 so /invocations, /tokenize, /detokenize, /pooling, /score, /rerank and /metrics are never forwarded.
@@ -22,42 +22,38 @@ from typing import Any
 
 from components.render.security import API_KEY_KEY
 from config.exposure import GatewayConfig, IngressConfig
-from config.stack import StackConfig
-from plan.names import Names, labels, namespace_name, selector_labels
+from plan.identity import Identity
+from plan.traffic import TrafficPlan
 
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 INFERENCE_GROUP = "inference.networking.k8s.io"
 COMPONENT = "exposure"
 
 
-def render_exposure(cfg: StackConfig, instance: str) -> list[dict[str, Any]]:
+def render_exposure(identity: Identity, traffic: TrafficPlan) -> list[dict[str, Any]]:
     """InferencePool (when the route targets one) and HTTPRoute, or the Ingress, or nothing."""
-    gateway, ingress = cfg.exposure.gateway, cfg.exposure.ingress
+    gateway, ingress = traffic.exposure.gateway, traffic.exposure.ingress
     if gateway is not None:
-        pool = [render_inference_pool(cfg, instance)] if gateway.backend == "InferencePool" else []
-        return [*pool, render_http_route(cfg, instance, gateway)]
+        pool = [render_inference_pool(identity, traffic)] if gateway.backend == "InferencePool" else []
+        return [*pool, render_http_route(identity, traffic, gateway)]
     if ingress is not None:
-        return [render_ingress(cfg, instance, ingress)]
+        return [render_ingress(identity, traffic, ingress)]
     return []
 
 
-def _metadata(cfg: StackConfig, instance: str) -> dict[str, Any]:
-    return {
-        "name": Names(instance).server,
-        "namespace": namespace_name(cfg.namespace, instance),
-        "labels": labels(instance, COMPONENT),
-    }
+def _metadata(identity: Identity) -> dict[str, Any]:
+    return {"name": identity.names.server, "namespace": identity.namespace, "labels": identity.labels(COMPONENT)}
 
 
-def render_http_route(cfg: StackConfig, instance: str, gateway: GatewayConfig) -> dict[str, Any]:
+def render_http_route(identity: Identity, traffic: TrafficPlan, gateway: GatewayConfig) -> dict[str, Any]:
     parent: dict[str, Any] = {"group": GATEWAY_GROUP, "kind": "Gateway", "name": gateway.name}
     if gateway.namespace:
         parent["namespace"] = gateway.namespace
     if gateway.section_name:
         parent["sectionName"] = gateway.section_name
     rule: dict[str, Any] = {
-        "matches": [{"path": {"type": "Exact", "value": path}} for path in cfg.exposure.paths],
-        "backendRefs": [_backend_ref(cfg, instance, gateway)],
+        "matches": [{"path": {"type": "Exact", "value": path}} for path in traffic.exposure.paths],
+        "backendRefs": [_backend_ref(identity, traffic, gateway)],
     }
     if gateway.request_timeout_seconds is not None:
         rule["timeouts"] = {"request": f"{gateway.request_timeout_seconds}s"}
@@ -65,74 +61,55 @@ def render_http_route(cfg: StackConfig, instance: str, gateway: GatewayConfig) -
     if gateway.hostnames:
         spec["hostnames"] = list(gateway.hostnames)
     spec["rules"] = [rule]
-    return {"apiVersion": f"{GATEWAY_GROUP}/v1", "kind": "HTTPRoute", "metadata": _metadata(cfg, instance), "spec": spec}
+    return {"apiVersion": f"{GATEWAY_GROUP}/v1", "kind": "HTTPRoute", "metadata": _metadata(identity), "spec": spec}
 
 
-def _backend_ref(cfg: StackConfig, instance: str, gateway: GatewayConfig) -> dict[str, Any]:
+def _backend_ref(identity: Identity, traffic: TrafficPlan, gateway: GatewayConfig) -> dict[str, Any]:
     if gateway.backend == "InferencePool":
-        return {"group": INFERENCE_GROUP, "kind": "InferencePool", "name": Names(instance).server}
-    return {"group": "", "kind": "Service", "name": Names(instance).server, "port": cfg.server.port}
+        return {"group": INFERENCE_GROUP, "kind": "InferencePool", "name": identity.names.server}
+    return {"group": "", "kind": "Service", "name": identity.names.server, "port": traffic.port}
 
 
-def render_inference_pool(cfg: StackConfig, instance: str) -> dict[str, Any]:
+def render_inference_pool(identity: Identity, traffic: TrafficPlan) -> dict[str, Any]:
     """The server pods (same selector as the Deployment) on the API port; no endpointPickerRef (module doc)."""
     return {
         "apiVersion": f"{INFERENCE_GROUP}/v1",
         "kind": "InferencePool",
-        "metadata": _metadata(cfg, instance),
+        "metadata": _metadata(identity),
         "spec": {
-            "selector": {"matchLabels": selector_labels(instance, "server")},
-            "targetPorts": [{"number": cfg.server.port}],
+            "selector": {"matchLabels": identity.selector("server")},
+            "targetPorts": [{"number": traffic.port}],
             "appProtocol": "http",
         },
     }
 
 
-def render_ingress(cfg: StackConfig, instance: str, ingress: IngressConfig) -> dict[str, Any]:
-    backend = {"service": {"name": Names(instance).server, "port": {"number": cfg.server.port}}}
-    paths = [{"path": path, "pathType": "Exact", "backend": backend} for path in cfg.exposure.paths]
+def render_ingress(identity: Identity, traffic: TrafficPlan, ingress: IngressConfig) -> dict[str, Any]:
+    backend = {"service": {"name": identity.names.server, "port": {"number": traffic.port}}}
+    paths = [{"path": path, "pathType": "Exact", "backend": backend} for path in traffic.exposure.paths]
     spec: dict[str, Any] = {"ingressClassName": ingress.class_name}
     if ingress.tls_secret_name:
         spec["tls"] = [{"hosts": [ingress.host], "secretName": ingress.tls_secret_name}]
     spec["rules"] = [{"host": ingress.host, "http": {"paths": paths}}]
-    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": _metadata(cfg, instance), "spec": spec}
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": _metadata(identity), "spec": spec}
 
 
-def service_url(cfg: StackConfig, instance: str) -> str:
-    return f"http://{Names(instance).server}.{namespace_name(cfg.namespace, instance)}.svc:{cfg.server.port}"
-
-
-def client_url(cfg: StackConfig, instance: str) -> str:
-    """The base URL clients use: the route's first hostname, the Ingress host, or the in-cluster Service."""
-    gateway, ingress = cfg.exposure.gateway, cfg.exposure.ingress
-    if gateway is not None:
-        host = gateway.hostnames[0] if gateway.hostnames else f"<address of Gateway {gateway_ref(cfg, gateway, instance)}>"
-        return f"{gateway.url_scheme}://{host.replace('*', '<host>')}"
-    if ingress is not None:
-        return f"{'https' if ingress.tls_secret_name else 'http'}://{ingress.host}"
-    return service_url(cfg, instance)
-
-
-def gateway_ref(cfg: StackConfig, gateway: GatewayConfig, instance: str) -> str:
-    return f"{gateway.namespace or namespace_name(cfg.namespace, instance)}/{gateway.name}"
-
-
-def curl_command(cfg: StackConfig, instance: str) -> str:
+def curl_command(identity: Identity, traffic: TrafficPlan) -> str:
     """One chat completion as a shell command, the key read from the Secret with kubectl. Without exposure
     the Service is reached through `kubectl port-forward` (it is not reachable from outside the cluster)."""
-    names, ns = Names(instance), namespace_name(cfg.namespace, instance)
-    message = {"model": cfg.served_model_name, "messages": [{"role": "user", "content": "Hello"}]}
+    names, ns = identity.names, identity.namespace
+    message = {"model": traffic.served_model_name, "messages": [{"role": "user", "content": "Hello"}]}
     body = shlex.quote(json.dumps(message))
     auth = ""
-    if cfg.security.require_api_key:
+    if traffic.require_api_key:
         template = shlex.quote('{{index .data "' + API_KEY_KEY + '"}}')
         auth = (
             f' -H "Authorization: Bearer $(kubectl get secret -n {ns} {names.api_key_secret} '
             f'-o go-template={template} | base64 -d)"'
         )
     rest = f"/v1/chat/completions -H 'Content-Type: application/json'{auth} -d {body}"
-    if cfg.exposure.kind != "none":
-        return f"curl -sS {client_url(cfg, instance)}{rest}"
-    port = cfg.server.port
+    if traffic.exposed:
+        return f"curl -sS {traffic.client_url}{rest}"
+    port = traffic.port
     forward = f"kubectl port-forward -n {ns} svc/{names.server} {port}:{port} & sleep 2; "
     return f"{forward}curl -sS http://127.0.0.1:{port}{rest}"

@@ -1,4 +1,4 @@
-"""The KEDA ScaledObject (keda.sh/v1alpha1) for the vLLM Deployment, and thresholds derived from capacity.
+"""The KEDA ScaledObject (keda.sh/v1alpha1) for the vLLM workload, from the plan's scaling (plan/scaling.py).
 
 KEDA facts (docs/sources.md §D): a Prometheus trigger query must return exactly one element; with
 metricType AverageValue the HPA wants ceil(value / threshold) replicas, so a `sum()` over pods with a
@@ -9,83 +9,19 @@ makes it an error, which the `fallback` block then handles. Trigger metadata val
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from catalog import keda
 from catalog.vllm_metrics import VersionMetrics
-from components.render.promql import Workload, number, quantile
+from components.render.promql import number, quantile
 from config.observability import AutoscalingConfig
-
-if TYPE_CHECKING:
-    from preflight.report import Sizing
+from plan.scaling import ScalingPlan, Workload, hpa_name
 
 API_VERSION = "keda.sh/v1alpha1"
 KIND = "ScaledObject"
 LATENCY_QUANTILE = 0.95
 LATENCY_WINDOW = "2m"  # short, so the trigger follows load; alerts use 5m
 DEFAULT_FALLBACK_BEHAVIOR = "currentReplicasIfHigher"  # never scale down because Prometheus is unreachable
-
-
-@dataclass(frozen=True)
-class Capacity:
-    """What one replica can hold, from the preflight."""
-
-    max_num_seqs: int  # batch slots vLLM schedules at once
-    kv_cache_tokens: int  # KV-cache tokens per replica
-    tokens_per_request: int  # the preflight's concurrency target: prompt + output tokens per request
-    gpu_memory_utilization: float
-
-    @property
-    def concurrency(self) -> int:
-        """Requests one replica runs at once: batch slots, unless the KV cache fills first."""
-        return max(1, min(self.max_num_seqs, self.kv_cache_tokens // max(1, self.tokens_per_request)))
-
-
-def capacity_from_report(report: Sizing) -> Capacity:
-    return Capacity(
-        max_num_seqs=report.resolved.max_num_seqs,
-        kv_cache_tokens=report.kv_cache_tokens,
-        tokens_per_request=report.target_tokens_per_request,
-        gpu_memory_utilization=report.resolved.gpu_memory_utilization,
-    )
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    queue: float  # waiting requests per replica
-    running: float  # running requests per replica
-    kv_cache_usage: float  # 0..1, average over replicas
-    latency_seconds: float  # p95 time to first token
-
-
-def derived_queue_threshold(fraction: float, capacity: Capacity) -> int:
-    """Waiting requests per replica worth another replica.
-
-    A replica running `concurrency` requests finishes them at concurrency / duration per second, so a queue of
-    fraction x concurrency waits about fraction x one request's duration. 0.1 of 256 slots: 26 waiting.
-    """
-    return max(1, math.ceil(fraction * capacity.concurrency))
-
-
-def derived_running_threshold(headroom: float, capacity: Capacity) -> int:
-    """Running requests per replica to aim for: the replica's concurrency less headroom for bursts."""
-    return max(1, math.floor(headroom * capacity.concurrency))
-
-
-def derive_thresholds(cfg: AutoscalingConfig, capacity: Capacity) -> Thresholds:
-    """The configured thresholds, with the unset ones derived from capacity."""
-    queue = cfg.queue_threshold or derived_queue_threshold(cfg.queue_fraction, capacity)
-    running = cfg.running_threshold or derived_running_threshold(cfg.running_headroom, capacity)
-    return Thresholds(
-        queue=queue, running=running, kv_cache_usage=cfg.kv_cache_usage_threshold, latency_seconds=cfg.latency_threshold_seconds
-    )
-
-
-def hpa_name(scaled_object_name: str) -> str:
-    """The HPA KEDA creates (and the alerts watch): KEDA's default name, set explicitly."""
-    return f"keda-hpa-{scaled_object_name}"
 
 
 def trigger_queries(metrics: VersionMetrics, workload: Workload) -> dict[str, tuple[str, str]]:
@@ -114,46 +50,41 @@ def trigger_queries(metrics: VersionMetrics, workload: Workload) -> dict[str, tu
     }
 
 
-def render_triggers(
-    cfg: AutoscalingConfig, thresholds: Thresholds, metrics: VersionMetrics, workload: Workload, server_address: str
-) -> list[dict[str, Any]]:
+def render_triggers(scaling: ScalingPlan) -> list[dict[str, Any]]:
+    thresholds = scaling.thresholds
     values = {
         "queue": thresholds.queue,
         "running": thresholds.running,
         "kv_cache": thresholds.kv_cache_usage,
         "latency": thresholds.latency_seconds,
     }
-    queries = trigger_queries(metrics, workload)
+    queries = trigger_queries(scaling.metrics, scaling.workload)
     return [
         {
             "type": "prometheus",
             "name": name,
             "metricType": queries[name][1],
             "metadata": {
-                "serverAddress": server_address,
+                "serverAddress": scaling.server_address,
                 "query": queries[name][0],
                 "threshold": number(values[name]),
                 "ignoreNullValues": "false",
             },
         }
-        for name in cfg.triggers
+        for name in scaling.config.triggers
     ]
 
 
-def render_fallback(cfg: AutoscalingConfig) -> dict[str, Any]:
-    """fallback.behavior only where the KEDA release has it (2.17); older webhooks reject unknown fields."""
+def render_fallback(cfg: AutoscalingConfig, features: frozenset[str]) -> dict[str, Any]:
+    """fallback.behavior only where the KEDA release has it (2.17, plan/scaling.py keda_features); older
+    webhooks reject unknown fields."""
     fallback: dict[str, Any] = {
         "failureThreshold": cfg.fallback_failure_threshold,
         "replicas": cfg.fallback_replicas or cfg.min_replica_count,
     }
-    if keda.supports(cfg.keda_version, keda.Feature.FALLBACK_BEHAVIOR):
+    if keda.Feature.FALLBACK_BEHAVIOR in features:
         fallback["behavior"] = cfg.fallback_behavior or DEFAULT_FALLBACK_BEHAVIOR
     return fallback
-
-
-def rendered_features(cfg: AutoscalingConfig) -> list[keda.Feature]:
-    """The version-gated KEDA features the ScaledObject uses, for a cluster check against the installed KEDA."""
-    return [keda.Feature.FALLBACK_BEHAVIOR] if keda.supports(cfg.keda_version, keda.Feature.FALLBACK_BEHAVIOR) else []
 
 
 def render_behavior(cfg: AutoscalingConfig) -> dict[str, Any]:
@@ -172,41 +103,31 @@ def render_behavior(cfg: AutoscalingConfig) -> dict[str, Any]:
     }
 
 
-def render_scaled_object_spec(
-    scaled_object_name: str,
-    cfg: AutoscalingConfig,
-    thresholds: Thresholds,
-    metrics: VersionMetrics,
-    workload: Workload,
-    server_address: str,
-) -> dict[str, Any]:
+def render_scaled_object_spec(scaling: ScalingPlan) -> dict[str, Any]:
+    cfg, workload = scaling.config, scaling.workload
     return {
         "scaleTargetRef": workload.scale_target,
         "pollingInterval": cfg.polling_interval,
         "cooldownPeriod": cfg.cooldown_period,
         "minReplicaCount": cfg.min_replica_count,
         "maxReplicaCount": cfg.max_replica_count,
-        "fallback": render_fallback(cfg),
+        "fallback": render_fallback(cfg, scaling.keda_features),
         "advanced": {
-            "horizontalPodAutoscalerConfig": {"name": hpa_name(scaled_object_name), "behavior": render_behavior(cfg)},
+            "horizontalPodAutoscalerConfig": {"name": hpa_name(scaling.scaled_object_name), "behavior": render_behavior(cfg)},
         },
-        "triggers": render_triggers(cfg, thresholds, metrics, workload, server_address),
+        "triggers": render_triggers(scaling),
     }
 
 
-def render_scaled_object(
-    scaled_object_name: str,
-    labels: dict[str, str],
-    cfg: AutoscalingConfig,
-    thresholds: Thresholds,
-    metrics: VersionMetrics,
-    workload: Workload,
-    server_address: str,
-) -> dict[str, Any]:
-    """The whole object, as the API server receives it; `server_address` from components/render/prometheus.py."""
+def render_scaled_object(scaling: ScalingPlan) -> dict[str, Any]:
+    """The whole object, as the API server receives it (the plan's thresholds, workload and Prometheus)."""
     return {
         "apiVersion": API_VERSION,
         "kind": KIND,
-        "metadata": {"name": scaled_object_name, "namespace": workload.namespace, "labels": dict(labels)},
-        "spec": render_scaled_object_spec(scaled_object_name, cfg, thresholds, metrics, workload, server_address),
+        "metadata": {
+            "name": scaling.scaled_object_name,
+            "namespace": scaling.workload.namespace,
+            "labels": dict(scaling.labels),
+        },
+        "spec": render_scaled_object_spec(scaling),
     }

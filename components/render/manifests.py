@@ -13,12 +13,10 @@ from typing import Any
 from components.render import bucket_copy, cache, leaderworkerset, pod, scheduling
 from components.render import delivery as delivery_render
 from components.render.exposure import render_exposure
-from components.render.keda import capacity_from_report, derive_thresholds, hpa_name
+from components.render.keda import render_scaled_object
 from components.render.network_policy import render_network_policies
-from components.render.observability import alert_limits, monitoring_objects, scaled_object
+from components.render.observability import monitoring_objects
 from components.render.probes import budget_annotations, render_probes
-from components.render.prometheus import server_address
-from components.render.promql import Workload
 from components.render.security import (
     API_KEY_KEY,
     HF_TOKEN_KEY,
@@ -28,13 +26,11 @@ from components.render.security import (
     render_service_account,
 )
 from components.render.smoke import render_smoke_test
-from config.stack import StackConfig
 from plan import Plan
 from plan.delivery import DeliveryPlan
 from plan.identity import Identity
 from plan.multinode import MultinodePlan
-from plan.names import Names, namespace_labels, namespace_name, selector_labels
-from preflight.report import Sizing
+from plan.names import namespace_labels
 
 SECRET_PLACEHOLDER = "<pulumi secret>"
 
@@ -164,58 +160,22 @@ def render_manifests(plan: Plan) -> list[dict[str, Any]]:
     return objects + cache_objects(plan) + server_objects(plan)
 
 
-def network_manifests(cfg: StackConfig, instance: str, delivery_mode: str) -> list[dict[str, Any]]:
-    return render_network_policies(
-        namespace_name(cfg.namespace, instance),
-        instance,
-        cfg.server.port,
-        cfg.network_policy,
-        cfg.exposure,
-        cfg.smoke_test.enabled,
-        delivery_mode != "shared_volume",
-    )
+def network_manifests(plan: Plan) -> list[dict[str, Any]]:
+    return render_network_policies(plan.identity, plan.traffic)
 
 
-def traffic_manifests(cfg: StackConfig, instance: str) -> list[dict[str, Any]]:
+def traffic_manifests(plan: Plan) -> list[dict[str, Any]]:
     """The route or Ingress (when exposed), then the smoke test's ConfigMap and Job (when on)."""
-    return render_exposure(cfg, instance) + (render_smoke_test(cfg, instance) if cfg.smoke_test.enabled else [])
+    return render_exposure(plan.identity, plan.traffic) + render_smoke_test(plan.identity, plan.traffic)
 
 
-def observability_manifests(cfg: StackConfig, report: Sizing, instance: str, delivery: DeliveryPlan) -> list[dict[str, Any]]:
+def observability_manifests(plan: Plan) -> list[dict[str, Any]]:
     """KEDA's ScaledObject (when on), then the monitoring objects; the queue alert fires where KEDA acts."""
-    capacity, selector = capacity_from_report(report), selector_labels(instance, "server")
-    hpa = hpa_name(instance) if cfg.autoscaling.enabled else None
-    workload = Workload(
-        namespace_name(cfg.namespace, instance),
-        cfg.served_model_name,
-        workload_name(cfg, instance),
-        hpa,
-        delivery.workload_kind,
-    )
-    thresholds = derive_thresholds(cfg.autoscaling, capacity)
-    objects = (
-        [scaled_object(instance, selector, cfg.autoscaling, thresholds, cfg.vllm.version, workload, server_address(cfg) or "")]
-        if cfg.autoscaling.enabled
-        else []
-    )
-    if cfg.monitoring.enabled:
-        rollout = delivery.new_replica_seconds
-        limits = alert_limits(cfg.monitoring, cfg.autoscaling, capacity, thresholds.queue if hpa else None, rollout)
-        objects += monitoring_objects(f"{instance}-monitoring", cfg.monitoring, limits, cfg.vllm.version, selector, workload)
-    return objects
-
-
-def workload_name(cfg: StackConfig, instance: str) -> str:
-    """The server workload's name: the Deployment's or StatefulSet's, or the LeaderWorkerSet's."""
-    return leaderworkerset.group_name(instance) if cfg.engine.nnodes > 1 else Names(instance).server
+    scaling, monitoring = plan.scaling, plan.monitoring
+    objects = [render_scaled_object(scaling)] if scaling.enabled else []
+    return objects + (monitoring_objects(monitoring, scaling.workload) if monitoring.enabled else [])
 
 
 def stack_manifests(plan: Plan) -> list[dict[str, Any]]:
     """Every object of a kubernetes stack, in the order the program registers them."""
-    cfg, report, instance = plan.config, plan.sizing, plan.identity.instance
-    return (
-        render_manifests(plan)
-        + network_manifests(cfg, instance, plan.delivery.mode)
-        + traffic_manifests(cfg, instance)
-        + observability_manifests(cfg, report, instance, plan.delivery)
-    )
+    return render_manifests(plan) + network_manifests(plan) + traffic_manifests(plan) + observability_manifests(plan)

@@ -17,31 +17,27 @@ from typing import Any
 
 from config.exposure import ExposureConfig
 from config.network import NetworkPolicyConfig
+from plan.identity import Identity
 from plan.names import labels, selector_labels
+from plan.traffic import TrafficPlan
 
 SERVER = "server"  # app.kubernetes.io/component of the vLLM server pods
 MODEL_CACHE = "model-cache"  # app.kubernetes.io/component of the download Job's pods
 SMOKE_TEST = "smoke-test"  # app.kubernetes.io/component of the smoke-test Job's pods
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every namespace
-NO_EXPOSURE = ExposureConfig()
+NO_EXPOSURE = ExposureConfig()  # the server policy without a gateway or ingress
 
 
-def render_network_policies(
-    namespace: str,
-    instance: str,
-    port: int,
-    policy: NetworkPolicyConfig,
-    exposure: ExposureConfig = NO_EXPOSURE,
-    smoke_test: bool = False,
-    server_fetches_weights: bool = False,
-) -> list[dict[str, Any]]:
-    """The server, download-Job and (with smoke_test) smoke-test policies, in that order; none when
-    network_policy.enabled is false. `server_fetches_weights`: the server pods download (per-replica volumes) or
-    stream (object storage) the weights themselves, so they get the hub egress rule too (config/delivery.py)."""
+def render_network_policies(identity: Identity, traffic: TrafficPlan) -> list[dict[str, Any]]:
+    """The server, download-Job and (with the smoke test) smoke-test policies, in that order; none when
+    network_policy.enabled is false. The server pods get the hub egress rule too when they download
+    (per-replica volumes) or stream (object storage) the weights themselves (plan/traffic.py)."""
+    policy, smoke_test = traffic.network_policy, traffic.smoke is not None
     if not policy.enabled:
         return []
+    namespace, instance, port = identity.namespace, identity.instance, traffic.port
     objects = [
-        render_server_policy(namespace, instance, port, policy, exposure, smoke_test, server_fetches_weights),
+        render_server_policy(namespace, instance, port, policy, traffic.exposure, smoke_test, traffic.server_fetches_weights),
         render_model_cache_policy(namespace, instance, policy),
     ]
     if smoke_test:

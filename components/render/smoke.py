@@ -11,70 +11,30 @@ containerTerminatedError). With FallbackToLogsOnError the message is the script'
 
 from __future__ import annotations
 
-import hashlib
-from functools import cache
-from pathlib import Path
 from typing import Any
 
-from components.render.exposure import service_url
 from components.render.resources import container_resources
 from components.render.security import API_KEY_KEY, container_security_context, render_restricted_job
 from config.stack import StackConfig
-from plan.names import Names, cache_key, labels, namespace_name
+from plan.identity import Identity
+from plan.traffic import RETRIES, SmokePlan, TrafficPlan, resolve_smoke, smoke_script
 
 COMPONENT = "smoke-test"
-SCRIPT_PATH = Path(__file__).resolve().parents[2] / "smoke" / "check.py"
 SCRIPT_DIR = "/opt/smoke"
 API_KEY_DIR = "/var/run/secrets/vllm-api-key"
-IMAGE_PULL_SECONDS = 300  # the small python image, pulled on a CPU node
-RETRIES = 1  # one retry: a connection reset while the last old pod drains is not a failed deploy
+__all__ = ["smoke_script"]  # docker_host.py uploads the same script
 
 
-@cache
-def smoke_script() -> str:
-    return SCRIPT_PATH.read_text(encoding="utf-8")
-
-
-def smoke_key(cfg: StackConfig) -> str:
-    """What the answer depends on; a new key names a new ConfigMap and Job."""
-    script = hashlib.sha256(smoke_script().encode()).hexdigest()
-    smoke = cfg.smoke_test
-    return cache_key(
-        cfg.model.id,
-        cfg.model.revision,
-        cfg.served_model_name,
-        cfg.vllm.image_ref,
-        smoke.image,
-        script,
-        str(smoke.timeout_seconds),
-        str(smoke.max_tokens),
-        str(cfg.security.require_api_key),
-    )
-
-
-def smoke_name(cfg: StackConfig, instance: str) -> str:
-    return f"{instance}-smoke-test-{smoke_key(cfg)}"
-
-
-def deadline_seconds(cfg: StackConfig) -> int:
-    """activeDeadlineSeconds: every attempt's bound plus a minute each, and the image pull."""
-    return (RETRIES + 1) * (cfg.smoke_test.timeout_seconds + 60) + IMAGE_PULL_SECONDS
-
-
-def render_smoke_configmap(cfg: StackConfig, instance: str) -> dict[str, Any]:
+def render_smoke_configmap(identity: Identity, smoke: SmokePlan) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {
-            "name": smoke_name(cfg, instance),
-            "namespace": namespace_name(cfg.namespace, instance),
-            "labels": labels(instance, COMPONENT),
-        },
+        "metadata": {"name": smoke.name, "namespace": identity.namespace, "labels": identity.labels(COMPONENT)},
         "data": {"check.py": smoke_script()},
     }
 
 
-def check_command(cfg: StackConfig, script: str, base_url: str, key_file: str) -> list[str]:
+def check_command(smoke: SmokePlan, script: str, base_url: str, key_file: str) -> list[str]:
     """`python3 smoke/check.py ...` against the server; the key file only when the server requires a key."""
     command = [
         "python3",
@@ -83,64 +43,56 @@ def check_command(cfg: StackConfig, script: str, base_url: str, key_file: str) -
         "--base-url",
         base_url,
         "--model",
-        cfg.served_model_name,
+        smoke.served_model_name,
         "--timeout-seconds",
-        str(cfg.smoke_test.timeout_seconds),
+        str(smoke.timeout_seconds),
         "--max-tokens",
-        str(cfg.smoke_test.max_tokens),
+        str(smoke.max_tokens),
     ]
-    return [*command, "--api-key-file", key_file] if cfg.security.require_api_key else command
+    return [*command, "--api-key-file", key_file] if smoke.require_api_key else command
 
 
-def smoke_command(cfg: StackConfig, instance: str) -> list[str]:
-    return check_command(cfg, f"{SCRIPT_DIR}/check.py", service_url(cfg, instance), f"{API_KEY_DIR}/{API_KEY_KEY}")
-
-
-def _volumes(cfg: StackConfig, instance: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _volumes(identity: Identity, smoke: SmokePlan) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     # 0440/0444: root-owned files readable by the non-root user through its fsGroup.
     volumes: list[dict[str, Any]] = [
-        {"name": "script", "configMap": {"name": smoke_name(cfg, instance), "defaultMode": 0o444}},
+        {"name": "script", "configMap": {"name": smoke.name, "defaultMode": 0o444}},
         {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}},
     ]
     mounts: list[dict[str, Any]] = [
         {"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True},
         {"name": "tmp", "mountPath": "/tmp"},
     ]
-    if cfg.security.require_api_key:
-        volumes.append({"name": "api-key", "secret": {"secretName": Names(instance).api_key_secret, "defaultMode": 0o440}})
+    if smoke.require_api_key:
+        volumes.append({"name": "api-key", "secret": {"secretName": identity.names.api_key_secret, "defaultMode": 0o440}})
         mounts.append({"name": "api-key", "mountPath": API_KEY_DIR, "readOnly": True})
     return volumes, mounts
 
 
-def render_smoke_job(cfg: StackConfig, instance: str) -> dict[str, Any]:
+def render_smoke_job(identity: Identity, traffic: TrafficPlan, smoke: SmokePlan) -> dict[str, Any]:
     """One request per attempt; no ttlSecondsAfterFinished (Pulumi would see the Job vanish and recreate it)."""
-    volumes, mounts = _volumes(cfg, instance)
+    volumes, mounts = _volumes(identity, smoke)
     container = {
         "name": "smoke-test",
-        "image": cfg.smoke_test.image,
+        "image": smoke.image,
         "imagePullPolicy": "IfNotPresent",
-        "command": smoke_command(cfg, instance),
+        "command": check_command(smoke, f"{SCRIPT_DIR}/check.py", traffic.service_url, f"{API_KEY_DIR}/{API_KEY_KEY}"),
         "env": [{"name": "PYTHONUNBUFFERED", "value": "1"}],
         "volumeMounts": mounts,
         "resources": container_resources("100m", 0.125),
         "securityContext": container_security_context(),
         "terminationMessagePolicy": "FallbackToLogsOnError",  # the failure line reaches `pulumi up`'s error
     }
-    metadata = {
-        "name": smoke_name(cfg, instance),
-        "namespace": namespace_name(cfg.namespace, instance),
-        "labels": labels(instance, COMPONENT),
-    }
+    metadata = {"name": smoke.name, "namespace": identity.namespace, "labels": identity.labels(COMPONENT)}
     return render_restricted_job(
-        cfg.security, metadata, [container], volumes, backoff_limit=RETRIES, deadline_seconds=deadline_seconds(cfg)
+        smoke.security, metadata, [container], volumes, backoff_limit=RETRIES, deadline_seconds=smoke.deadline_seconds
     )
 
 
-def render_smoke_test(cfg: StackConfig, instance: str) -> list[dict[str, Any]]:
+def render_smoke_test(identity: Identity, traffic: TrafficPlan) -> list[dict[str, Any]]:
     """The ConfigMap and the Job, or nothing when smoke_test.enabled is false."""
-    if not cfg.smoke_test.enabled:
+    if traffic.smoke is None:
         return []
-    return [render_smoke_configmap(cfg, instance), render_smoke_job(cfg, instance)]
+    return [render_smoke_configmap(identity, traffic.smoke), render_smoke_job(identity, traffic, traffic.smoke)]
 
 
 # The Docker target: the same script in a one-shot container that shares the vLLM container's network
@@ -152,22 +104,28 @@ DOCKER_SCRIPT = "/opt/smoke/check.py"
 DOCKER_KEY_FILE = "/run/secrets/vllm_api_key"
 
 
-def docker_smoke_command(cfg: StackConfig) -> list[str]:
-    return check_command(cfg, DOCKER_SCRIPT, f"http://127.0.0.1:{cfg.server.port}", DOCKER_KEY_FILE)
+def docker_smoke_command(smoke: SmokePlan, port: int) -> list[str]:
+    return check_command(smoke, DOCKER_SCRIPT, f"http://127.0.0.1:{port}", DOCKER_KEY_FILE)
 
 
-def render_docker_smoke(cfg: StackConfig, vllm_container_name: str) -> dict[str, Any]:
+def docker_smoke_spec(smoke: SmokePlan, port: int, vllm_container_name: str) -> dict[str, Any]:
     """`docker.Container` arguments but `image`, `network_mode` (the vLLM container's id) and `uploads`.
     SMOKE_KEY changes with the model, revision and images, which replaces the container: the check reruns."""
     return {
         "name": f"{vllm_container_name}-smoke-test",
-        "command": docker_smoke_command(cfg),
-        "envs": [f"SMOKE_KEY={smoke_key(cfg)}", "PYTHONUNBUFFERED=1"],
+        "command": docker_smoke_command(smoke, port),
+        "envs": [f"SMOKE_KEY={smoke.key}", "PYTHONUNBUFFERED=1"],
         "attach": True,
         "logs": True,
         "must_run": False,
         "start": True,
     }
+
+
+def render_docker_smoke(cfg: StackConfig, vllm_container_name: str) -> dict[str, Any]:
+    """TRANSITIONAL, for components/docker_host.py until the Docker target reads the plan: it then calls
+    docker_smoke_spec(plan.traffic.smoke, plan.traffic.port, name) and this goes."""
+    return docker_smoke_spec(resolve_smoke(cfg, vllm_container_name), cfg.server.port, vllm_container_name)
 
 
 def docker_smoke_verdict(exit_code: int | None, logs: str | None) -> str:

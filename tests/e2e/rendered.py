@@ -17,12 +17,11 @@ from typing import Any
 
 from catalog.vllm_metrics import VersionMetrics, metrics_for
 from components.render import docker as docker_render
-from components.render.keda import hpa_name
 from components.render.manifests import stack_manifests
-from components.render.promql import Workload
 from config.sources import read_stack_file
 from config.stack import StackConfig, validate_config
 from plan.names import PORT_NAME
+from plan.scaling import Workload, hpa_name
 from preflight.report import PreflightReport
 from tests.kubernetes_fixtures import plan_of
 from validation import Outcome, assess

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from components.render.promql import metric_names
 from tests.e2e import prometheus
 from tests.e2e.processes import Server, chat, get
 from tests.e2e.rendered import MAX_NUM_SEQS, Monitoring
+from tests.promql_lint import metric_names
 
 CLIENTS = 6 * MAX_NUM_SEQS  # more requests at once than batch slots, so some wait
 TOKENS_PER_REQUEST = 64

@@ -1,0 +1,133 @@
+"""The traffic path, decided once: how clients reach the server (exposure, the Service and client URLs), who
+may reach it (the network-policy inputs) and the post-deploy smoke test. Pure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from config.delivery import DeliveryMode
+from config.exposure import ExposureConfig, GatewayConfig
+from config.kubernetes import SecurityConfig
+from config.network import NetworkPolicyConfig
+from config.stack import StackConfig
+from plan.identity import Identity
+from plan.names import cache_key
+
+SCRIPT_PATH = Path(__file__).resolve().parents[1] / "smoke" / "check.py"
+IMAGE_PULL_SECONDS = 300  # the smoke test's small python image, pulled on a CPU node
+RETRIES = 1  # one retry: a connection reset while the last old pod drains is not a failed deploy
+
+
+@dataclass(frozen=True)
+class SmokePlan:
+    """The post-deploy check: smoke/check.py sends one chat completion to the server."""
+
+    image: str
+    timeout_seconds: int  # the one request's bound
+    max_tokens: int
+    served_model_name: str
+    require_api_key: bool  # the check reads the key file
+    key: str  # what the answer depends on: a new key names a new ConfigMap and Job, which runs again
+    name: str  # <instance>-smoke-test-<key>: the ConfigMap and the Job
+    deadline_seconds: int  # the Job's activeDeadlineSeconds
+    security: SecurityConfig  # the Job's pod security (components/render/security.py)
+
+
+@dataclass(frozen=True)
+class TrafficPlan:
+    exposure: ExposureConfig
+    port: int  # the server's container and Service port: the OpenAI API and /metrics
+    served_model_name: str
+    require_api_key: bool
+    service_url: str  # the in-cluster Service
+    client_url: str  # what clients use: the route's first hostname, the Ingress host, or the Service
+    network_policy: NetworkPolicyConfig
+    server_fetches_weights: bool  # per-replica downloads or object storage: the server pods need hub egress
+    smoke: SmokePlan | None  # None when smoke_test.enabled is false
+
+    @property
+    def exposed(self) -> bool:
+        return self.exposure.kind != "none"
+
+
+@cache
+def smoke_script() -> str:
+    return SCRIPT_PATH.read_text(encoding="utf-8")
+
+
+def smoke_key(cfg: StackConfig) -> str:
+    """What the smoke test's answer depends on: model, revision, served name, vLLM image, smoke image, script
+    and bounds."""
+    script = hashlib.sha256(smoke_script().encode()).hexdigest()
+    smoke = cfg.smoke_test
+    return cache_key(
+        cfg.model.id,
+        cfg.model.revision,
+        cfg.served_model_name,
+        cfg.vllm.image_ref,
+        smoke.image,
+        script,
+        str(smoke.timeout_seconds),
+        str(smoke.max_tokens),
+        str(cfg.security.require_api_key),
+    )
+
+
+def smoke_deadline_seconds(timeout_seconds: int) -> int:
+    """activeDeadlineSeconds: every attempt's bound plus a minute each, and the image pull."""
+    return (RETRIES + 1) * (timeout_seconds + 60) + IMAGE_PULL_SECONDS
+
+
+def resolve_smoke(cfg: StackConfig, instance: str) -> SmokePlan:
+    key = smoke_key(cfg)
+    return SmokePlan(
+        image=cfg.smoke_test.image,
+        timeout_seconds=cfg.smoke_test.timeout_seconds,
+        max_tokens=cfg.smoke_test.max_tokens,
+        served_model_name=cfg.served_model_name,
+        require_api_key=cfg.security.require_api_key,
+        key=key,
+        name=f"{instance}-smoke-test-{key}",
+        deadline_seconds=smoke_deadline_seconds(cfg.smoke_test.timeout_seconds),
+        security=cfg.security,
+    )
+
+
+def service_url(identity: Identity, port: int) -> str:
+    return f"http://{identity.names.server}.{identity.namespace}.svc:{port}"
+
+
+def gateway_ref(gateway: GatewayConfig, namespace: str) -> str:
+    """namespace/name of the Gateway: its own namespace, or the stack's."""
+    return f"{gateway.namespace or namespace}/{gateway.name}"
+
+
+def client_url(exposure: ExposureConfig, identity: Identity, port: int) -> str:
+    """The base URL clients use: the route's first hostname, the Ingress host, or the in-cluster Service."""
+    gateway, ingress = exposure.gateway, exposure.ingress
+    if gateway is not None:
+        ref = gateway_ref(gateway, identity.namespace)
+        host = gateway.hostnames[0] if gateway.hostnames else f"<address of Gateway {ref}>"
+        return f"{gateway.url_scheme}://{host.replace('*', '<host>')}"
+    if ingress is not None:
+        return f"{'https' if ingress.tls_secret_name else 'http'}://{ingress.host}"
+    return service_url(identity, port)
+
+
+def resolve_traffic(cfg: StackConfig, identity: Identity, mode: DeliveryMode) -> TrafficPlan:
+    port = cfg.server.port
+    return TrafficPlan(
+        exposure=cfg.exposure,
+        port=port,
+        served_model_name=cfg.served_model_name,
+        require_api_key=cfg.security.require_api_key,
+        service_url=service_url(identity, port),
+        client_url=client_url(cfg.exposure, identity, port),
+        network_policy=cfg.network_policy,
+        server_fetches_weights=mode != "shared_volume",
+        smoke=resolve_smoke(cfg, identity.instance) if cfg.smoke_test.enabled else None,
+    )

@@ -1,0 +1,82 @@
+"""Plan parts (plan/traffic.py, plan/scaling.py, plan/monitoring.py) built from a few values, for the tests
+that vary one setting at a time without sizing a model; tests/kubernetes_fixtures.py plan_of sizes a whole stack."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from catalog.vllm_metrics import VERSIONS
+from config.exposure import ExposureConfig
+from config.network import NetworkPolicyConfig
+from config.observability import AutoscalingConfig, MonitoringConfig
+from plan.identity import Identity
+from plan.monitoring import AlertThresholds, MonitoringPlan, prometheus_wiring
+from plan.names import Names
+from plan.scaling import Capacity, ScalingPlan, Workload, derive_thresholds, hpa_name, keda_features
+from plan.traffic import TrafficPlan, client_url, resolve_smoke, service_url
+from tests.factories import make_config
+
+
+def traffic_of(
+    namespace: str,
+    instance: str,
+    port: int,
+    policy: NetworkPolicyConfig,
+    exposure: ExposureConfig | None = None,
+    smoke_test: bool = False,
+    server_fetches_weights: bool = False,
+) -> tuple[Identity, TrafficPlan]:
+    """The identity and traffic plan of an instance in `namespace` with these settings."""
+    identity = Identity(instance, namespace, creates_namespace=False, retain_namespace_on_delete=False, names=Names(instance))
+    exposure = exposure or ExposureConfig()
+    return identity, TrafficPlan(
+        exposure=exposure,
+        port=port,
+        served_model_name="llama",
+        require_api_key=True,
+        service_url=service_url(identity, port),
+        client_url=client_url(exposure, identity, port),
+        network_policy=policy,
+        server_fetches_weights=server_fetches_weights,
+        smoke=resolve_smoke(make_config(), instance) if smoke_test else None,
+    )
+
+
+LABELS = {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "llama"}
+SERVER = "http://monitoring-kube-prometheus-prometheus.monitoring.svc:9090"
+
+
+def scaling_of(
+    cfg: AutoscalingConfig,
+    capacity: Capacity,
+    workload: Workload,
+    server_address: str = SERVER,
+    version: str = "0.33.0",
+    name: str = "llama",
+    labels: dict[str, str] | None = None,
+) -> ScalingPlan:
+    """The scaling plan of a ScaledObject `name` over `workload` (its hpa_name set to KEDA's)."""
+    return ScalingPlan(
+        config=cfg,
+        scaled_object_name=name,
+        labels=dict(LABELS if labels is None else labels),
+        capacity=capacity,
+        thresholds=derive_thresholds(cfg, capacity),
+        workload=replace(workload, hpa_name=hpa_name(name)),
+        server_address=server_address,
+        keda_features=keda_features(cfg),
+        metrics=VERSIONS[version],
+    )
+
+
+def monitoring_of(
+    cfg: MonitoringConfig,
+    limits: AlertThresholds,
+    version: str = "0.33.0",
+    name: str = "llama-monitoring",
+    selector_labels: dict[str, str] | None = None,
+) -> MonitoringPlan:
+    """The monitoring plan of a stack whose server pods carry `selector_labels`."""
+    selector = dict(LABELS if selector_labels is None else selector_labels)
+    wiring = prometheus_wiring(cfg, AutoscalingConfig(), selector)
+    return MonitoringPlan(cfg, name, selector, wiring, limits, VERSIONS[version])

@@ -1,0 +1,151 @@
+"""The cluster checks for one stack: the plan's values, checked against the cluster's facts.
+
+This is the only place that maps the plan onto the plain arguments of cluster/checks.py; the renderers read
+the same plan values (the KEDA features, the Prometheus wiring), so the checks follow what is rendered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cluster.facts import ClusterFacts, NodePool
+from cluster.findings import Finding
+from cluster.report import ClusterResult
+from config.cluster import ClusterConfig
+from config.stack import StackConfig
+from plan import Plan
+from plan.placement import Placement
+
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set on every namespace by the API server (1.21+)
+
+
+def stack_name_of(path: str | Path) -> str:
+    """`stacks/Pulumi.prod.yaml` -> `prod`, as Pulumi names the stack of a stack file."""
+    return Path(path).name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
+
+
+def declared_pools(cluster: ClusterConfig) -> tuple[NodePool, ...]:
+    """cluster.node_pools as facts: autoscaled pools the API does not show (GKE/AKS at zero nodes)."""
+    return tuple(
+        NodePool(name=p.name, requirements=(), labels=dict(p.labels), gpus_per_node=p.gpus)
+        for p in cluster.node_pools
+        if p.max_nodes != 0
+    )
+
+
+def gpu_terms(placement: Placement) -> list[dict[str, list[dict[str, Any]]]]:
+    """The affinity terms the pods carry, each ANDed with gpu.node_selector (the pods' nodeSelector)."""
+    extra = [{"key": k, "operator": "In", "values": [v]} for k, v in sorted(placement.node_selector.items())]
+    if not placement.affinity_terms:
+        return [{"matchExpressions": extra}] if extra else []
+    return [{"matchExpressions": [*t["matchExpressions"], *extra]} for t in placement.affinity_terms]
+
+
+def label_fix(cfg: StackConfig) -> str:
+    return (
+        f"set cluster.profile (now {cfg.cluster.profile}) to your provider: gke, eks-karpenter, aks, gpu-operator, "
+        "openshift or generic; or cluster.gpu_label to the label your GPU nodes carry; or gpu.product / "
+        "gpu.also_accept to a GPU the cluster has; declare an autoscaled pool with no node yet in cluster.node_pools."
+    )
+
+
+def check_cluster(plan: Plan, facts: ClusterFacts) -> ClusterResult:
+    """Every cluster check for a Kubernetes stack (the plan sizes what is rendered, e.g. KEDA thresholds)."""
+    return ClusterResult(True, facts.source, tuple(_findings(plan, facts)))
+
+
+def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
+    from catalog.vllm_versions import RELEASES
+    from cluster import checks
+    from cluster.versions import image_cuda_major
+
+    cfg, namespace = plan.config, plan.identity.namespace
+    terms = gpu_terms(plan.placement)
+    tag = cfg.vllm.tag or RELEASES[cfg.vllm.version].image_tag
+    found = checks.check_gpu(facts, terms, cfg.engine.gpus_per_node, plan.placement.tolerations, label_fix(cfg))
+    found += checks.check_driver(facts, terms, image_cuda_major(cfg.vllm.image, tag, cfg.vllm.version), cfg.vllm.image_ref)
+    volume = plan.delivery.volume
+    if cfg.cache.existing_claim is None and volume is not None:
+        found += checks.check_storage(facts, volume.storage_class_name, volume.access_mode)
+    if plan.scaling.enabled:
+        found += checks.check_keda(facts, set(plan.scaling.keda_features))
+    if plan.monitoring.enabled:
+        wiring = plan.monitoring.wiring
+        ns_labels = {NAMESPACE_NAME_LABEL: namespace, **_namespace_labels(facts, namespace)}
+        found += checks.check_prometheus(
+            facts,
+            wiring.monitor_kind,
+            wiring.monitor_labels,
+            wiring.rule_labels,
+            namespace,
+            ns_labels,
+            wiring.server_address if plan.scaling.enabled else None,
+        )
+    found += checks.check_namespace(facts, namespace, plan.identity.creates_namespace, plan.identity.instance)
+    return found
+
+
+def _namespace_labels(facts: ClusterFacts, name: str) -> dict[str, str]:
+    return dict((facts.namespaces or {}).get(name, {}))
+
+
+def check_snapshots(plan: Plan, paths: Sequence[str | Path]) -> ClusterResult:
+    """The CLI's and a stack's snapshot path. Raises cluster.snapshot.SnapshotError for a bad file."""
+    from cluster.snapshot import read_snapshots
+
+    if plan.target != "kubernetes":
+        from cluster.report import not_checked
+
+        return not_checked("target docker: no cluster")
+    return check_cluster(plan, read_snapshots(paths, declared_pools(plan.config.cluster)))
+
+
+def program_cluster_result(plan: Plan, kubeconfig: str | None, context: str | None) -> ClusterResult:
+    """The Pulumi program's path: cluster.snapshot_files when set, else the live cluster (read-only).
+
+    A live read that fails reports `not checked` (the reason included), or stops the program when
+    cluster.block_on_read_failure is true. Raises ConfigError for a bad snapshot file or a blocking failure.
+    """
+    from cluster.report import not_checked
+    from config.errors import ConfigError, ConfigIssue
+
+    cfg = plan.config
+    if plan.target != "kubernetes":
+        return not_checked("target docker: no cluster")
+    if cfg.render_yaml_to_directory is not None:
+        return not_checked("manifests are written to a folder, not applied")
+    if cfg.cluster.snapshot_files:
+        from cluster.snapshot import SnapshotError
+
+        try:
+            return check_snapshots(plan, cfg.cluster.snapshot_files)
+        except SnapshotError as error:
+            raise ConfigError([ConfigIssue("cluster.snapshot_files", str(error))]) from None
+    if not cfg.cluster.read_live:
+        return not_checked("cluster.read_live is false and no cluster.snapshot_files are set")
+    return _live(plan, kubeconfig, context)
+
+
+def _live(plan: Plan, kubeconfig: str | None, context: str | None) -> ClusterResult:
+    from cluster import live
+    from cluster.report import not_checked
+    from config.errors import ConfigError, ConfigIssue
+
+    cluster = plan.config.cluster
+    try:
+        facts = live.read_live(kubeconfig, context, cluster.keda_namespace, declared_pools(cluster))
+    except live.LiveReadError as error:
+        if cluster.block_on_read_failure:
+            raise ConfigError(
+                [
+                    ConfigIssue(
+                        "cluster.block_on_read_failure",
+                        f"is true, and the cluster cannot be read: {error}.",
+                        "fix the kubeconfig/context (kubernetes:context), or set cluster.snapshot_files to a kubectl snapshot.",
+                    )
+                ]
+            ) from None
+        return not_checked(f"the live cluster could not be read: {error}")
+    return check_cluster(plan, facts)
