@@ -15,7 +15,6 @@ from cluster.profiles import PROFILES, GpuLabelScheme, Profile, ProfileName
 from config.base import ConfigGroup
 
 if TYPE_CHECKING:
-    from config.errors import ConfigIssue
     from config.stack import StackConfig
 
 
@@ -76,43 +75,6 @@ def gpu_label_scheme(cfg: StackConfig) -> GpuLabelScheme:
     if override is not None:
         return "gfd" if override else "none"
     return cfg.cluster.gpu_label_scheme
-
-
-def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
-    """The GPU product must be selectable with the label scheme, or named through gpu.node_selector."""
-    from cluster.selectors import NoLabelValue
-    from config.errors import ConfigIssue
-
-    if cfg.target != "kubernetes":
-        return []
-    scheme = gpu_label_scheme(cfg)
-    key = (
-        "scheduling.require_gpu_product_label" if cfg.scheduling.require_gpu_product_label is not None else "cluster.gpu_label"
-    )
-    if scheme == "none":
-        if cfg.gpu.node_selector:
-            return []
-        return [
-            ConfigIssue(
-                key,
-                "selects no GPU product and gpu.node_selector is empty, so pods could land on any GPU, not the "
-                "one the preflight sized for.",
-                "set cluster.profile (gke, eks-karpenter, aks, gpu-operator, ...) or cluster.gpu_label, or name the GPU "
-                "in gpu.node_selector, e.g. {cloud.google.com/gke-accelerator: nvidia-a100-80gb}.",
-            )
-        ]
-    try:
-        gpu_affinity_terms(cfg)
-    except NoLabelValue as error:
-        return [
-            ConfigIssue(
-                key,
-                f"is {scheme} (profile {cfg.cluster.profile}), but {error}.",
-                "set cluster.gpu_label to gfd (with GPU Feature Discovery) or none with gpu.node_selector naming the "
-                "GPU, or choose a product this provider offers.",
-            )
-        ]
-    return []
 
 
 def gpu_tolerations(cfg: StackConfig) -> tuple[dict[str, str], ...]:

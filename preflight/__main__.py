@@ -17,12 +17,13 @@ from pathlib import Path
 
 from cluster.report import ClusterResult
 from config.errors import ConfigError, ConfigIssue, show
-from config.sources import load_stack_file_with_secrets
-from config.stack import StackConfig, missing_secrets
+from config.stack import StackConfig
 from preflight.report import PreflightReport
 from preflight.text import markdown_text, table_text
 from preflight.text import verdict as text_verdict
 from validation import ClusterCheck, Outcome, Verdict, assess
+from validation.secrets import missing_secrets
+from validation.sources import load_stack_file_with_secrets
 
 EXIT_FITS, EXIT_BLOCKED, EXIT_CONFIG_ERROR = Outcome.FITS.value, Outcome.BLOCKED.value, Outcome.CONFIG_ERROR.value
 EXIT_INTERNAL_ERROR = 3

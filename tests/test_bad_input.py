@@ -20,10 +20,10 @@ import pulumi
 import pytest
 
 from config.errors import PROJECT, ConfigError
-from config.sources import load_stack_file
 from preflight import run_preflight
 from preflight.__main__ import EXIT_BLOCKED, EXIT_CONFIG_ERROR
 from preflight.__main__ import main as preflight_main
+from tests.factories import load_stack_file
 from tests.harness import Registered, run_program_catching
 from tests.program import pulumi_config
 

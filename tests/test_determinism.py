@@ -19,9 +19,9 @@ import pytest
 
 from components.render.manifests import render_manifests
 from components.render.network_policy import render_network_policies
-from config.sources import load_stack_file
 from plan.names import namespace_name
 from preflight import run_preflight
+from tests.factories import load_stack_file
 from tests.program import run_stack_file
 
 ROOT = Path(__file__).resolve().parent.parent

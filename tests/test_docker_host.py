@@ -14,12 +14,13 @@ from components.render.docker import HF_TOKEN_FILE, startup_seconds
 from components.render.vllm_args import render_vllm_args
 from components.stack import build_docker_stack
 from config.secrets import StackSecrets
-from config.sources import load_stack_file
-from config.stack import StackConfig, validate_config
+from config.stack import StackConfig
 from plan.names import HF_HOME
 from preflight import run_preflight
 from tests import harness
+from tests.factories import load_stack_file
 from tests.harness import Registered, resolve
+from validation.keys import validate_config
 
 CONTAINER = "docker:index/container:Container"
 IMAGE = "docker:index/remoteImage:RemoteImage"

@@ -19,9 +19,10 @@ from components.render.docker import (
     wait_timeout_s,
 )
 from components.render.vllm_args import render_vllm_env
-from config.stack import StackConfig, validate_config
+from config.stack import StackConfig
 from plan.names import HF_HOME
 from preflight import run_preflight
+from validation.keys import validate_config
 
 ARGS = ["meta-llama/Llama-3.1-8B-Instruct", "--port", "8000"]
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from config.stack import validate_config
 from preflight import run_preflight
 from tests.factories import make_config
+from validation.keys import validate_config
 
 ONLY_MODEL_AND_GPU = {"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "gpu": {"product": "H100-80GB-HBM3"}}
 

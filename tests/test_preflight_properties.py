@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from catalog.gpus import GPUS
 from catalog.models import MODELS
-from config.stack import validate_config
 from preflight import run_preflight
 from preflight.checks import valid_tp_sizes
 from tests.factories import merge
+from validation.keys import validate_config
 
 PROPERTY_SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

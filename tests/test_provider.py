@@ -6,8 +6,9 @@ import json
 from typing import Any
 
 from components.provider import docker_provider, kubernetes_provider
-from config.stack import StackConfig, validate_config
+from config.stack import StackConfig
 from tests.harness import run_program
+from validation.keys import validate_config
 
 K8S_PROVIDER = "pulumi:providers:kubernetes"
 DOCKER_PROVIDER = "pulumi:providers:docker"

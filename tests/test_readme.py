@@ -12,10 +12,10 @@ from pydantic import BaseModel
 
 from cluster.selectors import GFD_PRODUCT as GPU_PRODUCT_LABEL
 from cluster.selectors import GPU_RESOURCE
-from config.sources import load_stack_file
-from config.stack import SECRET_KEYS, StackConfig
+from config.secrets import SECRET_KEYS
+from config.stack import StackConfig
 from preflight.__main__ import main
-from tests.factories import REPO, STACKS
+from tests.factories import REPO, STACKS, load_stack_file
 from tests.test_citations import PENDING_PAGES
 
 README = REPO / "README.md"

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from config.sources import load_stack_file
 from preflight import run_preflight
+from tests.factories import load_stack_file
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = ROOT / ".github" / "workflows"

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from config.errors import ConfigError
-from config.sources import load_stack_file_with_secrets
 from plan import Plan
 from validation import Outcome, assess
+from validation.sources import load_stack_file_with_secrets
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,10 +23,11 @@ from components.render.promql import Workload
 from components.render.vllm_args import render_vllm_args
 from config.delivery import workload_kind
 from config.sources import read_stack_file
-from config.stack import StackConfig, validate_config
+from config.stack import StackConfig
 from plan.names import PORT_NAME
 from preflight.report import PreflightReport
 from validation import Outcome, assess
+from validation.keys import validate_config
 
 REPO = Path(__file__).resolve().parents[2]
 INSTANCE = "llama"
