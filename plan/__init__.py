@@ -13,7 +13,7 @@ from typing import Literal
 from config.stack import StackConfig
 from plan.delivery import DeliveryPlan, resolve_delivery
 from plan.identity import Identity, resolve_identity
-from preflight import run_preflight
+from plan.sizing import resolve_sizing
 from preflight.report import PreflightReport
 from preflight.resolve import ResolvedEngine
 
@@ -32,7 +32,7 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
     """The plan of a parsed stack for one instance (plan/names.py instance_name of the Pulumi stack). Raises
     ConfigError when the model cannot be sized (an unreadable model.config_json). `hf_token`: whether the
     hf_token secret is set (the download Jobs mount it)."""
-    sizing = run_preflight(cfg)
+    sizing = resolve_sizing(cfg)
     identity = resolve_identity(cfg.namespace, instance)
     token_secret = identity.names.hf_token_secret if hf_token else None
     return Plan(

@@ -11,7 +11,7 @@ from pulumi.runtime import mocks as pulumi_mocks
 from components.render.manifests import render_manifests
 from config.stack import StackConfig
 from plan import Plan, resolve
-from preflight import run_preflight
+from plan.sizing import resolve_sizing
 from preflight.report import PreflightReport
 from tests.factories import make_config, shipped_stack
 from tests.harness import Registered, run_program
@@ -25,7 +25,7 @@ def plan_of(cfg: StackConfig, instance: str = INSTANCE, hf_token: bool = False) 
 
 
 def planned(cfg: StackConfig) -> tuple[StackConfig, PreflightReport]:
-    return cfg, run_preflight(cfg)
+    return cfg, resolve_sizing(cfg)
 
 
 def stack(name: str) -> tuple[StackConfig, PreflightReport]:

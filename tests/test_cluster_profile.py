@@ -140,11 +140,11 @@ def test_a_cluster_group_on_a_docker_stack_is_refused() -> None:
 
 
 def test_the_keda_features_checked_are_read_off_the_rendered_scaled_object() -> None:
-    from preflight import run_preflight
+    from plan.sizing import resolve_sizing
     from preflight.cluster import keda_features
 
     # Every trigger is AverageValue and fallback.behavior is rendered from KEDA 2.17 on (components/render/keda.py).
     cfg = make_config(autoscaling={"enabled": True})
-    assert keda_features(cfg, run_preflight(cfg), "vllm-prod") == {"scaledobject"}
+    assert keda_features(cfg, resolve_sizing(cfg), "vllm-prod") == {"scaledobject"}
     cfg = make_config(autoscaling={"enabled": True, "keda_version": "2.17"})
-    assert keda_features(cfg, run_preflight(cfg), "vllm-prod") == {"scaledobject", "fallback.behavior"}
+    assert keda_features(cfg, resolve_sizing(cfg), "vllm-prod") == {"scaledobject", "fallback.behavior"}

@@ -20,7 +20,7 @@ import pytest
 from components.render.manifests import render_manifests
 from components.render.network_policy import render_network_policies
 from plan.names import namespace_name
-from preflight import run_preflight
+from plan.sizing import resolve_sizing
 from tests.factories import load_stack_file
 from tests.program import run_stack_file
 
@@ -35,7 +35,7 @@ def instance_name(path: Path) -> str:
 def render_stack(path: Path) -> dict[str, Any]:
     """Everything the pure pieces render for one stack file, as JSON-ready data."""
     cfg = load_stack_file(path)
-    report = run_preflight(cfg)
+    report = resolve_sizing(cfg)
     instance = instance_name(path)
     return {
         "config": cfg.model_dump(mode="json"),

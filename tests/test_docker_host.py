@@ -16,7 +16,7 @@ from components.stack import build_docker_stack
 from config.secrets import StackSecrets
 from config.stack import StackConfig
 from plan.names import HF_HOME
-from preflight import run_preflight
+from plan.sizing import resolve_sizing
 from tests import harness
 from tests.factories import load_stack_file
 from tests.harness import Registered, resolve
@@ -67,7 +67,7 @@ def deploy(cfg: StackConfig, secrets: StackSecrets | None = None) -> tuple[Regis
     outputs: dict[str, Any] = {}
 
     def build() -> None:
-        outputs.update(build_docker_stack(cfg, run_preflight(cfg), secrets or StackSecrets()))
+        outputs.update(build_docker_stack(cfg, resolve_sizing(cfg), secrets or StackSecrets()))
 
     registered = harness.run_program(build)
     return registered, {name: resolve(value) for name, value in outputs.items()}
@@ -99,7 +99,7 @@ def test_the_container_runs_the_pulled_image_id() -> None:
 def test_the_container_command_is_render_vllm_args_for_the_stack() -> None:
     cfg = docker_stack(engine={"max_model_len": 8192})
 
-    assert container_of(cfg)["command"] == render_vllm_args(cfg, run_preflight(cfg).resolved)
+    assert container_of(cfg)["command"] == render_vllm_args(cfg, resolve_sizing(cfg).resolved)
 
 
 def test_the_container_entrypoint_is_vllm_serve() -> None:
@@ -145,7 +145,7 @@ def test_the_container_restarts_unless_stopped() -> None:
 def test_the_health_check_start_period_is_the_computed_startup_budget() -> None:
     cfg = docker_stack()
 
-    assert container_of(cfg)["healthcheck"]["startPeriod"] == f"{startup_seconds(cfg, run_preflight(cfg))}s"
+    assert container_of(cfg)["healthcheck"]["startPeriod"] == f"{startup_seconds(cfg, resolve_sizing(cfg))}s"
 
 
 def test_the_container_logs_rotate() -> None:
@@ -218,7 +218,7 @@ def kubernetes_twin(cfg: StackConfig) -> StackConfig:
 @pytest.mark.parametrize("stack", ["docker-70b", "docker-8b"])
 def test_docker_stacks_get_the_same_preflight_verdict_as_kubernetes(stack: str) -> None:
     cfg = load_stack_file(ROOT / f"stacks/Pulumi.{stack}.yaml")
-    docker, kubernetes = run_preflight(cfg), run_preflight(kubernetes_twin(cfg))
+    docker, kubernetes = resolve_sizing(cfg), resolve_sizing(kubernetes_twin(cfg))
 
     assert (docker.verdict.fits, docker.verdict.reasons, docker.capacity.kv_cache_tokens) == (
         kubernetes.verdict.fits,
@@ -239,7 +239,7 @@ BLOCKED_70B = {
 def test_a_blocked_docker_stack_is_blocked_on_kubernetes_too() -> None:
     cfg = validate_config(BLOCKED_70B)
 
-    assert (run_preflight(cfg).verdict.fits, run_preflight(kubernetes_twin(cfg)).verdict.fits) == (False, False)
+    assert (resolve_sizing(cfg).verdict.fits, resolve_sizing(kubernetes_twin(cfg)).verdict.fits) == (False, False)
 
 
 def test_a_blocked_docker_stack_creates_nothing(docker_mocks: list[DockerMocks], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,7 +21,7 @@ from components.render.docker import (
 from components.render.vllm_args import render_vllm_env
 from config.stack import StackConfig
 from plan.names import HF_HOME
-from preflight import run_preflight
+from plan.sizing import resolve_sizing
 from validation.keys import validate_config
 
 ARGS = ["meta-llama/Llama-3.1-8B-Instruct", "--port", "8000"]
@@ -104,7 +104,7 @@ def test_env_has_no_token_path_without_a_token() -> None:
 
 def test_env_is_the_kubernetes_env_but_online_for_the_first_download() -> None:
     cfg = stack()
-    report = run_preflight(cfg)
+    report = resolve_sizing(cfg)
 
     assert render_env(cfg, report, 600) == {
         **render_vllm_env(cfg, report.resolved, 600),
@@ -160,7 +160,7 @@ def test_no_secret_is_rendered_into_the_plain_spec() -> None:
 
 def test_startup_seconds_add_the_first_download_times_the_safety_factor() -> None:
     slow, fast = stack(), stack(docker={"cache": {"download_throughput_gib_per_s": 1000}})
-    report = run_preflight(slow)
+    report = resolve_sizing(slow)
     weights = report.weights_on_disk_gib
 
     difference = startup_seconds(slow, report) - startup_seconds(fast, report)
@@ -171,7 +171,7 @@ def test_startup_seconds_add_the_first_download_times_the_safety_factor() -> Non
 def test_startup_seconds_override_is_used_as_is() -> None:
     cfg = stack(probes={"startup_seconds": 900})
 
-    assert startup_seconds(cfg, run_preflight(cfg)) == 900
+    assert startup_seconds(cfg, resolve_sizing(cfg)) == 900
 
 
 def test_metrics_url_is_the_published_address_and_port() -> None:

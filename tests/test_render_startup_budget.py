@@ -65,24 +65,24 @@ DRAFT = {"method": "draft_model", "model": "Qwen/Qwen3-0.6B", "num_speculative_t
 def test_the_docker_start_period_is_the_kubernetes_startup_budget_plus_the_first_download(speculative) -> None:  # type: ignore[no-untyped-def]
     from components.render.docker import first_download_seconds, startup_seconds
     from components.render.probes import server_startup_budget
-    from preflight import run_preflight
+    from plan.sizing import resolve_sizing
     from tests.factories import make_config
 
     model = {"id": "Qwen/Qwen3-8B"}
     changes = {"model": model, "engine": {"max_model_len": 8192, "speculative": speculative}}
     docker = make_config(target="docker", docker={}, **changes)
     kubernetes = make_config(**changes)
-    report = run_preflight(docker)
-    budget = server_startup_budget(kubernetes, run_preflight(kubernetes).weights_on_disk_gib).total_seconds
+    report = resolve_sizing(docker)
+    budget = server_startup_budget(kubernetes, resolve_sizing(kubernetes).weights_on_disk_gib).total_seconds
     assert startup_seconds(docker, report) - first_download_seconds(docker, report) == budget
 
 
 def test_the_first_download_on_docker_includes_the_draft_model() -> None:
     from components.render.docker import first_download_seconds
-    from preflight import run_preflight
+    from plan.sizing import resolve_sizing
     from tests.factories import make_config
 
     model = {"id": "Qwen/Qwen3-8B"}
     plain = make_config(target="docker", docker={}, model=model, engine={"max_model_len": 8192})
     drafted = make_config(target="docker", docker={}, model=model, engine={"max_model_len": 8192, "speculative": DRAFT})
-    assert first_download_seconds(drafted, run_preflight(drafted)) > first_download_seconds(plain, run_preflight(plain))
+    assert first_download_seconds(drafted, resolve_sizing(drafted)) > first_download_seconds(plain, resolve_sizing(plain))

@@ -13,6 +13,7 @@ from catalog.vllm_releases import DATA_DIR, available_versions, release_table, v
 from catalog.vllm_versions import RELEASES, MemoryEra, era_of, memory_era
 from components.render.vllm_args import render_vllm_args
 from config.errors import ConfigError
+from plan.sizing import sizing_inputs
 from preflight import resolve_engine
 from tests.factories import make_config
 from validation.vllm import check_rendered_args
@@ -93,7 +94,7 @@ def test_the_cuda_graph_estimate_default_is_cited_in_envs_py() -> None:
 @pytest.mark.parametrize("version", ["0.6.0", "0.8.5", "0.10.2", "0.11.0", "0.19.1", "0.29.0"])
 def test_vllm_version_accepts_a_generated_release_and_renders_a_command_it_accepts(version: str) -> None:
     cfg = make_config(vllm={"version": version}, gpu={"product": "H100-80GB-HBM3"})
-    args = render_vllm_args(cfg, resolve_engine(cfg))
+    args = render_vllm_args(cfg, resolve_engine(sizing_inputs(cfg)))
     assert {a for a in args if a.startswith("--")} <= FLAG_TABLES[version].flags
 
 
