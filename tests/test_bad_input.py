@@ -19,10 +19,10 @@ from pathlib import Path
 import pulumi
 import pytest
 
+from cli.preflight import EXIT_BLOCKED, EXIT_CONFIG_ERROR
+from cli.preflight import main as preflight_main
 from config.errors import PROJECT, ConfigError
 from plan.sizing import resolve_sizing
-from preflight.__main__ import EXIT_BLOCKED, EXIT_CONFIG_ERROR
-from preflight.__main__ import main as preflight_main
 from tests.factories import load_stack_file
 from tests.harness import Registered, run_program_catching
 from tests.program import pulumi_config

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.render.__main__ import main as render_main
-from components.render.__main__ import rendered_objects
+from cli.render import main as render_main
+from cli.render import rendered_objects
 from components.render.manifests import SECRET_PLACEHOLDER
 from tests.factories import REPO
 from tests.test_validation import program_run

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from cli.preflight import main
 from cluster.selectors import GFD_PRODUCT as GPU_PRODUCT_LABEL
 from cluster.selectors import GPU_RESOURCE
 from config.secrets import SECRET_KEYS
 from config.stack import StackConfig
-from preflight.__main__ import main
 from tests.factories import REPO, STACKS, load_stack_file
 from tests.test_citations import PENDING_PAGES
 

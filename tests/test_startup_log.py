@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from cli.preflight import main
 from plan.sizing import resolve_sizing
-from preflight.__main__ import main
 from preflight.startup_log import compare, parse_startup_log, render_log_check, term_off
 from tests.factories import make_config
 

@@ -15,9 +15,9 @@ from typing import Any
 import pulumi
 import yaml
 
+from cli.preflight import main as preflight_main
+from cli.render import rendered_objects
 from cluster import live
-from components.render.__main__ import rendered_objects
-from preflight.__main__ import main as preflight_main
 from tests.factories import REPO, merge
 from tests.goldens.variants import STACK_FILES, VARIANTS
 from tests.harness import resolve
