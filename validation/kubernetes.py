@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import math
 
-from components.render.cache import default_size_gib, draft_weights_on_disk_gib
+from components.render.cache import default_size_gib
 from config.delivery import delivery_mode, most_replicas
 from config.errors import ConfigIssue, show
 from config.kubernetes import NamespaceConfig
 from config.stack import StackConfig
 from plan.names import HF_HOME
+from preflight.delivery import draft_weights_on_disk_gib
 from preflight.report import PreflightReport
 
 
