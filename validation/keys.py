@@ -11,7 +11,7 @@ from typing import Any
 
 from config.errors import ConfigError, ConfigIssue
 from config.stack import StackConfig, parse_config
-from validation import cluster, delivery, docker, engine, exposure, kubernetes, multinode, observability
+from validation import cluster_profile, delivery, docker, engine, exposure, kubernetes, multinode, observability
 
 # In the order their issues are reported.
 KEY_RULES: tuple[Callable[[StackConfig], list[ConfigIssue]], ...] = (
@@ -21,7 +21,7 @@ KEY_RULES: tuple[Callable[[StackConfig], list[ConfigIssue]], ...] = (
     observability.cross_checks,
     docker.cross_checks,
     multinode.cross_checks,
-    cluster.cross_checks,
+    cluster_profile.cross_checks,
     exposure.cross_checks,
 )
 

@@ -1,4 +1,5 @@
-"""The GPU product must be selectable with the cluster's label scheme, or named through gpu.node_selector."""
+"""The `cluster` group (profile, gpu_label): the GPU product must be selectable with the cluster's label scheme, or
+named through gpu.node_selector."""
 
 from __future__ import annotations
 
