@@ -6,11 +6,12 @@ import pulumi
 from cluster.report import ClusterResult
 from components.stack import build_stack
 from config.errors import ConfigError
-from config.sources import load_kubernetes_provider_settings, load_pulumi_config_with_secrets, load_pulumi_secrets
+from config.sources import load_kubernetes_provider_settings, load_pulumi_secrets
 from plan import Plan
 from preflight.text import blocked_text, table_text
 from validation import Outcome, assess
 from validation.cluster import program_cluster_result
+from validation.sources import load_pulumi_config_with_secrets
 
 
 def live_cluster(plan: Plan) -> ClusterResult:

@@ -43,8 +43,3 @@ def parse_version(text: str) -> tuple[int, int]:
 def supports(version: str, feature: Feature) -> bool:
     """Whether KEDA `version` accepts `feature`."""
     return parse_version(version) >= parse_version(FEATURES[feature][0])
-
-
-def unsupported(version: str, features: list[Feature]) -> list[Feature]:
-    """The features among `features` that KEDA `version` would refuse (for a cluster check)."""
-    return [feature for feature in features if not supports(version, feature)]

@@ -1,6 +1,4 @@
-"""The typed stack config: validated once, at the edge, into frozen models. Never imports pulumi."""
+"""The typed stack config: the schema, parsed once at the edge into frozen models (config/stack.py StackConfig).
 
-from config.errors import ConfigError, ConfigIssue
-from config.stack import SECRET_KEYS, StackConfig, validate_config
-
-__all__ = ["SECRET_KEYS", "ConfigError", "ConfigIssue", "StackConfig", "validate_config"]
+The rules between keys live in validation/. Never imports pulumi.
+"""

@@ -7,17 +7,10 @@ kubeconfig and context as the Kubernetes provider), or from `kubectl get ... -o 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pydantic import Field, NonNegativeInt, PositiveInt
 
 from catalog.profiles import PROFILES, GpuLabelScheme, Profile, ProfileName
-from catalog.selectors import NoLabelValue, gpu_selector_terms, label_scheme
 from config.base import ConfigGroup
-
-if TYPE_CHECKING:
-    from config.errors import ConfigIssue
-    from config.stack import StackConfig
 
 
 class NodePoolConfig(ConfigGroup):
@@ -63,40 +56,3 @@ class ClusterConfig(ConfigGroup):
     @property
     def gpu_label_scheme(self) -> GpuLabelScheme:
         return self.gpu_label or self.defaults.gpu_label
-
-
-def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
-    """The GPU product must be selectable with the label scheme, or named through gpu.node_selector."""
-    from config.errors import ConfigIssue
-
-    if cfg.target != "kubernetes":
-        return []
-    scheme = label_scheme(cfg.scheduling.require_gpu_product_label, cfg.cluster.gpu_label_scheme)
-    key = (
-        "scheduling.require_gpu_product_label" if cfg.scheduling.require_gpu_product_label is not None else "cluster.gpu_label"
-    )
-    if scheme == "none":
-        if cfg.gpu.node_selector:
-            return []
-        return [
-            ConfigIssue(
-                key,
-                "selects no GPU product and gpu.node_selector is empty, so pods could land on any GPU, not the "
-                "one the preflight sized for.",
-                "set cluster.profile (gke, eks-karpenter, aks, gpu-operator, ...) or cluster.gpu_label, or name the GPU "
-                "in gpu.node_selector, e.g. {cloud.google.com/gke-accelerator: nvidia-a100-80gb}.",
-            )
-        ]
-    products = list(cfg.gpu.products)
-    try:
-        gpu_selector_terms(scheme, products, [cfg.gpu.spec_for(p).gfd_product for p in products])
-    except NoLabelValue as error:
-        return [
-            ConfigIssue(
-                key,
-                f"is {scheme} (profile {cfg.cluster.profile}), but {error}.",
-                "set cluster.gpu_label to gfd (with GPU Feature Discovery) or none with gpu.node_selector naming the "
-                "GPU, or choose a product this provider offers.",
-            )
-        ]
-    return []

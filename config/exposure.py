@@ -10,17 +10,13 @@ guarded paths, and the NetworkPolicy keeps every other pod off the port (docs/ex
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Annotated, Literal, Self
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, PositiveInt, StringConstraints, field_validator, model_validator
 
 from config.base import ConfigGroup
 from config.network import NamespaceName, _check_cidr
 from config.syntax import check_label as _check_label
-
-if TYPE_CHECKING:
-    from config.errors import ConfigIssue
-    from config.stack import StackConfig
 
 # The prefixes vLLM 0.33.0 checks the key on (authenticate.py GUARDED_PREFIX).
 GUARDED_PREFIXES: tuple[str, ...] = ("/v1", "/v2", "/inference", "/cohere")
@@ -176,19 +172,3 @@ class SmokeTestConfig(ConfigGroup):
         120, le=3600, description="Bound on the one request (smoke/check.py --timeout-seconds)."
     )
     max_tokens: PositiveInt = Field(16, le=4096, description="max_tokens of the request.")
-
-
-def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
-    """An exposed server without a key would serve anyone the gateway lets in."""
-    from config.errors import ConfigIssue
-
-    if cfg.exposure.kind == "none" or cfg.security.require_api_key:
-        return []
-    return [
-        ConfigIssue(
-            f"exposure.{cfg.exposure.kind}",
-            "exposes the API outside the namespace, but security.require_api_key is false: anyone the "
-            f"{cfg.exposure.kind} admits could run inference.",
-            "set security.require_api_key: true (and pulumi config set --secret api_key <key>).",
-        )
-    ]

@@ -5,17 +5,12 @@ Every default is declared once, here, beside its description; docs/configuration
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import Field, PositiveFloat
 
 from config.base import ConfigGroup
-from config.errors import show
 from config.syntax import DnsLabel, DnsSubdomain, NonNegativeInt, PositiveInt
-
-if TYPE_CHECKING:
-    from config.errors import ConfigIssue
-    from config.stack import StackConfig
 
 
 class NamespaceConfig(ConfigGroup):
@@ -177,97 +172,3 @@ class SecurityConfig(ConfigGroup):
     run_as_user: PositiveInt = Field(10001, description="runAsUser (non-root, a high UID no host user has).")
     run_as_group: PositiveInt = Field(10001, description="runAsGroup.")
     fs_group: PositiveInt = Field(10001, description="fsGroup: group ownership of the cache volume.")
-
-
-def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
-    """Rules that span Kubernetes groups and the rest of the config."""
-    if cfg.target != "kubernetes":  # config/docker.py rejects these groups on a docker stack
-        return []
-    return _cache_issues(cfg) + _server_issues(cfg) + _namespace_issues(cfg.namespace)
-
-
-# Namespaces every cluster has and Kubernetes manages (kubernetes.io/docs/concepts/overview/working-with-objects/
-# namespaces, "Initial namespaces"): never created, or deleted, by a stack.
-SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-
-
-def _namespace_issues(namespace: NamespaceConfig) -> list[ConfigIssue]:
-    from config.errors import ConfigIssue
-
-    if namespace.creates and namespace.name in SYSTEM_NAMESPACES:
-        return [
-            ConfigIssue(
-                "namespace.name",
-                f"is {namespace.name!r}, a namespace Kubernetes creates itself, and namespace.create "
-                "would have this stack create it.",
-                "set namespace.create: false to deploy into it, or remove "
-                "namespace.name to use the stack's own namespace vllm-<stack>.",
-            )
-        ]
-    if namespace.retain_on_delete and not namespace.creates:
-        return [
-            ConfigIssue(
-                "namespace.retain_on_delete",
-                "is true, but this stack does not create the namespace, so there is nothing to keep on destroy.",
-                "remove namespace.retain_on_delete, or set namespace.create: true.",
-            )
-        ]
-    return []
-
-
-def _cache_issues(cfg: StackConfig) -> list[ConfigIssue]:
-    from config.errors import ConfigIssue
-
-    issues: list[ConfigIssue] = []
-    from config.delivery import _delivery_mode as delivery_mode
-    from config.delivery import _most_replicas as most_replicas
-
-    most = most_replicas(cfg)
-    if (
-        cfg.cache.access_mode == "ReadWriteOnce"
-        and most > 1
-        and cfg.cache.existing_claim is None
-        and delivery_mode(cfg) == "shared_volume"
-    ):
-        issues.append(
-            ConfigIssue(
-                "cache.access_mode",
-                f"is ReadWriteOnce, but up to {most} replicas can land on different nodes and a ReadWriteOnce "
-                "volume attaches to one node only (the others stay Pending with Multi-Attach errors).",
-                "set cache.access_mode: ReadWriteMany with a storage class that supports it, set "
-                "delivery.mode: per_replica_volume, or run 1 replica.",
-            )
-        )
-    if cfg.model.local_path is not None and cfg.cache.existing_claim is None:
-        issues.append(
-            ConfigIssue(
-                "model.local_path",
-                f"is {show(cfg.model.local_path)}, but a new cache volume would be empty.",
-                "set cache.existing_claim to the PVC that holds the model, or remove model.local_path to download it.",
-            )
-        )
-    if cfg.cache.existing_claim is not None and cfg.cache.size_gib is not None:
-        issues.append(
-            ConfigIssue(
-                "cache.size_gib",
-                "is set together with cache.existing_claim; an existing claim keeps its own size.",
-                "remove cache.size_gib, or remove cache.existing_claim to create the volume.",
-            )
-        )
-    return issues
-
-
-def _server_issues(cfg: StackConfig) -> list[ConfigIssue]:
-    from config.errors import ConfigIssue
-
-    server = cfg.server
-    if server.termination_grace_period_seconds > server.pre_stop_sleep_seconds:
-        return []
-    return [
-        ConfigIssue(
-            "server.termination_grace_period_seconds",
-            f"({server.termination_grace_period_seconds}) must exceed server.pre_stop_sleep_seconds "
-            f"({server.pre_stop_sleep_seconds}), or in-flight requests are killed.",
-            f"set it to at least {server.pre_stop_sleep_seconds + 60}.",
-        )
-    ]

@@ -8,16 +8,11 @@ backend must be `mp` (vllm-project/vllm vllm/engine/arg_utils.py@v0.33.0, quoted
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from pydantic import Field, PositiveInt, field_validator
 
 from catalog.vllm_flags import FLAG_TABLES
 from config.base import ConfigGroup
-from config.errors import ConfigIssue
-
-if TYPE_CHECKING:
-    from config.stack import StackConfig
 
 # Environment for the collective libraries only: NCCL, UCX, NVSHMEM and Gloo read these (e.g. NCCL_IB_HCA).
 COLLECTIVE_ENV = re.compile(r"^(NCCL|UCX|NVSHMEM|GLOO)_[A-Z0-9_]{1,100}$")
@@ -90,69 +85,6 @@ class MultinodeConfig(ConfigGroup):
     @property
     def adds_ipc_lock(self) -> bool:
         return bool(self.rdma_resources) if self.ipc_lock is None else self.ipc_lock
-
-
-def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
-    """What a multi-node replica needs from the rest of the config."""
-    if cfg.engine.nnodes == 1:
-        return []
-    nnodes = cfg.engine.nnodes
-    issues = []
-    if cfg.target != "kubernetes":
-        issues.append(
-            ConfigIssue(
-                "engine.nnodes",
-                f"is {nnodes}, but the docker target runs one host.",
-                "set engine.nnodes: 1, or deploy with target: kubernetes (a LeaderWorkerSet group per replica).",
-            )
-        )
-    if not supports_native_multinode(cfg.vllm.version):
-        issues.append(
-            ConfigIssue(
-                "engine.nnodes",
-                f"is {nnodes}, but vLLM {cfg.vllm.version} has no native multi-node mode (--nnodes, "
-                "--node-rank, --headless with the mp executor); its multi-node path needs Ray, which this program "
-                "does not deploy.",
-                "use a vLLM release with --nnodes (vllm.version 0.33.0), or set engine.nnodes: 1.",
-            )
-        )
-    if cfg.monitoring.monitor_kind == "PodMonitor":
-        issues.append(
-            ConfigIssue(
-                "monitoring.monitor_kind",
-                f"is PodMonitor, but with engine.nnodes {nnodes} the headless worker pods "
-                "serve no metrics; only the leader does.",
-                "set monitoring.monitor_kind: ServiceMonitor (it selects the leaders through the Service).",
-            )
-        )
-    return issues + _delivery_issues(cfg)
-
-
-def _delivery_issues(cfg: StackConfig) -> list[ConfigIssue]:
-    """Every pod of a group reads the weights of its stage: one copy all nodes mount, or object storage."""
-    from config.delivery import _delivery_mode as delivery_mode
-
-    nnodes = cfg.engine.nnodes
-    if delivery_mode(cfg) == "per_replica_volume":
-        return [
-            ConfigIssue(
-                "delivery.mode",
-                f"is per_replica_volume, but with engine.nnodes {nnodes} the pods of one replica run on "
-                f"{nnodes} nodes; per-replica claims are not rendered for a LeaderWorkerSet.",
-                "use delivery.mode shared_volume with a ReadWriteMany storage class, or object_storage.",
-            )
-        ]
-    if cfg.cache.access_mode == "ReadWriteOnce" and cfg.cache.existing_claim is None:
-        return [
-            ConfigIssue(
-                "cache.access_mode",
-                f"is ReadWriteOnce, but the {nnodes} pods of a replica run on {nnodes} nodes and "
-                "each reads the weights of its stage.",
-                "set cache.access_mode: ReadWriteMany with a storage class that "
-                "supports it, or name an existing ReadWriteMany claim in cache.existing_claim.",
-            )
-        ]
-    return []
 
 
 def supports_native_multinode(version: str) -> bool:

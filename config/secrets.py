@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from config.stack import SECRET_KEYS
-
 if TYPE_CHECKING:  # the preflight imports config; only the Pulumi program holds real Outputs
     import pulumi
+
+# Keys that hold credentials: only ever set with `pulumi config set --secret`.
+SECRET_KEYS: tuple[str, ...] = ("hf_token", "api_key")
 
 
 @dataclass(frozen=True)

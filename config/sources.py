@@ -2,6 +2,7 @@
 
 Both give the same thing: the project's keys without the `vllm-serving:` prefix, which secret keys are
 set, and the problems found on the way (a plain-text secret, a file that is not a stack file).
+validation/sources.py validates them into a StackConfig.
 """
 
 from __future__ import annotations
@@ -14,19 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from config.errors import PROJECT, ConfigError, ConfigIssue, show
-from config.secrets import StackSecrets
-from config.stack import SECRET_KEYS, StackConfig, validate_config
-
-
-def load_stack_file(path: str | Path) -> StackConfig:
-    """Read `stacks/Pulumi.<stack>.yaml` and validate it. Raises ConfigError."""
-    return load_stack_file_with_secrets(path)[0]
-
-
-def load_stack_file_with_secrets(path: str | Path) -> tuple[StackConfig, frozenset[str]]:
-    """The validated config and the names of the secrets the file sets (encrypted values are not read)."""
-    raw, secrets, issues = read_stack_file(path)
-    return _validate(raw, issues), secrets
+from config.secrets import SECRET_KEYS, StackSecrets
 
 
 def read_stack_file(path: str | Path) -> tuple[dict[str, Any], frozenset[str], list[ConfigIssue]]:
@@ -129,33 +118,14 @@ def _plain_text_secret(name: str) -> ConfigIssue:
     )
 
 
-def _validate(raw: dict[str, Any], issues: list[ConfigIssue]) -> StackConfig:
-    from config.loading import check_bounds
-
-    if bounds := check_bounds(raw):  # before pydantic: its errors would echo the whole value
-        raise ConfigError(issues + bounds)
-    try:
-        cfg = validate_config(raw)
-    except ConfigError as error:
-        raise ConfigError(issues + error.issues) from None
-    if issues:
-        raise ConfigError(issues)
-    return cfg
-
-
-def load_pulumi_config() -> StackConfig:
-    """Read the running Pulumi program's config."""
-    return load_pulumi_config_with_secrets()[0]
-
-
-def load_pulumi_config_with_secrets() -> tuple[StackConfig, frozenset[str]]:
-    """The running program's validated config and the secrets set. Only here the Pulumi SDK's config is read."""
+def read_pulumi_config() -> tuple[dict[str, Any], frozenset[str], list[ConfigIssue]]:
+    """The running program's keys, secrets set and problems, as read_stack_file gives them for a file. Only here
+    the Pulumi SDK's config is read."""
     from pulumi.runtime import config as runtime_config
 
     keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
     items = [(key, _decode(runtime_config.get_config(key))) for key in sorted(keys)]
-    raw, secrets, issues = split_project_keys(items, is_secret=lambda key, _value: runtime_config.is_config_secret(key))
-    return _validate(raw, issues), secrets
+    return split_project_keys(items, is_secret=lambda key, _value: runtime_config.is_config_secret(key))
 
 
 def load_pulumi_secrets() -> StackSecrets:

@@ -7,13 +7,12 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from config import cluster, delivery, docker, exposure, kubernetes, multinode, observability
 from config.base import ConfigGroup
 from config.cluster import ClusterConfig
 from config.delivery import DeliveryConfig
 from config.docker import DockerConfig
 from config.engine import EngineConfig
-from config.errors import ConfigError, ConfigIssue
+from config.errors import ConfigError
 from config.exposure import ExposureConfig, SmokeTestConfig
 from config.gpu import GpuConfig
 from config.kubernetes import CacheConfig, NamespaceConfig, ProbesConfig, SchedulingConfig, SecurityConfig, ServerConfig
@@ -23,11 +22,9 @@ from config.multinode import MultinodeConfig
 from config.network import NetworkPolicyConfig
 from config.observability import AutoscalingConfig, MonitoringConfig
 from config.preflight import PreflightConfig
+from config.secrets import SECRET_KEYS
 from config.syntax import Replicas
 from config.vllm import VllmConfig
-
-# Keys that hold credentials: only ever set with `pulumi config set --secret`.
-SECRET_KEYS: tuple[str, ...] = ("hf_token", "api_key")
 
 
 class StackConfig(ConfigGroup):
@@ -72,60 +69,15 @@ class StackConfig(ConfigGroup):
         return self.engine.served_model_name or self.model.id
 
 
-def validate_config(raw: Mapping[str, Any]) -> StackConfig:
-    """Validate the project's config keys (without the `vllm-serving:` prefix) into a StackConfig.
+def parse_config(raw: Mapping[str, Any]) -> StackConfig:
+    """Parse the project's config keys (without the `vllm-serving:` prefix) into a StackConfig: the schema only.
 
-    Raises ConfigError listing every problem: unknown keys, bad values, and cross-key rules. The rules that
-    need the preflight report, the target or the secrets run next, in validation.check_stack.
+    Raises ConfigError listing every unknown key and bad value. The rules between keys run next
+    (validation/keys.py validate_config), then those that need the preflight report, the target or the secrets
+    (validation.check_stack).
     """
     data = {key: value for key, value in raw.items() if key not in SECRET_KEYS}
     try:
-        cfg = StackConfig.model_validate(data)
+        return StackConfig.model_validate(data)
     except ValidationError as error:
         raise ConfigError([issue_from_pydantic(StackConfig, e) for e in error.errors()]) from None
-    issues = _core_checks(cfg)
-    for module in (kubernetes, delivery, observability, docker, multinode, cluster, exposure):
-        issues += module.cross_checks(cfg)
-    if issues:
-        raise ConfigError(issues)
-    return cfg
-
-
-def missing_secrets(cfg: StackConfig, secrets_present: frozenset[str]) -> list[ConfigIssue]:
-    """Secrets the config requires that are not set. A rule of validation.check_stack: a stack file may get
-    them from elsewhere (a Pulumi ESC environment, CI), so the offline preflight only notes them."""
-    if cfg.security.require_api_key and "api_key" not in secrets_present:
-        return [
-            ConfigIssue(
-                "api_key",
-                "is required because security.require_api_key is true, but it is not set.",
-                "pulumi config set --secret api_key <key>, or set security.require_api_key: false.",
-            )
-        ]
-    return []
-
-
-def _core_checks(cfg: StackConfig) -> list[ConfigIssue]:
-    issues: list[ConfigIssue] = []
-    per_replica = cfg.engine.gpus_per_replica
-    if cfg.gpu.count is not None and cfg.gpu.count != per_replica:
-        issues.append(
-            ConfigIssue(
-                "gpu.count",
-                f"is {cfg.gpu.count}, but engine.tensor_parallel_size ({cfg.engine.tensor_parallel_size}) x "
-                f"engine.pipeline_parallel_size ({cfg.engine.pipeline_parallel_size}) = {per_replica} GPUs per replica.",
-                f"set gpu.count to {per_replica}, or remove it (it defaults to that).",
-            )
-        )
-    speculative = cfg.engine.speculative
-    draft_tp = speculative.draft_tensor_parallel_size if speculative else None
-    if draft_tp is not None and draft_tp not in (1, cfg.engine.tensor_parallel_size):
-        issues.append(
-            ConfigIssue(
-                "engine.speculative.draft_tensor_parallel_size",
-                f"is {draft_tp}, but vLLM runs a draft model on 1 GPU or on all {cfg.engine.tensor_parallel_size} "
-                "of the target's tensor-parallel GPUs.",
-                f"set it to 1 or {cfg.engine.tensor_parallel_size}, or remove it (it defaults to the target's).",
-            )
-        )
-    return issues

@@ -18,8 +18,8 @@ from plan.multinode import MultinodePlan, resolve_multinode
 from plan.placement import Placement, resolve_placement
 from plan.scaling import ScalingPlan
 from plan.server import ServerPlan, resolve_server
+from plan.sizing import resolve_sizing
 from plan.traffic import TrafficPlan, resolve_traffic
-from preflight import run_preflight
 from preflight.report import PreflightReport
 from preflight.resolve import ResolvedEngine
 
@@ -44,7 +44,7 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
     """The plan of a parsed stack for one instance (plan/names.py instance_name of the Pulumi stack). Raises
     ConfigError when the model cannot be sized (an unreadable model.config_json). `hf_token`: whether the
     hf_token secret is set (the download Jobs mount it)."""
-    sizing = run_preflight(cfg)
+    sizing = resolve_sizing(cfg)
     identity = resolve_identity(cfg.namespace, instance)
     token_secret = identity.names.hf_token_secret if hf_token else None
     delivery = resolve_delivery(cfg, sizing.weights_on_disk_gib, identity.names, token_secret)

@@ -107,7 +107,7 @@ def _read_throughput(
 
 def _download_gib_per_s(cfg: StackConfig) -> float:
     if cfg.target == "docker":  # the container downloads on its first start
-        return docker_settings(cfg).cache.download_throughput_gib_per_s
+        return docker_settings(cfg.docker).cache.download_throughput_gib_per_s
     return cfg.cache.download_throughput_gib_per_s
 
 

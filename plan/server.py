@@ -111,5 +111,5 @@ def resolve_server(cfg: StackConfig, identity: Identity, engine: ResolvedEngine,
         termination_grace_period_seconds=cfg.server.termination_grace_period_seconds,
         replicas=None if cfg.autoscaling.enabled else cfg.replicas,
         weights_on_disk_gib=delivery.weights_on_disk_gib,
-        docker=docker_settings(cfg) if cfg.target == "docker" else None,
+        docker=docker_settings(cfg.docker) if cfg.target == "docker" else None,
     )

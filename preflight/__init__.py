@@ -2,30 +2,31 @@
 
 from __future__ import annotations
 
-from config.stack import StackConfig
 from preflight.checks import margin_percent, risk_warnings
 from preflight.evaluate import evaluate
 from preflight.memory import weights_on_disk_gib
+from preflight.parts import SizingInputs
 from preflight.plain import plain_kv_estimate
 from preflight.report import PreflightReport, Verdict
 from preflight.resolve import ResolvedEngine, resolve_engine
 from preflight.suggest import suggestions
 
-__all__ = ["PreflightReport", "ResolvedEngine", "resolve_engine", "run_preflight"]
+__all__ = ["PreflightReport", "ResolvedEngine", "SizingInputs", "resolve_engine", "run_preflight"]
 
 
-def run_preflight(cfg: StackConfig) -> PreflightReport:
-    """Estimate per-GPU memory for the stack and decide whether it may be deployed."""
-    found = evaluate(cfg)
+def run_preflight(stack: SizingInputs) -> PreflightReport:
+    """Estimate per-GPU memory for the stack and decide whether it may be deployed. The delivery's startup
+    budget and page-cache warnings are the plan's (plan/__init__.py adds them to the report)."""
+    found = evaluate(stack)
     resolved, memory, capacity, target = found.resolved, found.memory, found.capacity, found.target
     margin = margin_percent(capacity, target)
     weights = round(weights_on_disk_gib(resolved.architecture), 3)  # the checkpoint, whatever the runtime does
     reasons = found.reasons
     warnings = [
         *found.shortfall_warnings,
-        *risk_warnings(cfg, resolved, margin, fits=not reasons),
+        *risk_warnings(stack, resolved, margin, fits=not reasons),
     ]
-    fixes = [] if found.clean else suggestions(cfg, found)
+    fixes = [] if found.clean else suggestions(stack, found)
     plain = plain_kv_estimate(
         resolved.architecture,
         found.inputs.dtype,
@@ -44,7 +45,7 @@ def run_preflight(cfg: StackConfig) -> PreflightReport:
     return PreflightReport(
         verdict=verdict,
         resolved=resolved,
-        kv_cache_dtype=cfg.engine.kv_cache_dtype,
+        kv_cache_dtype=stack.engine.kv_cache_dtype,
         memory=memory,
         weights_on_disk_gib=weights,
         capacity=capacity,

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catalog.models import Architecture
-from config.stack import StackConfig
+from config.gpu import GpuConfig
 from preflight.kv_cache import KvCapacity, blocks_per_request, kv_layout, largest_fitting_tokens
 from preflight.memory import GIB, MemoryEstimate, MemoryInputs
+from preflight.parts import SizingInputs
 from preflight.quantization import quantization_reason
 from preflight.resolve import ResolvedEngine
 
@@ -20,20 +21,20 @@ class ConcurrencyTarget:
     policy: str
 
 
-def concurrency_target(cfg: StackConfig, resolved: ResolvedEngine, inputs: MemoryInputs) -> ConcurrencyTarget:
-    target = cfg.preflight.concurrency
+def concurrency_target(stack: SizingInputs, resolved: ResolvedEngine, inputs: MemoryInputs) -> ConcurrencyTarget:
+    target = stack.preflight.concurrency
     requests = target.requests or resolved.max_num_seqs
     tokens = resolved.max_model_len if target.mode == "strict" else target.average_request_tokens
     tokens = min(tokens, resolved.max_model_len)
     blocks = requests * blocks_per_request(inputs, kv_layout(inputs), tokens)
-    return ConcurrencyTarget(requests, tokens, blocks, target_policy(cfg))
+    return ConcurrencyTarget(requests, tokens, blocks, target_policy(stack))
 
 
-def target_policy(cfg: StackConfig) -> str:
+def target_policy(stack: SizingInputs) -> str:
     """A target the user asked for blocks; vLLM's own default max_num_seqs only warns (vLLM starts anyway)."""
-    if cfg.preflight.concurrency.policy is not None:
-        return cfg.preflight.concurrency.policy
-    asked = cfg.preflight.concurrency.requests is not None or cfg.engine.max_num_seqs is not None
+    if stack.preflight.concurrency.policy is not None:
+        return stack.preflight.concurrency.policy
+    asked = stack.preflight.concurrency.requests is not None or stack.engine.max_num_seqs is not None
     return "block" if asked else "warn"
 
 
@@ -43,11 +44,11 @@ def gib_for_blocks(inputs: MemoryInputs, memory: MemoryEstimate, blocks: int) ->
     return blocks * inputs.block_size * memory.per_token_kv_bytes / layout.groups / GIB
 
 
-def structural_reasons(cfg: StackConfig, resolved: ResolvedEngine) -> list[str]:
+def structural_reasons(stack: SizingInputs, resolved: ResolvedEngine) -> list[str]:
     """Rules vLLM or the scheduler enforce regardless of memory."""
-    reasons = _parallelism_reasons(cfg, resolved)
+    reasons = _parallelism_reasons(stack, resolved)
     arch, mml = resolved.architecture, resolved.max_model_len
-    quantization = quantization_reason(arch, cfg.engine.quantization, cfg.model.id)
+    quantization = quantization_reason(arch, stack.engine.quantization, stack.model.id)
     if quantization:
         reasons.append(quantization)
     if mml > arch.max_position_embeddings:
@@ -72,9 +73,9 @@ def structural_reasons(cfg: StackConfig, resolved: ResolvedEngine) -> list[str]:
     return reasons
 
 
-def _parallelism_reasons(cfg: StackConfig, resolved: ResolvedEngine) -> list[str]:
+def _parallelism_reasons(stack: SizingInputs, resolved: ResolvedEngine) -> list[str]:
     arch, tp, pp = resolved.architecture, resolved.tensor_parallel_size, resolved.pipeline_parallel_size
-    per_node = node_gpu_limit(cfg)
+    per_node = node_gpu_limit(stack.gpu)
     reasons = []
     if arch.num_attention_heads % tp:
         reasons.append(
@@ -123,8 +124,8 @@ def _kv_heads_split_badly(kv_heads: int, tp: int) -> bool:
     return (kv_heads % tp != 0) if kv_heads >= tp else (tp % kv_heads != 0)
 
 
-def node_gpu_limit(cfg: StackConfig) -> int:
-    return cfg.gpu.gpus_per_node or min(cfg.gpu.spec_for(name).gpus_per_node for name in cfg.gpu.products)
+def node_gpu_limit(gpu: GpuConfig) -> int:
+    return gpu.gpus_per_node or min(gpu.spec_for(name).gpus_per_node for name in gpu.products)
 
 
 def valid_tp_sizes(arch: Architecture, per_node: int) -> list[int]:
@@ -205,7 +206,7 @@ def _target_message(inputs: MemoryInputs, memory: MemoryEstimate, capacity: KvCa
     )
 
 
-def risk_warnings(cfg: StackConfig, resolved: ResolvedEngine, margin_percent: float, fits: bool) -> list[str]:
+def risk_warnings(stack: SizingInputs, resolved: ResolvedEngine, margin_percent: float, fits: bool) -> list[str]:
     warnings = []
     util = resolved.gpu_memory_utilization
     if util > 0.95:
@@ -213,23 +214,23 @@ def risk_warnings(cfg: StackConfig, resolved: ResolvedEngine, margin_percent: fl
             f"engine.gpu_memory_utilization {util} leaves under 5 % of each GPU for the CUDA "
             "context, other processes and fragmentation; start-up OOMs are likely."
         )
-    if cfg.engine.quantization == "fp8" and not resolved.gpu.native_fp8:
+    if stack.engine.quantization == "fp8" and not resolved.gpu.native_fp8:
         warnings.append(
             f"engine.quantization fp8 on {resolved.gpu.name}: this GPU has no FP8 tensor cores, so vLLM "
             "runs FP8 weights weight-only (W8A16): the memory saving holds, the compute speed-up does not."
         )
-    if fits and 0 <= margin_percent < cfg.preflight.min_margin_percent:  # below 0 the target warning said it
+    if fits and 0 <= margin_percent < stack.preflight.min_margin_percent:  # below 0 the target warning said it
         warnings.append(
             f"only {margin_percent:.1f} % of the KV cache is left after the concurrency target "
-            f"(preflight.min_margin_percent {cfg.preflight.min_margin_percent})."
+            f"(preflight.min_margin_percent {stack.preflight.min_margin_percent})."
         )
-    if cfg.model.revision is None and cfg.model.local_path is None:
+    if stack.model.revision is None and stack.model.local_path is None:
         warnings.append(
-            f"model.revision is not pinned: the cache takes whatever {cfg.model.id}'s main branch holds "
+            f"model.revision is not pinned: the cache takes whatever {stack.model.id}'s main branch holds "
             "when it is downloaded, so replicas and re-deploys can serve different weights. Fix: set "
             "model.revision to a commit sha."
         )
-    if len(cfg.gpu.products) > 1:
+    if len(stack.gpu.products) > 1:
         warnings.append(
             f"sized for the smallest acceptable GPU, {resolved.gpu.name} "
             f"({resolved.gpu.memory_gib} GiB); larger ones get a bigger KV cache."

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from config.stack import StackConfig
 from preflight.checks import ConcurrencyTarget, concurrency_target, memory_reasons, structural_reasons
 from preflight.inputs import memory_inputs
 from preflight.kv_cache import KvCapacity, kv_capacity
 from preflight.memory import MemoryEstimate, MemoryInputs, estimate_memory
+from preflight.parts import SizingInputs
 from preflight.resolve import ResolvedEngine, resolve_engine
 
 
@@ -32,12 +32,12 @@ class Evaluation:
         return not self.reasons and not self.shortfall_warnings
 
 
-def evaluate(cfg: StackConfig) -> Evaluation:
-    resolved = resolve_engine(cfg)
-    inputs = memory_inputs(cfg, resolved)
+def evaluate(stack: SizingInputs) -> Evaluation:
+    resolved = resolve_engine(stack)
+    inputs = memory_inputs(stack.engine, resolved)
     memory = estimate_memory(inputs)
     capacity = kv_capacity(inputs, memory.kv_cache_gib_per_gpu)
-    target = concurrency_target(cfg, resolved, inputs)
+    target = concurrency_target(stack, resolved, inputs)
     blocked_by_memory, soft = memory_reasons(inputs, memory, capacity, target)
-    reasons = structural_reasons(cfg, resolved) + blocked_by_memory
+    reasons = structural_reasons(stack, resolved) + blocked_by_memory
     return Evaluation(resolved, inputs, memory, capacity, target, tuple(reasons), tuple(soft))

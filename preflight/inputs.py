@@ -1,16 +1,16 @@
-"""Build the estimator's inputs from a validated stack config."""
+"""The estimator's inputs from the engine group and the resolved engine."""
 
 from __future__ import annotations
 
 from catalog.models import MODELS
-from config.stack import StackConfig
+from config.engine import EngineConfig
 from preflight.memory import MemoryInputs
 from preflight.quantization import runtime_quantization
 from preflight.resolve import ResolvedEngine
 
 
-def memory_inputs(cfg: StackConfig, resolved: ResolvedEngine) -> MemoryInputs:
-    speculative = cfg.engine.speculative
+def memory_inputs(engine: EngineConfig, resolved: ResolvedEngine) -> MemoryInputs:
+    speculative = engine.speculative
     draft = MODELS.get(speculative.model or "") if speculative and speculative.method == "draft_model" else None
     draft_tp = (speculative.draft_tensor_parallel_size if speculative else None) or resolved.tensor_parallel_size
     return MemoryInputs(
@@ -25,9 +25,9 @@ def memory_inputs(cfg: StackConfig, resolved: ResolvedEngine) -> MemoryInputs:
         max_num_seqs=resolved.max_num_seqs,
         max_num_batched_tokens=resolved.max_num_batched_tokens,
         block_size=resolved.block_size,
-        dtype=cfg.engine.dtype,
-        quantization=runtime_quantization(resolved.architecture, cfg.engine.quantization),
-        kv_cache_dtype=cfg.engine.kv_cache_dtype,
+        dtype=engine.dtype,
+        quantization=runtime_quantization(resolved.architecture, engine.quantization),
+        kv_cache_dtype=engine.kv_cache_dtype,
         enforce_eager=resolved.enforce_eager,
         draft=draft,
         draft_tensor_parallel_size=draft_tp,

@@ -137,11 +137,9 @@ def weight_bytes(arch: Architecture, dtype: str, quantization: str | None) -> tu
     return linear_params * linear_bytes(arch, dtype, quantization), embedding * dense_bytes
 
 
-def weights_on_disk_gib(arch: Architecture, quantization: str | None = None) -> float:
+def weights_on_disk_gib(arch: Architecture) -> float:
     """Checkpoint size: what the cache volume holds, what is downloaded and read at start-up. Always the
-    checkpoint's storage (Architecture.quantization or torch_dtype), whatever vLLM quantizes it to at load;
-    `quantization` is ignored (kept for callers of the old signature)."""
-    del quantization
+    checkpoint's storage (Architecture.quantization or torch_dtype), whatever vLLM quantizes it to at load."""
     stored = arch.quantization
     linear, embedding = weight_bytes(arch, "auto" if stored else arch.torch_dtype, stored)
     heads = 1 if arch.tie_word_embeddings else 2

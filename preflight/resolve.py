@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from catalog.gpus import GpuProduct
 from catalog.models import Architecture
 from catalog.vllm_versions import RELEASES, VllmRelease, default_batch_limits
-from config.stack import StackConfig
+from config.gpu import GpuConfig
 from preflight.model_source import resolve_architecture
+from preflight.parts import SizingInputs
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,8 @@ class ResolvedEngine:
         return self.gpus_per_replica // self.nnodes
 
 
-def smallest_gpu(cfg: StackConfig) -> GpuProduct:
-    return min((cfg.gpu.spec_for(name) for name in cfg.gpu.products), key=lambda gpu: gpu.memory_gib)
+def smallest_gpu(gpu: GpuConfig) -> GpuProduct:
+    return min((gpu.spec_for(name) for name in gpu.products), key=lambda product: product.memory_gib)
 
 
 def vllm_block_size(release: VllmRelease, arch: Architecture, gpu: GpuProduct) -> int:
@@ -55,13 +56,13 @@ def vllm_block_size(release: VllmRelease, arch: Architecture, gpu: GpuProduct) -
     return 64 if flash_mla else 16
 
 
-def resolve_engine(cfg: StackConfig) -> ResolvedEngine:
-    release = RELEASES[cfg.vllm.version]
-    arch = resolve_architecture(cfg.model)
-    gpu = smallest_gpu(cfg)
-    engine = cfg.engine
+def resolve_engine(stack: SizingInputs) -> ResolvedEngine:
+    release = RELEASES[stack.vllm.version]
+    arch = resolve_architecture(stack.model)
+    gpu = smallest_gpu(stack.gpu)
+    engine = stack.engine
     max_model_len = engine.max_model_len or arch.max_position_embeddings
-    any_a100 = any(cfg.gpu.spec_for(name).is_a100 for name in cfg.gpu.products)
+    any_a100 = any(stack.gpu.spec_for(name).is_a100 for name in stack.gpu.products)
     seqs_default, tokens_default = default_batch_limits(
         release.number,
         gpu.memory_gib,
@@ -85,6 +86,6 @@ def resolve_engine(cfg: StackConfig) -> ResolvedEngine:
         block_size=engine.block_size or vllm_block_size(release, arch, gpu),
         enable_prefix_caching=prefix,
         enforce_eager=engine.enforce_eager,
-        served_model_name=cfg.served_model_name,
+        served_model_name=stack.served_model_name,
         nnodes=engine.nnodes,
     )

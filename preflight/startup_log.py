@@ -21,7 +21,7 @@ Only the first occurrence counts: with tensor parallelism every rank logs, rank 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from preflight.report import PreflightReport
 
@@ -189,7 +189,3 @@ def render_log_check(report: PreflightReport, logged: LoggedStartup) -> str:
     if off:
         lines.append(f"  largest miss: {off}")
     return "\n".join(lines)
-
-
-def logged_fields() -> tuple[str, ...]:
-    return tuple(f.name for f in fields(LoggedStartup))

@@ -165,7 +165,8 @@ def generate(root: type[BaseModel], secret_keys: tuple[str, ...] = ()) -> str:
 
 
 def render() -> str:
-    from config.stack import SECRET_KEYS, StackConfig
+    from config.secrets import SECRET_KEYS
+    from config.stack import StackConfig
 
     return generate(StackConfig, SECRET_KEYS)
 

@@ -32,6 +32,7 @@ venv/bin/ruff format --check .
 # GitHub Actions audit (actions pinned by commit, least permissions, no persisted credentials); offline: no API calls.
 venv/bin/zizmor --offline .github/workflows/
 venv/bin/mypy .  # pydantic plugin and settings in pyproject.toml
+venv/bin/lint-imports  # the layer contract: no import upward, no cycle (pyproject.toml [tool.importlinter])
 venv/bin/python -m pytest "$@"
 
 if [ "$e2e" = required ]; then

@@ -6,8 +6,9 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from config.sources import load_stack_file
-from config.stack import StackConfig, validate_config
+from config.stack import StackConfig
+from validation.keys import validate_config
+from validation.sources import load_pulumi_config_with_secrets, load_stack_file_with_secrets
 
 REPO = Path(__file__).resolve().parent.parent
 STACKS = REPO / "stacks"
@@ -36,6 +37,16 @@ def raw_config(**changes: Any) -> dict[str, Any]:
 def make_config(**changes: Any) -> StackConfig:
     """A valid stack (Llama-3.1-8B on one A100-80GB) with `changes` merged in, group by group."""
     return validate_config(raw_config(**changes))
+
+
+def load_stack_file(path: str | Path) -> StackConfig:
+    """A stack file's validated config, without the names of its secrets."""
+    return load_stack_file_with_secrets(path)[0]
+
+
+def load_pulumi_config() -> StackConfig:
+    """The running (mocked) program's validated config, without the names of its secrets."""
+    return load_pulumi_config_with_secrets()[0]
 
 
 def shipped_stack(name: str) -> StackConfig:

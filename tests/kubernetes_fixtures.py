@@ -41,7 +41,7 @@ def stack(name: str) -> tuple[StackConfig, PreflightReport]:
 
 def stack_with(name: str, **changes: Any) -> tuple[StackConfig, PreflightReport]:
     """A shipped stack with some groups changed (merged one level deep), and its report."""
-    from config.stack import validate_config
+    from validation.keys import validate_config
 
     cfg = shipped_stack(name)
     raw = cfg.model_dump(exclude_unset=True)

@@ -19,11 +19,11 @@ from pathlib import Path
 import pulumi
 import pytest
 
+from cli.preflight import EXIT_BLOCKED, EXIT_CONFIG_ERROR
+from cli.preflight import main as preflight_main
 from config.errors import PROJECT, ConfigError
-from config.sources import load_stack_file
-from preflight import run_preflight
-from preflight.__main__ import EXIT_BLOCKED, EXIT_CONFIG_ERROR
-from preflight.__main__ import main as preflight_main
+from plan.sizing import resolve_sizing
+from tests.factories import load_stack_file
 from tests.harness import Registered, run_program_catching
 from tests.program import pulumi_config
 
@@ -82,7 +82,7 @@ def test_every_malformed_file_declares_its_expected_error() -> None:
 def test_malformed_stack_file_gives_its_designed_error_naming_the_key(path: Path) -> None:
     expected = expectation(path)
     with pytest.raises(ConfigError) as caught:
-        run_preflight(load_stack_file(path))
+        resolve_sizing(load_stack_file(path))
     assert expected.found_in(caught.value), f"expected {expected} in:\n{caught.value.render()}"
 
 
@@ -134,7 +134,7 @@ def test_the_blocked_table_covers_a_model_that_does_not_fit_and_tensor_parallel_
 
 @pytest.mark.parametrize("path", BLOCKED_FILES, ids=_ids(BLOCKED_FILES))
 def test_blocked_stack_is_valid_config_but_the_preflight_names_why_it_cannot_run(path: Path) -> None:
-    report = run_preflight(load_stack_file(path))
+    report = resolve_sizing(load_stack_file(path))
     assert (report.verdict.fits, any(blocked_reason(path) in reason for reason in report.verdict.reasons)) == (False, True), (
         report.verdict.reasons
     )

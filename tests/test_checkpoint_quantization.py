@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from preflight import run_preflight
+from plan.sizing import resolve_sizing
 from tests.factories import make_config
 
 QWEN_72B = {"model": {"id": "Qwen/Qwen2.5-72B-Instruct"}, "gpu": {"product": "H100-80GB-HBM3"}}
@@ -15,39 +15,39 @@ TP2 = {"tensor_parallel_size": 2, "max_model_len": 8192}
 
 
 def test_online_fp8_on_a_bf16_checkpoint_downloads_the_bf16_files() -> None:
-    report = run_preflight(make_config(**QWEN_72B, engine={**TP2, "quantization": "fp8"}))
+    report = resolve_sizing(make_config(**QWEN_72B, engine={**TP2, "quantization": "fp8"}))
     assert report.weights_on_disk_gib == pytest.approx(135.4, abs=0.5)
 
 
 def test_online_fp8_on_a_bf16_checkpoint_halves_the_gpu_weights() -> None:
-    bf16 = run_preflight(make_config(**QWEN_72B, engine=TP2))
-    fp8 = run_preflight(make_config(**QWEN_72B, engine={**TP2, "quantization": "fp8"}))
+    bf16 = resolve_sizing(make_config(**QWEN_72B, engine=TP2))
+    fp8 = resolve_sizing(make_config(**QWEN_72B, engine={**TP2, "quantization": "fp8"}))
     assert fp8.verdict.fits and fp8.memory.weights_gib_per_gpu < 0.55 * bf16.memory.weights_gib_per_gpu
 
 
 def test_awq_on_a_checkpoint_that_is_not_awq_blocks_naming_the_key() -> None:
-    report = run_preflight(make_config(engine={"quantization": "awq"}))
+    report = resolve_sizing(make_config(engine={"quantization": "awq"}))
     assert not report.verdict.fits
     assert report.verdict.reasons[0].startswith("engine.quantization 'awq' needs a checkpoint quantized with awq")
 
 
 def test_gptq_marlin_on_a_bf16_checkpoint_blocks() -> None:
-    assert not run_preflight(make_config(engine={"quantization": "gptq_marlin"})).verdict.fits
+    assert not resolve_sizing(make_config(engine={"quantization": "gptq_marlin"})).verdict.fits
 
 
 def test_a_pre_quantized_awq_checkpoint_fits_without_engine_quantization() -> None:
-    report = run_preflight(make_config(model={"id": "hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4"}))
+    report = resolve_sizing(make_config(model={"id": "hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4"}))
     assert report.verdict.fits and report.weights_on_disk_gib == pytest.approx(5.3, abs=0.3)
 
 
 def test_awq_marlin_is_accepted_for_an_awq_checkpoint() -> None:
     cfg = make_config(model={"id": "hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4"}, engine={"quantization": "awq_marlin"})
-    assert run_preflight(cfg).verdict.fits
+    assert resolve_sizing(cfg).verdict.fits
 
 
 def test_a_different_method_than_the_checkpoints_blocks_naming_the_checkpoint_method() -> None:
     cfg = make_config(model={"id": "hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4"}, engine={"quantization": "gptq"})
-    reasons = run_preflight(cfg).verdict.reasons
+    reasons = resolve_sizing(cfg).verdict.reasons
     assert reasons and "does not match the checkpoint's quantization_config ('awq')" in reasons[0]
 
 
@@ -57,7 +57,7 @@ def test_the_fp8_dynamic_70b_weights_per_gpu_match_the_calibration_log() -> None
         gpu={"product": "H100-80GB-HBM3"},
         engine={"tensor_parallel_size": 2},
     )
-    assert run_preflight(cfg).memory.weights_gib_per_gpu == pytest.approx(33.88, rel=0.01)  # row T14
+    assert resolve_sizing(cfg).memory.weights_gib_per_gpu == pytest.approx(33.88, rel=0.01)  # row T14
 
 
 def test_a_config_json_quantization_config_sets_the_checkpoint_storage(tmp_path: Path) -> None:
@@ -73,5 +73,5 @@ def test_a_config_json_quantization_config_sets_the_checkpoint_storage(tmp_path:
     }
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
-    report = run_preflight(make_config(model={"id": "local/llama-awq", "config_json": str(path)}))
+    report = resolve_sizing(make_config(model={"id": "local/llama-awq", "config_json": str(path)}))
     assert report.weights_on_disk_gib < 6 and report.verdict.fits

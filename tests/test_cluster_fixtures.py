@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from preflight.__main__ import main
+from cli.preflight import main
 from tests.cluster_facts import fixture
 from tests.factories import STACKS
 

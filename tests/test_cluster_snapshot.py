@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from cli.preflight import main
 from cluster import snapshot
 from cluster.snapshot import SnapshotError, read_snapshots
-from preflight.__main__ import main
 from tests.cluster_facts import fixture, keda_operator, list_file, node, storage_class
 from tests.factories import STACKS
 

@@ -12,9 +12,8 @@ from pydantic import BaseModel, ValidationError
 from config.base import number_kind
 from config.errors import ConfigError
 from config.messages import nested_model
-from config.sources import load_pulumi_config, load_stack_file
 from config.stack import StackConfig
-from tests.factories import REPO, STACKS, make_config
+from tests.factories import REPO, STACKS, load_pulumi_config, load_stack_file, make_config
 from tests.harness import run_program
 
 ALL_STACK_FILES = sorted(STACKS.glob("Pulumi.*.yaml")) + sorted((STACKS / "examples").glob("Pulumi.*.yaml"))

@@ -20,8 +20,9 @@ from config.errors import ConfigError, suggest
 from config.kubernetes import NamespaceConfig, ServerConfig
 from config.model import ModelConfig
 from config.sources import split_project_keys
-from config.stack import StackConfig, validate_config
+from config.stack import StackConfig
 from tests.factories import raw_config
+from validation.keys import validate_config
 
 
 def meaning(model: type[BaseModel], name: str) -> str:

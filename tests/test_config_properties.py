@@ -20,9 +20,11 @@ from pydantic import BaseModel
 
 from config.errors import ConfigError
 from config.messages import nested_model
-from config.sources import load_pulumi_config, load_stack_file, read_stack_file
-from config.stack import StackConfig, validate_config
+from config.sources import read_stack_file
+from config.stack import StackConfig
+from tests.factories import load_pulumi_config, load_stack_file
 from tests.harness import run_program
+from validation.keys import validate_config
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted([*ROOT.glob("stacks/*.yaml"), *ROOT.glob("stacks/examples/*.yaml")])

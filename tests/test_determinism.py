@@ -19,7 +19,7 @@ import pytest
 
 from components.render.manifests import render_manifests
 from components.render.network_policy import render_network_policies
-from config.sources import load_stack_file
+from tests.factories import load_stack_file
 from tests.kubernetes_fixtures import plan_of
 from tests.program import run_stack_file
 

@@ -8,8 +8,9 @@ import pytest
 
 from config.docker import DockerCacheConfig, DockerConfig, DockerLogOpts
 from config.errors import ConfigError
-from config.sources import load_stack_file
-from config.stack import StackConfig, validate_config
+from config.stack import StackConfig
+from tests.factories import load_stack_file
+from validation.keys import validate_config
 
 MODEL_8B = {"id": "meta-llama/Llama-3.1-8B-Instruct"}
 

@@ -13,13 +13,14 @@ from components.docker_host import TYPE_TOKEN
 from components.render.docker import HF_TOKEN_FILE
 from components.stack import build_docker_stack
 from config.secrets import StackSecrets
-from config.sources import load_stack_file
-from config.stack import StackConfig, validate_config
+from config.stack import StackConfig
 from plan.names import HF_HOME
-from preflight import run_preflight
+from plan.sizing import resolve_sizing
 from tests import harness
+from tests.factories import load_stack_file
 from tests.harness import Registered, resolve
 from tests.kubernetes_fixtures import plan_of
+from validation.keys import validate_config
 
 CONTAINER = "docker:index/container:Container"
 IMAGE = "docker:index/remoteImage:RemoteImage"
@@ -217,7 +218,7 @@ def kubernetes_twin(cfg: StackConfig) -> StackConfig:
 @pytest.mark.parametrize("stack", ["docker-70b", "docker-8b"])
 def test_docker_stacks_get_the_same_preflight_verdict_as_kubernetes(stack: str) -> None:
     cfg = load_stack_file(ROOT / f"stacks/Pulumi.{stack}.yaml")
-    docker, kubernetes = run_preflight(cfg), run_preflight(kubernetes_twin(cfg))
+    docker, kubernetes = resolve_sizing(cfg), resolve_sizing(kubernetes_twin(cfg))
 
     assert (docker.verdict.fits, docker.verdict.reasons, docker.capacity.kv_cache_tokens) == (
         kubernetes.verdict.fits,
@@ -238,7 +239,7 @@ BLOCKED_70B = {
 def test_a_blocked_docker_stack_is_blocked_on_kubernetes_too() -> None:
     cfg = validate_config(BLOCKED_70B)
 
-    assert (run_preflight(cfg).verdict.fits, run_preflight(kubernetes_twin(cfg)).verdict.fits) == (False, False)
+    assert (resolve_sizing(cfg).verdict.fits, resolve_sizing(kubernetes_twin(cfg)).verdict.fits) == (False, False)
 
 
 def test_a_blocked_docker_stack_creates_nothing(docker_mocks: list[DockerMocks], monkeypatch: pytest.MonkeyPatch) -> None:

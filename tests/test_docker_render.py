@@ -19,10 +19,11 @@ from components.render.docker import (
     wait_timeout_s,
 )
 from config.docker import docker_settings
-from config.stack import StackConfig, validate_config
+from config.stack import StackConfig
 from plan.names import HF_HOME
 from plan.server import ServerPlan
 from tests.kubernetes_fixtures import plan_of
+from validation.keys import validate_config
 
 ARGS = ["meta-llama/Llama-3.1-8B-Instruct", "--port", "8000"]
 
@@ -181,8 +182,8 @@ def test_startup_seconds_override_is_used_as_is() -> None:
 
 
 def test_metrics_url_is_the_published_address_and_port() -> None:
-    assert metrics_url(docker_settings(stack(docker={"port": 18000}))) == "http://127.0.0.1:18000/metrics"
+    assert metrics_url(docker_settings(stack(docker={"port": 18000}).docker)) == "http://127.0.0.1:18000/metrics"
 
 
 def test_an_ipv6_publish_address_is_bracketed_in_the_url() -> None:
-    assert base_url(docker_settings(stack(docker={"publish_address": "::1"}))) == "http://[::1]:8000"
+    assert base_url(docker_settings(stack(docker={"publish_address": "::1"}).docker)) == "http://[::1]:8000"

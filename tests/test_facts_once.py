@@ -40,6 +40,6 @@ def test_the_namespace_comes_from_one_renderer() -> None:
 
 
 def _report():  # type: ignore[no-untyped-def]
-    from preflight import run_preflight
+    from plan.sizing import resolve_sizing
 
-    return run_preflight(make_config())
+    return resolve_sizing(make_config())

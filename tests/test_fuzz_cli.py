@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from cli.preflight import main as preflight_main
 from config.loading import MAX_FILE_BYTES
-from preflight.__main__ import main as preflight_main
 from tests import fuzz
 from tests.test_validation import program_run
 

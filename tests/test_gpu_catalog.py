@@ -6,7 +6,7 @@ import pytest
 
 from catalog.gpus import GPUS
 from config.errors import ConfigError
-from preflight import run_preflight
+from plan.sizing import resolve_sizing
 from tests.factories import make_config
 
 
@@ -16,7 +16,7 @@ def test_the_gpus_issue_12_named_are_in_the_catalog() -> None:
 
 def test_a_gpu_described_inline_is_sized_with_its_own_memory() -> None:
     cfg = make_config(gpu={"product": "MyGPU-96GB", "memory_gib": 94.5, "label": "NVIDIA-MyGPU-96GB"})
-    report = run_preflight(cfg)
+    report = resolve_sizing(cfg)
     assert (report.resolved.gpu.name, report.resolved.gpu.memory_gib, report.verdict.fits) == ("MyGPU-96GB", 94.5, True)
 
 
@@ -34,7 +34,7 @@ def test_a_gpu_described_inline_uses_the_node_size_given() -> None:
         gpu={"product": "MyGPU", "memory_gib": 40.0, "label": "NVIDIA-MyGPU", "gpus_per_node": 2},
         engine={"tensor_parallel_size": 4},
     )
-    assert any("node has 2" in reason for reason in run_preflight(cfg).verdict.reasons)
+    assert any("node has 2" in reason for reason in resolve_sizing(cfg).verdict.reasons)
 
 
 def test_an_inline_gpu_without_a_label_is_refused_naming_the_key() -> None:
@@ -50,7 +50,7 @@ def test_a_label_without_memory_is_refused_naming_the_key() -> None:
 
 
 def test_a_catalog_gpu_with_inline_memory_overrides_the_catalog_figure() -> None:
-    report = run_preflight(make_config(gpu={"product": "A100-SXM4-80GB", "memory_gib": 79.0}))
+    report = resolve_sizing(make_config(gpu={"product": "A100-SXM4-80GB", "memory_gib": 79.0}))
     assert report.resolved.gpu.memory_gib == 79.0
 
 

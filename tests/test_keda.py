@@ -19,7 +19,7 @@ from plan.scaling import (
     derived_running_threshold,
     keda_features,
 )
-from preflight import run_preflight
+from plan.sizing import resolve_sizing
 from tests.factories import make_config
 from tests.plan_parts import scaling_of
 from tests.promtool import crd_errors
@@ -67,7 +67,7 @@ def test_configured_thresholds_override_the_derived_ones() -> None:
 
 
 def test_capacity_comes_from_the_preflight_report() -> None:
-    report = run_preflight(make_config())
+    report = resolve_sizing(make_config())
     capacity = capacity_of(report)
     assert capacity.max_num_seqs == report.resolved.max_num_seqs
     assert capacity.kv_cache_tokens == report.capacity.kv_cache_tokens

@@ -13,7 +13,7 @@ from components.render.keda import render_scaled_object
 from components.render.leaderworkerset import group_name
 from config.errors import ConfigError
 from plan.scaling import Workload, capacity_of
-from preflight import run_preflight
+from plan.sizing import resolve_sizing
 from tests.factories import STACKS, example_stack, make_config
 from tests.kubernetes_fixtures import INSTANCE, manifests, of_kind, one, plan_of, planned
 from tests.plan_parts import scaling_of
@@ -69,13 +69,13 @@ def flag(args: list[str], name: str) -> str:
 
 
 def test_405b_bf16_on_two_a100_80gb_nodes_fits_with_47_gib_of_weights_per_gpu() -> None:
-    report = run_preflight(example_stack(EXAMPLE))
+    report = resolve_sizing(example_stack(EXAMPLE))
     assert report.verdict.fits
     assert report.memory.weights_gib_per_gpu == pytest.approx(47.248, abs=0.001)  # 755.96 GiB / 16 GPUs
 
 
 def test_405b_on_two_a100_80gb_nodes_leaves_20_gib_of_kv_cache_per_gpu() -> None:
-    report = run_preflight(example_stack(EXAMPLE))
+    report = resolve_sizing(example_stack(EXAMPLE))
     # 71.235 requested - 47.248 weights - 0.176 activation - 2.17 non-torch - 1.405 CUDA graphs.
     assert report.memory.kv_cache_gib_per_gpu == pytest.approx(20.236, abs=0.001)
     assert report.memory.per_token_kv_bytes == 63 * 2 * 1 * 128 * 2  # 63 layers per stage, one KV head per GPU, bf16
@@ -83,7 +83,7 @@ def test_405b_on_two_a100_80gb_nodes_leaves_20_gib_of_kv_cache_per_gpu() -> None
 
 
 def test_405b_on_two_h100_nodes_fits_with_667_thousand_tokens() -> None:
-    report = run_preflight(two_node_405b("H100-80GB-HBM3"))
+    report = resolve_sizing(two_node_405b("H100-80GB-HBM3"))
     assert report.verdict.fits
     assert (report.memory.weights_gib_per_gpu, report.memory.kv_cache_gib_per_gpu) == pytest.approx((47.248, 20.033), abs=0.001)
     assert report.capacity.kv_cache_tokens == 666_864
@@ -91,20 +91,20 @@ def test_405b_on_two_h100_nodes_fits_with_667_thousand_tokens() -> None:
 
 def test_405b_on_a100_40gb_needs_three_nodes_and_fits_there() -> None:
     engine = {"max_model_len": 4096, "max_num_seqs": 8, "gpu_memory_utilization": 0.95}
-    three = run_preflight(two_node_405b("A100-SXM4-40GB", pipeline_parallel_size=3, nnodes=3, **engine))
-    two = run_preflight(two_node_405b("A100-SXM4-40GB", **engine))
+    three = resolve_sizing(two_node_405b("A100-SXM4-40GB", pipeline_parallel_size=3, nnodes=3, **engine))
+    two = resolve_sizing(two_node_405b("A100-SXM4-40GB", **engine))
     assert three.verdict.fits and three.memory.weights_gib_per_gpu == pytest.approx(31.661, abs=0.001)
     assert not two.verdict.fits
 
 
 def test_the_blocked_single_node_405b_stack_suggests_the_two_node_layout() -> None:
-    report = run_preflight(example_stack("blocked-llama-405b-on-one-a100-node"))
+    report = resolve_sizing(example_stack("blocked-llama-405b-on-one-a100-node"))
     assert not report.verdict.fits
     assert {"engine": {"tensor_parallel_size": 8, "pipeline_parallel_size": 2, "nnodes": 2}} in report.verdict.suggested_changes
 
 
 def test_the_multinode_suggestion_fits_when_applied() -> None:
-    report = run_preflight(example_stack("blocked-llama-405b-on-one-a100-node"))
+    report = resolve_sizing(example_stack("blocked-llama-405b-on-one-a100-node"))
     changes = next(c for c in report.verdict.suggested_changes if "nnodes" in c.get("engine", {}))
     applied = make_config(
         model=LLAMA_405B,
@@ -112,22 +112,22 @@ def test_the_multinode_suggestion_fits_when_applied() -> None:
         cache=RWX,
         engine={"max_model_len": 8192, "max_num_seqs": 64, **changes["engine"]},
     )
-    assert run_preflight(applied).verdict.fits
+    assert resolve_sizing(applied).verdict.fits
 
 
 def test_the_report_names_the_nodes_of_a_replica() -> None:
     from preflight.text import table_text as render_table
 
-    assert "(TP 8, PP 2) on 2 nodes x 8 GPUs" in render_table(run_preflight(example_stack(EXAMPLE)))
+    assert "(TP 8, PP 2) on 2 nodes x 8 GPUs" in render_table(resolve_sizing(example_stack(EXAMPLE)))
 
 
 def test_nnodes_that_does_not_divide_the_gpus_blocks() -> None:
-    report = run_preflight(two_node_405b(nnodes=3))
+    report = resolve_sizing(two_node_405b(nnodes=3))
     assert any("engine.nnodes (3) does not divide the 16 GPUs" in reason for reason in report.verdict.reasons)
 
 
 def test_more_gpus_per_node_than_a_node_has_blocks_naming_the_nodes_needed() -> None:
-    report = run_preflight(two_node_405b(pipeline_parallel_size=4))
+    report = resolve_sizing(two_node_405b(pipeline_parallel_size=4))
     assert any(
         "each of the 2 nodes of a replica needs 16 GPUs" in r and "raise engine.nnodes to 4" in r
         for r in report.verdict.reasons

@@ -12,9 +12,8 @@ from pulumi.runtime import mocks as pulumi_mocks
 from components.serving_stack import ServingStack, ServingStackArgs
 from config.errors import ConfigError
 from config.secrets import StackSecrets
-from config.sources import load_stack_file
 from plan.names import instance_name, namespace_name
-from tests.factories import STACKS, make_config
+from tests.factories import STACKS, load_stack_file, make_config
 from tests.harness import Registered, run_program
 from tests.kubernetes_fixtures import configured, manifests, of_kind, plan_of
 from tests.program import run_stack_file

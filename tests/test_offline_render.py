@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 import yaml
 
-from components.render.__main__ import main as render_main
-from components.render.__main__ import rendered_objects
+from cli.render import main as render_main
+from cli.render import rendered_objects
 from components.render.manifests import SECRET_PLACEHOLDER
-from config.sources import load_stack_file_with_secrets
 from tests.factories import REPO
 from tests.test_validation import program_run
 from validation import Outcome, assess
+from validation.sources import load_stack_file_with_secrets
 
 STACKS = sorted((REPO / "stacks").rglob("Pulumi.*.yaml"))
 FITTING = [path for path in STACKS if assess(load_stack_file_with_secrets(path)[0]).outcome is Outcome.FITS]

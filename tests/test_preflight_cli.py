@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from cli.preflight import main
 from config.errors import show
-from preflight.__main__ import main
 from tests.factories import REPO, STACKS
 
 REPORT_FIELDS = {  # section -> the figures it must carry
@@ -129,7 +129,7 @@ def test_an_internal_error_exits_three_with_one_line_asking_to_report_it(monkeyp
     def crash(*_args: object, **_kwargs: object) -> None:
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr("preflight.__main__.assess", crash)
+    monkeypatch.setattr("cli.preflight.assess", crash)
     assert main([str(STACKS / "Pulumi.dev.yaml")]) == 3
     err = capsys.readouterr().err
     assert err.startswith("internal error in the preflight (ZeroDivisionError); please report it") and err.count("\n") == 1
@@ -139,7 +139,7 @@ def test_debug_shows_the_traceback_of_an_internal_error(monkeypatch) -> None:  #
     def crash(*_args: object, **_kwargs: object) -> None:
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr("preflight.__main__.assess", crash)
+    monkeypatch.setattr("cli.preflight.assess", crash)
     with pytest.raises(ZeroDivisionError):
         main([str(STACKS / "Pulumi.dev.yaml"), "--debug"])
 

@@ -9,7 +9,7 @@ import pytest
 from catalog.models import MODELS, Architecture
 from catalog.vllm_versions import MemoryEra
 from config.errors import ConfigError
-from preflight import run_preflight
+from plan.sizing import resolve_sizing
 from preflight.kv_cache import kv_capacity, kv_layout
 from preflight.memory import GIB, MemoryInputs, per_token_kv_bytes, weight_bytes, weights_gib_per_gpu
 from tests.factories import make_config
@@ -34,7 +34,7 @@ GEMMA_3_27B = Architecture(
 
 
 def mla_report(tensor_parallel_size: int) -> object:
-    return run_preflight(
+    return resolve_sizing(
         make_config(
             model={"id": "deepseek-ai/DeepSeek-V2-Lite", "architecture": MLA_ARCHITECTURE},
             engine={"tensor_parallel_size": tensor_parallel_size},

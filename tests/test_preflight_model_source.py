@@ -10,7 +10,7 @@ import pytest
 
 from catalog.models import MODELS
 from config.errors import ConfigError, show
-from preflight import run_preflight
+from plan.sizing import resolve_sizing
 from tests.factories import make_config
 
 LLAMA_8B = MODELS["meta-llama/Llama-3.1-8B-Instruct"]
@@ -39,13 +39,13 @@ def write_json(tmp_path: Path, document: Any) -> str:
 
 
 def from_json(path: str, **model: Any) -> Any:
-    return run_preflight(
+    return resolve_sizing(
         make_config(model={"id": "my-org/private-8b", "config_json": path, "num_parameters": LLAMA_8B.num_parameters, **model})
     )
 
 
 def test_a_model_read_from_its_config_json_is_sized_like_the_same_catalog_model(tmp_path: Path) -> None:
-    catalog = run_preflight(make_config())
+    catalog = resolve_sizing(make_config())
     local = from_json(write_json(tmp_path, LLAMA_8B_CONFIG_JSON))
     assert (local.memory.kv_cache_gib_per_gpu, local.memory.per_token_kv_bytes) == (
         catalog.memory.kv_cache_gib_per_gpu,
@@ -66,8 +66,8 @@ def test_a_model_described_inline_is_sized_like_the_same_catalog_model() -> None
         "num_parameters",
     )
     architecture = {key: getattr(LLAMA_8B, key) for key in keys}
-    inline = run_preflight(make_config(model={"id": "my-org/private-8b", "architecture": architecture}))
-    assert inline.memory.kv_cache_gib_per_gpu == run_preflight(make_config()).memory.kv_cache_gib_per_gpu
+    inline = resolve_sizing(make_config(model={"id": "my-org/private-8b", "architecture": architecture}))
+    assert inline.memory.kv_cache_gib_per_gpu == resolve_sizing(make_config()).memory.kv_cache_gib_per_gpu
 
 
 def test_layer_types_in_a_config_json_count_the_sliding_window_layers(tmp_path: Path) -> None:

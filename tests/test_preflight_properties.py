@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from catalog.gpus import GPUS
 from catalog.models import MODELS
-from config.stack import validate_config
-from preflight import run_preflight
+from plan.sizing import resolve_sizing
 from preflight.checks import valid_tp_sizes
 from tests.factories import merge
+from validation.keys import validate_config
 
 PROPERTY_SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -55,7 +55,7 @@ def stacks(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def fits(raw: dict[str, Any]) -> bool:
-    return run_preflight(validate_config(raw)).verdict.fits
+    return resolve_sizing(validate_config(raw)).verdict.fits
 
 
 def changed(raw: dict[str, Any], group: str, **values: Any) -> dict[str, Any]:
@@ -65,7 +65,7 @@ def changed(raw: dict[str, Any], group: str, **values: Any) -> dict[str, Any]:
 @PROPERTY_SETTINGS
 @given(stacks())
 def test_the_preflight_never_raises_on_a_valid_config(raw: dict[str, Any]) -> None:
-    report = run_preflight(validate_config(raw))
+    report = resolve_sizing(validate_config(raw))
     assert report.verdict.fits == (not report.verdict.reasons)
 
 
@@ -111,7 +111,7 @@ def blocked_candidates(draw: st.DrawFn) -> dict[str, Any]:
 @PROPERTY_SETTINGS
 @given(blocked_candidates())
 def test_every_suggested_change_makes_the_stack_fit_when_applied(raw: dict[str, Any]) -> None:
-    report = run_preflight(validate_config(raw))
+    report = resolve_sizing(validate_config(raw))
     for text, change in zip(report.verdict.suggestions, report.verdict.suggested_changes, strict=True):
-        applied = run_preflight(validate_config(merge(raw, change)))
+        applied = resolve_sizing(validate_config(merge(raw, change)))
         assert applied.verdict.fits, f"{text} -> {applied.verdict.reasons}"

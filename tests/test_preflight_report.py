@@ -7,7 +7,7 @@ import json
 import pytest
 
 import preflight
-from preflight import run_preflight
+from plan.sizing import resolve_sizing, sizing_inputs
 from preflight.evaluate import Evaluation, evaluate
 from tests.factories import shipped_stack
 
@@ -15,7 +15,7 @@ SECTIONS = {"verdict", "gpu", "engine", "memory", "capacity", "target", "startup
 
 
 def test_the_json_report_is_nested_by_section() -> None:
-    data = json.loads(json.dumps(run_preflight(shipped_stack("prod")).as_dict()))
+    data = json.loads(json.dumps(resolve_sizing(shipped_stack("prod")).as_dict()))
     assert set(data) == SECTIONS
     assert (data["verdict"]["fits"], data["gpu"]["name"], data["engine"]["tensor_parallel_size"]) == (True, "A100-SXM4-80GB", 4)
     assert (data["memory"]["kv_cache_gib_per_gpu"], data["target"]["tokens_per_request"]) == (34.004, 1024)
@@ -24,20 +24,20 @@ def test_the_json_report_is_nested_by_section() -> None:
 
 def test_the_report_sections_are_the_objects_the_accounting_produced(monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = shipped_stack("prod")
-    found = evaluate(cfg)
+    found = evaluate(sizing_inputs(cfg))
 
     def the_same_evaluation(_: object) -> Evaluation:
         return found
 
     monkeypatch.setattr(preflight, "evaluate", the_same_evaluation)
-    report = run_preflight(cfg)
+    report = resolve_sizing(cfg)
     mine = (report.resolved, report.memory, report.capacity, report.target)
     theirs = (found.resolved, found.memory, found.capacity, found.target)
     assert [a is b for a, b in zip(mine, theirs, strict=True)] == [True, True, True, True]
 
 
 def test_the_json_figures_are_the_sections_rounded_once() -> None:
-    report = run_preflight(shipped_stack("prod"))
+    report = resolve_sizing(shipped_stack("prod"))
     data = report.as_dict()
     assert data["memory"]["weights_gib_per_gpu"] == round(report.memory.weights_gib_per_gpu, 3)
     assert data["capacity"]["max_concurrency_at_max_model_len"] == round(report.capacity.max_concurrency_at_max_model_len, 2)
@@ -45,7 +45,7 @@ def test_the_json_figures_are_the_sections_rounded_once() -> None:
 
 
 def test_the_sizing_figures_read_through_to_their_sections() -> None:
-    report = run_preflight(shipped_stack("prod"))
+    report = resolve_sizing(shipped_stack("prod"))
     assert (report.kv_cache_tokens, report.target_tokens_per_request) == (
         report.capacity.kv_cache_tokens,
         report.target.tokens_per_request,

@@ -9,9 +9,10 @@ from components.provider import docker_provider, kubernetes_provider
 from components.stack import build_docker_stack
 from config.docker import docker_settings
 from config.secrets import StackSecrets
-from config.stack import StackConfig, validate_config
+from config.stack import StackConfig
 from tests.harness import run_program
 from tests.kubernetes_fixtures import plan_of
+from validation.keys import validate_config
 
 K8S_PROVIDER = "pulumi:providers:kubernetes"
 DOCKER_PROVIDER = "pulumi:providers:docker"
@@ -53,7 +54,7 @@ def test_a_docker_stack_has_no_kubernetes_provider() -> None:
 
 
 def test_the_docker_provider_defaults_to_the_local_socket() -> None:
-    registered = run_program(lambda: docker_provider(docker_settings(stack(target="docker"))))
+    registered = run_program(lambda: docker_provider(docker_settings(stack(target="docker").docker)))
 
     assert registered.one(DOCKER_PROVIDER) == {"host": "unix:///var/run/docker.sock"}
 
@@ -61,7 +62,7 @@ def test_the_docker_provider_defaults_to_the_local_socket() -> None:
 def test_the_docker_provider_passes_ssh_options() -> None:
     cfg = stack(target="docker", docker={"host": "ssh://deploy@gpu-host", "ssh_opts": ["-p", "2222"]})
 
-    registered = run_program(lambda: docker_provider(docker_settings(cfg)))
+    registered = run_program(lambda: docker_provider(docker_settings(cfg.docker)))
 
     # Provider inputs travel as JSON text (Pulumi serializes non-string provider config that way).
     assert json.loads(registered.one(DOCKER_PROVIDER)["sshOpts"]) == ["-p", "2222"]

@@ -11,10 +11,10 @@ import pytest
 from pydantic import BaseModel
 
 from catalog.gpus import NVIDIA
-from config.sources import load_stack_file
-from config.stack import SECRET_KEYS, StackConfig
-from preflight.__main__ import main
-from tests.factories import REPO, STACKS
+from cli.preflight import main
+from config.secrets import SECRET_KEYS
+from config.stack import StackConfig
+from tests.factories import REPO, STACKS, load_stack_file
 from tests.test_citations import PENDING_PAGES
 
 README = REPO / "README.md"

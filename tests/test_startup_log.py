@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from preflight import run_preflight
-from preflight.__main__ import main
+from cli.preflight import main
+from plan.sizing import resolve_sizing
 from preflight.startup_log import compare, parse_startup_log, render_log_check, term_off
 from tests.factories import make_config
 
@@ -76,7 +76,7 @@ def test_an_out_of_memory_error_is_recognised_but_is_not_a_kv_refusal() -> None:
 
 
 def test_each_logged_figure_is_set_beside_the_prediction_with_its_error() -> None:
-    report = run_preflight(
+    report = resolve_sizing(
         make_config(
             gpu={"product": "H100-80GB-HBM3"},
             vllm={"version": "0.19.0"},
@@ -90,7 +90,7 @@ def test_each_logged_figure_is_set_beside_the_prediction_with_its_error() -> Non
 
 
 def test_the_term_that_is_off_is_named_with_its_miss_in_gib() -> None:
-    report = run_preflight(
+    report = resolve_sizing(
         make_config(gpu={"product": "H100-80GB-HBM3"}, vllm={"version": "0.19.0"}, engine={"gpu_memory_utilization": 0.95})
     )
     fake = parse_startup_log(
@@ -101,7 +101,7 @@ def test_the_term_that_is_off_is_named_with_its_miss_in_gib() -> None:
 
 
 def test_a_refusal_the_preflight_did_not_predict_is_flagged_as_a_disagreement() -> None:
-    report = run_preflight(make_config())
+    report = resolve_sizing(make_config())
     assert "-- they disagree" in render_log_check(report, logged("T01"))
 
 
@@ -118,5 +118,5 @@ def test_the_cli_prints_the_log_check_after_the_report(tmp_path: Path, capsys: p
 
 
 def test_a_cuda_graph_estimate_the_release_does_not_subtract_is_left_out_of_the_comparison() -> None:
-    report = run_preflight(make_config(gpu={"product": "H100-80GB-HBM3"}, vllm={"version": "0.19.0"}))
+    report = resolve_sizing(make_config(gpu={"product": "H100-80GB-HBM3"}, vllm={"version": "0.19.0"}))
     assert "cuda_graph_estimate_gib" not in {check.figure for check in compare(report, logged("R01"))}

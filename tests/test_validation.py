@@ -11,8 +11,8 @@ from pathlib import Path
 import pulumi
 import pytest
 
+from cli.preflight import main as preflight_main
 from config.errors import ConfigIssue
-from preflight.__main__ import main as preflight_main
 from tests.factories import REPO, make_config
 from tests.harness import Registered, run_program_catching
 from tests.kubernetes_fixtures import configured

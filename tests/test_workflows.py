@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from config.sources import load_stack_file
-from preflight import run_preflight
+from plan.sizing import resolve_sizing
+from tests.factories import load_stack_file
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -151,7 +151,7 @@ def test_examples_matrix_lists_exactly_the_example_files() -> None:
 
 @pytest.mark.parametrize("entry", matrix("preview.yml", "examples"), ids=lambda entry: entry["example"])
 def test_each_examples_documented_verdict_is_its_preflight_verdict(entry: dict[str, str]) -> None:
-    report = run_preflight(load_stack_file(ROOT / "stacks" / "examples" / f"Pulumi.{entry['example']}.yaml"))
+    report = resolve_sizing(load_stack_file(ROOT / "stacks" / "examples" / f"Pulumi.{entry['example']}.yaml"))
 
     assert entry["expect"] == ("fits" if report.verdict.fits else "blocked")
 

@@ -1,8 +1,9 @@
 """One validation of a stack for its target, called by `__main__.py` and `python -m preflight` alike.
 
-`validate_config` (config/) parses the keys and checks the rules between them; `check_stack` adds every rule
-that needs the preflight report or the target, returning all problems at once; `assess` runs both halves
-in the order both callers use, so the CLI's exit code and the program's outcome cannot disagree.
+`validate_config` (validation/keys.py) parses the keys and checks the rules between them (one module per
+config group); `check_stack` adds every rule that needs the preflight report or the target, returning all
+problems at once; `assess` runs both halves in the order both callers use, so the CLI's exit code and
+the program's outcome cannot disagree.
 Components trust a config that passed here and re-check nothing. Pure: never imports pulumi.
 
 To add a rule: write `def rule(subject: Subject) -> list[ConfigIssue]` and append it to RULES.
@@ -16,11 +17,12 @@ from enum import IntEnum
 
 from cluster.report import NOT_CHECKED, ClusterResult
 from config.errors import ConfigError, ConfigIssue
-from config.stack import StackConfig, missing_secrets
+from config.stack import StackConfig
 from plan import Plan, resolve
 from plan.names import instance_name
 from preflight.report import PreflightReport
 from validation.kubernetes import check_kubernetes
+from validation.secrets import missing_secrets
 from validation.vllm import check_rendered_args, check_vllm_config
 
 

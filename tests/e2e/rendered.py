@@ -19,12 +19,13 @@ from catalog.vllm_metrics import VersionMetrics, metrics_for
 from components.render import docker as docker_render
 from components.render.manifests import stack_manifests
 from config.sources import read_stack_file
-from config.stack import StackConfig, validate_config
+from config.stack import StackConfig
 from plan.names import PORT_NAME
 from plan.scaling import Workload, hpa_name
 from preflight.report import PreflightReport
 from tests.kubernetes_fixtures import plan_of
 from validation import Outcome, assess
+from validation.keys import validate_config
 
 REPO = Path(__file__).resolve().parents[2]
 INSTANCE = "llama"

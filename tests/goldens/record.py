@@ -15,15 +15,15 @@ from typing import Any
 import pulumi
 import yaml
 
+from cli.preflight import main as preflight_main
+from cli.render import rendered_objects
 from cluster import live
-from components.render.__main__ import rendered_objects
-from config.sources import load_stack_file_with_secrets
-from preflight.__main__ import main as preflight_main
 from tests.factories import REPO, merge
 from tests.goldens.variants import STACK_FILES, VARIANTS
 from tests.harness import resolve
 from tests.program import SECRET_VALUES, run_main, stack_file_config
 from validation import Outcome, assess
+from validation.sources import load_stack_file_with_secrets
 
 GOLDENS = REPO / "tests" / "data" / "goldens"
 SECRET_SIG = "4dabf18193072939515e22adb298388d"

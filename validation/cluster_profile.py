@@ -1,0 +1,43 @@
+"""The `cluster` group (profile, gpu_label): the GPU product must be selectable with the cluster's label scheme, or
+named through gpu.node_selector."""
+
+from __future__ import annotations
+
+from catalog.selectors import NoLabelValue, gpu_selector_terms, label_scheme
+from config.errors import ConfigIssue
+from config.stack import StackConfig
+
+
+def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
+    """The GPU product must be selectable with the label scheme, or named through gpu.node_selector."""
+    if cfg.target != "kubernetes":
+        return []
+    scheme = label_scheme(cfg.scheduling.require_gpu_product_label, cfg.cluster.gpu_label_scheme)
+    key = (
+        "scheduling.require_gpu_product_label" if cfg.scheduling.require_gpu_product_label is not None else "cluster.gpu_label"
+    )
+    if scheme == "none":
+        if cfg.gpu.node_selector:
+            return []
+        return [
+            ConfigIssue(
+                key,
+                "selects no GPU product and gpu.node_selector is empty, so pods could land on any GPU, not the "
+                "one the preflight sized for.",
+                "set cluster.profile (gke, eks-karpenter, aks, gpu-operator, ...) or cluster.gpu_label, or name the GPU "
+                "in gpu.node_selector, e.g. {cloud.google.com/gke-accelerator: nvidia-a100-80gb}.",
+            )
+        ]
+    products = list(cfg.gpu.products)
+    try:
+        gpu_selector_terms(scheme, products, [cfg.gpu.spec_for(p).gfd_product for p in products])
+    except NoLabelValue as error:
+        return [
+            ConfigIssue(
+                key,
+                f"is {scheme} (profile {cfg.cluster.profile}), but {error}.",
+                "set cluster.gpu_label to gfd (with GPU Feature Discovery) or none with gpu.node_selector naming the "
+                "GPU, or choose a product this provider offers.",
+            )
+        ]
+    return []

@@ -1,0 +1,134 @@
+"""Rules of the `delivery` group against the cache volume, the release and the draft model."""
+
+from __future__ import annotations
+
+from config.delivery import CacheVolume, DeliveryMode, mode_for, volume_for
+from config.errors import ConfigIssue
+from config.stack import StackConfig
+
+
+# The rules' view of the plan's delivery decisions (plan/delivery.py): the same pure functions, before the plan.
+def most_replicas(cfg: StackConfig) -> int:
+    return cfg.autoscaling.max_replica_count if cfg.autoscaling.enabled else cfg.replicas
+
+
+def delivery_mode(cfg: StackConfig) -> DeliveryMode:
+    cache = cfg.cache
+    return mode_for(cfg.delivery.mode, cfg.engine.nnodes, most_replicas(cfg), cache.storage_class_name, cache.existing_claim)
+
+
+def effective_volume(cfg: StackConfig) -> CacheVolume | None:
+    cache = cfg.cache
+    return volume_for(delivery_mode(cfg), most_replicas(cfg), cfg.engine.nnodes, cache.access_mode, cache.storage_class_name)
+
+
+def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
+    if cfg.target != "kubernetes":
+        return []
+    mode = delivery_mode(cfg)
+    issues = _shared_volume_issues(cfg) if mode == "shared_volume" else []
+    if mode == "per_replica_volume" and cfg.cache.existing_claim is not None:
+        issues.append(
+            _issue(
+                "cache.existing_claim",
+                f"is {cfg.cache.existing_claim!r}, but delivery.mode per_replica_volume gives every replica its own new claim.",
+                "remove cache.existing_claim, or set delivery.mode: shared_volume.",
+            )
+        )
+    if mode == "per_replica_volume" and cfg.cache.access_mode == "ReadWriteMany":
+        issues.append(
+            _issue(
+                "cache.access_mode", "is ReadWriteMany, but per-replica claims are ReadWriteOnce.", "remove cache.access_mode."
+            )
+        )
+    return issues + (_object_storage_issues(cfg) if mode == "object_storage" else _no_bucket(cfg))
+
+
+def _shared_volume_issues(cfg: StackConfig) -> list[ConfigIssue]:
+    volume = effective_volume(cfg)
+    if volume is None or cfg.cache.existing_claim is not None:
+        return []
+    if volume.access_mode == "ReadWriteMany" and not volume.storage_class_name:
+        return [
+            _issue(
+                "cache.storage_class_name",
+                "is unset, but the model cache claim asks for ReadWriteMany, and the default classes of EKS (EBS), "
+                "GKE (PD) and AKS (Azure Disk) are ReadWriteOnce only: the claim would stay Pending.",
+                "set cache.storage_class_name to a ReadWriteMany class (efs-sc, standard-rwx, azurefile-csi, cephfs), "
+                "or set delivery.mode: per_replica_volume.",
+            )
+        ]
+    return []
+
+
+def _object_storage_issues(cfg: StackConfig) -> list[ConfigIssue]:
+    issues: list[ConfigIssue] = []
+    if cfg.delivery.object_storage is None:
+        issues.append(
+            _issue(
+                "delivery.object_storage",
+                "is unset, but delivery.mode is object_storage.",
+                "set delivery.object_storage.uri to the bucket folder holding the safetensors, e.g. s3://models/llama-70b/.",
+            )
+        )
+    if cfg.vllm.version != "0.33.0":
+        # Only 0.33.0's loader was read (runai_utils.py SUPPORTED_SCHEMES); older URI support is unverified.
+        issues.append(
+            _issue(
+                "vllm.version",
+                f"is {cfg.vllm.version!r}; object_storage is verified with vLLM 0.33.0 (transformers_utils/runai_utils.py).",
+                "set vllm.version: 0.33.0, or another mode.",
+            )
+        )
+    if cfg.cache.existing_claim or cfg.model.local_path:
+        issues.append(
+            _issue(
+                "delivery.mode",
+                "is object_storage, but cache.existing_claim or model.local_path points at a volume.",
+                "remove them, or set delivery.mode: shared_volume.",
+            )
+        )
+    bucket = cfg.delivery.object_storage
+    if bucket is not None and bucket.copy_from_hub and not bucket.uri.startswith("s3://"):
+        issues.append(
+            _issue(
+                "delivery.object_storage.copy_from_hub",
+                f"is true, but {bucket.uri[:60]!r} is not "
+                "s3://: the copy Job uploads with boto3, the S3 client in the vLLM image.",
+                "copy the snapshot yourself (docs/model-delivery.md) and set copy_from_hub: false.",
+            )
+        )
+    if bucket is not None and bucket.copy_from_hub and not cfg.model.revision:
+        issues.append(
+            _issue(
+                "model.revision",
+                "is unset, but delivery.object_storage.copy_from_hub copies one revision into a folder named after it.",
+                "set model.revision to a commit sha.",
+            )
+        )
+    spec = cfg.engine.speculative
+    if spec is not None and spec.model:
+        issues.append(
+            _issue(
+                "engine.speculative.model",
+                f"is {spec.model!r}, but with object_storage the server has no Hub cache to load a draft model from.",
+                "use a draft-free method (ngram), or delivery.mode shared_volume / per_replica_volume.",
+            )
+        )
+    return issues
+
+
+def _no_bucket(cfg: StackConfig) -> list[ConfigIssue]:
+    if cfg.delivery.object_storage is None:
+        return []
+    return [
+        _issue(
+            "delivery.object_storage",
+            f"is set, but delivery.mode is {delivery_mode(cfg)}.",
+            "set delivery.mode: object_storage, or remove delivery.object_storage.",
+        )
+    ]
+
+
+def _issue(key: str, problem: str, fix: str) -> ConfigIssue:
+    return ConfigIssue(key, problem, fix)
