@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from components.render.alerts import (
 from components.render.keda import hpa_name
 from components.render.promql import Workload
 from config.observability import MonitoringConfig
+from tests.factories import REPO
 from tests.promtool import crd_errors
 
 WORKLOAD = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server", hpa_name="keda-hpa-llama")
@@ -308,3 +310,13 @@ def test_prometheus_rule_carries_the_release_label_and_the_groups() -> None:
 def test_prometheus_rule_matches_the_crd_schema(version: str) -> None:
     rule = render_prometheus_rule("llama", {"release": "monitoring"}, groups(version), "llm")
     assert crd_errors(rule, "monitoring.coreos.com_prometheusrules.yaml") == []
+
+
+ALERT_ROW = re.compile(r"^\| `(Vllm\w+)` \| (warning|critical) \|", re.MULTILINE)
+
+
+def test_the_docs_alert_table_lists_every_rendered_alert_with_its_severity() -> None:
+    # A Deployment with autoscaling on vLLM 0.33.0 renders every alert there is.
+    table = (REPO / "docs" / "autoscaling-and-monitoring.md").read_text(encoding="utf-8")
+    documented = dict(ALERT_ROW.findall(table))
+    assert documented == {name: rule["labels"]["severity"] for name, rule in rules().items()}

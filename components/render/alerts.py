@@ -204,7 +204,7 @@ def no_replica_alert(unready: str, workload: Workload) -> Alert:
     """A total outage: no replica available while some are wanted. A LeaderWorkerSet has no kube-state-metrics
     series of its own (custom resources need a custom-resource-state configuration), but the leader StatefulSet
     LWS creates under its name has, and a leader is ready only once its whole group has joined (docs/multinode.md).
-    kube_<kind>_created (kubernetes/kube-state-metrics docs/metrics/workload/deployment-metrics.md@06d14813 and
+    kube_<kind>_created (kubernetes/kube-state-metrics/docs/metrics/workload/deployment-metrics.md@06d14813 and
     statefulset-metrics.md@098e785d) keeps a first install quiet for the new-replica window: nothing served yet."""
     wanted, available, owner = workload.replica_series()
     on = f"on (namespace, {owner})"
@@ -247,8 +247,8 @@ def startup_failing_alert(unready: str, workload: Workload) -> Alert:
     than the startup budget) or it crashed while loading. Such a loop restarts once per startup budget, too rarely
     for VllmContainerRestarting's 30m; the window here outlasts the budget and the restart backoff (the new-replica
     window: image pull + budget + 2m + 5m), so it holds for as long as the loop lasts. The last terminated reason
-    cannot tell a probe kill (reason Error) from a crash (kubernetes/kube-state-metrics
-    docs/metrics/workload/pod-metrics.md@96a6db87: OOMKilled, Error, Completed, ContainerCannotRun)."""
+    cannot tell a probe kill (reason Error) from a crash: OOMKilled, Error, Completed or ContainerCannotRun
+    (kubernetes/kube-state-metrics/docs/metrics/workload/pod-metrics.md@96a6db87)."""
     pods = workload.pods()
     return Alert(
         "VllmStartupFailing",
@@ -323,8 +323,8 @@ def autoscaler_alerts(workload: Workload, hpa_name: str) -> list[Alert]:
 
     KEDA (>= 2.16, catalog/keda.py OLDEST_SUPPORTED) counts failed trigger queries per ScaledObject and trigger
     in keda_scaler_detail_errors_total and per ScaledObject in keda_scaled_object_errors_total
-    (kedacore/keda pkg/metricscollector/prommetrics.go@0677effe:35,80-97); keda_scaler_errors_total was
-    deprecated in 2.14 and removed in 2.16 (kedacore/keda-docs content/docs/2.14/integrations/prometheus.md@b3280b7d).
+    (kedacore/keda/pkg/metricscollector/prommetrics.go@0677effe:35,80-97); keda_scaler_errors_total was
+    deprecated in 2.14 and removed in 2.16 (kedacore/keda-docs/content/docs/2.14/integrations/prometheus.md@b3280b7d).
     No metric reports the fallback: KEDA counts failed reads in a row, resets the count on a success, and falls
     back past fallback.failureThreshold (pkg/fallback/fallback.go@dfe21b06:62-85), recording it only as the
     ScaledObject's Fallback condition, which kube-state-metrics does not export. Failures in every 2-minute
