@@ -329,9 +329,9 @@ def autoscaler_alerts(workload: Workload, hpa_name: str) -> list[Alert]:
     back past fallback.failureThreshold (pkg/fallback/fallback.go@dfe21b06:62-85), recording it only as the
     ScaledObject's Fallback condition, which kube-state-metrics does not export. Failures in every 2-minute
     window for 2 minutes stand in for it: the HPA reads every 15 s, so a query failing throughout has failed
-    some 16 reads in a row, past the default threshold of 3 (a larger autoscaling.fallback_failure_threshold
-    makes the alert early). Both stay quiet while no replica is available: ignoreNullValues "false" makes KEDA
-    fail then, and VllmNoReplicaAvailable pages.
+    8 or more reads in a row, past the default threshold of 3 (an autoscaling.fallback_failure_threshold above
+    8 makes the alert early; failures every other minute raise it without a fallback). Both stay quiet while
+    no replica is available: ignoreNullValues "false" makes KEDA fail then, and VllmNoReplicaAvailable pages.
     """
     hpa = selector({"namespace": workload.namespace, "horizontalpodautoscaler": hpa_name})
     scaled = scaled_object_name(hpa_name)
