@@ -107,13 +107,21 @@ VLLM_0_33_0: dict[str, MetricType] = {
 }
 
 # Exporters other than vLLM that the alerts and dashboard read. kube-state-metrics: docs/metrics/workload/
-# {deployment,pod,horizontalpodautoscaler}-metrics.md. The GPU vendor's exporter: catalog/gpus.py.
+# {deployment,statefulset,pod,horizontalpodautoscaler}-metrics.md. The GPU vendor's exporter: catalog/gpus.py.
+# KEDA operator: pkg/metricscollector/prommetrics.go@0677effe:80-97.
 EXTERNAL: dict[str, MetricType] = {
     "kube_deployment_spec_replicas": G,
     "kube_deployment_status_replicas_available": G,
     "kube_deployment_status_condition": G,
+    "kube_deployment_created": G,
+    "kube_statefulset_replicas": G,
+    "kube_statefulset_status_replicas_ready": G,
+    "kube_statefulset_created": G,
     "kube_pod_container_status_restarts_total": C,
     "kube_pod_container_status_last_terminated_reason": G,
+    "kube_pod_container_status_ready": G,
+    "keda_scaler_detail_errors_total": C,
+    "keda_scaled_object_errors_total": C,
     "kube_horizontalpodautoscaler_status_current_replicas": G,
     "kube_horizontalpodautoscaler_spec_max_replicas": G,
     NVIDIA.exporter.memory_used: G,

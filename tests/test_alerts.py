@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
 from catalog.vllm_metrics import VERSIONS
-from components.render.alerts import duration_seconds, not_ready_window, render_prometheus_rule, render_rule_groups
+from components.render.alerts import (
+    duration_seconds,
+    not_ready_window,
+    render_prometheus_rule,
+    render_rule_groups,
+    scaled_object_name,
+)
 from config.observability import MonitoringConfig
 from plan.monitoring import AlertThresholds, gpu_memory_threshold
-from plan.scaling import Workload
+from plan.scaling import Workload, hpa_name
+from tests.factories import REPO
 from tests.promtool import crd_errors
 
 WORKLOAD = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server", hpa_name="keda-hpa-llama")
@@ -52,6 +60,10 @@ def test_the_alerts_rendered_for_vllm_0_33() -> None:
             "VllmAutoscalerAtMaxReplicas",
             "VllmGpuMemoryNearlyFull",
             "VllmRolloutStuck",
+            "VllmNoReplicaAvailable",
+            "VllmStartupFailing",
+            "VllmAutoscalerScalerErrors",
+            "VllmAutoscalerFallbackActive",
         ]
     )
 
@@ -62,7 +74,9 @@ def test_no_request_error_alert_on_vllm_0_7_2_which_has_no_http_counter_in_its_t
 
 def test_no_autoscaler_alert_without_an_hpa() -> None:
     plain = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server")
-    assert "VllmAutoscalerAtMaxReplicas" not in rules(workload=plain)
+    assert not {"VllmAutoscalerAtMaxReplicas", "VllmAutoscalerScalerErrors", "VllmAutoscalerFallbackActive"} & set(
+        rules(workload=plain)
+    )
 
 
 @pytest.mark.parametrize("version", sorted(VERSIONS))
@@ -126,9 +140,79 @@ def test_preemption_alert_is_a_rate_per_second() -> None:
 
 
 def test_replicas_not_ready_waits_longer_than_a_model_load() -> None:
-    rule = rules(not_ready_for="30m")["VllmReplicasNotReady"]
-    assert rule["for"] == "30m"
-    assert rule["labels"]["severity"] == "critical"
+    assert rules(not_ready_for="30m")["VllmReplicasNotReady"]["for"] == "30m"
+
+
+def test_a_capacity_shortfall_is_a_warning() -> None:
+    assert rules()["VllmReplicasNotReady"]["labels"]["severity"] == "warning"
+
+
+def test_no_replica_available_pages_after_three_minutes() -> None:
+    rule = rules()["VllmNoReplicaAvailable"]
+    assert (rule["for"], rule["labels"]["severity"]) == ("3m", "critical")
+
+
+def test_no_replica_available_reads_available_wanted_and_age_of_the_deployment() -> None:
+    deployment = '{namespace="llm",deployment="llama-server"}'
+    assert rules()["VllmNoReplicaAvailable"]["expr"] == (
+        f"(kube_deployment_status_replicas_available{deployment} == 0) and on (namespace, deployment) "
+        f"(kube_deployment_spec_replicas{deployment} > 0) and on (namespace, deployment) "
+        f"(time() - kube_deployment_created{deployment} > 900)"
+    )
+
+
+@pytest.mark.parametrize("kind", ["StatefulSet", "LeaderWorkerSet"])
+def test_no_replica_available_reads_the_statefulset_of_a_statefulset_or_leaderworkerset(kind: str) -> None:
+    workload = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-group", kind=kind)
+    statefulset = '{namespace="llm",statefulset="llama-group"}'
+    assert rules(workload=workload)["VllmNoReplicaAvailable"]["expr"] == (
+        f"(kube_statefulset_status_replicas_ready{statefulset} == 0) and on (namespace, statefulset) "
+        f"(kube_statefulset_replicas{statefulset} > 0) and on (namespace, statefulset) "
+        f"(time() - kube_statefulset_created{statefulset} > 900)"
+    )
+
+
+def test_a_new_workload_is_spared_the_outage_page_for_the_new_replica_window() -> None:
+    slow = AlertThresholds(queue_per_replica=26, gpu_memory_used_fraction=0.95, rollout_seconds=3380)
+    found = {
+        r["alert"]: r for g in render_rule_groups(MonitoringConfig(), slow, VERSIONS["0.33.0"], WORKLOAD) for r in g["rules"]
+    }
+    assert found["VllmNoReplicaAvailable"]["expr"].endswith("> 3720)")  # 62m: prod's new-replica window
+
+
+def test_startup_failing_looks_back_over_the_new_replica_window() -> None:
+    slow = AlertThresholds(queue_per_replica=26, gpu_memory_used_fraction=0.95, rollout_seconds=3380)
+    found = {
+        r["alert"]: r for g in render_rule_groups(MonitoringConfig(), slow, VERSIONS["0.33.0"], WORKLOAD) for r in g["rules"]
+    }
+    assert found["VllmStartupFailing"]["expr"] == (
+        f"(increase(kube_pod_container_status_restarts_total{PODS}[62m]) > 0) unless on (namespace, pod, container) "
+        f"(max_over_time(kube_pod_container_status_ready{PODS}[62m]) == 1)"
+    )
+
+
+def test_scaler_errors_read_both_spellings_of_the_scaled_objects_namespace() -> None:
+    expr = rules()["VllmAutoscalerScalerErrors"]["expr"]
+    assert (
+        'increase(keda_scaler_detail_errors_total{namespace="llm",scaledObject="llama"}[10m]) or '
+        'increase(keda_scaler_detail_errors_total{exported_namespace="llm",scaledObject="llama"}[10m])'
+    ) in expr
+
+
+def test_keda_alerts_wait_for_a_serving_replica() -> None:
+    serving = 'and on () (kube_deployment_status_replicas_available{namespace="llm",deployment="llama-server"} > 0)'
+    assert all(
+        rules()[name]["expr"].endswith(serving) for name in ("VllmAutoscalerScalerErrors", "VllmAutoscalerFallbackActive")
+    )
+
+
+def test_the_scaled_object_is_named_by_its_hpa() -> None:
+    assert scaled_object_name(hpa_name("vllm-prod")) == "vllm-prod"
+
+
+def test_an_hpa_keda_did_not_name_is_refused() -> None:
+    with pytest.raises(ValueError, match="'my-hpa' is not a KEDA HPA name"):
+        scaled_object_name("my-hpa")
 
 
 def test_metrics_absent_waits_the_not_ready_window_not_ten_minutes() -> None:
@@ -224,3 +308,13 @@ def test_prometheus_rule_carries_the_release_label_and_the_groups() -> None:
 def test_prometheus_rule_matches_the_crd_schema(version: str) -> None:
     rule = render_prometheus_rule("llama", {"release": "monitoring"}, groups(version), "llm")
     assert crd_errors(rule, "monitoring.coreos.com_prometheusrules.yaml") == []
+
+
+ALERT_ROW = re.compile(r"^\| `(Vllm\w+)` \| (warning|critical) \|", re.MULTILINE)
+
+
+def test_the_docs_alert_table_lists_every_rendered_alert_with_its_severity() -> None:
+    # A Deployment with autoscaling on vLLM 0.33.0 renders every alert there is.
+    table = (REPO / "docs" / "autoscaling-and-monitoring.md").read_text(encoding="utf-8")
+    documented = dict(ALERT_ROW.findall(table))
+    assert documented == {name: rule["labels"]["severity"] for name, rule in rules().items()}

@@ -22,6 +22,11 @@ from plan.scaling import Workload, selector
 LATENCY_QUANTILE = 0.99
 SLOW = "10m"  # long enough that a burst the autoscaler absorbs does not page
 STARTUP_MARGIN_S = 300  # past the rollout budget before a replica that is still coming up counts as stuck
+# A total outage pages within 5 minutes of the last replica failing: the readiness probe needs 30 s to mark it
+# unready (3 x 10 s, config/kubernetes.py), then a kube-state-metrics scrape and a rule evaluation (30 s each in
+# kube-prometheus-stack) pass before the 3 minutes start.
+OUTAGE_FOR = "3m"
+KEDA_HPA_PREFIX = "keda-hpa-"  # components/render/keda.py hpa_name: keda-hpa-<ScaledObject name>
 
 
 _DURATION_PART = re.compile(r"([0-9]+)(ms|s|m|h)")
@@ -181,24 +186,79 @@ def rollout_stuck_alert(workload: Workload) -> Alert:
     )
 
 
+def no_replica_alert(unready: str, workload: Workload) -> Alert:
+    """A total outage: no replica available while some are wanted. A LeaderWorkerSet has no kube-state-metrics
+    series of its own (custom resources need a custom-resource-state configuration), but the leader StatefulSet
+    LWS creates under its name has, and a leader is ready only once its whole group has joined (docs/multinode.md).
+    kube_<kind>_created (kubernetes/kube-state-metrics/docs/metrics/workload/deployment-metrics.md@06d14813 and
+    statefulset-metrics.md@098e785d) keeps a first install quiet for the new-replica window: nothing served yet."""
+    wanted, available, owner = workload.replica_series()
+    on = f"on (namespace, {owner})"
+    created = f"kube_{owner}_created{selector({'namespace': workload.namespace, owner: workload.deployment_name})}"
+    age = int(duration_seconds(unready))
+    return Alert(
+        "VllmNoReplicaAvailable",
+        f"({available} == 0) and {on} ({wanted} > 0) and {on} (time() - {created} > {age})",
+        "critical",
+        f"No vLLM replica available in {{{{ $labels.namespace }}}}/{{{{ $labels.{owner} }}}}",
+        f"Every replica has been unavailable for {OUTAGE_FOR}: requests to the model fail. With one replica a "
+        "rollout is an outage too (strategy Recreate).",
+        "1. kubectl get pods: CrashLoopBackOff, Pending on GPUs, or evicted? 2. kubectl logs --previous: CUDA "
+        "error, OOM (VllmContainerOOMKilled), startup probe kills (VllmStartupFailing)? 3. Node or GPU lost: "
+        "check node conditions and DCGM XID errors. 4. kubectl rollout undo if a new revision cannot start.",
+        for_=OUTAGE_FOR,
+    )
+
+
+def replicas_short_alert(unready: str, workload: Workload) -> Alert:
+    """A capacity shortfall (a scale-up waiting for GPU nodes, one replica lost): a warning, and only once a
+    new replica has had the time it may take; no replica at all is VllmNoReplicaAvailable."""
+    wanted, available, owner = workload.replica_series()
+    return Alert(
+        "VllmReplicasNotReady",
+        f"{wanted} > on (namespace, {owner}) {available}",
+        "warning",
+        f"vLLM replicas not ready in {{{{ $labels.namespace }}}}/{{{{ $labels.{owner} }}}}",
+        f"Fewer replicas are available than wanted for {unready}, longer than a new replica may take "
+        "(image pull and model load, the rollout budget): the deployment serves below its capacity.",
+        "1. kubectl describe pod: Pending on GPUs (node labels, taints, quota)? 2. Startup probe kills "
+        "during model download or load? 3. Logs: CUDA OOM or 'KV cache needed > available' means the "
+        "preflight inputs differ from the node.",
+        for_=unready,
+    )
+
+
+def startup_failing_alert(unready: str, workload: Workload) -> Alert:
+    """A container that restarts without ever becoming ready: the startup probe killed it (the model takes longer
+    than the startup budget) or it crashed while loading. Such a loop restarts once per startup budget, too rarely
+    for VllmContainerRestarting's 30m; the window here outlasts the budget and the restart backoff (the new-replica
+    window: image pull + budget + 2m + 5m), so it holds for as long as the loop lasts. The last terminated reason
+    cannot tell a probe kill (reason Error) from a crash: OOMKilled, Error, Completed or ContainerCannotRun
+    (kubernetes/kube-state-metrics/docs/metrics/workload/pod-metrics.md@96a6db87)."""
+    pods = workload.pods()
+    return Alert(
+        "VllmStartupFailing",
+        f"(increase(kube_pod_container_status_restarts_total{pods}[{unready}]) > 0) unless on (namespace, pod, "
+        f"container) (max_over_time(kube_pod_container_status_ready{pods}[{unready}]) == 1)",
+        "warning",
+        "vLLM never became ready on {{ $labels.pod }}",
+        f"{{{{ $labels.pod }}}} restarted in the last {unready} without becoming ready: the startup probe "
+        "killed it before the model loaded, or it crashed while loading.",
+        "1. kubectl describe pod: 'Startup probe failed' events mean the load outlasts the startup budget; "
+        "rerun the preflight with the node's real download and load speed. 2. kubectl logs --previous for a "
+        "crash (CUDA OOM, bad engine flag). 3. Is the model cache complete (the download Job's log)?",
+        for_=None,
+    )
+
+
 def kubernetes_alerts(cfg: MonitoringConfig, limits: AlertThresholds, workload: Workload) -> list[Alert]:
     """Pod lifecycle from kube-state-metrics."""
-    wanted, available, owner = workload.replica_series()
     pods = workload.pods()
     unready = not_ready_window(cfg.not_ready_for, limits.rollout_seconds)
     alerts = [
-        Alert(
-            "VllmReplicasNotReady",
-            f"{wanted} > on (namespace, {owner}) {available}",
-            "critical",
-            f"vLLM replicas not ready in {{{{ $labels.namespace }}}}/{{{{ $labels.{owner} }}}}",
-            f"Fewer replicas are available than wanted for {unready}, longer than a new replica may take "
-            "(image pull and model load, the rollout budget).",
-            "1. kubectl describe pod: Pending on GPUs (node labels, taints, quota)? 2. Startup probe kills "
-            "during model download or load? 3. Logs: CUDA OOM or 'KV cache needed > available' means the "
-            "preflight inputs differ from the node.",
-            for_=unready,
-        ),
+        no_replica_alert(unready, workload),
+        replicas_short_alert(unready, workload),
+        startup_failing_alert(unready, workload),
         Alert(
             "VllmContainerRestarting",
             f"increase(kube_pod_container_status_restarts_total{pods}[30m]) >= {cfg.restarts_threshold}",
@@ -221,25 +281,90 @@ def kubernetes_alerts(cfg: MonitoringConfig, limits: AlertThresholds, workload: 
         ),
     ]
     if workload.kind == "Deployment":
-        alerts.insert(1, rollout_stuck_alert(workload))
+        alerts.insert(2, rollout_stuck_alert(workload))
     if workload.hpa_name:
-        hpa = selector({"namespace": workload.namespace, "horizontalpodautoscaler": workload.hpa_name})
-        alerts.append(
-            Alert(
-                "VllmAutoscalerAtMaxReplicas",
-                f"kube_horizontalpodautoscaler_status_current_replicas{hpa} >= on (namespace, horizontalpodautoscaler) "
-                f"kube_horizontalpodautoscaler_spec_max_replicas{hpa}",
-                "warning",
-                "vLLM autoscaler at max replicas: {{ $labels.horizontalpodautoscaler }}",
-                "KEDA has held the deployment at autoscaling.max_replica_count for 15m; more load will queue.",
-                "1. Raise autoscaling.max_replica_count if GPUs are free. 2. Check queue and latency panels. 3. Add GPU nodes.",
-                for_="15m",
-            )
-        )
+        alerts += autoscaler_alerts(workload, workload.hpa_name)
     return alerts
 
 
 FB_USED, FB_FREE = NVIDIA.exporter.memory_used, NVIDIA.exporter.memory_free  # the GPU vendor's exporter (catalog)
+
+
+def scaled_object_name(hpa_name: str) -> str:
+    """The ScaledObject whose HPA this is: KEDA's metrics name the ScaledObject, the HPA carries its name."""
+    if not hpa_name.startswith(KEDA_HPA_PREFIX):
+        raise ValueError(f"{hpa_name!r} is not a KEDA HPA name ({KEDA_HPA_PREFIX}<ScaledObject>)")
+    return hpa_name.removeprefix(KEDA_HPA_PREFIX)
+
+
+def keda_increase(metric: str, workload: Workload, scaled_object: str, window: str) -> str:
+    """increase() of a KEDA operator counter for this ScaledObject. Its `namespace` label is the ScaledObject's;
+    scraped without honorLabels (the KEDA chart's ServiceMonitor and PodMonitor set none) it becomes
+    `exported_namespace`, the target's namespace taking its place, so both spellings are read."""
+    return " or ".join(
+        f"increase({metric}{selector({label: workload.namespace, 'scaledObject': scaled_object})}[{window}])"
+        for label in ("namespace", "exported_namespace")
+    )
+
+
+def autoscaler_alerts(workload: Workload, hpa_name: str) -> list[Alert]:
+    """KEDA at its maximum, failing trigger queries, and the fallback those failures switch on.
+
+    KEDA (>= 2.16, catalog/keda.py OLDEST_SUPPORTED) counts failed trigger queries per ScaledObject and trigger
+    in keda_scaler_detail_errors_total and per ScaledObject in keda_scaled_object_errors_total
+    (kedacore/keda/pkg/metricscollector/prommetrics.go@0677effe:35,80-97); keda_scaler_errors_total was
+    deprecated in 2.14 and removed in 2.16 (kedacore/keda-docs/content/docs/2.14/integrations/prometheus.md@b3280b7d).
+    No metric reports the fallback: KEDA counts failed reads in a row, resets the count on a success, and falls
+    back past fallback.failureThreshold (pkg/fallback/fallback.go@dfe21b06:62-85), recording it only as the
+    ScaledObject's Fallback condition, which kube-state-metrics does not export. Failures in every 2-minute
+    window for 2 minutes stand in for it: the HPA reads every 15 s, so a query failing throughout has failed
+    8 or more reads in a row, past the default threshold of 3 (an autoscaling.fallback_failure_threshold above
+    8 makes the alert early; failures every other minute raise it without a fallback). Both stay quiet while
+    no replica is available: ignoreNullValues "false" makes KEDA fail then, and VllmNoReplicaAvailable pages.
+    """
+    hpa = selector({"namespace": workload.namespace, "horizontalpodautoscaler": hpa_name})
+    scaled = scaled_object_name(hpa_name)
+    _, available, _ = workload.replica_series()
+    serving = f"and on () ({available} > 0)"
+    trigger_errors = keda_increase("keda_scaler_detail_errors_total", workload, scaled, "10m")
+    object_errors = keda_increase("keda_scaled_object_errors_total", workload, scaled, "2m")
+    return [
+        Alert(
+            "VllmAutoscalerAtMaxReplicas",
+            f"kube_horizontalpodautoscaler_status_current_replicas{hpa} >= on (namespace, horizontalpodautoscaler) "
+            f"kube_horizontalpodautoscaler_spec_max_replicas{hpa}",
+            "warning",
+            "vLLM autoscaler at max replicas: {{ $labels.horizontalpodautoscaler }}",
+            "KEDA has held the deployment at autoscaling.max_replica_count for 15m; more load will queue.",
+            "1. Raise autoscaling.max_replica_count if GPUs are free. 2. Check queue and latency panels. 3. Add GPU nodes.",
+            for_="15m",
+        ),
+        Alert(
+            "VllmAutoscalerScalerErrors",
+            f"sum by (scaledObject, scaler, metric) ({trigger_errors}) > 0 {serving}",
+            "warning",
+            "KEDA trigger {{ $labels.metric }} failing for {{ $labels.scaledObject }}",
+            "KEDA's query for this trigger failed in the last 10m while vLLM served: the HPA missed readings, "
+            "and repeated failures switch the ScaledObject to its fallback.",
+            "1. kubectl logs -n <keda namespace> deploy/keda-operator | grep prometheus. 2. Can KEDA reach "
+            "Prometheus (monitoring.prometheus_service, NetworkPolicy, auth)? 3. Does the query return one "
+            "sample (engine.served_model_name is the model_name label)?",
+            for_=None,
+        ),
+        Alert(
+            "VllmAutoscalerFallbackActive",
+            f"sum by (scaledObject) ({object_errors}) > 0 {serving}",
+            "warning",
+            "KEDA on its fallback for {{ $labels.scaledObject }}",
+            "KEDA's trigger queries have failed continuously for 2m: past fallback.failureThreshold, KEDA holds "
+            "the replicas at autoscaling.fallback_replicas (or the current count, by fallback.behavior) and no "
+            "longer follows the load.",
+            "1. Fix the failing queries (VllmAutoscalerScalerErrors). 2. Under load, scale by hand: kubectl "
+            "annotate scaledobject <name> autoscaling.keda.sh/paused-replicas=<n>. 3. kubectl get scaledobject "
+            "<name> -o yaml: status.conditions Fallback and status.health.",
+            for_="2m",
+        ),
+    ]
 
 
 def gpu_alerts(cfg: MonitoringConfig, limits: AlertThresholds, workload: Workload) -> list[Alert]:
