@@ -42,6 +42,7 @@ class NodePool:
     labels: Mapping[str, str]  # labels its nodes get for sure
     taints: tuple[Taint, ...] = ()
     gpu_limit: int | None = None  # spec.limits nvidia.com/gpu; None = unlimited
+    cpu_limit: int | None = None  # spec.limits cpu (whole vCPUs); None = unlimited
     gpus_per_node: int | None = None  # known for declared pools
     karpenter: bool = False  # the instance type is chosen at creation (cluster/karpenter.py)
 
@@ -155,13 +156,14 @@ def _node_pool(item: Mapping[str, Any]) -> NodePool:
     labels = template_meta.get("labels") if isinstance(template_meta, Mapping) else None
     requirements = template_spec.get("requirements")
     limits = _spec(item).get("limits")
-    gpu_limit = limits.get("nvidia.com/gpu") if isinstance(limits, Mapping) else None
+    limits = limits if isinstance(limits, Mapping) else {}
     return NodePool(
         name=str(_meta(item).get("name", "")),
         requirements=tuple(r for r in requirements if isinstance(r, Mapping)) if isinstance(requirements, list) else (),
         labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {},
         taints=_taints(template_spec.get("taints")),
-        gpu_limit=quantity_int(gpu_limit) if gpu_limit is not None else None,
+        gpu_limit=quantity_int(limits["nvidia.com/gpu"]) if "nvidia.com/gpu" in limits else None,
+        cpu_limit=quantity_int(limits["cpu"]) if "cpu" in limits else None,
         karpenter=True,
     )
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cluster.capacity import Requirements
 from cluster.facts import ClusterFacts, NodePool
 from cluster.findings import Finding
 from cluster.report import ClusterResult
@@ -71,6 +72,29 @@ def keda_features(cfg: StackConfig, report: PreflightReport, instance: str) -> s
     )
 
 
+def capacity_needs(cfg: StackConfig) -> Requirements:
+    """What the rendered stack asks of the nodes (cluster/capacity.py); the spread is read off the rendered
+    constraint, so the check follows the renderer."""
+    from components.render.scheduling import TOPOLOGY_KEYS, most_replicas, render_topology_spread
+
+    spread = [
+        c
+        for c in render_topology_spread(cfg, {})
+        if c["topologyKey"] == TOPOLOGY_KEYS["hostname"] and c["whenUnsatisfiable"] == "DoNotSchedule"
+    ]
+    multinode = cfg.engine.nnodes > 1
+    return Requirements(
+        gpus_per_pod=cfg.engine.gpus_per_node,
+        min_replicas=cfg.autoscaling.min_replica_count if cfg.autoscaling.enabled else cfg.replicas,
+        max_replicas=most_replicas(cfg),
+        nodes_per_replica=cfg.engine.nnodes,
+        rdma_resources=dict(cfg.multinode.rdma_resources) if multinode else {},
+        needs_leaderworkerset=multinode,
+        spread_min_domains=spread[0].get("minDomains") if spread else None,
+        spread_max_skew=spread[0]["maxSkew"] if spread else 1,
+    )
+
+
 def label_fix(cfg: StackConfig) -> str:
     return (
         f"set cluster.profile (now {cfg.cluster.profile}) to your provider: gke, eks-karpenter, aks, gpu-operator, "
@@ -86,7 +110,7 @@ def check_cluster(cfg: StackConfig, report: PreflightReport, facts: ClusterFacts
 
 def _findings(cfg: StackConfig, report: PreflightReport, facts: ClusterFacts, instance: str) -> list[Finding]:
     from catalog.vllm_versions import RELEASES
-    from cluster import checks
+    from cluster import capacity, checks
     from cluster.versions import image_cuda_major
     from components.render.prometheus import prometheus_wiring
     from config.cluster import gpu_tolerations
@@ -95,6 +119,8 @@ def _findings(cfg: StackConfig, report: PreflightReport, facts: ClusterFacts, in
     terms = gpu_terms(cfg)
     tag = cfg.vllm.tag or RELEASES[cfg.vllm.version].image_tag
     found = checks.check_gpu(facts, terms, cfg.engine.gpus_per_node, gpu_tolerations(cfg), label_fix(cfg))
+    needs = capacity_needs(cfg)
+    found += capacity.check_capacity(facts, terms, gpu_tolerations(cfg), needs) + capacity.check_multinode(facts, needs)
     found += checks.check_driver(facts, terms, image_cuda_major(cfg.vllm.image, tag, cfg.vllm.version), cfg.vllm.image_ref)
     volume = effective_volume(cfg)
     if cfg.cache.existing_claim is None and volume is not None:
