@@ -152,7 +152,8 @@ def _finding(
     where = f"{nodes} node(s) matching {describe_terms(terms)} have room{pools}"
     unknown = f" Not known: {'; '.join(notes)}." if notes else ""
     if fit >= most:
-        return Finding("capacity", "warn" if notes else "ok", f"{'all ' + str(most) + ' replicas fit' if most > 1 else 'the replica fits'} ({where}; each needs {shape}).{unknown}")
+        fits = f"all {most} replicas fit" if most > 1 else "the replica fits"
+        return Finding("capacity", "warn" if notes else "ok", f"{fits} ({where}; each needs {shape}).{unknown}")
     spread = (
         f" The hostname spread's minDomains is {needs.spread_min_domains} but only {domains} node(s) can be "
         f"domains, so Kubernetes treats the global minimum as 0 and each node takes at most {needs.spread_max_skew} pod(s)."
@@ -160,15 +161,35 @@ def _finding(
         else ""
     )
     level: Level = "block" if fit < needs.min_replicas else "warn"
-    stuck = "the stack cannot start" if level == "block" else f"replica(s) {fit + 1} to {most} stay Pending"
     return Finding(
         "capacity",
         level,
-        f"only {fit} of the {most} replicas fit ({where}; each needs {shape}): {stuck}.{spread}{unknown}",
-        f"add GPU nodes (or raise the node pool's limits), or lower {'autoscaling.max_replica_count' if most > needs.min_replicas else 'replicas'} to {fit}"
-        + (", or set scheduling.when_unsatisfiable: ScheduleAnyway" if domains is not None else "")
-        + ".",
+        f"only {fit} of the {most} replicas fit ({where}; each needs {shape}): {_stuck(needs, fit)}.{spread}{unknown}",
+        _capacity_fix(needs, fit, spread_capped=domains is not None),
     )
+
+
+def _stuck(needs: Requirements, fit: int) -> str:
+    if fit == 0:
+        return "no replica can be scheduled"
+    if fit < needs.min_replicas:
+        return f"the stack starts {needs.min_replicas} and the rest stay Pending"
+    if fit + 1 == needs.max_replicas:
+        return f"the autoscaler's replica {needs.max_replicas} stays Pending"
+    return f"the autoscaler's replicas {fit + 1} to {needs.max_replicas} stay Pending"
+
+
+def _capacity_fix(needs: Requirements, fit: int, spread_capped: bool) -> str:
+    fixes = ["add GPU nodes (or raise the node pool's limits)"]
+    if fit > 0:
+        key = "autoscaling.max_replica_count" if needs.max_replicas > needs.min_replicas else "replicas"
+        fixes.append(
+            f"lower {key} to {fit}"
+            + (" (and autoscaling.min_replica_count)" if fit < needs.min_replicas and key != "replicas" else "")
+        )
+    if spread_capped:
+        fixes.append("set scheduling.when_unsatisfiable: ScheduleAnyway (replicas may then share a node)")
+    return ", or ".join(fixes) + "."
 
 
 def check_multinode(facts: ClusterFacts, needs: Requirements) -> list[Finding]:
@@ -178,7 +199,11 @@ def check_multinode(facts: ClusterFacts, needs: Requirements) -> list[Finding]:
     if LWS_VERSION in facts.crds.get(LWS_CRD, ()):
         return [Finding("leaderworkerset", "ok", f"the LeaderWorkerSet API ({LWS_CRD} {LWS_VERSION}) is served.")]
     served = facts.crds.get(LWS_CRD)
-    why = f"{LWS_CRD} serves {', '.join(served) or 'no version'}, not {LWS_VERSION}" if served is not None else f"no {LWS_CRD} CRD"
+    why = (
+        f"{LWS_CRD} serves {', '.join(served) or 'no version'}, not {LWS_VERSION}"
+        if served is not None
+        else f"no {LWS_CRD} CRD"
+    )
     return [
         Finding(
             "leaderworkerset",

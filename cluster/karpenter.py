@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog.instances import InstanceType, instance_types
+from catalog.instances import INSTANCE_TYPES, InstanceType
 from cluster.facts import NodePool
 from cluster.selectors import INSTANCE_TYPE, KARPENTER_GPU_MEMORY, KARPENTER_GPU_NAME, matches_expression
 
@@ -63,7 +63,7 @@ def candidate_nodes(pool: NodePool) -> list[Candidate]:
     if not pool.karpenter:
         return [Candidate(dict(pool.labels), pool.gpus_per_node)]
     out = []
-    for instance in instance_types("aws"):
+    for instance in INSTANCE_TYPES:
         labels = {**karpenter_labels(instance), **pool.labels}
         verdicts = [_requirement(labels, r) for r in pool.requirements]
         if False not in verdicts:

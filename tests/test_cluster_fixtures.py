@@ -85,7 +85,7 @@ def test_prod_blocks_on_every_fixture_but_the_one_where_everything_is_right(caps
             "prod",
             "aks-azure-disk",
             "aks",
-            "  [ok] gpu: 1 node(s) match node.kubernetes.io/instance-type In [p4de.24xlarge, Standard_ND96amsr_A100_v4] with "
+            "  [ok] gpu: 1 node(s) match node.kubernetes.io/instance-type In [Standard_ND96amsr_A100_v4] with "
             ">= 4 allocatable nvidia.com/gpu (e.g. aks-gpupool-87654321-vmss000000: 8).",
         ),
     ],
