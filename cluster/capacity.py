@@ -49,12 +49,10 @@ def check_capacity(
     added, notes = _pool_slots(facts, terms, rules, needs)
     if not slots and not added and not needs.rdma_resources:
         return []
-    domains = len(matching) + len(added)
-    capped = needs.spread_min_domains is not None and domains < needs.spread_min_domains
-    per_node = [min(s, needs.spread_max_skew) if capped else s for s in (*slots, *added)]
+    per_node, why = _spread_caps([_node_slots(n, needs, rules) for n in matching] + added, needs)
     fit = groups_that_fit(per_node, needs.nodes_per_replica, needs.max_replicas)
     found = [] if added else _rdma_missing(matching, terms, needs)
-    return [*found, _finding(needs, fit, len(slots), len(added), domains if capped else None, terms, notes)]
+    return [*found, _finding(needs, fit, len(slots), len(added), why, terms, notes)]
 
 
 def _rdma_missing(matching: list[Node], terms: list[Term], needs: Requirements) -> list[Finding]:
@@ -71,6 +69,31 @@ def _rdma_missing(matching: list[Node], terms: list[Term], needs: Requirements) 
         for name, count in sorted(needs.rdma_resources.items())
         if not any(quantity_int(n.allocatable.get(name, 0)) >= count for n in matching)
     ]
+
+
+def _spread_caps(domains: list[int], needs: Requirements) -> tuple[list[int], str]:
+    """Pods per node under the hostname spread: at most the global minimum + maxSkew. The minimum is 0 below
+    minDomains, and never above the smallest domain's room (a tainted or cordoned node matching the affinity
+    is a domain that stays empty)."""
+    if needs.spread_min_domains is None:
+        return domains, ""
+    skew = needs.spread_max_skew
+    if len(domains) < needs.spread_min_domains:
+        why = (
+            f"The hostname spread's minDomains is {needs.spread_min_domains} but only {len(domains)} node(s) can be "
+            f"domains, so Kubernetes treats the global minimum as 0 and each node takes at most {skew} pod(s)."
+        )
+        return [min(c, skew) for c in domains], why
+    floor = min(domains, default=0)
+    capped = [min(c, floor + skew) for c in domains]
+    if capped == domains:
+        return domains, ""
+    empty = sum(1 for c in domains if c == floor)
+    why = (
+        f"{empty} node(s) matching the affinity can hold only {floor} pod(s) (taint, cordon or too few GPUs) but are "
+        f"domains of the hostname spread, so each node takes at most {floor + skew} pod(s) (maxSkew {skew})."
+    )
+    return capped, why
 
 
 def groups_that_fit(per_node: list[int], group_size: int, most: int) -> int:
@@ -141,9 +164,7 @@ def _nodes_within_limits(pool: NodePool, node: Candidate, nodes: Iterable[Node],
     return count
 
 
-def _finding(
-    needs: Requirements, fit: int, nodes: int, added: int, domains: int | None, terms: list[Term], notes: list[str]
-) -> Finding:
+def _finding(needs: Requirements, fit: int, nodes: int, added: int, why: str, terms: list[Term], notes: list[str]) -> Finding:
     most, size = needs.max_replicas, needs.nodes_per_replica
     extra = "".join(f", {count} {name}" for name, count in sorted(needs.rdma_resources.items()))
     pod = f"{needs.gpus_per_pod} {GPU_RESOURCE}{extra}"
@@ -154,18 +175,13 @@ def _finding(
     if fit >= most:
         fits = f"all {most} replicas fit" if most > 1 else "the replica fits"
         return Finding("capacity", "warn" if notes else "ok", f"{fits} ({where}; each needs {shape}).{unknown}")
-    spread = (
-        f" The hostname spread's minDomains is {needs.spread_min_domains} but only {domains} node(s) can be "
-        f"domains, so Kubernetes treats the global minimum as 0 and each node takes at most {needs.spread_max_skew} pod(s)."
-        if domains is not None
-        else ""
-    )
+    spread = f" {why}" if why else ""
     level: Level = "block" if fit < needs.min_replicas else "warn"
     return Finding(
         "capacity",
         level,
         f"only {fit} of the {most} replicas fit ({where}; each needs {shape}): {_stuck(needs, fit)}.{spread}{unknown}",
-        _capacity_fix(needs, fit, spread_capped=domains is not None),
+        _capacity_fix(needs, fit, spread_capped=bool(why)),
     )
 
 
