@@ -63,8 +63,8 @@ def _rdma_missing(matching: list[Node], terms: list[Term], needs: Requirements) 
             "block",
             f"no node matching {describe_terms(terms)} has allocatable {name}, which every pod of a group requests "
             f"({count}, multinode.rdma_resources): the groups stay Pending.",
-            f"install the device plugin that advertises {name} on the GPU nodes (e.g. the NVIDIA Network Operator's "
-            "RDMA shared device plugin), or set multinode.rdma_resources to the resource they advertise.",
+            f"install the RDMA device plugin that advertises {name} on the GPU nodes (docs/multinode.md), "
+            "or set multinode.rdma_resources to the resource they advertise.",
         )
         for name, count in sorted(needs.rdma_resources.items())
         if not any(quantity_int(n.allocatable.get(name, 0)) >= count for n in matching)

@@ -272,10 +272,11 @@ def capacity(cluster, needs=PROD, terms=GFD_80):  # type: ignore[no-untyped-def]
     return check_capacity(cluster, terms, GPU_TOLERATIONS, needs)
 
 
-def gpu_nodes(count: int, gpus: int = 8, **allocatable: str) -> list[dict[str, Any]]:
-    nodes = [node(f"g{i}", A100_80, gpus=gpus) for i in range(1, count + 1)]
+def gpu_nodes(count: int, allocatable: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """`count` nodes of 8 A100 80 GB, with more allocatable resources."""
+    nodes = [node(f"g{i}", A100_80, gpus=8) for i in range(1, count + 1)]
     for n in nodes:
-        n["status"]["allocatable"].update(allocatable)
+        n["status"]["allocatable"].update(allocatable or {})
     return nodes
 
 
@@ -319,7 +320,7 @@ def test_a_group_requesting_rdma_blocks_when_no_node_advertises_it() -> None:
 
 def test_three_rdma_nodes_hold_one_of_two_groups_of_two() -> None:
     needs = Requirements(8, 1, 2, nodes_per_replica=2, rdma_resources={"rdma/ib": 1}, needs_leaderworkerset=True)
-    (finding,) = capacity(facts(*gpu_nodes(3, **{"rdma/ib": "1"})), needs)
+    (finding,) = capacity(facts(*gpu_nodes(3, {"rdma/ib": "1"})), needs)
     assert (finding.level, finding.message.split(" (")[0]) == ("warn", "only 1 of the 2 replicas fit")
 
 
@@ -387,3 +388,11 @@ def test_a_nodepool_taint_the_pods_do_not_tolerate_keeps_it_from_creating_the_re
     pool = nodepool("gpu", P4DE_POOL, taints=[{"key": "dedicated", "value": "training", "effect": "NoSchedule"}])
     assert gpu(facts(pool), KARPENTER_80).level == "block"
     assert capacity(facts(pool), terms=KARPENTER_80) == []
+
+
+def test_the_aks_instance_type_values_hold_no_aws_instance_type() -> None:
+    from catalog.gpu_labels import PROVIDER_LABELS
+    from catalog.instances import INSTANCE_TYPES
+
+    aws = {t.name for t in INSTANCE_TYPES}
+    assert [v for labels in PROVIDER_LABELS.values() for v in labels.instance_types if v in aws] == []
