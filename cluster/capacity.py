@@ -130,13 +130,16 @@ def _pool_slots(
 
 
 def _best_candidate(pool: NodePool, terms: list[Term], needs: Requirements, notes: list[str]) -> Candidate | None:
-    fitting = [c for c in candidate_nodes(pool) if matches_terms(c.labels, terms) and _candidate_slots(c, needs) > 0]
-    decided = [c for c in fitting if not c.unknown]
-    if fitting and not decided:
-        notes.append(f"{pool.name}'s requirements on {', '.join(fitting[0].unknown)} are not modelled")
-    if not fitting and any(c.gpus is None and matches_terms(c.labels, terms) for c in candidate_nodes(pool)):
-        notes.append(f"the GPU count of {pool.name}'s nodes is not known")
-    return max(decided, key=lambda c: _candidate_slots(c, needs), default=None)
+    """The node holding the most pods, one whose every requirement is decided first. One that needs a
+    requirement the table does not model is credited with a note, so the finding is at most a warning."""
+    candidates = [c for c in candidate_nodes(pool) if matches_terms(c.labels, terms)]
+    fitting = [c for c in candidates if _candidate_slots(c, needs) > 0]
+    best = max(fitting, key=lambda c: (not c.unknown, _candidate_slots(c, needs)), default=None)
+    if best is not None and best.unknown:
+        notes.append(f"whether {pool.name}'s requirements on {', '.join(best.unknown)} allow {best.name}")
+    if best is None and any(c.gpus is None for c in candidates):
+        notes.append(f"the GPU count of {pool.name}'s nodes")
+    return best
 
 
 def _candidate_slots(candidate: Candidate, needs: Requirements) -> int:
@@ -148,18 +151,21 @@ def _candidate_slots(candidate: Candidate, needs: Requirements) -> int:
 
 
 def _nodes_within_limits(pool: NodePool, node: Candidate, nodes: Iterable[Node], wanted: int, notes: list[str]) -> int:
-    """New nodes the pool's spec.limits (nvidia.com/gpu, cpu) still allow, counting the nodes it already
-    created (label karpenter.sh/nodepool; Karpenter stops launching once a limit is reached:
-    karpenter.sh/docs/concepts/nodepools, spec.limits)."""
-    own = [n for n in nodes if n.labels.get(NODEPOOL_LABEL) == pool.name]
+    """New nodes the pool may still add: a declared pool up to its max_nodes (its nodes: those carrying all its
+    labels); a NodePool within its spec.limits (nvidia.com/gpu, cpu), counting the nodes it already created
+    (label karpenter.sh/nodepool; Karpenter launches no node past a limit: karpenter.sh/docs/concepts/nodepools)."""
+    if not pool.karpenter:
+        own = sum(1 for n in nodes if pool.labels and all(n.labels.get(k) == v for k, v in pool.labels.items()))
+        return wanted if pool.max_nodes is None else min(wanted, max(pool.max_nodes - own, 0))
+    karpenter_nodes = [n for n in nodes if n.labels.get(NODEPOOL_LABEL) == pool.name]
     count = wanted
     for limit, per_node, resource in ((pool.gpu_limit, node.gpus, GPU_RESOURCE), (pool.cpu_limit, node.cpu, "cpu")):
         if limit is None:
             continue
         if not per_node:
-            notes.append(f"{pool.name}'s {resource} limit cannot be applied ({resource} of {node.name} not known)")
+            notes.append(f"how many {node.name} {pool.name}'s {resource} limit allows (its {resource} is not in the table)")
             continue
-        used = sum(quantity_int(n.allocatable.get(resource, 0)) for n in own)
+        used = sum(quantity_int(n.allocatable.get(resource, 0)) for n in karpenter_nodes)
         count = min(count, max(limit - used, 0) // per_node)
     return count
 

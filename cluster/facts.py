@@ -44,6 +44,7 @@ class NodePool:
     gpu_limit: int | None = None  # spec.limits nvidia.com/gpu; None = unlimited
     cpu_limit: int | None = None  # spec.limits cpu (whole vCPUs); None = unlimited
     gpus_per_node: int | None = None  # known for declared pools
+    max_nodes: int | None = None  # a declared pool's autoscaler maximum; None = unbounded
     karpenter: bool = False  # the instance type is chosen at creation (cluster/karpenter.py)
 
 

@@ -29,7 +29,7 @@ def stack_name_of(path: str | Path) -> str:
 def declared_pools(cfg: StackConfig) -> tuple[NodePool, ...]:
     """cluster.node_pools as facts: autoscaled pools the API does not show (GKE/AKS at zero nodes)."""
     return tuple(
-        NodePool(name=p.name, requirements=(), labels=dict(p.labels), gpus_per_node=p.gpus)
+        NodePool(name=p.name, requirements=(), labels=dict(p.labels), gpus_per_node=p.gpus, max_nodes=p.max_nodes)
         for p in cfg.cluster.node_pools
         if p.max_nodes != 0
     )

@@ -396,3 +396,21 @@ def test_the_aks_instance_type_values_hold_no_aws_instance_type() -> None:
 
     aws = {t.name for t in INSTANCE_TYPES}
     assert [v for labels in PROVIDER_LABELS.values() for v in labels.instance_types if v in aws] == []
+
+
+def test_a_pool_that_fits_only_with_an_unmodelled_requirement_is_credited_with_a_warning() -> None:
+    zone = {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2a"]}
+    (finding,) = capacity(facts(nodepool("gpu", [*P4DE_POOL, zone])), terms=KARPENTER_80)
+    assert finding.level == "warn"
+    assert "Not known: whether gpu's requirements on topology.kubernetes.io/zone allow p4de.24xlarge." in finding.message
+
+
+def test_a_declared_pool_adds_nodes_up_to_its_max_nodes_counting_the_ones_it_has() -> None:
+    from cluster.facts import facts_from_items
+
+    labels = {"cloud.google.com/gke-accelerator": "nvidia-a100-80gb"}
+    declared = NodePool("a100-pool", (), labels, gpus_per_node=8, max_nodes=3)
+    cluster = facts_from_items([node("n1", labels, gpus=8)], "test", (declared,))
+    (finding,) = capacity(cluster, terms=gpu_selector_terms("gke-accelerator", ["A100-SXM4-80GB"]))
+    assert finding.message.startswith("only 3 of the 4 replicas fit (1 node(s)")
+    assert "the node pools can add 2" in finding.message

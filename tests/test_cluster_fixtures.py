@@ -280,3 +280,22 @@ def test_the_karpenter_gpu_nodepools_limit_holds_all_four_prod_replicas(capsys, 
         "karpenter.k8s.aws/instance-gpu-memory In [81920] have room; the node pools can add 4; each needs 4 "
         "nvidia.com/gpu on one node)."
     )
+
+
+def test_the_capacity_requirements_are_read_off_the_rendered_stack() -> None:
+    from cluster.capacity import Requirements
+    from preflight.cluster import capacity_needs
+    from tests.factories import example_stack, shipped_stack
+
+    assert capacity_needs(shipped_stack("prod")) == Requirements(4, 2, 4, spread_min_domains=4)
+    assert capacity_needs(example_stack("llama-405b-on-2x8-a100-80gb")) == Requirements(
+        8, 1, 2, nodes_per_replica=2, rdma_resources={"rdma/ib": 1}, needs_leaderworkerset=True, spread_min_domains=2
+    )
+
+
+def test_a_spread_that_may_pack_replicas_sets_no_min_domains_for_the_capacity_check() -> None:
+    from preflight.cluster import capacity_needs
+    from tests.factories import make_config
+
+    packed = make_config(replicas=2, scheduling={"when_unsatisfiable": "ScheduleAnyway"})
+    assert (capacity_needs(packed).spread_min_domains, capacity_needs(make_config(replicas=2)).spread_min_domains) == (None, 2)
