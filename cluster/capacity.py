@@ -45,14 +45,14 @@ def check_capacity(
     Nothing when no node or pool offers one replica's GPUs at all: the gpu check blocks on that."""
     rules = list(tolerations)
     matching = [n for n in facts.nodes if matches_terms(n.labels, terms)]  # the spread's domains
-    slots = [s for s in (_node_slots(n, needs, rules) for n in matching) if s > 0]
+    room = [_node_slots(n, needs, rules) for n in matching]
     added, notes = _pool_slots(facts, terms, rules, needs)
-    if not slots and not added and not needs.rdma_resources:
+    if not any(room) and not added and not needs.rdma_resources:
         return []
-    per_node, why = _spread_caps([_node_slots(n, needs, rules) for n in matching] + added, needs)
+    per_node, why = _spread_caps(room + added, needs)
     fit = groups_that_fit(per_node, needs.nodes_per_replica, needs.max_replicas)
     found = [] if added else _rdma_missing(matching, terms, needs)
-    return [*found, _finding(needs, fit, len(slots), len(added), why, terms, notes)]
+    return [*found, _finding(needs, fit, sum(1 for r in room if r), len(added), why, terms, notes)]
 
 
 def _rdma_missing(matching: list[Node], terms: list[Term], needs: Requirements) -> list[Finding]:
@@ -186,7 +186,8 @@ def _finding(needs: Requirements, fit: int, nodes: int, added: int, why: str, te
     return Finding(
         "capacity",
         level,
-        f"only {fit} of the {most} replicas fit ({where}; each needs {shape}): {_stuck(needs, fit)}.{spread}{unknown}",
+        f"{f'only {fit}' if fit else 'none'} of the {most} replicas fit ({where}; each needs {shape}): "
+        f"{_stuck(needs, fit)}.{spread}{unknown}",
         _capacity_fix(needs, fit, spread_capped=bool(why)),
     )
 
