@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cluster.capacity import Requirements
 from cluster.facts import ClusterFacts, NodePool
 from cluster.findings import Finding
 from cluster.report import ClusterResult
 from config.stack import StackConfig
 from plan.names import namespace_name
 from preflight.report import PreflightReport
+
+if TYPE_CHECKING:
+    from cluster.capacity import Requirements
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set on every namespace by the API server (1.21+)
 
@@ -75,6 +77,7 @@ def keda_features(cfg: StackConfig, report: PreflightReport, instance: str) -> s
 def capacity_needs(cfg: StackConfig) -> Requirements:
     """What the rendered stack asks of the nodes (cluster/capacity.py); the spread is read off the rendered
     constraint, so the check follows the renderer."""
+    from cluster.capacity import Requirements
     from components.render.scheduling import TOPOLOGY_KEYS, most_replicas, render_topology_spread
 
     spread = [
