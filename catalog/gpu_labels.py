@@ -9,9 +9,10 @@ a stack that needs it gets a config error naming the product and the label. Sour
 - Karpenter (EKS) `karpenter.k8s.aws/instance-gpu-name` + `instance-gpu-memory` (MiB per GPU):
   aws/karpenter-provider-aws website/content/en/docs/reference/instance-types.md@1d927085. `a100` is both
   the 40 GB (p4d, 40960) and the 80 GB (p4de, 81920) part, so the memory label is always combined.
-- `node.kubernetes.io/instance-type`: AWS p4d.24xlarge (8x A100 40 GB), p4de.24xlarge (8x A100 80 GB),
-  p5.48xlarge (8x H100); Azure Standard_ND96asr_v4 (8x A100 40 GB), Standard_ND96amsr_A100_v4
-  (8x A100 80 GB SXM), Standard_NC24ads_A100_v4 (1x A100 80 GB PCIe), Standard_ND96isr_H100_v5 (8x H100).
+- `node.kubernetes.io/instance-type`, the AKS profile's scheme: Azure Standard_ND96asr_v4 (8x A100 40 GB),
+  Standard_ND96amsr_A100_v4 (8x A100 80 GB SXM), Standard_NC24ads_A100_v4 (1x A100 80 GB PCIe),
+  Standard_ND96isr_H100_v5 (8x H100). No AWS type: an AKS node never carries one, and on EKS Karpenter's labels
+  select the GPU (the instance table with GPU counts is catalog/instances.py).
 """
 
 from __future__ import annotations
@@ -24,8 +25,7 @@ class ProviderLabels:
     gke_accelerator: tuple[str, ...] = ()  # cloud.google.com/gke-accelerator values
     karpenter_gpu_name: str | None = None  # karpenter.k8s.aws/instance-gpu-name
     karpenter_gpu_memory_mib: int | None = None  # karpenter.k8s.aws/instance-gpu-memory
-    instance_types: tuple[str, ...] = ()  # node.kubernetes.io/instance-type values (AWS, Azure)
-    gpus_per_instance: tuple[tuple[str, int], ...] = ()  # GPUs of each instance type above
+    instance_types: tuple[str, ...] = ()  # node.kubernetes.io/instance-type values (Azure)
 
 
 PROVIDER_LABELS: dict[str, ProviderLabels] = {
@@ -33,26 +33,21 @@ PROVIDER_LABELS: dict[str, ProviderLabels] = {
         ("nvidia-a100-80gb",),
         "a100",
         81920,
-        ("p4de.24xlarge", "Standard_ND96amsr_A100_v4"),
-        (("p4de.24xlarge", 8), ("Standard_ND96amsr_A100_v4", 8)),
+        ("Standard_ND96amsr_A100_v4",),
     ),
     "A100-SXM4-40GB": ProviderLabels(
         ("nvidia-tesla-a100",),
         "a100",
         40960,
-        ("p4d.24xlarge", "Standard_ND96asr_v4"),
-        (("p4d.24xlarge", 8), ("Standard_ND96asr_v4", 8)),
+        ("Standard_ND96asr_v4",),
     ),
     "A100-PCIE-40GB": ProviderLabels(),
-    "A100-80GB-PCIe": ProviderLabels(
-        instance_types=("Standard_NC24ads_A100_v4",), gpus_per_instance=(("Standard_NC24ads_A100_v4", 1),)
-    ),
+    "A100-80GB-PCIe": ProviderLabels(instance_types=("Standard_NC24ads_A100_v4",)),
     "H100-80GB-HBM3": ProviderLabels(
         ("nvidia-h100-80gb", "nvidia-h100-mega-80gb"),
         "h100",
         81920,
-        ("p5.48xlarge", "Standard_ND96isr_H100_v5"),
-        (("p5.48xlarge", 8), ("Standard_ND96isr_H100_v5", 8)),
+        ("Standard_ND96isr_H100_v5",),
     ),
     "H200": ProviderLabels(("nvidia-h200-141gb",), "h200", 144384),
     "L40S": ProviderLabels(karpenter_gpu_name="l40s", karpenter_gpu_memory_mib=45776),

@@ -13,7 +13,7 @@ from catalog.gpus import NVIDIA
 from catalog.selectors import Term
 from cluster.facts import OWNER_LABEL, ClusterFacts, Node, NodePool, Prometheus, StorageClass, Taint, quantity_int
 from cluster.findings import Finding, Level
-from cluster.karpenter import candidate_nodes
+from cluster.karpenter import Candidate, candidate_nodes
 from cluster.selectors import matches_expression, matches_terms
 from cluster.storage import ZONAL_DISKS, access_modes_of, describe_modes
 from cluster.versions import MIN_DRIVER_MAJOR, keda_minimum, show
@@ -71,27 +71,36 @@ def check_gpu(
                 f"{NVIDIA.resource} (e.g. {fit[0].name}: {_gpus(fit[0])}).",
             )
         ]
-    pool = _pool_that_fits(facts.node_pools or (), terms, gpus_per_replica, rules)
-    if pool:
-        return [
-            Finding(
-                "gpu",
-                "ok",
-                f"no node matches {wanted} yet, but node pool {pool} can create one with "
-                f">= {gpus_per_replica} {NVIDIA.resource} (scale from zero).",
-            )
-        ]
+    found = _pool_that_fits(facts.node_pools or (), terms, gpus_per_replica, rules)
+    if found:
+        pool, candidate = found
+        creates = f"node pool {pool.name} ({candidate.name}) can create one with >= {gpus_per_replica} {NVIDIA.resource}"
+        if candidate.unknown:
+            return [
+                Finding(
+                    "gpu",
+                    "warn",
+                    f"no node matches {wanted} yet; {creates} only if its requirements on "
+                    f"{', '.join(candidate.unknown)} allow it (not modelled: catalog/instances.py).",
+                    "check those requirements against the instance type, or add a node that matches.",
+                )
+            ]
+        return [Finding("gpu", "ok", f"no node matches {wanted} yet, but {creates} (scale from zero).")]
     return [_gpu_block(facts, matching, terms, gpus_per_replica, rules, label_fix)]
 
 
-def _pool_that_fits(pools: Iterable[NodePool], terms: list[Term], need: int, rules: list[Mapping[str, str]]) -> str | None:
-    for pool in pools:
-        if (pool.gpu_limit is not None and pool.gpu_limit < need) or tolerated(pool.taints, rules):
-            continue
-        for labels, count in candidate_nodes(pool):
-            if matches_terms(labels, terms) and (count is None or count >= need):
-                return f"{pool.name} ({labels.get('node.kubernetes.io/instance-type', 'its nodes')})"
-    return None
+def _pool_that_fits(
+    pools: Iterable[NodePool], terms: list[Term], need: int, rules: list[Mapping[str, str]]
+) -> tuple[NodePool, Candidate] | None:
+    """A pool and a node it can create for one replica; one whose every requirement is decided comes first."""
+    fits = [
+        (pool, candidate)
+        for pool in pools
+        if not (pool.gpu_limit is not None and pool.gpu_limit < need) and not tolerated(pool.taints, rules)
+        for candidate in candidate_nodes(pool)
+        if matches_terms(candidate.labels, terms) and (candidate.gpus is None or candidate.gpus >= need)
+    ]
+    return min(fits, key=lambda found: len(found[1].unknown), default=None)
 
 
 def _gpu_block(

@@ -44,7 +44,9 @@ class NodePool:
     labels: Mapping[str, str]  # labels its nodes get for sure
     taints: tuple[Taint, ...] = ()
     gpu_limit: int | None = None  # spec.limits nvidia.com/gpu; None = unlimited
+    cpu_limit: int | None = None  # spec.limits cpu (whole vCPUs); None = unlimited
     gpus_per_node: int | None = None  # known for declared pools
+    max_nodes: int | None = None  # a declared pool's autoscaler maximum; None = unbounded
     karpenter: bool = False  # the instance type is chosen at creation (cluster/karpenter.py)
 
 
@@ -157,13 +159,14 @@ def _node_pool(item: Mapping[str, Any]) -> NodePool:
     labels = template_meta.get("labels") if isinstance(template_meta, Mapping) else None
     requirements = template_spec.get("requirements")
     limits = _spec(item).get("limits")
-    gpu_limit = limits.get(NVIDIA.resource) if isinstance(limits, Mapping) else None
+    limits = limits if isinstance(limits, Mapping) else {}
     return NodePool(
         name=str(_meta(item).get("name", "")),
         requirements=tuple(r for r in requirements if isinstance(r, Mapping)) if isinstance(requirements, list) else (),
         labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {},
         taints=_taints(template_spec.get("taints")),
-        gpu_limit=quantity_int(gpu_limit) if gpu_limit is not None else None,
+        gpu_limit=quantity_int(limits[NVIDIA.resource]) if NVIDIA.resource in limits else None,
+        cpu_limit=quantity_int(limits["cpu"]) if "cpu" in limits else None,
         karpenter=True,
     )
 

@@ -1,55 +1,83 @@
-"""What a Karpenter NodePool can create: the GPU instance types it may pick, with the labels Karpenter
-puts on their nodes before they exist (so a pod's GPU affinity can be matched against a pool at zero).
+"""What a node pool can create: for a Karpenter NodePool, every GPU instance type of the table
+(catalog/instances.py) its requirements allow, with the labels Karpenter puts on their nodes before they
+exist (so a pod's GPU affinity can be matched against a pool at zero).
 
-Values: aws/karpenter-provider-aws website/content/en/docs/reference/instance-types.md@1d927085 (shared
-reference docs/sources.md §S3): p4d a100/40960 MiB x8, p4de a100/81920 x8, p5.48xlarge
-h100/81920 x8, p5.4xlarge h100/81920 x1, p5e/p5en h200/144384 x8; a10g (g5, 22888), l4 (g6, 22888),
-l40s (g6e, 45776). g5.48xlarge and g6e.48xlarge have 8 GPUs (catalog/gpus.py); other g sizes are not listed,
-so those families appear once with the count unknown.
+Karpenter's well-known labels (karpenter.sh docs, concepts/scheduling "Well-Known Labels"; values per type in
+aws/karpenter-provider-aws website/content/en/docs/reference/instance-types.md) are the instance's attributes.
+`karpenter.sh/capacity-type` (spot, on-demand, reserved) is chosen per offering, not per instance type. A
+requirement on any other key (a zone, instance-size, -hypervisor, ...) is not modelled: its outcome is
+unknown, so the candidate carries the key and the check warns instead of assuming it met.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from catalog.instances import INSTANCE_TYPES, InstanceType
 from catalog.selectors import INSTANCE_TYPE, KARPENTER_GPU_MEMORY, KARPENTER_GPU_NAME
 from cluster.facts import NodePool
 from cluster.selectors import matches_expression
 
-FAMILY = "karpenter.k8s.aws/instance-family"
-GPU_COUNT = "karpenter.k8s.aws/instance-gpu-count"
+AWS = "karpenter.k8s.aws/"
+CATEGORY, FAMILY, GENERATION = AWS + "instance-category", AWS + "instance-family", AWS + "instance-generation"
+GPU_COUNT, CPU, GPU_MANUFACTURER = AWS + "instance-gpu-count", AWS + "instance-cpu", AWS + "instance-gpu-manufacturer"
+CAPACITY_TYPE = "karpenter.sh/capacity-type"
+CAPACITY_TYPES = ("on-demand", "spot", "reserved")  # karpenter.sh concepts/nodepools, capacity type
+NODEPOOL_LABEL = "karpenter.sh/nodepool"  # on every node a NodePool created
 
 
-def _instance(instance_type: str | None, family: str, name: str, memory: int, count: int | None) -> dict[str, str]:
-    labels = {FAMILY: family, KARPENTER_GPU_NAME: name, KARPENTER_GPU_MEMORY: str(memory)}
-    if instance_type:
-        labels[INSTANCE_TYPE] = instance_type
-    if count is not None:
-        labels[GPU_COUNT] = str(count)
-    return labels
+@dataclass(frozen=True)
+class Candidate:
+    """A node a pool could create."""
+
+    labels: Mapping[str, str]
+    gpus: int | None  # allocatable nvidia.com/gpu; None: not known
+    cpu: int | None = None  # vCPUs, for a NodePool's cpu limit; None: not known
+    resources: Mapping[str, int] = field(default_factory=dict)  # extended resources, e.g. vpc.amazonaws.com/efa
+    unknown: tuple[str, ...] = ()  # requirement keys the table does not model
+
+    @property
+    def name(self) -> str:
+        return self.labels.get(INSTANCE_TYPE) or f"{self.labels.get(FAMILY, 'its')} nodes"
 
 
-GPU_INSTANCES: tuple[dict[str, str], ...] = (
-    _instance("p4d.24xlarge", "p4d", "a100", 40960, 8),
-    _instance("p4de.24xlarge", "p4de", "a100", 81920, 8),
-    _instance("p5.48xlarge", "p5", "h100", 81920, 8),
-    _instance("p5.4xlarge", "p5", "h100", 81920, 1),
-    _instance("p5e.48xlarge", "p5e", "h200", 144384, 8),
-    _instance("p5en.48xlarge", "p5en", "h200", 144384, 8),
-    _instance("g5.48xlarge", "g5", "a10g", 22888, 8),
-    _instance("g6e.48xlarge", "g6e", "l40s", 45776, 8),
-    _instance(None, "g6", "l4", 22888, None),
-)
+def karpenter_labels(instance: InstanceType) -> dict[str, str]:
+    """The well-known labels Karpenter sets on a node of this type (instance-types.md's label table)."""
+    labels = {
+        CATEGORY: instance.category,
+        FAMILY: instance.family,
+        GPU_MANUFACTURER: "nvidia",
+        KARPENTER_GPU_NAME: instance.gpu_name,
+        KARPENTER_GPU_MEMORY: str(instance.gpu_memory_mib),
+        "kubernetes.io/arch": instance.arch,
+        "kubernetes.io/os": "linux",
+    }
+    optional = {INSTANCE_TYPE: instance.name, GPU_COUNT: instance.gpu_count, CPU: instance.cpu}
+    optional[GENERATION] = instance.generation
+    return labels | {k: str(v) for k, v in optional.items() if v is not None}
 
 
-def candidate_nodes(pool: NodePool) -> list[tuple[dict[str, str], int | None]]:
-    """(labels, GPUs) of each node the pool could create. Karpenter: every known GPU instance type its
-    requirements allow (a requirement on a key the table does not hold, e.g. capacity-type, is assumed met).
-    A declared pool: its labels and GPU count."""
+def candidate_nodes(pool: NodePool) -> list[Candidate]:
+    """Each node the pool could create. A declared pool (cluster.node_pools): its labels and GPU count."""
     if not pool.karpenter:
-        return [(dict(pool.labels), pool.gpus_per_node)]
-    out: list[tuple[dict[str, str], int | None]] = []
-    for instance in GPU_INSTANCES:
-        labels = {**instance, **pool.labels}
-        if all(r.get("key") not in labels or matches_expression(labels, r) for r in pool.requirements):
-            count = labels.get(GPU_COUNT)
-            out.append((labels, int(count) if count and count.isdigit() else None))
+        return [Candidate(dict(pool.labels), pool.gpus_per_node)]
+    out = []
+    for instance in INSTANCE_TYPES:
+        labels = {**karpenter_labels(instance), **pool.labels}
+        verdicts = [_requirement(labels, r) for r in pool.requirements]
+        if False not in verdicts:
+            unknown = tuple(str(r.get("key")) for r, v in zip(pool.requirements, verdicts, strict=True) if v is None)
+            out.append(Candidate(labels, instance.gpu_count, instance.cpu, dict(instance.resources), unknown))
     return out
+
+
+def _requirement(labels: Mapping[str, str], requirement: Mapping[str, Any]) -> bool | None:
+    """True/False when the instance's labels decide it; None when the key is not modelled."""
+    key = requirement.get("key")
+    if key == CAPACITY_TYPE:  # met when some offering's capacity type is allowed
+        return any(matches_expression({CAPACITY_TYPE: c}, requirement) for c in CAPACITY_TYPES)
+    if key in labels:
+        return matches_expression(labels, requirement)
+    return None

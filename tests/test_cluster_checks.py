@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from catalog.gpus import NVIDIA
 from catalog.selectors import gpu_selector_terms
+from cluster.capacity import Requirements, check_capacity, check_multinode, groups_that_fit
 from cluster.checks import check_driver, check_gpu, check_keda, check_namespace, check_prometheus, check_storage
 from cluster.facts import NodePool
+from cluster.karpenter import candidate_nodes
 from cluster.versions import keda_minimum
 from tests.cluster_facts import crd, facts, keda_operator, namespace, node, nodepool, prometheus, storage_class
 from tests.keda_spec import keda_features_of
 
+GPU_TOLERATIONS = (NVIDIA.toleration,)
 A100_80 = {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
 GFD_80 = gpu_selector_terms("gfd", ["A100-SXM4-80GB"])
 KARPENTER_80 = gpu_selector_terms("karpenter", ["A100-SXM4-80GB"])
@@ -247,3 +252,158 @@ def test_a_pod_monitor_is_matched_against_the_pod_monitor_selector() -> None:
     cluster = facts(crd("podmonitors.monitoring.coreos.com"), *PROM_CRDS, prometheus("p", "monitoring", spec))
     assert check_prometheus(cluster, "PodMonitor", LABELS, LABELS, "vllm", NS_LABELS)[0].level == "ok"
     assert check_prometheus(cluster, "ServiceMonitor", LABELS, LABELS, "vllm", NS_LABELS)[0].level == "block"
+
+
+# --- capacity (cluster/capacity.py) ----------------------------------------------------------------------
+
+PROD = Requirements(gpus_per_pod=4, min_replicas=2, max_replicas=4, spread_min_domains=4)
+CPU_POOL = nodepool("default", [{"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["c", "m", "r"]}])
+P4DE_POOL = [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["p4de"]}]
+
+
+def capacity(cluster, needs=PROD, terms=GFD_80):  # type: ignore[no-untyped-def]
+    return check_capacity(cluster, terms, GPU_TOLERATIONS, needs)
+
+
+def gpu_nodes(count: int, allocatable: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """`count` nodes of 8 A100 80 GB, with more allocatable resources."""
+    nodes = [node(f"g{i}", A100_80, gpus=8) for i in range(1, count + 1)]
+    for n in nodes:
+        n["status"]["allocatable"].update(allocatable or {})
+    return nodes
+
+
+def test_below_min_domains_each_of_three_nodes_holds_one_replica_so_three_of_four_fit() -> None:
+    (finding,) = capacity(facts(*gpu_nodes(3)))
+    assert finding.level == "warn"
+    assert finding.message.startswith("only 3 of the 4 replicas fit")
+    assert "minDomains is 4 but only 3 node(s) can be domains" in finding.message
+
+
+def test_at_min_domains_a_node_with_room_for_two_pods_holds_two() -> None:
+    needs = Requirements(gpus_per_pod=4, min_replicas=2, max_replicas=8, spread_min_domains=4)
+    assert capacity(facts(*gpu_nodes(4)), needs)[0].message.startswith("all 8 replicas fit")
+
+
+def test_fewer_replicas_fit_than_the_stack_starts_with_blocks() -> None:
+    (finding,) = capacity(facts(*gpu_nodes(1)))
+    assert (finding.level, finding.message.split(" (")[0]) == ("block", "only 1 of the 4 replicas fit")
+
+
+def test_tainted_and_cordoned_nodes_hold_no_replica_but_still_count_as_domains() -> None:
+    tainted = node("t", A100_80, gpus=8, taints=[{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}])
+    cordoned = node("c", A100_80, gpus=8) | {"spec": {"unschedulable": True}}
+    (finding,) = capacity(facts(*gpu_nodes(2), tainted, cordoned))
+    assert finding.message.startswith("only 2 of the 4 replicas fit (2 node(s)")
+    assert "2 node(s) matching the affinity can hold only 0 pod(s)" in finding.message  # empty domains: minimum 0
+
+
+def test_each_pod_of_a_group_needs_its_own_node() -> None:
+    assert groups_that_fit([1, 1, 1], group_size=2, most=2) == 1
+    assert groups_that_fit([2, 2], group_size=2, most=2) == 2
+    assert groups_that_fit([4], group_size=2, most=2) == 0
+
+
+def test_a_group_requesting_rdma_blocks_when_no_node_advertises_it() -> None:
+    needs = Requirements(8, 1, 2, nodes_per_replica=2, rdma_resources={"rdma/ib": 1}, needs_leaderworkerset=True)
+    rdma, fit = capacity(facts(*gpu_nodes(3)), needs)
+    assert (rdma.check, rdma.level, fit.level) == ("rdma", "block", "block")
+    assert "has allocatable rdma/ib, which every pod of a group requests (1" in rdma.message
+
+
+def test_three_rdma_nodes_hold_one_of_two_groups_of_two() -> None:
+    needs = Requirements(8, 1, 2, nodes_per_replica=2, rdma_resources={"rdma/ib": 1}, needs_leaderworkerset=True)
+    (finding,) = capacity(facts(*gpu_nodes(3, {"rdma/ib": "1"})), needs)
+    assert (finding.level, finding.message.split(" (")[0]) == ("warn", "only 1 of the 2 replicas fit")
+
+
+def test_a_multi_node_replica_without_the_leaderworkerset_crd_blocks() -> None:
+    needs = Requirements(8, 1, 2, nodes_per_replica=2, needs_leaderworkerset=True)
+    assert check_multinode(facts(), needs)[0].level == "block"
+    assert check_multinode(facts(crd("leaderworkersets.leaderworkerset.x-k8s.io")), needs)[0].level == "ok"
+
+
+def test_a_nodepool_gpu_limit_bounds_the_nodes_it_can_add() -> None:
+    pool = nodepool("gpu", P4DE_POOL, gpu_limit="16")  # two p4de.24xlarge: 2 domains < minDomains 4
+    (finding,) = capacity(facts(pool), terms=KARPENTER_80)
+    assert finding.message.startswith("only 2 of the 4 replicas fit (0 node(s) matching")
+    assert "the node pools can add 2" in finding.message
+
+
+def test_a_nodepool_cpu_limit_is_read_and_bounds_the_nodes_it_can_add() -> None:
+    pool = nodepool("gpu", P4DE_POOL) | {"spec": {**nodepool("gpu", P4DE_POOL)["spec"], "limits": {"cpu": "200"}}}
+    cluster = facts(pool)
+    assert cluster.node_pools is not None and cluster.node_pools[0].cpu_limit == 200
+    assert "the node pools can add 2" in capacity(cluster, terms=KARPENTER_80)[0].message  # 96 vCPUs each
+
+
+def test_the_nodes_a_pool_already_created_count_against_its_limit() -> None:
+    existing = node("p4de-1", {"karpenter.sh/nodepool": "gpu"}, gpus=8)
+    pool = nodepool("gpu", P4DE_POOL, gpu_limit="16")
+    assert "the node pools can add 1" in capacity(facts(pool, existing), terms=KARPENTER_80)[0].message
+
+
+def test_an_unlimited_gpu_nodepool_holds_every_replica() -> None:
+    assert capacity(facts(nodepool("gpu", P4DE_POOL)), terms=KARPENTER_80)[0].level == "ok"
+
+
+def test_a_cpu_nodepool_is_not_credited_with_gpu_instance_types() -> None:
+    assert [c.name for c in candidate_nodes(facts(CPU_POOL).node_pools[0])] == []  # type: ignore[index]
+    assert gpu(facts(CPU_POOL), KARPENTER_80).level == "block"
+
+
+def test_karpenter_requirements_are_decided_by_the_instance_table() -> None:
+    def created(requirement: dict[str, Any]) -> list[str]:
+        pool = facts(nodepool("p", [requirement])).node_pools[0]  # type: ignore[index]
+        return [c.name for c in candidate_nodes(pool) if not c.unknown]  # g6's GPU count is not in the table
+
+    assert created({"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Lt", "values": ["2"]}) == ["p5.4xlarge"]
+    assert created({"key": "karpenter.k8s.aws/instance-gpu-name", "operator": "In", "values": ["h200"]}) == [
+        "p5e.48xlarge",
+        "p5en.48xlarge",
+    ]
+    assert created({"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}) == []
+
+
+def test_a_capacity_type_requirement_is_met_by_an_offering_not_by_the_instance() -> None:
+    spot = {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}
+    assert gpu(facts(nodepool("gpu", [*P4DE_POOL, spot])), KARPENTER_80).level == "ok"
+
+
+def test_a_requirement_on_a_key_the_table_does_not_model_warns_and_names_it() -> None:
+    zone = {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2a"]}
+    finding = gpu(facts(nodepool("gpu", [*P4DE_POOL, zone])), KARPENTER_80)
+    assert finding.level == "warn"
+    assert "only if its requirements on topology.kubernetes.io/zone allow it" in finding.message
+
+
+def test_a_nodepool_taint_the_pods_do_not_tolerate_keeps_it_from_creating_the_replicas() -> None:
+    pool = nodepool("gpu", P4DE_POOL, taints=[{"key": "dedicated", "value": "training", "effect": "NoSchedule"}])
+    assert gpu(facts(pool), KARPENTER_80).level == "block"
+    assert capacity(facts(pool), terms=KARPENTER_80) == []
+
+
+def test_the_aks_instance_type_values_hold_no_aws_instance_type() -> None:
+    from catalog.gpu_labels import PROVIDER_LABELS
+    from catalog.instances import INSTANCE_TYPES
+
+    aws = {t.name for t in INSTANCE_TYPES}
+    assert [v for labels in PROVIDER_LABELS.values() for v in labels.instance_types if v in aws] == []
+
+
+def test_a_pool_that_fits_only_with_an_unmodelled_requirement_is_credited_with_a_warning() -> None:
+    zone = {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2a"]}
+    (finding,) = capacity(facts(nodepool("gpu", [*P4DE_POOL, zone])), terms=KARPENTER_80)
+    assert finding.level == "warn"
+    assert "Not known: whether gpu's requirements on topology.kubernetes.io/zone allow p4de.24xlarge." in finding.message
+
+
+def test_a_declared_pool_adds_nodes_up_to_its_max_nodes_counting_the_ones_it_has() -> None:
+    from cluster.facts import facts_from_items
+
+    labels = {"cloud.google.com/gke-accelerator": "nvidia-a100-80gb"}
+    declared = NodePool("a100-pool", (), labels, gpus_per_node=8, max_nodes=3)
+    cluster = facts_from_items([node("n1", labels, gpus=8)], "test", (declared,))
+    (finding,) = capacity(cluster, terms=gpu_selector_terms("gke-accelerator", ["A100-SXM4-80GB"]))
+    assert finding.message.startswith("only 3 of the 4 replicas fit (1 node(s)")
+    assert "the node pools can add 2" in finding.message

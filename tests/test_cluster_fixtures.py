@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cli.preflight import main
-from tests.cluster_facts import fixture
+from tests.cluster_facts import crd, fixture, list_file
 from tests.factories import STACKS
 
 
@@ -85,7 +85,7 @@ def test_prod_blocks_on_every_fixture_but_the_one_where_everything_is_right(caps
             "prod",
             "aks-azure-disk",
             "aks",
-            "  [ok] gpu: 1 node(s) match node.kubernetes.io/instance-type In [p4de.24xlarge, Standard_ND96amsr_A100_v4] with "
+            "  [ok] gpu: 1 node(s) match node.kubernetes.io/instance-type In [Standard_ND96amsr_A100_v4] with "
             ">= 4 allocatable nvidia.com/gpu (e.g. aks-gpupool-87654321-vmss000000: 8).",
         ),
     ],
@@ -201,3 +201,104 @@ def test_a_bad_snapshot_file_in_the_stack_is_a_config_error_naming_the_key(capsy
     bad.write_text("not json")
     assert main([str(stack_with_snapshot(tmp_path, bad))]) == 2
     assert f"vllm-serving:cluster.snapshot_files: {bad}: not JSON" in capsys.readouterr().err
+
+
+# --- capacity on a fixed pool of three DGX A100 nodes (dgx-a100-3-nodes.json) ------------------------------
+
+LLAMA_405B = STACKS / "examples" / "Pulumi.llama-405b-on-2x8-a100-80gb.yaml"
+
+
+def finding_line(lines: list[str], check: str) -> str:
+    return next(line for line in lines if f"] {check}:" in line)
+
+
+def dgx_with(tmp_path: Path, rdma: bool, lws: bool) -> Path:
+    """The DGX fixture with the RDMA device plugin's rdma/ib on every node and/or the LeaderWorkerSet CRD."""
+    snapshot = json.loads(fixture("dgx-a100-3-nodes").read_text())
+    for item in snapshot["items"]:
+        if item["kind"] == "Node" and rdma:
+            item["status"]["allocatable"]["rdma/ib"] = item["status"]["capacity"]["rdma/ib"] = "1"
+    if lws:
+        snapshot["items"].append(crd("leaderworkersets.leaderworkerset.x-k8s.io"))
+    return list_file(tmp_path / "dgx.json", *snapshot["items"])
+
+
+def test_prod_on_three_dgx_nodes_warns_that_three_of_its_four_replicas_fit(capsys) -> None:  # type: ignore[no-untyped-def]
+    code, lines = cluster_section(capsys, STACKS / "Pulumi.prod.yaml", "dgx-a100-3-nodes")
+    assert (code, lines[0]) == (0, "cluster: warnings (snapshot dgx-a100-3-nodes.json)")
+    assert finding_line(lines, "capacity").startswith(
+        "  [warn] capacity: only 3 of the 4 replicas fit (3 node(s) matching nvidia.com/gpu.product In "
+        "[NVIDIA-A100-SXM4-80GB] have room; each needs 4 nvidia.com/gpu on one node): the autoscaler's replica 4 "
+        "stays Pending. The hostname spread's minDomains is 4 but only 3 node(s) can be domains"
+    )
+
+
+def test_the_405b_example_blocks_on_three_dgx_nodes_without_the_leaderworkerset_crd(capsys) -> None:  # type: ignore[no-untyped-def]
+    code, lines = cluster_section(capsys, LLAMA_405B, "dgx-a100-3-nodes")
+    assert code == 1
+    assert finding_line(lines, "leaderworkerset").startswith(
+        "  [block] leaderworkerset: a replica spans 2 nodes on a LeaderWorkerSet, but the cluster has no "
+        "leaderworkersets.leaderworkerset.x-k8s.io CRD"
+    )
+
+
+def test_the_405b_example_blocks_when_no_node_advertises_rdma_ib(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    code = main([str(LLAMA_405B), "--cluster", str(dgx_with(tmp_path, rdma=False, lws=True))])
+    lines = capsys.readouterr().out.split("\n")
+    assert code == 1
+    assert finding_line(lines, "rdma").startswith(
+        "  [block] rdma: no node matching nvidia.com/gpu.product In [NVIDIA-A100-SXM4-80GB] has allocatable rdma/ib"
+    )
+
+
+def test_three_dgx_nodes_hold_one_of_the_405b_examples_two_groups_of_two(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    main([str(LLAMA_405B), "--cluster", str(dgx_with(tmp_path, rdma=True, lws=True))])
+    lines = capsys.readouterr().out.split("\n")
+    assert finding_line(lines, "capacity").startswith(
+        "  [warn] capacity: only 1 of the 2 replicas fit (3 node(s) matching nvidia.com/gpu.product In "
+        "[NVIDIA-A100-SXM4-80GB] have room; each needs 2 nodes with 8 nvidia.com/gpu, 1 rdma/ib each)"
+    )
+    assert "  [ok] leaderworkerset: the LeaderWorkerSet API (leaderworkersets.leaderworkerset.x-k8s.io v1) is served." in lines
+
+
+def test_with_the_gpu_nodepool_deleted_the_cpu_nodepool_is_not_credited_and_the_check_blocks(  # type: ignore[no-untyped-def]
+    capsys, tmp_path
+) -> None:
+    snapshot = json.loads(fixture("eks-karpenter-scale-from-zero").read_text())
+    items = [i for i in snapshot["items"] if not (i["kind"] == "NodePool" and i["metadata"]["name"] == "gpu")]
+    stack = with_profile(tmp_path, "prod", "eks-karpenter")
+    code = main([str(stack), "--cluster", str(list_file(tmp_path / "no-gpu-pool.json", *items))])
+    lines = capsys.readouterr().out.split("\n")
+    assert code == 1
+    assert finding_line(lines, "gpu").startswith("  [block] gpu: no node and no node pool matches karpenter.k8s.aws/")
+
+
+def test_the_karpenter_gpu_nodepools_limit_holds_all_four_prod_replicas(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    _, lines = cluster_section(capsys, with_profile(tmp_path, "prod", "eks-karpenter"), "eks-karpenter-scale-from-zero")
+    assert finding_line(lines, "capacity") == (
+        "  [ok] capacity: all 4 replicas fit (0 node(s) matching karpenter.k8s.aws/instance-gpu-name In [a100] and "
+        "karpenter.k8s.aws/instance-gpu-memory In [81920] have room; the node pools can add 4; each needs 4 "
+        "nvidia.com/gpu on one node)."
+    )
+
+
+def test_the_capacity_requirements_are_read_off_the_rendered_stack() -> None:
+    from cluster.capacity import Requirements
+    from tests.factories import example_stack, shipped_stack
+    from tests.kubernetes_fixtures import plan_of
+    from validation.cluster import capacity_needs
+
+    assert capacity_needs(plan_of(shipped_stack("prod"))) == Requirements(4, 2, 4, spread_min_domains=4)
+    assert capacity_needs(plan_of(example_stack("llama-405b-on-2x8-a100-80gb"))) == Requirements(
+        8, 1, 2, nodes_per_replica=2, rdma_resources={"rdma/ib": 1}, needs_leaderworkerset=True, spread_min_domains=2
+    )
+
+
+def test_a_spread_that_may_pack_replicas_sets_no_min_domains_for_the_capacity_check() -> None:
+    from tests.factories import make_config
+    from tests.kubernetes_fixtures import plan_of
+    from validation.cluster import capacity_needs
+
+    packed = make_config(replicas=2, scheduling={"when_unsatisfiable": "ScheduleAnyway"})
+    shared = make_config(replicas=2)
+    assert (capacity_needs(plan_of(packed)).spread_min_domains, capacity_needs(plan_of(shared)).spread_min_domains) == (None, 2)

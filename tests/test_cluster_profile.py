@@ -61,7 +61,7 @@ def test_the_aks_profile_selects_the_instance_type() -> None:
     assert affinity_terms(cluster={"profile": "aks"})[0]["matchExpressions"][0] == {
         "key": "node.kubernetes.io/instance-type",
         "operator": "In",
-        "values": ["p4de.24xlarge", "Standard_ND96amsr_A100_v4"],
+        "values": ["Standard_ND96amsr_A100_v4"],
     }
 
 

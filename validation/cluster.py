@@ -10,13 +10,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cluster.capacity import Requirements
 from cluster.facts import ClusterFacts, NodePool
 from cluster.findings import Finding
 from cluster.report import ClusterResult
 from config.cluster import ClusterConfig
 from config.stack import StackConfig
 from plan import Plan
-from plan.placement import Placement
+from plan.placement import TOPOLOGY_KEYS, Placement
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set on every namespace by the API server (1.21+)
 
@@ -29,7 +30,7 @@ def stack_name_of(path: str | Path) -> str:
 def declared_pools(cluster: ClusterConfig) -> tuple[NodePool, ...]:
     """cluster.node_pools as facts: autoscaled pools the API does not show (GKE/AKS at zero nodes)."""
     return tuple(
-        NodePool(name=p.name, requirements=(), labels=dict(p.labels), gpus_per_node=p.gpus)
+        NodePool(name=p.name, requirements=(), labels=dict(p.labels), gpus_per_node=p.gpus, max_nodes=p.max_nodes)
         for p in cluster.node_pools
         if p.max_nodes != 0
     )
@@ -41,6 +42,23 @@ def gpu_terms(placement: Placement) -> list[dict[str, list[dict[str, Any]]]]:
     if not placement.affinity_terms:
         return [{"matchExpressions": extra}] if extra else []
     return [{"matchExpressions": [*t["matchExpressions"], *extra]} for t in placement.affinity_terms]
+
+
+def capacity_needs(plan: Plan) -> Requirements:
+    """What the rendered stack asks of the nodes (cluster/capacity.py), from the plan the renderers read."""
+    spread, multinode = plan.placement.spread, plan.multinode
+    holds = spread is not None and spread.topology_key == TOPOLOGY_KEYS["hostname"]
+    hostname = spread if holds and spread is not None and spread.when_unsatisfiable == "DoNotSchedule" else None
+    return Requirements(
+        gpus_per_pod=plan.server.resources.gpus,
+        min_replicas=plan.scaling.config.min_replica_count if plan.scaling.enabled else plan.server.replicas or 1,
+        max_replicas=plan.delivery.most_replicas,
+        nodes_per_replica=1 if multinode is None else multinode.nnodes,
+        rdma_resources={} if multinode is None else dict(multinode.rdma_resources),
+        needs_leaderworkerset=multinode is not None,
+        spread_min_domains=None if hostname is None else hostname.min_domains,
+        spread_max_skew=1 if hostname is None else hostname.max_skew,
+    )
 
 
 def label_fix(cfg: StackConfig) -> str:
@@ -58,13 +76,15 @@ def check_cluster(plan: Plan, facts: ClusterFacts) -> ClusterResult:
 
 def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
     from catalog.vllm_versions import RELEASES
-    from cluster import checks
+    from cluster import capacity, checks
     from cluster.versions import image_cuda_major
 
     cfg, namespace = plan.config, plan.identity.namespace
     terms = gpu_terms(plan.placement)
     tag = cfg.vllm.tag or RELEASES[cfg.vllm.version].image_tag
     found = checks.check_gpu(facts, terms, cfg.engine.gpus_per_node, plan.placement.tolerations, label_fix(cfg))
+    needs = capacity_needs(plan)
+    found += capacity.check_capacity(facts, terms, plan.placement.tolerations, needs) + capacity.check_multinode(facts, needs)
     found += checks.check_driver(facts, terms, image_cuda_major(cfg.vllm.image, tag, cfg.vllm.version), cfg.vllm.image_ref)
     volume = plan.delivery.volume
     if cfg.cache.existing_claim is None and volume is not None:
