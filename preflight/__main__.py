@@ -16,17 +16,17 @@ import sys
 from pathlib import Path
 
 from cluster.report import ClusterResult
-from config.errors import ConfigError, ConfigIssue, show
+from config.errors import ConfigError, ConfigIssue
 from config.sources import load_stack_file_with_secrets
 from config.stack import StackConfig, missing_secrets
 from preflight.report import PreflightReport
+from preflight.startup_log import LoggedStartup
 from preflight.text import markdown_text, table_text
 from preflight.text import verdict as text_verdict
 from validation import ClusterCheck, Outcome, Verdict, assess
 
 EXIT_FITS, EXIT_BLOCKED, EXIT_CONFIG_ERROR = Outcome.FITS.value, Outcome.BLOCKED.value, Outcome.CONFIG_ERROR.value
 EXIT_INTERNAL_ERROR = 3
-LOG_LIMIT_BYTES = 16 * 1024 * 1024
 REPORT_BUG = "internal error in the preflight ({}); please report it with the stack file (rerun with --debug for details)."
 
 
@@ -62,17 +62,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.log and not Path(args.log).is_file():
-        return _config_error(
-            args,
-            ConfigError(
-                [
-                    ConfigIssue(
-                        "", f"--log {show(args.log)}: no such file.", "pass the file a vLLM server's start-up log was saved to."
-                    )
-                ]
-            ),
-        )
+    from preflight.startup_log import LogError, check_startup_log, read_startup_log
+
+    try:  # a bad log path is reported before the stack is read
+        log_text = read_startup_log(args.log) if args.log else None
+    except LogError as error:
+        return _config_error(args, ConfigError([ConfigIssue("", str(error))]))
     try:
         cfg, secrets = load_stack_file_with_secrets(args.stack_file)
     except ConfigError as error:
@@ -83,9 +78,13 @@ def _run(args: argparse.Namespace) -> int:
         return _config_error(args, error)
     if verdict.outcome is Outcome.CONFIG_ERROR:
         return _config_error(args, ConfigError(list(verdict.issues)))
+    try:  # checked before anything is printed: --json prints one document
+        logged = None if log_text is None else check_startup_log(args.log, log_text, (cfg.model.id, cfg.model.local_path or ""))
+    except LogError as error:
+        return _config_error(args, ConfigError([ConfigIssue("", str(error))]))
     for issue in missing_secrets(cfg, secrets):
         print(f"note: {issue.render()} (pulumi preview stops unless it is set elsewhere)", file=sys.stderr)
-    _print_report(args, verdict)
+    _print_report(args, verdict, logged)
     return verdict.outcome.value
 
 
@@ -117,28 +116,25 @@ def _config_error(args: argparse.Namespace, error: ConfigError) -> int:
     return EXIT_CONFIG_ERROR
 
 
-def _print_report(args: argparse.Namespace, verdict: Verdict) -> None:
+def _print_report(args: argparse.Namespace, verdict: Verdict, logged: LoggedStartup | None = None) -> None:
+    from preflight.startup_log import log_check_dict, render_log_check
+
     report = verdict.report
     assert report is not None  # sized whenever there is no config error
     if args.json:
         data = report.as_dict()
         data["cluster"] = verdict.cluster.as_dict()
         data["verdict"]["overall"] = text_verdict(report, verdict.cluster)  # the cluster's findings included
+        if logged is not None:
+            data["startup_log"] = log_check_dict(report, logged)
         print(json.dumps(data, indent=2))
-    elif args.markdown:
+        return
+    if args.markdown:
         print(markdown_text(report, Path(args.stack_file).name, verdict.cluster))
     else:
         print(table_text(report, verdict.cluster))
-    if args.log:  # read after the verdict so a bad log path never hides it
-        from preflight.startup_log import parse_startup_log, render_log_check
-
-        print(render_log_check(report, parse_startup_log(_read_log(args.log))))
-
-
-def _read_log(path: str) -> str:
-    """A start-up log, bounded: its figures are in the first lines a server prints."""
-    with open(path, encoding="utf-8", errors="replace") as log:
-        return log.read(LOG_LIMIT_BYTES)
+    if logged is not None:
+        print(render_log_check(report, logged))
 
 
 if __name__ == "__main__":

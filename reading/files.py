@@ -21,6 +21,10 @@ CHUNK_BYTES = 1024 * 1024
 class FileReadError(ValueError):
     """A file that cannot be read as asked; the message names the path and what it is."""
 
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path, self.reason = path, reason
+        super().__init__(f"{path}: {reason}")
+
 
 def describe_mode(mode: int) -> str:
     """What a non-regular path is, in words a user recognises."""
@@ -39,7 +43,7 @@ def describe_mode(mode: int) -> str:
 
 def _refuse_non_regular(path: Path, mode: int) -> None:
     if not stat.S_ISREG(mode):
-        raise FileReadError(f"{path}: is {describe_mode(mode)}, not a regular file")
+        raise FileReadError(Path(path), f"is {describe_mode(mode)}, not a regular file")
 
 
 def _open_regular(path: Path) -> int:
@@ -48,11 +52,11 @@ def _open_regular(path: Path) -> int:
         _refuse_non_regular(path, os.stat(path).st_mode)
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise FileReadError(f"{path}: no such file") from None
+        raise FileReadError(Path(path), "no such file") from None
     except NotADirectoryError:
-        raise FileReadError(f"{path}: no such file (a parent of it is not a directory)") from None
+        raise FileReadError(Path(path), "no such file (a parent of it is not a directory)") from None
     except OSError as error:  # permission denied, a loop of symlinks, a broken mount, a name too long
-        raise FileReadError(f"{path}: cannot be read ({error.strerror or type(error).__name__})") from None
+        raise FileReadError(Path(path), f"cannot be read ({error.strerror or type(error).__name__})") from None
     try:
         _refuse_non_regular(path, os.fstat(descriptor).st_mode)
     except BaseException:
@@ -68,9 +72,9 @@ def read_bytes(path: str | Path, limit: int, too_large: str) -> bytes:
         try:
             data = stream.read(limit + 1)
         except OSError as error:
-            raise FileReadError(f"{file}: cannot be read ({error.strerror or type(error).__name__})") from None
+            raise FileReadError(file, f"cannot be read ({error.strerror or type(error).__name__})") from None
     if len(data) > limit:
-        raise FileReadError(f"{file}: is larger than {show_size(limit)}; {too_large}")
+        raise FileReadError(file, f"is larger than {show_size(limit)}; {too_large}")
     return data
 
 
@@ -85,7 +89,7 @@ def read_text_prefix(path: str | Path, limit: int) -> str:
         try:
             data = stream.read(limit)
         except OSError as error:
-            raise FileReadError(f"{path}: cannot be read ({error.strerror or type(error).__name__})") from None
+            raise FileReadError(Path(path), f"cannot be read ({error.strerror or type(error).__name__})") from None
     return data.decode("utf-8", errors="replace")
 
 
@@ -100,15 +104,15 @@ def iter_text_chunks(path: str | Path, limit: int, too_large: str, chunk: int = 
             try:
                 data = stream.read(chunk)
             except OSError as error:
-                raise FileReadError(f"{file}: cannot be read ({error.strerror or type(error).__name__})") from None
+                raise FileReadError(file, f"cannot be read ({error.strerror or type(error).__name__})") from None
             total += len(data)
             if total > limit:
-                raise FileReadError(f"{file}: is larger than {show_size(limit)}; {too_large}")
+                raise FileReadError(file, f"is larger than {show_size(limit)}; {too_large}")
             try:
                 text = decoder.decode(data, final=not data)
             except UnicodeDecodeError as error:
                 raise FileReadError(
-                    f"{file}: is not UTF-8 text (byte {total - len(data) + error.start:,}); save it as UTF-8"
+                    file, f"is not UTF-8 text (byte {total - len(data) + error.start:,}); save it as UTF-8"
                 ) from None
             if text:
                 yield text
@@ -120,7 +124,7 @@ def decode_utf8(data: bytes, path: Path) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise FileReadError(f"{path}: is not UTF-8 text (byte {error.start:,}); save it as UTF-8") from None
+        raise FileReadError(Path(path), f"is not UTF-8 text (byte {error.start:,}); save it as UTF-8") from None
 
 
 def show_size(size: int) -> str:
