@@ -142,17 +142,25 @@ def load_pulumi_config_with_secrets() -> tuple[StackConfig, frozenset[str]]:
     return _validate(raw, issues), secrets
 
 
-def check_stack_file_syntax(stack: str, project_dir: Path = PROJECT_DIR) -> None:
+def check_stack_file_syntax(stack: str, project_dir: Path | None = None) -> None:
     """Read the stack's own file as the offline CLI does, for what the Pulumi engine's YAML parser lets
     through (a duplicate key keeps its last value, an alias is expanded, no size or depth bound), so the CLI
     and `pulumi preview` agree. No file (config from an ESC environment or the Automation API): nothing to
     check. Raises ConfigError naming the file."""
-    file = stack_file_of(stack, project_dir)
-    if file is not None:
-        read_stack_file(file)
+    import yaml
+
+    from config.loading import parse_stack_yaml, read_stack_text, yaml_issue
+
+    file = stack_file_of(stack, project_dir or PROJECT_DIR)
+    if file is None:
+        return
+    try:  # a file without `config:` (a new stack) is fine: the engine found nothing in it either
+        parse_stack_yaml(read_stack_text(file))
+    except yaml.YAMLError as error:
+        raise ConfigError([yaml_issue(file, error)]) from None
 
 
-def stack_file_of(stack: str, project_dir: Path = PROJECT_DIR) -> Path | None:
+def stack_file_of(stack: str, project_dir: Path) -> Path | None:
     """Pulumi.<stack>.yaml in the project's stackConfigDir (Pulumi.yaml), when it exists (even as a FIFO)."""
     import yaml
 
