@@ -247,18 +247,25 @@ BULKY_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
 def item_problem(item: Mapping[str, Any]) -> str | None:
     """Why an object from a file cannot be what the API server returned (labels as a list, a GPU count that
     is not whole), or None. The live reader needs no such check: the API server validates both."""
-    labels = _meta(item).get("labels")
+    return _labels_problem(_meta(item).get("labels")) or (_gpu_problem(item) if item.get("kind") == "Node" else None)
+
+
+def _labels_problem(labels: Any) -> str | None:
     if labels is not None and not isinstance(labels, Mapping):
         return f"metadata.labels is a {type(labels).__name__}, not a mapping of label: value"
     for key, value in (labels or {}).items():
         if not isinstance(value, str):
             return f"the label {str(key)[:63]!r} is {str(value)[:40]!r}, a {type(value).__name__}, not a string"
-    status = item.get("status")
-    for name in GPU_FIELDS if item.get("kind") == "Node" and isinstance(status, Mapping) else ():
-        resources = status.get(name)
-        gpus = resources.get(GPU_RESOURCE) if isinstance(resources, Mapping) else None
-        if gpus is not None and not _WHOLE_QUANTITY.fullmatch(str(gpus)[:40]):
-            shown = str(gpus) if len(str(gpus)) <= 24 else f"{str(gpus)[:24]}… ({len(str(gpus)):,} characters)"
+    return None
+
+
+def _gpu_problem(node: Mapping[str, Any]) -> str | None:
+    status = node.get("status")
+    for name in GPU_FIELDS if isinstance(status, Mapping) else ():
+        resources = status.get(name)  # type: ignore[union-attr]
+        gpus = str(resources.get(GPU_RESOURCE, "0")) if isinstance(resources, Mapping) else "0"
+        if not _WHOLE_QUANTITY.fullmatch(gpus[:40]):
+            shown = gpus if len(gpus) <= 24 else f"{gpus[:24]}… ({len(gpus):,} characters)"
             return f"status.{name}[{GPU_RESOURCE!r}] is {shown!r}, not a whole number of GPUs"
     return None
 

@@ -38,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         print(REPORT_BUG.format(type(error).__name__), file=sys.stderr)
+        if args.json:  # one JSON document on stdout, whatever happened
+            print(json.dumps({"fits": False, "internal_error": type(error).__name__}))
         return EXIT_INTERNAL_ERROR
 
 

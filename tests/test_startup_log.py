@@ -25,6 +25,7 @@ from preflight.startup_log import (
 from tests.factories import make_config
 
 LOGS = Path(__file__).parent / "data" / "startup-logs"
+STACKS_DIR = Path(__file__).parent.parent / "stacks"
 
 
 def logged(row: str):  # type: ignore[no-untyped-def]
@@ -249,3 +250,14 @@ def write_stack(folder: Path) -> Path:
     stack = folder / "Pulumi.x.yaml"
     stack.write_text(STACK_TEXT)
     return stack
+
+
+def test_json_prints_one_document_even_for_an_internal_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def crash(*_args: object, **_kwargs: object) -> None:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr("preflight.__main__.assess", crash)
+    assert main([str(STACKS_DIR / "Pulumi.dev.yaml"), "--json"]) == 3
+    assert json.loads(capsys.readouterr().out) == {"fits": False, "internal_error": "ZeroDivisionError"}
