@@ -14,16 +14,19 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cluster.report import ClusterResult
 from config.errors import ConfigError, ConfigIssue
 from config.sources import load_stack_file_with_secrets
 from config.stack import StackConfig, missing_secrets
 from preflight.report import PreflightReport
-from preflight.startup_log import LoggedStartup
 from preflight.text import markdown_text, table_text
 from preflight.text import verdict as text_verdict
 from validation import ClusterCheck, Outcome, Verdict, assess
+
+if TYPE_CHECKING:  # the log module (its patterns) is imported only with --log
+    from preflight.startup_log import LoggedStartup
 
 EXIT_FITS, EXIT_BLOCKED, EXIT_CONFIG_ERROR = Outcome.FITS.value, Outcome.BLOCKED.value, Outcome.CONFIG_ERROR.value
 EXIT_INTERNAL_ERROR = 3
@@ -64,12 +67,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from preflight.startup_log import LogError, check_startup_log, read_startup_log
+    if args.log:  # a bad log path is reported before the stack is read
+        from preflight.startup_log import LogError, check_startup_log, read_startup_log
 
-    try:  # a bad log path is reported before the stack is read
-        log_text = read_startup_log(args.log) if args.log else None
-    except LogError as error:
-        return _config_error(args, ConfigError([ConfigIssue("", str(error))]))
+        try:
+            log_text = read_startup_log(args.log)
+        except LogError as error:
+            return _config_error(args, ConfigError([ConfigIssue("", str(error))]))
     try:
         cfg, secrets = load_stack_file_with_secrets(args.stack_file)
     except ConfigError as error:
@@ -80,10 +84,12 @@ def _run(args: argparse.Namespace) -> int:
         return _config_error(args, error)
     if verdict.outcome is Outcome.CONFIG_ERROR:
         return _config_error(args, ConfigError(list(verdict.issues)))
-    try:  # checked before anything is printed: --json prints one document
-        logged = None if log_text is None else check_startup_log(args.log, log_text, (cfg.model.id, cfg.model.local_path or ""))
-    except LogError as error:
-        return _config_error(args, ConfigError([ConfigIssue("", str(error))]))
+    logged = None
+    if args.log:  # checked before anything is printed: --json prints one document
+        try:
+            logged = check_startup_log(args.log, log_text, (cfg.model.id, cfg.model.local_path or ""))
+        except LogError as error:
+            return _config_error(args, ConfigError([ConfigIssue("", str(error))]))
     for issue in missing_secrets(cfg, secrets):
         print(f"note: {issue.render()} (pulumi preview stops unless it is set elsewhere)", file=sys.stderr)
     _print_report(args, verdict, logged)
@@ -119,8 +125,6 @@ def _config_error(args: argparse.Namespace, error: ConfigError) -> int:
 
 
 def _print_report(args: argparse.Namespace, verdict: Verdict, logged: LoggedStartup | None = None) -> None:
-    from preflight.startup_log import log_check_dict, render_log_check
-
     report = verdict.report
     assert report is not None  # sized whenever there is no config error
     if args.json:
@@ -128,6 +132,8 @@ def _print_report(args: argparse.Namespace, verdict: Verdict, logged: LoggedStar
         data["cluster"] = verdict.cluster.as_dict()
         data["verdict"]["overall"] = text_verdict(report, verdict.cluster)  # the cluster's findings included
         if logged is not None:
+            from preflight.startup_log import log_check_dict
+
             data["startup_log"] = log_check_dict(report, logged)
         print(json.dumps(data, indent=2))
         return
@@ -136,6 +142,8 @@ def _print_report(args: argparse.Namespace, verdict: Verdict, logged: LoggedStar
     else:
         print(table_text(report, verdict.cluster))
     if logged is not None:
+        from preflight.startup_log import render_log_check
+
         print(render_log_check(report, logged))
 
 
