@@ -208,12 +208,16 @@ def _prometheus(item: Mapping[str, Any]) -> Prometheus:
 _VERSION = re.compile(r"^v?([0-9]{1,9}\.[0-9]{1,9}(?:\.[0-9]{1,9})?)", re.ASCII)
 
 
-def _keda_version(item: Mapping[str, Any]) -> str | None:
-    """The keda-operator container's image tag (ghcr.io/kedacore/keda:2.16.1 -> 2.16.1)."""
+def _containers(item: Mapping[str, Any]) -> list[Any]:
     template = _spec(item).get("template")
     pod_spec = template.get("spec") if isinstance(template, Mapping) else None
     containers = pod_spec.get("containers") if isinstance(pod_spec, Mapping) else None
-    for container in containers if isinstance(containers, list) else []:
+    return containers if isinstance(containers, list) else []
+
+
+def _keda_version(item: Mapping[str, Any]) -> str | None:
+    """The keda-operator container's image tag (ghcr.io/kedacore/keda:2.16.1 -> 2.16.1)."""
+    for container in _containers(item):
         image = str(container.get("image", "")) if isinstance(container, Mapping) else ""
         tag = image.split("@")[0].rpartition(":")[2] if ":" in image.split("@")[0].rpartition("/")[2] else ""
         match = _VERSION.match(tag)
@@ -277,7 +281,7 @@ NODE_FIELDS = {"metadata": ("name", "labels", "annotations"), "spec": ("taints",
 
 def slim_item(item: dict[str, Any]) -> dict[str, Any]:
     """The object without what no check reads and makes snapshots large: managed fields, the last-applied
-    annotation, a Node's fields outside NODE_FIELDS, a CRD's schemas."""
+    annotation, a Node's fields outside NODE_FIELDS, a Deployment's all but its containers, a CRD's schemas."""
     if item.get("kind") == "Node":
         kept = {
             part: {k: v for k, v in item[part].items() if k in keys}
@@ -285,6 +289,13 @@ def slim_item(item: dict[str, Any]) -> dict[str, Any]:
             if isinstance(item.get(part), dict)
         }
         item = {"apiVersion": item.get("apiVersion"), "kind": "Node", **kept}
+    if item.get("kind") == "Deployment":
+        item = {
+            "apiVersion": item.get("apiVersion"),
+            "kind": "Deployment",
+            "metadata": item.get("metadata"),
+            "spec": {"template": {"spec": {"containers": _containers(item)}}},
+        }
     meta = item.get("metadata")
     if isinstance(meta, dict):
         meta.pop("managedFields", None)

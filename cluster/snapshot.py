@@ -57,8 +57,10 @@ def read_items(path: Path, room: int = MAX_ITEMS) -> list[Mapping[str, Any]]:
                     f"{path}: more than {MAX_ITEMS:,} objects in the snapshots. Fix: snapshot only "
                     "nodes, storageclasses, customresourcedefinitions, namespaces (and the optional kinds)."
                 )
-            items.append(_checked(path, index, item))
+            checked = _checked(path, index, item)
             kinds[str(item["kind"])] = kinds.get(str(item["kind"]), 0) + 1
+            if checked["kind"] in READ_KINDS:  # others (Pods, Events, ...) would only take memory
+                items.append(checked)
         kind = top.value.get("kind")
     except JsonStreamError as error:
         raise SnapshotError(f"{path}: {error}. Fix: write it with `{SNAPSHOT_COMMAND}`.") from None

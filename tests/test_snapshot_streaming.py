@@ -94,3 +94,26 @@ def test_bad_json_is_refused_with_what_is_wrong(text: str, message: str) -> None
 def test_an_item_over_the_item_cap_is_named_with_the_cap() -> None:
     with pytest.raises(JsonStreamError, match=r"items\[1\] is larger than 1 KiB"):
         streamed('{"items": [1, "' + "x" * 5000 + '"]}', size=100, cap=1024)
+
+
+def test_objects_of_kinds_no_check_reads_are_counted_not_kept(tmp_path: Path) -> None:
+    pods = [{"kind": "Pod", "metadata": {"name": f"p{i}"}, "spec": {"containers": [{"image": "x" * 1000}]}} for i in range(50)]
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps({"kind": "List", "items": [*pods, {"kind": "Node", "metadata": {"name": "g1"}}]}))
+    assert [item["kind"] for item in snapshot.read_items(path)] == ["Node"]
+
+
+def test_a_deployment_keeps_only_its_containers(tmp_path: Path) -> None:
+    deployment = {
+        "kind": "Deployment",
+        "metadata": {"name": "keda-operator", "namespace": "keda"},
+        "spec": {
+            "replicas": 1,
+            "template": {"spec": {"containers": [{"image": "ghcr.io/kedacore/keda:2.16.1"}], "volumes": []}},
+        },
+        "status": {"replicas": 1},
+    }
+    path = tmp_path / "keda.json"
+    path.write_text(json.dumps({"kind": "List", "items": [deployment]}))
+    (item,) = snapshot.read_items(path)
+    assert (sorted(item), read_snapshots([path]).keda_version) == (["apiVersion", "kind", "metadata", "spec"], "2.16.1")
