@@ -14,9 +14,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cluster.report import ClusterResult
-from config.errors import ConfigError, ConfigIssue, show
+from config.errors import ConfigError, ConfigIssue
 from plan import Plan
 from preflight.text import markdown_text, table_text
 from preflight.text import verdict as text_verdict
@@ -25,9 +26,11 @@ from validation.cluster import check_snapshots, stack_name_of
 from validation.secrets import missing_secrets
 from validation.sources import load_stack_file_with_secrets
 
+if TYPE_CHECKING:  # the log module (its patterns) is imported only with --log
+    from preflight.startup_log import LoggedStartup
+
 EXIT_FITS, EXIT_BLOCKED, EXIT_CONFIG_ERROR = Outcome.FITS.value, Outcome.BLOCKED.value, Outcome.CONFIG_ERROR.value
 EXIT_INTERNAL_ERROR = 3
-LOG_LIMIT_BYTES = 16 * 1024 * 1024
 REPORT_BUG = "internal error in the preflight ({}); please report it with the stack file (rerun with --debug for details)."
 
 
@@ -39,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         print(REPORT_BUG.format(type(error).__name__), file=sys.stderr)
+        if args.json:  # one JSON document on stdout, whatever happened
+            print(json.dumps({"fits": False, "internal_error": type(error).__name__}))
         return EXIT_INTERNAL_ERROR
 
 
@@ -63,17 +68,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.log and not Path(args.log).is_file():
-        return _config_error(
-            args,
-            ConfigError(
-                [
-                    ConfigIssue(
-                        "", f"--log {show(args.log)}: no such file.", "pass the file a vLLM server's start-up log was saved to."
-                    )
-                ]
-            ),
-        )
+    if args.log:  # a bad log path is reported before the stack is read
+        from preflight.startup_log import LogError, check_startup_log, read_startup_log
+
+        try:
+            log_text = read_startup_log(args.log)
+        except LogError as error:
+            return _config_error(args, ConfigError([ConfigIssue("", str(error))]))
     try:
         cfg, secrets = load_stack_file_with_secrets(args.stack_file)
     except ConfigError as error:
@@ -85,9 +86,15 @@ def _run(args: argparse.Namespace) -> int:
         return _config_error(args, error)
     if verdict.outcome is Outcome.CONFIG_ERROR:
         return _config_error(args, ConfigError(list(verdict.issues)))
+    logged = None
+    if args.log:  # checked before anything is printed: --json prints one document
+        try:
+            logged = check_startup_log(args.log, log_text, (cfg.model.id, cfg.model.local_path or ""))
+        except LogError as error:
+            return _config_error(args, ConfigError([ConfigIssue("", str(error))]))
     for issue in missing_secrets(cfg, secrets):
         print(f"note: {issue.render()} (pulumi preview stops unless it is set elsewhere)", file=sys.stderr)
-    _print_report(args, verdict)
+    _print_report(args, verdict, logged)
     return verdict.outcome.value
 
 
@@ -119,28 +126,27 @@ def _config_error(args: argparse.Namespace, error: ConfigError) -> int:
     return EXIT_CONFIG_ERROR
 
 
-def _print_report(args: argparse.Namespace, verdict: Verdict) -> None:
+def _print_report(args: argparse.Namespace, verdict: Verdict, logged: LoggedStartup | None = None) -> None:
     report = verdict.report
     assert report is not None  # sized whenever there is no config error
     if args.json:
         data = report.as_dict()
         data["cluster"] = verdict.cluster.as_dict()
         data["verdict"]["overall"] = text_verdict(report, verdict.cluster)  # the cluster's findings included
+        if logged is not None:
+            from preflight.startup_log import log_check_dict
+
+            data["startup_log"] = log_check_dict(report, logged)
         print(json.dumps(data, indent=2))
-    elif args.markdown:
+        return
+    if args.markdown:
         print(markdown_text(report, Path(args.stack_file).name, verdict.cluster))
     else:
         print(table_text(report, verdict.cluster))
-    if args.log:  # read after the verdict so a bad log path never hides it
-        from preflight.startup_log import parse_startup_log, render_log_check
+    if logged is not None:
+        from preflight.startup_log import render_log_check
 
-        print(render_log_check(report, parse_startup_log(_read_log(args.log))))
-
-
-def _read_log(path: str) -> str:
-    """A start-up log, bounded: its figures are in the first lines a server prints."""
-    with open(path, encoding="utf-8", errors="replace") as log:
-        return log.read(LOG_LIMIT_BYTES)
+        print(render_log_check(report, logged))
 
 
 if __name__ == "__main__":

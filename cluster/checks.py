@@ -17,6 +17,7 @@ from cluster.karpenter import Candidate, candidate_nodes
 from cluster.selectors import matches_expression, matches_terms
 from cluster.storage import ZONAL_DISKS, access_modes_of, describe_modes
 from cluster.versions import MIN_DRIVER_MAJOR, keda_minimum, show
+from reading.numbers import whole_number
 
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 
@@ -185,7 +186,7 @@ def check_driver(facts: ClusterFacts, terms: list[Term], cuda_major: int | None,
 
 
 def _driver(node: Node) -> str | None:
-    return next((node.labels[k] for k in NVIDIA.driver_labels if node.labels.get(k, "").isdigit()), None)
+    return next((node.labels[k] for k in NVIDIA.driver_labels if whole_number(node.labels.get(k, ""), 6) is not None), None)
 
 
 # --- storage --------------------------------------------------------------------------------------------

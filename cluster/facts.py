@@ -208,15 +208,19 @@ def _prometheus(item: Mapping[str, Any]) -> Prometheus:
     )
 
 
-_VERSION = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?)")
+_VERSION = re.compile(r"^v?([0-9]{1,9}\.[0-9]{1,9}(?:\.[0-9]{1,9})?)", re.ASCII)
+
+
+def _containers(item: Mapping[str, Any]) -> list[Any]:
+    template = _spec(item).get("template")
+    pod_spec = template.get("spec") if isinstance(template, Mapping) else None
+    containers = pod_spec.get("containers") if isinstance(pod_spec, Mapping) else None
+    return containers if isinstance(containers, list) else []
 
 
 def _keda_version(item: Mapping[str, Any]) -> str | None:
     """The keda-operator container's image tag (ghcr.io/kedacore/keda:2.16.1 -> 2.16.1)."""
-    template = _spec(item).get("template")
-    pod_spec = template.get("spec") if isinstance(template, Mapping) else None
-    containers = pod_spec.get("containers") if isinstance(pod_spec, Mapping) else None
-    for container in containers if isinstance(containers, list) else []:
+    for container in _containers(item):
         image = str(container.get("image", "")) if isinstance(container, Mapping) else ""
         tag = image.split("@")[0].rpartition(":")[2] if ":" in image.split("@")[0].rpartition("/")[2] else ""
         match = _VERSION.match(tag)
@@ -225,15 +229,84 @@ def _keda_version(item: Mapping[str, Any]) -> str | None:
     return None
 
 
+_WHOLE_QUANTITY = re.compile(r"([0-9]{1,18})(?:\.0*)?", re.ASCII)
+
+
 def quantity_int(value: Any) -> int:
-    """A whole-number Kubernetes quantity ("8", 8, "8.0"); anything else counts as 0."""
-    try:
-        return int(float(str(value)))
-    except ValueError:
-        return 0
+    """A whole-number Kubernetes quantity ("8", 8, "8.0"); anything else ("500m", "1e400", "²") counts as 0."""
+    found = _WHOLE_QUANTITY.fullmatch(str(value)[:40])
+    return int(found.group(1)) if found else 0
 
 
 def parse_version(text: str) -> tuple[int, int, int]:
-    """ "2.16" -> (2, 16, 0)."""
-    major, minor, patch = ([int(p) for p in text.split(".")[:3]] + [0, 0, 0])[:3]
+    """ "2.16" -> (2, 16, 0); a part that is not 1 to 9 ASCII digits counts as 0."""
+    parts = [int(p) if p.isascii() and p.isdigit() and len(p) <= 9 else 0 for p in text.split(".")[:3]]
+    major, minor, patch = [*parts, 0, 0, 0][:3]
     return major, minor, patch
+
+
+# --- snapshot files: what kubectl never writes, and what the checks never read ---------------------------
+
+GPU_FIELDS = ("allocatable", "capacity")
+BULKY_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def item_problem(item: Mapping[str, Any]) -> str | None:
+    """Why an object from a file cannot be what the API server returned (labels as a list, a GPU count that
+    is not whole), or None. The live reader needs no such check: the API server validates both."""
+    return _labels_problem(_meta(item).get("labels")) or (_gpu_problem(item) if item.get("kind") == "Node" else None)
+
+
+def _labels_problem(labels: Any) -> str | None:
+    if labels is not None and not isinstance(labels, Mapping):
+        return f"metadata.labels is a {type(labels).__name__}, not a mapping of label: value"
+    for key, value in (labels or {}).items():
+        if not isinstance(value, str):
+            return f"the label {str(key)[:63]!r} is {str(value)[:40]!r}, a {type(value).__name__}, not a string"
+    return None
+
+
+def _gpu_problem(node: Mapping[str, Any]) -> str | None:
+    status = node.get("status")
+    for name in GPU_FIELDS if isinstance(status, Mapping) else ():
+        resources = status.get(name)  # type: ignore[union-attr]
+        gpus = str(resources.get(NVIDIA.resource, "0")) if isinstance(resources, Mapping) else "0"
+        if not _WHOLE_QUANTITY.fullmatch(gpus[:40]):
+            shown = gpus if len(gpus) <= 24 else f"{gpus[:24]}… ({len(gpus):,} characters)"
+            return f"status.{name}[{NVIDIA.resource!r}] is {shown!r}, not a whole number of GPUs"
+    return None
+
+
+# A Node's fields the checks read; the rest (images, conditions, addresses, ...) is most of a real node's
+# 27 KB. Add a field here when a check starts reading it.
+NODE_FIELDS = {"metadata": ("name", "labels", "annotations"), "spec": ("taints", "unschedulable"), "status": GPU_FIELDS}
+
+
+def slim_item(item: dict[str, Any]) -> dict[str, Any]:
+    """The object without what no check reads and makes snapshots large: managed fields, the last-applied
+    annotation, a Node's fields outside NODE_FIELDS, a Deployment's all but its containers, a CRD's schemas."""
+    if item.get("kind") == "Node":
+        kept = {
+            part: {k: v for k, v in item[part].items() if k in keys}
+            for part, keys in NODE_FIELDS.items()
+            if isinstance(item.get(part), dict)
+        }
+        item = {"apiVersion": item.get("apiVersion"), "kind": "Node", **kept}
+    if item.get("kind") == "Deployment":
+        item = {
+            "apiVersion": item.get("apiVersion"),
+            "kind": "Deployment",
+            "metadata": item.get("metadata"),
+            "spec": {"template": {"spec": {"containers": _containers(item)}}},
+        }
+    meta = item.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+        if isinstance(meta.get("annotations"), dict):
+            meta["annotations"].pop(BULKY_ANNOTATION, None)
+    versions = _spec(item).get("versions")
+    if item.get("kind") == "CustomResourceDefinition" and isinstance(versions, list):
+        for version in versions:
+            if isinstance(version, dict):
+                version.pop("schema", None)
+    return item

@@ -5,21 +5,29 @@
     kubectl get nodepools.karpenter.sh -o json > nodepools.json                      # Karpenter only
     kubectl get deployments -n keda -o json > keda.json                              # KEDA's namespace
 
-Files come from users and CI: each is size-capped, must be JSON, and must be a List (or any `*List`)
-whose items are objects with a kind; anything else is a SnapshotError naming the file and the fix.
+Files come from users and CI: each must be a regular file, JSON, and a List (or any `*List`) whose items
+are objects with a kind; anything else is a SnapshotError naming the file and the fix. A real cluster's
+file is large (4,000 nodes: ~108 MB, most of it `status.images`), so the List is parsed one item at a time
+(cluster/json_stream.py) and each item is slimmed to what the checks read before the next is parsed:
+memory stays at one item plus the slim facts, whatever the file's size.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from cluster.facts import ClusterFacts, NodePool, facts_from_items
+from cluster.facts import ClusterFacts, NodePool, facts_from_items, item_problem, slim_item
+from cluster.json_stream import JsonStreamError, stream_list
+from reading.files import FileReadError, iter_text_chunks
 
-MAX_BYTES = 64 * 1024 * 1024  # a 5,000-node cluster's nodes list is ~100 MB only with managedFields; -o json
+MAX_BYTES = 2 * 1024**3  # a 20,000-node cluster without managed fields is ~540 MB; beyond, it is not a snapshot
+MAX_ITEM_BYTES = 16 * 1024 * 1024  # one object: a Node is ~30 KB, a large CRD's schema ~1.5 MB
 MAX_ITEMS = 200_000
+READ_KINDS = frozenset(
+    {"Node", "StorageClass", "CustomResourceDefinition", "Namespace", "Prometheus", "NodePool", "Deployment"}
+)
 SNAPSHOT_COMMAND = "kubectl get nodes,storageclasses,customresourcedefinitions,namespaces -o json > cluster.json"
 
 
@@ -33,52 +41,66 @@ def read_snapshots(paths: Sequence[str | Path], declared_pools: tuple[NodePool, 
         raise SnapshotError(f"no snapshot file given. Fix: {SNAPSHOT_COMMAND}")
     items: list[Mapping[str, Any]] = []
     for path in paths:
-        items += read_items(Path(path))
-        if len(items) > MAX_ITEMS:
-            raise SnapshotError(
-                f"{path}: more than {MAX_ITEMS:,} objects in the snapshots. Fix: snapshot only "
-                "nodes, storageclasses, customresourcedefinitions, namespaces (and the optional kinds)."
-            )
+        items += read_items(Path(path), MAX_ITEMS - len(items))
     return facts_from_items(items, "snapshot " + ", ".join(Path(p).name for p in paths), declared_pools)
 
 
-def read_items(path: Path) -> list[Mapping[str, Any]]:
-    """The items of one `kubectl get -o json` file."""
-    document = _load(path)
-    kind = document.get("kind") if isinstance(document, dict) else None
-    if not isinstance(kind, str) or not kind.endswith("List") or not isinstance(document.get("items"), list):
+def read_items(path: Path, room: int = MAX_ITEMS) -> list[Mapping[str, Any]]:
+    """The items of one `kubectl get -o json` file, each slimmed to what the checks read."""
+    items: list[Mapping[str, Any]] = []
+    kinds: dict[str, int] = {}
+    try:
+        top = stream_list(_chunks(path), "items", MAX_ITEM_BYTES)
+        for index, item in top:
+            if len(items) >= room:
+                raise SnapshotError(
+                    f"{path}: more than {MAX_ITEMS:,} objects in the snapshots. Fix: snapshot only "
+                    "nodes, storageclasses, customresourcedefinitions, namespaces (and the optional kinds)."
+                )
+            checked = _checked(path, index, item)
+            kinds[str(item["kind"])] = kinds.get(str(item["kind"]), 0) + 1
+            if checked["kind"] in READ_KINDS:  # others (Pods, Events, ...) would only take memory
+                items.append(checked)
+        kind = top.value.get("kind")
+    except JsonStreamError as error:
+        raise SnapshotError(f"{path}: {error}. Fix: write it with `{SNAPSHOT_COMMAND}`.") from None
+    if not isinstance(kind, str) or not kind.endswith("List") or not isinstance(top.value.get("items"), list):
         raise SnapshotError(
             f"{path}: not a Kubernetes List (kind {str(kind)[:40]!r}). Fix: write it with `{SNAPSHOT_COMMAND}`."
         )
-    items = document["items"]
-    for index, item in enumerate(items):
-        if not isinstance(item, dict) or not isinstance(item.get("kind"), str):
-            raise SnapshotError(
-                f"{path}: items[{index}] is not a Kubernetes object with a kind. "
-                f"Fix: write the file with `{SNAPSHOT_COMMAND}`, unedited."
-            )
+    if kinds and not READ_KINDS & set(kinds):
+        raise SnapshotError(f"{path}: no Node objects in this file (it holds {_count(kinds)}). Fix: {SNAPSHOT_COMMAND}")
     return items
 
 
-def _load(path: Path) -> Any:
+def _chunks(path: Path) -> Iterator[str]:
     try:
-        with path.open("rb") as file:
-            data = file.read(MAX_BYTES + 1)
-    except FileNotFoundError:
-        raise SnapshotError(f"{path}: no such file. Fix: {SNAPSHOT_COMMAND}") from None
-    except IsADirectoryError:
-        raise SnapshotError(f"{path}: is a directory. Fix: pass the JSON file kubectl wrote.") from None
-    except OSError as error:
-        raise SnapshotError(f"{path}: cannot be read ({error.strerror or type(error).__name__}).") from None
-    if len(data) > MAX_BYTES:
+        yield from iter_text_chunks(path, MAX_BYTES, f"no cluster's snapshot is. Fix: {SNAPSHOT_COMMAND}")
+    except FileReadError as error:
+        fix = SNAPSHOT_COMMAND if "no such file" in str(error) else "pass the JSON file kubectl wrote"
+        raise SnapshotError(f"{error}. Fix: {fix}." if "Fix:" not in str(error) else f"{error}.") from None
+
+
+def _checked(path: Path, index: int, item: Any) -> Mapping[str, Any]:
+    if not isinstance(item, dict) or not isinstance(item.get("kind"), str):
         raise SnapshotError(
-            f"{path}: larger than {MAX_BYTES // 2**20} MiB. Fix: snapshot only the kinds the check "
-            "reads, without --show-managed-fields."
+            f"{path}: items[{index}] is not a Kubernetes object with a kind. "
+            f"Fix: write the file with `{SNAPSHOT_COMMAND}`, unedited."
         )
-    try:
-        return json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        first = str(error).splitlines()[0][:120] if str(error) else type(error).__name__
-        raise SnapshotError(f"{path}: not JSON ({first}). Fix: use `-o json`, not `-o yaml` or a table.") from None
-    except RecursionError:
-        raise SnapshotError(f"{path}: JSON nested too deeply. Fix: {SNAPSHOT_COMMAND}") from None
+    problem = item_problem(item)
+    if problem:
+        raise SnapshotError(
+            f"{path}: items[{index}] ({item['kind']} {_name(item)}): {problem}. "
+            f"Fix: write the file with `{SNAPSHOT_COMMAND}`, unedited."
+        )
+    return slim_item(item)
+
+
+def _name(item: Mapping[str, Any]) -> str:
+    meta = item.get("metadata")
+    return repr(str(meta.get("name", ""))[:63]) if isinstance(meta, Mapping) else "without metadata"
+
+
+def _count(kinds: dict[str, int]) -> str:
+    shown = sorted(kinds.items(), key=lambda kv: -kv[1])[:4]
+    return ", ".join(f"{n:,} {k[:40]}" for k, n in shown) + (", ..." if len(kinds) > 4 else "")

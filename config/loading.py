@@ -72,20 +72,13 @@ BoundedLoader.add_constructor("tag:yaml.org,2002:int", BoundedLoader.construct_y
 
 
 def read_stack_text(file: Path) -> str:
-    """The file's text, refusing one larger than MAX_FILE_BYTES before reading it all."""
-    with file.open("rb") as stream:
-        data = stream.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        raise ConfigError(
-            [
-                ConfigIssue(
-                    "",
-                    f"{file}: is larger than {MAX_FILE_BYTES // 1024} KiB; a stack file is a few kilobytes.",
-                    "pass a Pulumi stack file (stacks/Pulumi.<stack>.yaml).",
-                )
-            ]
-        )
-    return data.decode("utf-8")
+    """The file's text: a regular file of at most MAX_FILE_BYTES, UTF-8. Raises ConfigError naming the file."""
+    from reading.files import FileReadError, read_text
+
+    try:
+        return read_text(file, MAX_FILE_BYTES, "a stack file is a few kilobytes")
+    except FileReadError as error:
+        raise ConfigError([ConfigIssue("", f"{error}.", "pass a Pulumi stack file, e.g. stacks/Pulumi.prod.yaml.")]) from None
 
 
 def parse_stack_yaml(text: str) -> Any:

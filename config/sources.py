@@ -8,7 +8,7 @@ validation/sources.py validates them into a StackConfig.
 from __future__ import annotations
 
 import difflib
-import json
+import os
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
@@ -16,6 +16,8 @@ from typing import Any
 
 from config.errors import PROJECT, ConfigError, ConfigIssue, show
 from config.secrets import SECRET_KEYS, StackSecrets
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent  # where Pulumi.yaml is
 
 
 def read_stack_file(path: str | Path) -> tuple[dict[str, Any], frozenset[str], list[ConfigIssue]]:
@@ -26,28 +28,8 @@ def read_stack_file(path: str | Path) -> tuple[dict[str, Any], frozenset[str], l
     file = Path(path)
     try:
         document = parse_stack_yaml(read_stack_text(file))
-    except FileNotFoundError:
-        raise ConfigError([ConfigIssue("", f"{file}: no such stack file.", "pass stacks/Pulumi.<stack>.yaml.")]) from None
-    except IsADirectoryError:
-        raise ConfigError(
-            [ConfigIssue("", f"{file}: is a directory, not a stack file.", "pass one file, e.g. stacks/Pulumi.prod.yaml.")]
-        ) from None
-    except OSError as error:  # permission denied, a broken mount, ...
-        raise ConfigError(
-            [
-                ConfigIssue(
-                    "",
-                    f"{file}: cannot be read ({error.strerror or type(error).__name__}).",
-                    "check the path and its permissions.",
-                )
-            ]
-        ) from None
     except yaml.YAMLError as error:
         raise ConfigError([yaml_issue(file, error)]) from None
-    except UnicodeDecodeError as error:
-        raise ConfigError(
-            [ConfigIssue("", f"{file}: is not UTF-8 text (byte {error.start}).", "save the file as UTF-8.")]
-        ) from None
     if not isinstance(document, dict) or not isinstance(document.get("config"), dict):
         raise ConfigError(
             [
@@ -121,11 +103,49 @@ def _plain_text_secret(name: str) -> ConfigIssue:
 def read_pulumi_config() -> tuple[dict[str, Any], frozenset[str], list[ConfigIssue]]:
     """The running program's keys, secrets set and problems, as read_stack_file gives them for a file. Only here
     the Pulumi SDK's config is read."""
+    import pulumi
     from pulumi.runtime import config as runtime_config
 
+    check_stack_file_syntax(pulumi.get_stack())
     keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
     items = [(key, _decode(runtime_config.get_config(key))) for key in sorted(keys)]
     return split_project_keys(items, is_secret=lambda key, _value: runtime_config.is_config_secret(key))
+
+
+def check_stack_file_syntax(stack: str, project_dir: Path | None = None) -> None:
+    """Read the stack's own file as the offline CLI does, for what the Pulumi engine's YAML parser lets
+    through (a duplicate key keeps its last value, an alias is expanded, no size or depth bound), so the CLI
+    and `pulumi preview` agree. No file (config from an ESC environment or the Automation API): nothing to
+    check. Raises ConfigError naming the file."""
+    import yaml
+
+    from config.loading import parse_stack_yaml, read_stack_text, yaml_issue
+
+    file = stack_file_of(stack, project_dir or PROJECT_DIR)
+    if file is None:
+        return
+    try:  # a file without `config:` (a new stack) is fine: the engine found nothing in it either
+        parse_stack_yaml(read_stack_text(file))
+    except yaml.YAMLError as error:
+        raise ConfigError([yaml_issue(file, error)]) from None
+
+
+def stack_file_of(stack: str, project_dir: Path) -> Path | None:
+    """Pulumi.<stack>.yaml in the project's stackConfigDir (Pulumi.yaml), when it exists (even as a FIFO)."""
+    import yaml
+
+    from config.loading import parse_stack_yaml, read_stack_text
+
+    try:
+        project = parse_stack_yaml(read_stack_text(project_dir / "Pulumi.yaml"))
+    except (ConfigError, yaml.YAMLError):  # the engine read Pulumi.yaml already; its own errors come first
+        project = None
+    folder = project.get("stackConfigDir") if isinstance(project, dict) else None
+    base = project_dir / folder if isinstance(folder, str) else project_dir
+    for name in (f"Pulumi.{stack}.yaml", f"Pulumi.{stack}.yml"):
+        if os.path.lexists(base / name):
+            return base / name
+    return None
 
 
 def load_pulumi_secrets() -> StackSecrets:
@@ -138,10 +158,12 @@ def load_pulumi_secrets() -> StackSecrets:
 
 def _decode(value: Any) -> Any:
     """Pulumi hands structured values over as JSON text; scalars stay strings for pydantic to coerce."""
+    from reading.numbers import loads
+
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
-            return json.loads(value)
-        except (json.JSONDecodeError, RecursionError, ValueError):  # ValueError: an int of > 4300 digits
+            return loads(value, finite=False)
+        except (RecursionError, ValueError):  # bad JSON or a number out of bounds: pydantic names the key
             return value
     return value
 

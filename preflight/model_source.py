@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ from config.errors import ConfigError, ConfigIssue, show
 from config.model import ArchitectureConfig, ModelConfig
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
+MAX_CONFIG_JSON_BYTES = 4 * 1024 * 1024  # Hugging Face config.json files are a few KB; multimodal ones < 100 KB
 
 
 def resolve_architecture(model: ModelConfig) -> Architecture:
@@ -84,21 +84,26 @@ def estimate_parameters(arch: Architecture) -> int:
     return arch.num_hidden_layers * per_layer + embeddings + arch.hidden_size
 
 
+def _unreadable(path: Path, reason: str) -> ConfigIssue:
+    return ConfigIssue(
+        "model.config_json",
+        f"cannot read {show(str(path))} ({reason}).",
+        "point it at the model's config.json, relative to the project.",
+    )
+
+
 def _from_config_json(path_text: str, num_parameters: int | None) -> Architecture:
     path = Path(path_text)
     path = path if path.is_absolute() else PROJECT_DIR / path
+    from reading.files import FileReadError, read_text
+    from reading.numbers import loads
+
     try:
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise ConfigError(
-            [
-                ConfigIssue(
-                    "model.config_json",
-                    f"cannot read {show(str(path))} ({error}).",
-                    "point it at the model's config.json, relative to the project.",
-                )
-            ]
-        ) from None
+        data: dict[str, Any] = loads(read_text(path, MAX_CONFIG_JSON_BYTES, "a config.json is a few kilobytes"))  # type: ignore[assignment]
+    except FileReadError as error:
+        raise ConfigError([_unreadable(path, error.reason)]) from None
+    except (ValueError, RecursionError) as error:  # not JSON, a number out of bounds, nested too deeply
+        raise ConfigError([_unreadable(path, f"not a JSON config.json: {str(error)[:120] or 'nested too deeply'}")]) from None
     if not isinstance(data, dict):
         raise ConfigError(
             [

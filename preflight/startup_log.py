@@ -21,21 +21,33 @@ Only the first occurrence counts: with tensor parallelism every rank logs, rank 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from preflight.report import PreflightReport
+from reading.numbers import NumberError
+from reading.numbers import figure as parse_figure
 
-_NUMBER = r"(-?[\d,]+(?:\.\d+)?)"
+MAX_LOG_BYTES = 16 * 1024 * 1024  # the figures are in the first lines a server prints
+# Each pattern is matched only at an occurrence of its literal start, on at most this many characters from
+# there (re's match with endpos): the longest line it reads is ~150 characters, and a 2 MiB line costs each
+# pattern no more than one pass per occurrence of its start.
+MATCH_WINDOW = 512
+_NUMBER = r"(-?[0-9][0-9,]*(?:\.[0-9]+)?)"
+_VERSION = r"([\w.+]{1,64})"
 PATTERNS: dict[str, tuple[str, ...]] = {
     "version": (
-        r"V1 LLM engine \(v([\w.+]+)\)",
-        r"vLLM API server version ([\w.+]+)",
-        r"Initializing an LLM engine \(v([\w.+]+)\)",
+        rf"V1 LLM engine \(v{_VERSION}\)",
+        rf"vLLM API server version {_VERSION}",
+        rf"Initializing an LLM engine \(v{_VERSION}\)",
     ),
-    "total_gpu_gib": (rf"total_gpu_memory[ =(]+{_NUMBER}\s*GiB",),
+    # V0 and V1 both print the model first: "... LLM engine (v0.6.3) with config: model='org/name', ..."
+    "model": (r"LLM engine \(v[\w.+]{1,64}\) with config: model=['\"]([^'\"\n]{1,400})['\"]",),
+    "total_gpu_gib": (rf"total_gpu_memory[ =(]{{1,8}}{_NUMBER}\s*GiB",),
     "requested_gib": (
-        rf"gpu_memory_utilization \([\d.]+\) = {_NUMBER}\s*GiB",
-        rf"Requested memory: [\d.]+ \(util\), {_NUMBER} GiB",
+        rf"gpu_memory_utilization \([0-9.]+\) = {_NUMBER}\s*GiB",
+        rf"Requested memory: [0-9.]+ \(util\), {_NUMBER} GiB",
         rf"requested memory: {_NUMBER}\s*GiB",
     ),
     "weights_gib": (
@@ -61,17 +73,67 @@ PATTERNS: dict[str, tuple[str, ...]] = {
         rf"available_kv_cache_memory\s+{_NUMBER}\s*GiB",
         rf"kv_cache_size={_NUMBER}\s*GiB",
     ),
-    "num_gpu_blocks": (rf"num_gpu_blocks is: {_NUMBER}", rf"# (?:GPU|cuda) blocks: {_NUMBER}"),
+    "num_gpu_blocks": (rf"num_gpu_blocks is: {_NUMBER}", rf"# GPU blocks: {_NUMBER}", rf"# cuda blocks: {_NUMBER}"),
     "kv_cache_tokens": (rf"GPU KV cache size: {_NUMBER} tokens",),
-    "max_concurrency": (rf"Maximum concurrency for [\d,]+ tokens per request: {_NUMBER}x",),
+    "max_concurrency": (rf"Maximum concurrency for [0-9,]+ tokens per request: {_NUMBER}x",),
 }
-REFUSALS: dict[str, str] = {
-    "no-kv-memory": r"No available memory for the cache blocks",
-    "max-seq-len": r"To serve at least one request with the model'?s'? max seq len|The model's max seq len \(\d+\) is "
-    r"larger than the maximum number of tokens",
-    "out-of-memory": r"CUDA out of memory|OutOfMemoryError",
-    "free-memory": r"Free memory on device .* is less than desired GPU memory utilization",
+REFUSALS: dict[str, tuple[str, ...]] = {
+    "no-kv-memory": (r"No available memory for the cache blocks",),
+    "max-seq-len": (
+        r"To serve at least one request with the model'?s'? max seq len",
+        r"The model's max seq len \([0-9]+\) is larger than the maximum number of tokens",
+    ),
+    "out-of-memory": (r"CUDA out of memory", r"OutOfMemoryError"),
+    "free-memory": (r"Free memory on device [^\n]{0,160}? is less than desired GPU memory utilization",),
 }
+TEXT_FIELDS = ("version", "model")
+WHOLE_FIELDS = ("num_gpu_blocks", "kv_cache_tokens")
+
+
+class LogError(ValueError):
+    """A --log file that cannot be compared; the message names the file and the fix."""
+
+
+@dataclass(frozen=True)
+class AnchoredPattern:
+    """A pattern and the literal text it starts with, found with str.find (linear) before the regex runs."""
+
+    anchor: str
+    regex: re.Pattern[str]
+
+    def first(self, text: str) -> re.Match[str] | None:
+        position = text.find(self.anchor)
+        while position >= 0:
+            found = self.regex.match(text, position, position + MATCH_WINDOW)
+            if found:
+                return found
+            position = text.find(self.anchor, position + 1)
+        return None
+
+
+def literal_start(pattern: str) -> str:
+    """The literal characters a pattern starts with (`V1 LLM engine (v` of `V1 LLM engine \\(v(...)`)."""
+    literal: list[str] = []
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\" and index + 1 < len(pattern) and not pattern[index + 1].isalnum():
+            char, index = pattern[index + 1], index + 1
+        elif char in "\\()[]{}.*+?|^$":
+            if char in "?*{" and literal:
+                literal.pop()  # the character before an optional quantifier may be absent
+            break
+        literal.append(char)
+        index += 1
+    return "".join(literal)
+
+
+def _anchored(patterns: Iterable[str]) -> tuple[AnchoredPattern, ...]:
+    return tuple(AnchoredPattern(literal_start(p), re.compile(p, re.ASCII)) for p in patterns)
+
+
+FIGURE_MATCHERS = {name: _anchored(patterns) for name, patterns in PATTERNS.items()}
+REFUSAL_MATCHERS = {kind: _anchored(patterns) for kind, patterns in REFUSALS.items()}
 
 
 @dataclass(frozen=True)
@@ -79,6 +141,7 @@ class LoggedStartup:
     """The figures one start-up log holds (None where the release or the excerpt does not print them)."""
 
     version: str | None = None
+    model: str | None = None
     total_gpu_gib: float | None = None
     requested_gib: float | None = None
     weights_gib: float | None = None
@@ -98,25 +161,76 @@ class LoggedStartup:
         """vLLM got past the KV-cache checks (a later CUDA-graph OOM is a different failure)."""
         return not ({"no-kv-memory", "max-seq-len", "free-memory"} & set(self.refusals))
 
+    @property
+    def has_figures(self) -> bool:
+        return bool(self.refusals) or any(getattr(self, name) is not None for name in PATTERNS if name not in TEXT_FIELDS)
+
 
 def parse_startup_log(text: str) -> LoggedStartup:
+    """The figures in a log. Raises LogError for a figure with more digits than vLLM prints."""
     found: dict[str, object] = {}
-    for name, patterns in PATTERNS.items():
-        value = _first(text, patterns)
+    for name, matchers in FIGURE_MATCHERS.items():
+        value = _first(text, matchers)
         if value is not None:
-            found[name] = value if name == "version" else _number(value, name)
-    refusals = tuple(kind for kind, pattern in REFUSALS.items() if re.search(pattern, text))
+            found[name] = value if name in TEXT_FIELDS else _number(value, name)
+    refusals = tuple(kind for kind, matchers in REFUSAL_MATCHERS.items() if any(m.first(text) for m in matchers))
     return LoggedStartup(**found, refusals=refusals)  # type: ignore[arg-type]
 
 
-def _first(text: str, patterns: tuple[str, ...]) -> str | None:
-    hits = [(match.start(), match.group(1)) for p in patterns if (match := re.search(p, text))]
+def _first(text: str, matchers: tuple[AnchoredPattern, ...]) -> str | None:
+    hits = [(match.start(), match.group(1)) for m in matchers if (match := m.first(text))]
     return min(hits)[1] if hits else None
 
 
 def _number(text: str, name: str) -> float | int:
-    value = float(text.replace(",", ""))
-    return int(value) if name in ("num_gpu_blocks", "kv_cache_tokens") else value
+    try:
+        value = parse_figure(text)
+    except NumberError as error:
+        raise LogError(f"{name}: {error}") from None
+    return int(value) if name in WHOLE_FIELDS else value
+
+
+def read_startup_log(path: str) -> str:
+    """The log's first MAX_LOG_BYTES as text (a regular file only). Raises LogError naming the file."""
+    from config.errors import show
+    from reading.files import FileReadError, read_text_prefix
+
+    try:
+        return read_text_prefix(path, MAX_LOG_BYTES)
+    except FileReadError as error:
+        raise LogError(
+            f"--log {show(path)}: {error.reason}. Fix: pass the file a vLLM server's start-up log was saved to."
+        ) from None
+
+
+def check_startup_log(path: str, text: str, served: tuple[str, ...]) -> LoggedStartup:
+    """The log's figures, when they are a start-up of the model the stack serves (`served`: the model id and
+    paths vLLM may have been given). Raises LogError: no figures, another model, a figure out of bounds."""
+    try:
+        logged = parse_startup_log(text)
+    except LogError as error:
+        raise LogError(f"--log {path}: {error}. Fix: pass the log vLLM wrote, unedited.") from None
+    if not logged.has_figures:
+        raise LogError(
+            f"--log {path}: no vLLM start-up figures found in {path}. Fix: pass the log of a vLLM server's "
+            "start-up (kubectl logs <pod> > vllm.log), which prints its memory profile and KV cache size."
+        )
+    if logged.model is not None and not any(same_model(logged.model, name) for name in served if name):
+        raise LogError(
+            f"--log {path}: is the start-up log of {logged.model[:120]!r}, but the stack serves "
+            f"{served[0][:120]!r}; its figures are not comparable. Fix: pass the log of this stack's model."
+        )
+    return logged
+
+
+def same_model(logged: str, served: str) -> bool:
+    """The logged model is the served one: the same id, a path ending in it, or the same last folder name."""
+    logged, served = logged.rstrip("/"), served.rstrip("/")
+    return (
+        logged == served
+        or logged.endswith("/" + served)
+        or logged.rpartition("/")[2].casefold() == served.rpartition("/")[2].casefold()
+    )
 
 
 @dataclass(frozen=True)
@@ -189,3 +303,16 @@ def render_log_check(report: PreflightReport, logged: LoggedStartup) -> str:
     if off:
         lines.append(f"  largest miss: {off}")
     return "\n".join(lines)
+
+
+def log_check_dict(report: PreflightReport, logged: LoggedStartup) -> dict[str, Any]:
+    """The log check as the JSON report's `startup_log` section."""
+    return {
+        "version": logged.version,
+        "model": logged.model,
+        "figures": [asdict(check) | {"error_percent": check.error_percent} for check in compare(report, logged)],
+        "vllm_started": logged.started,
+        "refusals": list(logged.refusals),
+        "agrees_with_preflight": logged.started == report.verdict.fits,
+        "largest_miss": term_off(report, logged),
+    }

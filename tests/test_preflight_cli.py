@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -103,7 +102,7 @@ def test_a_required_secret_missing_from_the_file_is_noted_but_does_not_block(cap
 def test_a_directory_given_as_the_stack_file_exits_two_without_a_traceback() -> None:
     result = run_cli("stacks")
     assert (result.returncode, "Traceback" in result.stderr) == (2, False), result.stderr
-    assert "stacks: is a directory, not a stack file." in result.stderr
+    assert "stacks: is a directory, not a regular file." in result.stderr
 
 
 def test_an_unreadable_stack_file_exits_two_naming_the_file(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -113,7 +112,7 @@ def test_an_unreadable_stack_file_exits_two_naming_the_file(tmp_path, monkeypatc
     def refuse(*_args: object, **_kwargs: object) -> str:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(Path, "open", refuse)
+    monkeypatch.setattr("reading.files.os.open", refuse)
     assert main([str(stack)]) == 2
     assert f"{stack}: cannot be read (Permission denied)." in capsys.readouterr().err
 

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+import json
+import os
+import random
+import re
 from pathlib import Path
 
 import pytest
 
 from cli.preflight import main
 from plan.sizing import resolve_sizing
-from preflight.startup_log import compare, parse_startup_log, render_log_check, term_off
+from preflight.startup_log import (
+    FIGURE_MATCHERS,
+    MATCH_WINDOW,
+    REFUSAL_MATCHERS,
+    AnchoredPattern,
+    compare,
+    parse_startup_log,
+    render_log_check,
+    term_off,
+)
 from tests.factories import make_config
 
 LOGS = Path(__file__).parent / "data" / "startup-logs"
+STACKS_DIR = Path(__file__).parent.parent / "stacks"
 
 
 def logged(row: str):  # type: ignore[no-untyped-def]
@@ -120,3 +134,130 @@ def test_the_cli_prints_the_log_check_after_the_report(tmp_path: Path, capsys: p
 def test_a_cuda_graph_estimate_the_release_does_not_subtract_is_left_out_of_the_comparison() -> None:
     report = resolve_sizing(make_config(gpu={"product": "H100-80GB-HBM3"}, vllm={"version": "0.19.0"}))
     assert "cuda_graph_estimate_gib" not in {check.figure for check in compare(report, logged("R01"))}
+
+
+# --- bounded matching and the CLI's messages -------------------------------------------------------------
+
+STACK_TEXT = (
+    "config:\n  vllm-serving:model:\n    id: meta-llama/Llama-3.1-8B-Instruct\n"
+    "  vllm-serving:gpu:\n    product: H100-80GB-HBM3\n  vllm-serving:security:\n    require_api_key: false\n"
+)
+ALL_MATCHERS = [m for group in (*FIGURE_MATCHERS.values(), *REFUSAL_MATCHERS.values()) for m in group]
+
+
+class RecordingRegex:
+    """A compiled pattern that records how many characters each call may read."""
+
+    def __init__(self, regex: re.Pattern[str], windows: list[int]) -> None:
+        self.regex, self.windows = regex, windows
+
+    def match(self, text: str, pos: int, endpos: int) -> re.Match[str] | None:
+        self.windows.append(min(endpos, len(text)) - pos)
+        return self.regex.match(text, pos, endpos)
+
+
+def hostile_line(filler: str = "1" * 12 + " " * 40) -> str:
+    """One 2 MiB line: every pattern's start, each followed by what makes a backtracking pattern rescan."""
+    piece = "".join(m.anchor + filler for m in ALL_MATCHERS)
+    return (piece * (2 * 2**20 // len(piece) + 1))[: 2 * 2**20]
+
+
+def test_each_pattern_reads_at_most_its_window_at_each_occurrence_of_its_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = hostile_line()
+    windows: dict[str, list[int]] = {}
+    for matchers in (FIGURE_MATCHERS, REFUSAL_MATCHERS):
+        for name, group in list(matchers.items()):
+            recording = tuple(
+                AnchoredPattern(m.anchor, RecordingRegex(m.regex, windows.setdefault(m.regex.pattern, [])))  # type: ignore[arg-type]
+                for m in group
+            )
+            monkeypatch.setitem(matchers, name, recording)
+    parse_startup_log(text)
+    assert sum(map(len, windows.values())) > len(ALL_MATCHERS)  # the recorders were called
+    for matcher in ALL_MATCHERS:
+        calls = windows[matcher.regex.pattern]
+        assert len(calls) <= text.count(matcher.anchor) and max(calls, default=0) <= MATCH_WINDOW, matcher.anchor
+
+
+def test_every_pattern_starts_with_a_literal_of_at_least_ten_characters() -> None:
+    assert min(len(m.anchor) for m in ALL_MATCHERS) >= 10
+
+
+def test_a_2_mib_line_of_pattern_starts_gives_no_figures() -> None:
+    text = "".join(m.anchor + " " * 60 + "x" for group in FIGURE_MATCHERS.values() for m in group) * 3000
+    assert len(text) > 2 * 2**20 and "\n" not in text
+    logged = parse_startup_log(text)
+    assert [getattr(logged, name) for name in FIGURE_MATCHERS if name != "version"] == [None] * (len(FIGURE_MATCHERS) - 1)
+
+
+def test_a_run_of_commas_is_not_a_figure() -> None:
+    assert parse_startup_log("num_gpu_blocks is: ,,,, done").num_gpu_blocks is None
+
+
+def test_a_400_digit_figure_is_a_config_error_naming_the_figure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "vllm.log"
+    log.write_text(f"Available KV cache memory: {'9' * 400} GiB\n")
+    assert main([str(write_stack(tmp_path)), "--log", str(log)]) == 2
+    err = capsys.readouterr().err
+    assert "kv_cache_gib: the figure '999999999999999999999999'… (400 characters) has 400 digits" in err, err
+
+
+def test_random_bytes_as_a_log_say_no_vllm_figures_were_found(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "random.log"
+    log.write_bytes(random.Random(22).randbytes(64 * 1024))
+    assert main([str(write_stack(tmp_path)), "--log", str(log)]) == 2
+    assert f"no vLLM start-up figures found in {log}" in capsys.readouterr().err
+
+
+def test_another_models_log_names_the_mismatch_instead_of_comparing_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "qwen.log"
+    engine = "Initializing a V1 LLM engine (v0.19.0) with config: model='Qwen/Qwen2.5-7B-Instruct', speculative_config=None\n"
+    log.write_text(engine + (LOGS / "R01.log").read_text())
+    assert main([str(write_stack(tmp_path)), "--log", str(log)]) == 2
+    captured = capsys.readouterr()
+    assert "is the start-up log of 'Qwen/Qwen2.5-7B-Instruct', but the stack serves 'meta-llama/Llama-3.1-8B-Instruct'" in (
+        captured.err
+    )
+    assert "Start-up log against the preflight" not in captured.out
+
+
+def test_the_same_model_under_a_cache_path_is_compared(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "llama.log"
+    engine = "Initializing a V1 LLM engine (v0.19.0) with config: model='/models/meta-llama/Llama-3.1-8B-Instruct', x\n"
+    log.write_text(engine + (LOGS / "R01.log").read_text())
+    assert main([str(write_stack(tmp_path)), "--log", str(log)]) == 0
+    assert "Start-up log against the preflight" in capsys.readouterr().out
+
+
+def test_json_with_a_log_prints_one_document_holding_the_log_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(write_stack(tmp_path)), "--json", "--log", str(LOGS / "R01.log")]) == 0
+    document = json.loads(capsys.readouterr().out)  # one document: json.loads refuses trailing text
+    assert {"kv_cache_gib", "weights_gib"} <= {f["figure"] for f in document["startup_log"]["figures"]}
+
+
+def test_a_fifo_given_as_the_log_is_named_a_named_pipe_not_a_missing_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "vllm.log"
+    os.mkfifo(fifo)
+    assert main([str(write_stack(tmp_path)), "--log", str(fifo)]) == 2
+    assert "is a named pipe (FIFO), not a regular file" in capsys.readouterr().err
+
+
+def write_stack(folder: Path) -> Path:
+    stack = folder / "Pulumi.x.yaml"
+    stack.write_text(STACK_TEXT)
+    return stack
+
+
+def test_json_prints_one_document_even_for_an_internal_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def crash(*_args: object, **_kwargs: object) -> None:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr("cli.preflight.assess", crash)
+    assert main([str(STACKS_DIR / "Pulumi.dev.yaml"), "--json"]) == 3
+    assert json.loads(capsys.readouterr().out) == {"fits": False, "internal_error": "ZeroDivisionError"}
