@@ -1,0 +1,222 @@
+"""The numbers, names and formulas docs/ states about what the program computes, checked against the preflight
+report and the render of the stack each one names.
+
+Two kinds of check. A fenced block after `<!-- docs-check: formulas STACK -->` holds Python assignments; it is
+run with the stack's config groups (`cache.headroom_percent`), the inputs below and `ceil`/`floor`, and every
+name it assigns is compared with what the program computed for that stack. A figure in prose is a CLAIMS entry:
+a pattern that must match the page, whose number is compared with the stack's computed value.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+import math
+import re
+from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from catalog.vllm_metrics import metrics_for
+from components.render.__main__ import rendered_objects
+from components.render.keda import trigger_queries
+from components.render.promql import Workload
+from config.sources import load_stack_file_with_secrets
+from config.stack import StackConfig
+from preflight.__main__ import main as preflight_main
+from tests.factories import REPO
+from validation import assess
+
+DOCS = REPO / "docs"
+FORMULAS = re.compile(r"<!-- docs-check: formulas (\S+) -->\n```python\n(.*?)```", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Stack:
+    """One stack file's config, its preflight report (the CLI's --json) and its offline render."""
+
+    cfg: StackConfig
+    report: dict[str, Any]
+    objects: tuple[dict[str, Any], ...]
+
+    def one(self, kind: str, name_contains: str = "") -> dict[str, Any]:
+        found = [o for o in self.objects if o["kind"] == kind and name_contains in o["metadata"]["name"]]
+        assert len(found) == 1, f"expected one {kind} named *{name_contains}*, found {len(found)}"
+        return found[0]
+
+    def server(self) -> dict[str, Any]:
+        return next(o for o in self.objects if o["kind"] in ("Deployment", "StatefulSet") and "server" in o["metadata"]["name"])
+
+    def server_container(self) -> dict[str, Any]:
+        return self.server()["spec"]["template"]["spec"]["containers"][0]
+
+    def download_job(self) -> dict[str, Any]:
+        return self.one("Job", "model-download")
+
+    def term(self, name: str) -> float:
+        return next(t["seconds"] for t in self.report["startup"]["terms"] if t["name"] == name)
+
+    def trigger(self, name: str) -> dict[str, Any]:
+        return next(t for t in self.one("ScaledObject")["spec"]["triggers"] if t["name"] == name)
+
+    def pod_specs(self) -> list[dict[str, Any]]:
+        return [o["spec"]["template"]["spec"] for o in self.objects if o["kind"] in ("Deployment", "StatefulSet", "Job")]
+
+
+@functools.cache
+def stack(relative: str) -> Stack:
+    path = REPO / relative
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        assert preflight_main([str(path), "--json"]) == 0, f"{relative} does not fit"
+    cfg, _ = load_stack_file_with_secrets(path)
+    name = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    plan = assess(cfg, stack=name, hf_token=True).plan
+    assert plan is not None
+    return Stack(cfg, json.loads(out.getvalue()), tuple(rendered_objects(plan)))
+
+
+def inputs(s: Stack) -> dict[str, Any]:
+    """What a formula block may read besides the stack's keys: figures of the report and the render."""
+    startup = s.report["startup"]
+    return {
+        "weights_on_disk_gib": startup["weights_gib"],
+        "read_throughput_gib_per_s": startup["throughput"]["mib_per_s"] / 1024,
+        "gpus_per_pod": int(s.server_container()["resources"]["limits"]["nvidia.com/gpu"]),
+        "max_num_seqs": s.report["engine"]["max_num_seqs"],
+        "kv_cache_tokens": s.report["capacity"]["kv_cache_tokens"],
+        "tokens_per_request": s.report["target"]["tokens_per_request"],
+    }
+
+
+# What a formula's result is compared with: the name it assigns -> the program's figure for the stack.
+COMPUTED: dict[str, Callable[[Stack], float]] = {
+    "load_seconds": lambda s: s.report["startup"]["probe"]["load_seconds"],
+    "engine_start_seconds": lambda s: s.report["startup"]["probe"]["engine_start_seconds"],
+    "graphs_seconds": lambda s: s.report["startup"]["probe"]["cuda_graph_seconds"],
+    "startup_probe_failure_threshold": lambda s: s.server_container()["startupProbe"]["failureThreshold"],
+    "startup_probe_seconds": lambda s: s.report["startup"]["probe"]["total_seconds"],
+    "download_seconds": lambda s: s.term("download"),
+    "first_start_seconds": lambda s: s.report["startup"]["first_start_seconds"],
+    "progress_deadline_seconds": lambda s: s.server()["spec"]["progressDeadlineSeconds"],
+    "download_attempt_seconds": lambda s: int(
+        next(e["value"] for e in s.download_job()["spec"]["template"]["spec"]["containers"][0]["env"] if e["name"] == "DOWNLOAD_DEADLINE_SECONDS")
+    ),
+    "download_job_deadline_seconds": lambda s: s.download_job()["spec"]["activeDeadlineSeconds"],
+    "cache_size_gib": lambda s: int(s.one("PersistentVolumeClaim")["spec"]["resources"]["requests"]["storage"].removesuffix("Gi")),
+    "kv_cache_tokens": lambda s: s.report["capacity"]["kv_cache_tokens"],
+    "tokens_per_request": lambda s: s.report["target"]["tokens_per_request"],
+    "queue_threshold": lambda s: float(s.trigger("queue")["metadata"]["threshold"]),
+    "running_threshold": lambda s: float(s.trigger("running")["metadata"]["threshold"]),
+}
+# Steps a block may name on the way to a compared result.
+INTERMEDIATE = {"concurrency"}
+
+
+def formula_blocks() -> list[tuple[str, str, str]]:
+    """(page, stack file, block) for every formula block in docs/."""
+    return [
+        (page.name, match.group(1), match.group(2))
+        for page in sorted(DOCS.glob("*.md"))
+        for match in FORMULAS.finditer(page.read_text(encoding="utf-8"))
+    ]
+
+
+def evaluate(block: str, s: Stack) -> dict[str, Any]:
+    """Run the block's assignments; return what it assigned."""
+    namespace: dict[str, Any] = {name: getattr(s.cfg, name) for name in type(s.cfg).model_fields}
+    namespace |= inputs(s) | {"ceil": math.ceil, "floor": math.floor, "min": min, "max": max}
+    before = set(namespace)
+    exec(compile(block, "<docs formula>", "exec"), {"__builtins__": {}}, namespace)  # noqa: S102 (our own docs)
+    return {name: value for name, value in namespace.items() if name not in before}
+
+
+BLOCKS = formula_blocks()
+
+
+def test_the_docs_hold_formula_blocks() -> None:
+    assert {page for page, _, _ in BLOCKS} >= {"kubernetes.md", "autoscaling-and-monitoring.md", "model-delivery.md"}
+
+
+@pytest.mark.parametrize(("page", "stack_file", "block"), BLOCKS, ids=[f"{p}:{b.split()[0]}" for p, _, b in BLOCKS])
+def test_every_documented_formula_gives_what_the_program_computes(page: str, stack_file: str, block: str) -> None:
+    s = stack(stack_file)
+    assigned = evaluate(block, s)
+    unknown = sorted(set(assigned) - set(COMPUTED) - INTERMEDIATE)
+    assert unknown == [], f"docs/{page}: {unknown} are not figures tests/test_docs_claims.py can compare (COMPUTED)"
+    wrong = {
+        name: (value, COMPUTED[name](s))
+        for name, value in assigned.items()
+        if name in COMPUTED and not math.isclose(value, COMPUTED[name](s), rel_tol=1e-4)
+    }
+    assert wrong == {}, f"docs/{page} (formula, program) for {stack_file}: {wrong}"
+
+
+def test_a_wrong_formula_is_caught() -> None:
+    s = stack("stacks/Pulumi.prod.yaml")
+    formula = "download_job_deadline_seconds = ceil(weights_on_disk_gib / cache.download_throughput_gib_per_s * 1.5)"
+    assert evaluate(formula + " + server.image_pull_seconds + 120\n", s)["download_job_deadline_seconds"] != COMPUTED[
+        "download_job_deadline_seconds"
+    ](s)
+
+
+def page(name: str) -> str:
+    return (DOCS / name).read_text(encoding="utf-8")
+
+
+def figure(name: str, pattern: str) -> float:
+    """The number the pattern's group captures in docs/<name> (commas allowed)."""
+    match = re.search(pattern, page(name))
+    assert match, f"docs/{name} no longer states /{pattern}/: update the claim in tests/test_docs_claims.py with the page"
+    return float(match.group(1).replace(",", ""))
+
+
+PROD = "stacks/Pulumi.prod.yaml"
+
+# (page, pattern capturing one figure, the stack, what the program computed for it)
+CLAIMS: list[tuple[str, str, str, Callable[[Stack], float]]] = [
+    ("autoscaling-and-monitoring.md", r"`max_num_seqs`\s+is (\d+), the KV cache", PROD, lambda s: s.report["engine"]["max_num_seqs"]),
+    ("autoscaling-and-monitoring.md", r"of a replica holds ([\d,]+) tokens", PROD, COMPUTED["kv_cache_tokens"]),
+    ("autoscaling-and-monitoring.md", r"the target is ([\d,]+) tokens per request", PROD, COMPUTED["tokens_per_request"]),
+    (
+        "autoscaling-and-monitoring.md",
+        r"concurrency = min\(\d+, (\d+)\)",
+        PROD,
+        lambda s: s.report["capacity"]["kv_cache_tokens"] // s.report["target"]["tokens_per_request"],
+    ),
+    ("autoscaling-and-monitoring.md", r"queue = (\d+) and running", PROD, COMPUTED["queue_threshold"]),
+    ("autoscaling-and-monitoring.md", r"and running = (\d+) \(", PROD, COMPUTED["running_threshold"]),
+    ("kubernetes.md", r"For prod that is (\d+) s against", PROD, COMPUTED["download_job_deadline_seconds"]),
+    ("kubernetes.md", r"against a (\d+) s `progressDeadlineSeconds`", PROD, COMPUTED["progress_deadline_seconds"]),
+]
+
+
+@pytest.mark.parametrize(("name", "pattern", "stack_file", "computed"), CLAIMS, ids=[f"{c[0]}:{c[1][:30]}" for c in CLAIMS])
+def test_every_documented_figure_is_what_the_program_computes(
+    name: str, pattern: str, stack_file: str, computed: Callable[[Stack], float]
+) -> None:
+    assert figure(name, pattern) == pytest.approx(computed(stack(stack_file)), abs=0.5)
+
+
+def table_rows(name: str, marker: str) -> list[list[str]]:
+    """The cells of the table after `<!-- docs-check: MARKER -->`, header and rule left out."""
+    text = page(name).split(f"<!-- docs-check: {marker} -->\n", 1)[1].split("\n\n", 1)[0]
+    return [[cell.strip() for cell in line.strip("|").split(" | ")] for line in text.splitlines()[2:]]
+
+
+def test_the_trigger_table_shows_the_queries_and_metric_types_the_program_renders() -> None:
+    workload = Workload(namespace="ns", model_name="m", deployment_name="d")
+    rendered = {name: (query.replace(workload.vllm, "{…}"), kind) for name, (query, kind) in trigger_queries(metrics_for("0.33.0"), workload).items()}
+    documented = {row[0].split()[0].strip("`"): (row[1].strip("`"), row[2]) for row in table_rows("autoscaling-and-monitoring.md", "triggers")}
+    assert documented == rendered
+
+
+def test_the_prod_scaled_object_uses_the_metric_types_of_the_trigger_table() -> None:
+    documented = {row[0].split()[0].strip("`"): row[2] for row in table_rows("autoscaling-and-monitoring.md", "triggers")}
+    triggers = stack(PROD).one("ScaledObject")["spec"]["triggers"]
+    assert {t["name"]: t["metricType"] for t in triggers} == {t["name"]: documented[t["name"]] for t in triggers}
