@@ -103,7 +103,7 @@ def generate(models: dict[str, Architecture], gpus: dict[str, GpuProduct], label
         HEADER,
         "## Models",
         "",
-        "Parameters are the published totals; \"On disk\" is the checkpoint the cache volume holds and the download "
+        'Parameters are the published totals; "On disk" is the checkpoint the cache volume holds and the download '
         "and load budgets count. A quantized checkpoint names its `quantization_config.quant_method`.",
         "",
         *MODEL_HEAD,

@@ -14,13 +14,14 @@ import io
 import json
 import math
 import re
+import typing
 from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from catalog.vllm_metrics import metrics_for
 from components.render.__main__ import rendered_objects
@@ -64,6 +65,24 @@ class Stack:
     def trigger(self, name: str) -> dict[str, Any]:
         return next(t for t in self.one("ScaledObject")["spec"]["triggers"] if t["name"] == name)
 
+    def hpa(self, direction: str) -> dict[str, Any]:
+        return self.one("ScaledObject")["spec"]["advanced"]["horizontalPodAutoscalerConfig"]["behavior"][direction]
+
+    def hpa_policy(self, direction: str) -> dict[str, Any]:
+        (policy,) = self.hpa(direction)["policies"]
+        return policy
+
+    def smoke_arg(self, flag: str) -> float:
+        command = self.one("Job", "smoke-test")["spec"]["template"]["spec"]["containers"][0]["command"]
+        return float(command[command.index(flag) + 1])
+
+    def gpus_per_pod(self) -> int:
+        return int(self.server_container()["resources"]["limits"]["nvidia.com/gpu"])
+
+    def shm_gib(self) -> float:
+        volumes = self.server()["spec"]["template"]["spec"]["volumes"]
+        return float(next(v for v in volumes if v["name"] == "dshm")["emptyDir"]["sizeLimit"].removesuffix("Gi"))
+
     def pod_specs(self) -> list[dict[str, Any]]:
         return [o["spec"]["template"]["spec"] for o in self.objects if o["kind"] in ("Deployment", "StatefulSet", "Job")]
 
@@ -87,7 +106,7 @@ def inputs(s: Stack) -> dict[str, Any]:
     return {
         "weights_on_disk_gib": startup["weights_gib"],
         "read_throughput_gib_per_s": startup["throughput"]["mib_per_s"] / 1024,
-        "gpus_per_pod": int(s.server_container()["resources"]["limits"]["nvidia.com/gpu"]),
+        "gpus_per_pod": s.gpus_per_pod(),
         "max_num_seqs": s.report["engine"]["max_num_seqs"],
         "kv_cache_tokens": s.report["capacity"]["kv_cache_tokens"],
         "tokens_per_request": s.report["target"]["tokens_per_request"],
@@ -106,10 +125,16 @@ COMPUTED: dict[str, Callable[[Stack], float]] = {
     "first_start_seconds": lambda s: s.report["startup"]["first_start_seconds"],
     "progress_deadline_seconds": lambda s: s.server()["spec"]["progressDeadlineSeconds"],
     "download_attempt_seconds": lambda s: int(
-        next(e["value"] for e in s.download_job()["spec"]["template"]["spec"]["containers"][0]["env"] if e["name"] == "DOWNLOAD_DEADLINE_SECONDS")
+        next(
+            e["value"]
+            for e in s.download_job()["spec"]["template"]["spec"]["containers"][0]["env"]
+            if e["name"] == "DOWNLOAD_DEADLINE_SECONDS"
+        )
     ),
     "download_job_deadline_seconds": lambda s: s.download_job()["spec"]["activeDeadlineSeconds"],
-    "cache_size_gib": lambda s: int(s.one("PersistentVolumeClaim")["spec"]["resources"]["requests"]["storage"].removesuffix("Gi")),
+    "cache_size_gib": lambda s: int(
+        s.one("PersistentVolumeClaim")["spec"]["resources"]["requests"]["storage"].removesuffix("Gi")
+    ),
     "kv_cache_tokens": lambda s: s.report["capacity"]["kv_cache_tokens"],
     "tokens_per_request": lambda s: s.report["target"]["tokens_per_request"],
     "queue_threshold": lambda s: float(s.trigger("queue")["metadata"]["threshold"]),
@@ -133,7 +158,7 @@ def evaluate(block: str, s: Stack) -> dict[str, Any]:
     namespace: dict[str, Any] = {name: getattr(s.cfg, name) for name in type(s.cfg).model_fields}
     namespace |= inputs(s) | {"ceil": math.ceil, "floor": math.floor, "min": min, "max": max}
     before = set(namespace)
-    exec(compile(block, "<docs formula>", "exec"), {"__builtins__": {}}, namespace)  # noqa: S102 (our own docs)
+    exec(compile(block, "<docs formula>", "exec"), {"__builtins__": {}}, namespace)
     return {name: value for name, value in namespace.items() if name not in before}
 
 
@@ -179,9 +204,25 @@ def figure(name: str, pattern: str) -> float:
 
 PROD = "stacks/Pulumi.prod.yaml"
 
+
+def default_of(key: str) -> Any:
+    """A stack key's default, read from the config models (`docker.log_opts.max_size`)."""
+    *groups, last = key.split(".")
+    model: Any = StackConfig
+    for part in groups:  # a group's class, also behind `X | None` (docker)
+        annotation = model.model_fields[part].annotation
+        model = next(a for a in (annotation, *typing.get_args(annotation)) if isinstance(a, type) and issubclass(a, BaseModel))
+    return model.model_fields[last].get_default(call_default_factory=True)
+
+
 # (page, pattern capturing one figure, the stack, what the program computed for it)
 CLAIMS: list[tuple[str, str, str, Callable[[Stack], float]]] = [
-    ("autoscaling-and-monitoring.md", r"`max_num_seqs`\s+is (\d+), the KV cache", PROD, lambda s: s.report["engine"]["max_num_seqs"]),
+    (
+        "autoscaling-and-monitoring.md",
+        r"`max_num_seqs`\s+is (\d+), the KV cache",
+        PROD,
+        lambda s: s.report["engine"]["max_num_seqs"],
+    ),
     ("autoscaling-and-monitoring.md", r"of a replica holds ([\d,]+) tokens", PROD, COMPUTED["kv_cache_tokens"]),
     ("autoscaling-and-monitoring.md", r"the target is ([\d,]+) tokens per request", PROD, COMPUTED["tokens_per_request"]),
     (
@@ -200,6 +241,77 @@ CLAIMS: list[tuple[str, str, str, Callable[[Stack], float]]] = [
     ("model-delivery.md", r"= (\d+) s on the first start", PROD, COMPUTED["first_start_seconds"]),
     ("model-delivery.md", r"the startup probe allows (\d+) s", PROD, COMPUTED["startup_probe_seconds"]),
     ("model-delivery.md", r"first-start sum plus 120 s \((\d+) s\)", PROD, COMPUTED["progress_deadline_seconds"]),
+    (
+        "autoscaling-and-monitoring.md",
+        r"KV-cache usage: ([\d.]+)\.",
+        PROD,
+        lambda s: float(s.trigger("kv_cache")["metadata"]["threshold"]),
+    ),
+    (
+        "autoscaling-and-monitoring.md",
+        r"before the ([\d.]+) alert",
+        PROD,
+        lambda s: default_of("monitoring.kv_cache_usage_alert_threshold"),
+    ),
+    ("autoscaling-and-monitoring.md", r"# queue_fraction ([\d.]+)", PROD, lambda s: default_of("autoscaling.queue_fraction")),
+    (
+        "autoscaling-and-monitoring.md",
+        r"# running_headroom ([\d.]+)",
+        PROD,
+        lambda s: default_of("autoscaling.running_headroom"),
+    ),
+    (
+        "autoscaling-and-monitoring.md",
+        r"at most (\d+) pods per minute",
+        PROD,
+        lambda s: s.hpa_policy("scaleUp")["value"] * 60 / s.hpa_policy("scaleUp")["periodSeconds"],
+    ),
+    (
+        "autoscaling-and-monitoring.md",
+        r"one pod per (\d+) minutes",
+        PROD,
+        lambda s: s.hpa_policy("scaleDown")["periodSeconds"] / 60 / s.hpa_policy("scaleDown")["value"],
+    ),
+    (
+        "autoscaling-and-monitoring.md",
+        r"after a (\d+)-minute stabilization",
+        PROD,
+        lambda s: s.hpa("scaleDown")["stabilizationWindowSeconds"] / 60,
+    ),
+    ("exposure.md", r"--timeout-seconds (\d+) --max-tokens", PROD, lambda s: s.smoke_arg("--timeout-seconds")),
+    ("exposure.md", r"--max-tokens (\d+)\n", PROD, lambda s: s.smoke_arg("--max-tokens")),
+    ("exposure.md", r"`smoke_test.timeout_seconds` \(`(\d+)`\)", PROD, lambda s: default_of("smoke_test.timeout_seconds")),
+    ("exposure.md", r"`smoke_test.max_tokens` \(`(\d+)`\)", PROD, lambda s: default_of("smoke_test.max_tokens")),
+    ("exposure.md", r"svc:(\d+) --model", PROD, lambda s: s.one("Service")["spec"]["ports"][0]["port"]),
+    ("security.md", r"\(`server.port`, (\d+)\)", PROD, lambda s: s.one("Service")["spec"]["ports"][0]["port"]),
+    (
+        "model-delivery.md",
+        r"`delivery.claim_bind_timeout_seconds` \((\d+) s\)",
+        PROD,
+        lambda s: default_of("delivery.claim_bind_timeout_seconds"),
+    ),
+    (
+        "model-delivery.md",
+        r"fails after (\d+) minutes on",
+        PROD,
+        lambda s: default_of("delivery.claim_bind_timeout_seconds") / 60,
+    ),
+    (
+        "multinode.md",
+        r"`multinode.group_init_seconds` \((\d+) s by default\)",
+        PROD,
+        lambda s: default_of("multinode.group_init_seconds"),
+    ),
+    (
+        "docker.md",
+        r"docker\.cache\.download_throughput_gib_per_s` \(default ([\d.]+) GiB/s\)",
+        PROD,
+        lambda s: default_of("docker.cache.download_throughput_gib_per_s"),
+    ),
+    ("docker.md", r"`server.shm_size_gib` \(default (\d+) GiB per GPU", PROD, lambda s: s.shm_gib() / s.gpus_per_pod()),
+    ("docker.md", r"\(default (\d+)m x \d+\)", PROD, lambda s: float(default_of("docker.log_opts.max_size").removesuffix("m"))),
+    ("docker.md", r"\(default \d+m x (\d+)\)", PROD, lambda s: default_of("docker.log_opts.max_file")),
+    ("docker.md", r"\(default `127.0.0.1:(\d+)`\)", PROD, lambda s: default_of("docker.port")),
     ("kubernetes.md", r"For prod that is (\d+) s against", PROD, COMPUTED["download_job_deadline_seconds"]),
     ("kubernetes.md", r"against a (\d+) s `progressDeadlineSeconds`", PROD, COMPUTED["progress_deadline_seconds"]),
 ]
@@ -221,8 +333,14 @@ def table_rows(name: str, marker: str) -> list[list[str]]:
 
 def test_the_trigger_table_shows_the_queries_and_metric_types_the_program_renders() -> None:
     workload = Workload(namespace="ns", model_name="m", deployment_name="d")
-    rendered = {name: (query.replace(workload.vllm, "{…}"), kind) for name, (query, kind) in trigger_queries(metrics_for("0.33.0"), workload).items()}
-    documented = {row[0].split()[0].strip("`"): (row[1].strip("`"), row[2]) for row in table_rows("autoscaling-and-monitoring.md", "triggers")}
+    rendered = {
+        name: (query.replace(workload.vllm, "{…}"), kind)
+        for name, (query, kind) in trigger_queries(metrics_for("0.33.0"), workload).items()
+    }
+    documented = {
+        row[0].split()[0].strip("`"): (row[1].strip("`"), row[2])
+        for row in table_rows("autoscaling-and-monitoring.md", "triggers")
+    }
     assert documented == rendered
 
 
@@ -238,9 +356,7 @@ USER_ID = re.compile(r"(?i)(?:\buid\b|fsgroup|runasuser|runasgroup|\bgid\b)[^.\n
 
 
 def test_every_user_id_in_the_docs_is_the_one_every_pod_runs_as() -> None:
-    ids = {
-        spec["securityContext"][key] for spec in stack(PROD).pod_specs() for key in ("runAsUser", "runAsGroup", "fsGroup")
-    }
+    ids = {spec["securityContext"][key] for spec in stack(PROD).pod_specs() for key in ("runAsUser", "runAsGroup", "fsGroup")}
     stated = {
         (path.name, int(match.group(1)))
         for path in sorted(DOCS.glob("*.md"))
