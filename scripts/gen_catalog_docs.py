@@ -3,9 +3,10 @@
 Usage: venv/bin/python scripts/gen_catalog_docs.py [--check]
 
 One row per model of catalog/models.py (MODELS, pre-quantized checkpoints included) and one per GPU product of
-catalog/gpus.py, with the provider labels of catalog/gpu_labels.py. The checkpoint size is the preflight's own
+catalog/gpus.py, with the provider labels of catalog/gpu_labels.py, then one per example in stacks/examples/ with
+its model, GPU and the first sentence of its header comment. The checkpoint size is the preflight's own
 (preflight/memory.py weights_on_disk_gib). Nothing is listed by hand, so an entry added to a catalog appears
-after regenerating. Pure: imports catalog/ and preflight/memory.py only, never pulumi.
+after regenerating. Pure: imports catalog/, preflight/memory.py and yaml only, never pulumi.
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "docs" / "catalog.md"
+EXAMPLES = ROOT / "stacks" / "examples"
 COMMAND = "venv/bin/python scripts/gen_catalog_docs.py"
 
 if str(ROOT) not in sys.path:  # run as a script: make the catalog package importable
     sys.path.insert(0, str(ROOT))
+
+import yaml  # noqa: E402
 
 from catalog.gpu_labels import PROVIDER_LABELS, ProviderLabels  # noqa: E402
 from catalog.gpus import GPUS, GpuProduct  # noqa: E402
@@ -98,7 +102,32 @@ def gpu_rows(gpus: dict[str, GpuProduct], labels: dict[str, ProviderLabels]) -> 
         yield gpu_row(gpus[name], labels.get(name, ProviderLabels()))
 
 
-def generate(models: dict[str, Architecture], gpus: dict[str, GpuProduct], labels: dict[str, ProviderLabels]) -> str:
+def example_row(path: Path) -> str:
+    """The example's model and GPU as its stack file sets them, and the first sentence of its header comment."""
+    text = path.read_text(encoding="utf-8")
+    header = " ".join(line.lstrip("# ").strip() for line in text.splitlines() if line.startswith("#"))
+    config = yaml.safe_load(text)["config"]
+    gpu, engine = config.get("vllm-serving:gpu", {}), config.get("vllm-serving:engine", {})
+    gpus = gpu.get("count") or engine.get("tensor_parallel_size", 1) * engine.get("pipeline_parallel_size", 1)
+    count = f" x {gpus}" if gpus > 1 else ""
+    name = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    return (
+        f"| [`{name}`](../stacks/examples/{path.name}) | `{config['vllm-serving:model']['id']}` | "
+        f"`{gpu.get('product', '')}`{count} | {header.split('. ')[0].rstrip('.')}. |"
+    )
+
+
+def example_rows(folder: Path) -> Iterator[str]:
+    for path in sorted(folder.glob("Pulumi.*.yaml")):
+        yield example_row(path)
+
+
+def generate(
+    models: dict[str, Architecture],
+    gpus: dict[str, GpuProduct],
+    labels: dict[str, ProviderLabels],
+    examples: Path | None = None,
+) -> str:
     lines = [
         HEADER,
         "## Models",
@@ -119,11 +148,23 @@ def generate(models: dict[str, Architecture], gpus: dict[str, GpuProduct], label
         *GPU_HEAD,
         *gpu_rows(gpus, labels),
     ]
+    if examples is not None:
+        lines += [
+            "",
+            "## Examples",
+            "",
+            "Stack files in `stacks/examples/`, each preflighted and rendered by the tests; the GPUs are those of one "
+            "replica (tensor x pipeline parallel size). Check one with `venv/bin/python -m preflight FILE`.",
+            "",
+            "| Example | `model.id` | `gpu.product` | What it shows |",
+            "| --- | --- | --- | --- |",
+            *example_rows(examples),
+        ]
     return "\n".join(lines) + "\n"
 
 
 def render() -> str:
-    return generate(MODELS, GPUS, PROVIDER_LABELS)
+    return generate(MODELS, GPUS, PROVIDER_LABELS, EXAMPLES)
 
 
 def main(argv: list[str]) -> int:

@@ -68,3 +68,10 @@ def test_the_generator_never_imports_pulumi() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_every_example_is_listed_with_the_gpus_of_one_replica() -> None:
+    text = GEN.render()
+    examples = sorted((REPO / "stacks" / "examples").glob("Pulumi.*.yaml"))
+    assert [p.name for p in examples if f"(../stacks/examples/{p.name})" not in text] == []
+    assert "| `meta-llama/Llama-3.1-405B-Instruct` | `A100-SXM4-80GB` x 16 |" in text
