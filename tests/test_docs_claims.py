@@ -18,9 +18,11 @@ import typing
 from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from pydantic import BaseModel
 
 from catalog.vllm_metrics import metrics_for
@@ -417,3 +419,51 @@ def test_every_prod_window_in_the_alert_table_is_the_rendered_one() -> None:
     stated = {name: m.group(1) for name, row in alert_rows().items() if (m := re.search(r"\(prod: (\d+[smh])\)", row))}
     windows = prod_alert_windows()
     assert stated and {name: windows.get(name) for name in stated} == stated
+
+
+# The stack files behind the error samples in docs/ (`<!-- docs-check: config-error NAME -->`).
+ERROR_SAMPLES: dict[str, dict[str, Any]] = {
+    "typo-and-range": {
+        "model": {"id": "meta-llama/Llama-3.1-8B-Instruct"},
+        "gpu": {"product": "A100-SXM4-40GB"},
+        "engine": {"gpu_memory_utilization": 1.5, "tensor_paralel_size": 1},
+    },
+    "docker-cache": {
+        "target": "docker",
+        "docker": {},
+        "model": {"id": "meta-llama/Llama-3.1-8B-Instruct"},
+        "gpu": {"product": "L40S"},
+        "cache": {"size_gib": 200},
+    },
+}
+SAMPLE = re.compile(r"<!-- docs-check: config-error (\S+) -->\n```\n(.*?)```", re.DOTALL)
+
+
+def error_samples() -> list[tuple[str, str, str]]:
+    return [
+        (path.name, match.group(1), match.group(2))
+        for path in sorted(DOCS.glob("*.md"))
+        for match in SAMPLE.finditer(path.read_text(encoding="utf-8"))
+    ]
+
+
+def flat(text: str) -> str:
+    return " ".join(text.replace("\n  - ", "\n").split())
+
+
+@pytest.mark.parametrize(("name", "sample", "text"), error_samples(), ids=[f"{p}:{n}" for p, n, _ in error_samples()])
+def test_every_config_error_sample_is_what_the_cli_prints(name: str, sample: str, text: str, tmp_path: Path) -> None:
+    path = tmp_path / f"Pulumi.{sample}.yaml"
+    path.write_text(yaml.safe_dump({"config": {f"vllm-serving:{k}": v for k, v in ERROR_SAMPLES[sample].items()}}))
+    err = io.StringIO()
+    with redirect_stdout(io.StringIO()), redirect_stderr(err):
+        assert preflight_main([str(path)]) == 2
+    printed, at = flat(err.getvalue()), 0
+    for piece in (flat(part) for part in text.split("...")):  # `...` stands for a part the page leaves out
+        found = printed.find(piece, at)
+        assert found >= 0, f"docs/{name}'s sample {sample!r} is not what the CLI prints:\n{err.getvalue()}"
+        at = found + len(piece)
+
+
+def test_the_docs_hold_the_error_samples() -> None:
+    assert {sample for _, sample, _ in error_samples()} == set(ERROR_SAMPLES)
