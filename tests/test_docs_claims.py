@@ -25,7 +25,9 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
+from catalog.keda import FEATURES, Feature
 from catalog.vllm_metrics import metrics_for
+from cluster.versions import IMAGE_CUDA_MAJOR, MIN_DRIVER_MAJOR
 from components.render.__main__ import rendered_objects
 from components.render.keda import trigger_queries
 from components.render.promql import Workload
@@ -314,6 +316,21 @@ CLAIMS: list[tuple[str, str, str, Callable[[Stack], float]]] = [
     ("docker.md", r"\(default (\d+)m x \d+\)", PROD, lambda s: float(default_of("docker.log_opts.max_size").removesuffix("m"))),
     ("docker.md", r"\(default \d+m x (\d+)\)", PROD, lambda s: default_of("docker.log_opts.max_file")),
     ("docker.md", r"\(default `127.0.0.1:(\d+)`\)", PROD, lambda s: default_of("docker.port")),
+    ("cluster.md", r"the 0\.33\.0 image is a CUDA (\d+) build", PROD, lambda s: IMAGE_CUDA_MAJOR["0.33.0"]),
+    ("cluster.md", r"CUDA \d+ build: driver >= (\d+)\)", PROD, lambda s: MIN_DRIVER_MAJOR[IMAGE_CUDA_MAJOR["0.33.0"]]),
+    ("cluster.md", r"`fallback.behavior` needs ([\d.]+),", PROD, lambda s: float(FEATURES[Feature.FALLBACK_BEHAVIOR][0])),
+    (
+        "cluster.md",
+        r"`metricType: Value` trigger ([\d.]+) \|",
+        PROD,
+        lambda s: float(FEATURES[Feature.FALLBACK_WITH_VALUE_TRIGGERS][0]),
+    ),
+    (
+        "autoscaling-and-monitoring.md",
+        r"KEDA before ([\d.]+) refuses a `fallback`",
+        PROD,
+        lambda s: float(FEATURES[Feature.FALLBACK_WITH_VALUE_TRIGGERS][0]),
+    ),
     ("kubernetes.md", r"For prod that is (\d+) s against", PROD, COMPUTED["download_job_deadline_seconds"]),
     ("kubernetes.md", r"against a (\d+) s `progressDeadlineSeconds`", PROD, COMPUTED["progress_deadline_seconds"]),
 ]
