@@ -5,6 +5,7 @@ one of these fails here with the file, the CLI's own message and the fix."""
 from __future__ import annotations
 
 import io
+import re
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -78,3 +79,12 @@ def test_every_example_opens_with_a_comment_saying_what_it_shows(path: Path) -> 
             break
         header.append(line.removeprefix("#").strip())
     assert len(" ".join(header)) >= 40, f"{_rel(path)}: start it with a comment (# ...) saying what the example shows"
+
+
+def test_every_stack_file_the_docs_name_exists() -> None:
+    named = {
+        (page.name, match)
+        for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+        for match in re.findall(r"stacks/(?:examples/)?Pulumi\.[\w.-]+\.yaml", page.read_text(encoding="utf-8"))
+    }
+    assert named and sorted((page, path) for page, path in named if not (REPO / path).exists()) == []
