@@ -10,6 +10,7 @@ a pattern that must match the page, whose number is compared with the stack's co
 from __future__ import annotations
 
 import functools
+import importlib.util
 import io
 import json
 import math
@@ -484,3 +485,55 @@ def test_every_config_error_sample_is_what_the_cli_prints(name: str, sample: str
 
 def test_the_docs_hold_the_error_samples() -> None:
     assert {sample for _, sample, _ in error_samples()} == set(ERROR_SAMPLES)
+
+
+def _config_docs_generator() -> Any:
+    spec = importlib.util.spec_from_file_location("gen_config_docs", REPO / "scripts" / "gen_config_docs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def field_of(key: str) -> Any:
+    """The pydantic field of a dotted stack key, or None when the key is not one."""
+    model: Any = StackConfig
+    *groups, last = key.split(".")
+    for part in groups:
+        field = model.model_fields.get(part)
+        nested = (
+            []
+            if field is None
+            else [
+                a
+                for a in (field.annotation, *typing.get_args(field.annotation))
+                if isinstance(a, type) and issubclass(a, BaseModel)
+            ]
+        )
+        if not nested:
+            return None
+        model = nested[0]
+    return model.model_fields.get(last)
+
+
+# A key table row outside configuration.md: | `key` | `default` | ... (a default written with a <placeholder> is prose).
+KEY_ROW = re.compile(r"^\| `(?:vllm-serving:)?([a-z_]+(?:\.[a-z0-9_]+)+)` \| (`[^`|<]*`) \|", re.MULTILINE)
+
+
+def test_every_default_in_a_key_table_is_the_config_models_default() -> None:
+    default = _config_docs_generator().default
+    rows = [
+        (path.name, match.group(1), match.group(2))
+        for path in sorted(DOCS.glob("*.md"))
+        if path.name not in QUOTING
+        for match in KEY_ROW.finditer(path.read_text(encoding="utf-8"))
+    ]
+    assert len(rows) >= 5
+    assert [(name, key, cell) for name, key, cell in rows if field_of(key) is None or cell != default(field_of(key))] == []
+
+
+def test_the_token_file_mode_in_security_md_is_the_rendered_one() -> None:
+    match = re.search(r"The Hugging Face token is a file \(mode (0[0-7]{3})", page("security.md"))
+    volumes = stack(PROD).download_job()["spec"]["template"]["spec"]["volumes"]
+    (token,) = [v for v in volumes if v["name"] == "hf-token"]
+    assert match and int(match.group(1), 8) == token["secret"]["defaultMode"]
