@@ -35,7 +35,7 @@ from components.render.promql import Workload
 from config.sources import load_stack_file_with_secrets
 from config.stack import StackConfig
 from preflight.__main__ import main as preflight_main
-from tests.factories import REPO
+from tests.factories import REPO, make_config
 from validation import assess
 
 DOCS = REPO / "docs"
@@ -537,3 +537,14 @@ def test_the_token_file_mode_in_security_md_is_the_rendered_one() -> None:
     volumes = stack(PROD).download_job()["spec"]["template"]["spec"]["volumes"]
     (token,) = [v for v in volumes if v["name"] == "hf-token"]
     assert match and int(match.group(1), 8) == token["secret"]["defaultMode"]
+
+
+def _warns_on_utilization(value: float) -> bool:
+    verdict = assess(make_config(engine={"gpu_memory_utilization": value})).report
+    assert verdict is not None
+    return any(w.startswith("engine.gpu_memory_utilization") for w in verdict.verdict.warnings)
+
+
+def test_the_utilization_warning_starts_where_troubleshooting_md_says() -> None:
+    limit = figure("troubleshooting.md", r"`engine.gpu_memory_utilization` is above ([\d.]+)")
+    assert (_warns_on_utilization(limit), _warns_on_utilization(round(limit + 0.01, 2))) == (False, True)
