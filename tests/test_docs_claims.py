@@ -548,3 +548,20 @@ def _warns_on_utilization(value: float) -> bool:
 def test_the_utilization_warning_starts_where_troubleshooting_md_says() -> None:
     limit = figure("troubleshooting.md", r"`engine.gpu_memory_utilization` is above ([\d.]+)")
     assert (_warns_on_utilization(limit), _warns_on_utilization(round(limit + 0.01, 2))) == (False, True)
+
+
+def test_the_fp8_warning_is_given_for_what_troubleshooting_md_says() -> None:
+    assert "`engine.quantization: fp8` on a GPU without FP8 tensor cores (not yet for a checkpoint" in " ".join(
+        page("troubleshooting.md").split()
+    )
+    online = assess(make_config(engine={"quantization": "fp8"}, gpu={"product": "A100-SXM4-80GB"})).report
+    stored = assess(
+        make_config(
+            model={"id": "RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic"},
+            gpu={"product": "A100-SXM4-80GB", "count": 2},
+            engine={"tensor_parallel_size": 2},
+        )
+    ).report
+    assert online is not None and stored is not None
+    fp8 = [any("fp8" in w and "tensor cores" in w for w in r.verdict.warnings) for r in (online, stored)]
+    assert fp8 == [True, False]
