@@ -10,9 +10,12 @@ from tests.goldens.record import GOLDENS, case_names, dump, record
 
 @pytest.mark.parametrize("name", case_names())
 def test_the_stack_renders_and_reports_exactly_as_recorded(name: str) -> None:
-    expected = (GOLDENS / f"{name}.json").read_text(encoding="utf-8")
+    golden = GOLDENS / f"{name}.json"
+    assert golden.exists(), f"no golden for {name}: run `venv/bin/python -m tests.goldens.record` and commit {golden.name}"
+    expected = golden.read_text(encoding="utf-8")
     assert dump(record(name)) == expected, f"rerun python -m tests.goldens.record only for an intended change ({name})"
 
 
 def test_every_golden_file_belongs_to_a_recorded_stack() -> None:
-    assert sorted(path.stem for path in GOLDENS.glob("*.json")) == sorted(case_names())
+    recorded, cases = {path.stem for path in GOLDENS.glob("*.json")}, set(case_names())
+    assert sorted(recorded - cases) == [], "goldens of no stack file or variant: delete them"

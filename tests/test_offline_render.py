@@ -15,13 +15,25 @@ import yaml
 from cli.render import main as render_main
 from cli.render import rendered_objects
 from components.render.manifests import SECRET_PLACEHOLDER
+from config.errors import ConfigError
 from tests.factories import REPO
 from tests.test_validation import program_run
 from validation import Outcome, assess
 from validation.sources import load_stack_file_with_secrets
 
 STACKS = sorted((REPO / "stacks").rglob("Pulumi.*.yaml"))
-FITTING = [path for path in STACKS if assess(load_stack_file_with_secrets(path)[0]).outcome is Outcome.FITS]
+
+
+def _fits(path: Path) -> bool:
+    """A file that does not load is not rendered; tests/test_docs_examples.py names it with its errors, instead
+    of an error at collection that names no file."""
+    try:
+        return assess(load_stack_file_with_secrets(path)[0]).outcome is Outcome.FITS
+    except ConfigError:
+        return False
+
+
+FITTING = [path for path in STACKS if _fits(path)]
 
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"  # how the Pulumi wire format marks a secret value

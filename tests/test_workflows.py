@@ -146,7 +146,10 @@ def test_preview_skips_pulumi_for_pull_requests_from_forks() -> None:
 def test_examples_matrix_lists_exactly_the_example_files() -> None:
     examples = sorted(entry["example"] for entry in matrix("preview.yml", "examples"))
 
-    assert examples == stack_names(ROOT / "stacks" / "examples")
+    assert examples == stack_names(ROOT / "stacks" / "examples"), (
+        "the examples matrix of .github/workflows/preview.yml must name every stacks/examples/Pulumi.<name>.yaml, "
+        "each with the verdict it expects (fits, blocked)"
+    )
 
 
 @pytest.mark.parametrize("entry", matrix("preview.yml", "examples"), ids=lambda entry: entry["example"])
