@@ -106,7 +106,7 @@ def _snapshot_check(files: list[str]) -> ClusterCheck:
         from cluster.report import NOT_CHECKED
         from cluster.snapshot import SnapshotError
 
-        snapshot_files = plan.config.cluster.snapshot_files
+        snapshot_files = plan.cluster.snapshot_files
         paths, key = (files, "") if files else (list(snapshot_files), "cluster.snapshot_files")
         if not paths:
             return NOT_CHECKED

@@ -14,7 +14,7 @@ import pulumi
 import pulumi_docker as docker
 
 from components.render.docker import HF_TOKEN_FILE, base_url, docker_of, metrics_url, render_container
-from components.render.smoke import DOCKER_KEY_FILE, DOCKER_SCRIPT, docker_smoke_verdict, render_docker_smoke, smoke_script
+from components.render.smoke import DOCKER_KEY_FILE, DOCKER_SCRIPT, docker_smoke_spec, docker_smoke_verdict, smoke_script
 from plan import Plan
 from plan.server import ServerPlan
 
@@ -85,7 +85,8 @@ def _token_upload(hf_token: pulumi.Output[str] | None) -> list[docker.ContainerU
 def docker_smoke_test(name: str, plan: Plan, host: DockerHost, api_key: pulumi.Output[str] | None) -> Any:
     """The smoke script in a one-shot container on the vLLM container's network, after it is healthy.
     Its verdict is a stack output: a failed check raises there, which fails `pulumi up` with the script's line."""
-    cfg, settings = plan.config, docker_of(plan.server)  # TRANSITIONAL: smoke.py (traffic branch) takes the config
+    settings, smoke = docker_of(plan.server), plan.traffic.smoke
+    assert smoke is not None  # build_docker_stack calls this only with smoke_test.enabled
     if not settings.wait:
         pulumi.log.warn(
             "smoke test skipped: docker.wait is false, so the server may not be up yet; run "
@@ -93,12 +94,12 @@ def docker_smoke_test(name: str, plan: Plan, host: DockerHost, api_key: pulumi.O
         )
         return None
     child = pulumi.ResourceOptions(parent=host)
-    image = docker.RemoteImage(f"{name}-smoke-image", name=cfg.smoke_test.image, keep_locally=True, opts=child)
+    image = docker.RemoteImage(f"{name}-smoke-image", name=smoke.image, keep_locally=True, opts=child)
     uploads = [docker.ContainerUploadArgs(file=DOCKER_SCRIPT, content=smoke_script(), permissions="0444")]
     if api_key is not None:
         key = pulumi.Output.secret(cast(Any, api_key))
         uploads.append(docker.ContainerUploadArgs(file=DOCKER_KEY_FILE, content=key, permissions="0400"))
-    spec = render_docker_smoke(cfg, settings.container_name)
+    spec = docker_smoke_spec(smoke, plan.traffic.port, settings.container_name)
     smoke = docker.Container(
         f"{name}-smoke-test",
         image=image.image_id,

@@ -25,15 +25,15 @@ from plan.traffic import TrafficPlan
 def build_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
     """Register every resource for the stack; return the stack outputs. The plan passed validation.assess
     (__main__.py), so nothing here re-checks it."""
-    cfg = plan.config
-    if secrets.hf_token is None and cfg.model.local_path is None:
+    model = plan.model
+    if secrets.hf_token is None and model.local_path is None:
         pulumi.log.warn(
-            f"no hf_token secret: downloading {cfg.model.id} works only if the repository is public; "
+            f"no hf_token secret: downloading {model.id} works only if the repository is public; "
             "gated ones (Llama, Gemma) fail with 401. Set it: pulumi config set --secret hf_token <token>."
         )
-    if cfg.target == "kubernetes":
+    if plan.target == "kubernetes":
         pulumi.log.info(f"startup budget: {plan.delivery.budget.probe.explain()}")
-    if cfg.target == "docker":
+    if plan.target == "docker":
         return build_docker_stack(plan, secrets)
     return build_kubernetes_stack(plan, secrets)
 
@@ -41,8 +41,8 @@ def build_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
 def build_kubernetes_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
     """Namespace, cache and server (ServingStack), then network policies, the exposure, the smoke test, KEDA and
     monitoring as its children."""
-    cfg, identity, traffic, name = plan.config, plan.identity, plan.traffic, plan.identity.instance
-    provider = kubernetes_provider(cfg.render_yaml_to_directory)
+    identity, traffic, name = plan.identity, plan.traffic, plan.identity.instance
+    provider = kubernetes_provider(plan.render_yaml_to_directory)
     serving = ServingStack(
         name, ServingStackArgs(plan, secrets), pulumi.ResourceOptions(provider=provider) if provider else None
     )
@@ -101,6 +101,6 @@ def build_docker_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
         "containerName": host.container.name,
         "startupSeconds": server.startup_seconds,
     }
-    if plan.config.smoke_test.enabled:  # TRANSITIONAL: the traffic branch's plan.traffic says whether
+    if plan.traffic.smoke is not None:
         outputs["smokeTest"] = docker_smoke_test(name, plan, host, secrets.api_key)
     return outputs

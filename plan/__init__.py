@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from config.cluster import ClusterConfig
+from config.model import ModelConfig
 from config.stack import StackConfig
 from plan.delivery import DeliveryPlan, resolve_delivery
 from plan.identity import Identity, resolve_identity
@@ -37,7 +39,9 @@ class Plan:
     traffic: TrafficPlan  # exposure, client URL, network-policy inputs, smoke test
     scaling: ScalingPlan  # KEDA: capacity, thresholds, the workload PromQL queries, server address
     monitoring: MonitoringPlan  # Prometheus wiring and alert limits
-    config: StackConfig  # transitional: each renderer moves to the parts above
+    model: ModelConfig  # the model as the stack names it (id, revision, local_path)
+    cluster: ClusterConfig  # the cluster profile and where the cluster check reads its facts
+    render_yaml_to_directory: str | None  # manifests written to this folder instead of applied
 
 
 def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
@@ -64,5 +68,7 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
         traffic=resolve_traffic(cfg, identity, delivery.mode),
         scaling=scaling,
         monitoring=monitoring,
-        config=cfg,
+        model=cfg.model,
+        cluster=cfg.cluster,
+        render_yaml_to_directory=cfg.render_yaml_to_directory,
     )

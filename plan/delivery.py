@@ -16,7 +16,9 @@ from config.delivery import (
     volume_for,
 )
 from config.docker import docker_settings
+from config.kubernetes import CacheConfig, ProbesConfig, SecurityConfig
 from config.stack import StackConfig
+from config.vllm import VllmConfig
 from plan import cache
 from plan.names import Names
 from preflight.delivery import (
@@ -42,6 +44,11 @@ class DeliveryPlan:
     budget: DeliveryBudget  # the first start's sum, term by term; budget.probe is the startup probe's
     hf_token_secret: str | None  # the Secret the download reads, when the hf_token secret is set
     warnings: tuple[str, ...]  # the page-cache warning of a shared network volume
+    # The groups the delivery renderers read as they are (components/render/cache.py, bucket_copy.py, probes.py)
+    vllm: VllmConfig
+    cache_config: CacheConfig
+    probes: ProbesConfig
+    security: SecurityConfig
     # The model cache (components/render/cache.py, bucket_copy.py)
     needs_download: bool  # from the Hub to a volume: not for a local_path model, nor one streamed from a bucket
     copies_to_bucket: bool  # object_storage with copy_from_hub: a Job copies the Hub snapshot to the bucket
@@ -158,6 +165,10 @@ def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names,
         weights_on_disk_gib=weights_on_disk_gib,
         budget=budget,
         hf_token_secret=hf_token_secret,
+        vllm=cfg.vllm,
+        cache_config=store,
+        probes=cfg.probes,
+        security=cfg.security,
         warnings=tuple(page_cache_warnings(kubernetes_volume, weights, cfg.server, cfg.engine.gpus_per_node)),
         needs_download=from_hub,
         copies_to_bucket=bucket is not None and bucket.copy_from_hub,

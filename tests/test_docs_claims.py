@@ -409,7 +409,6 @@ def test_the_documented_instance_name_prefixes_every_prod_object() -> None:
     assert [name for name in names if not name.startswith("vllm-prod")] == []
 
 
-
 def alert_rows() -> dict[str, str]:
     """The alert table of autoscaling-and-monitoring.md: alert name -> its row."""
     section = page("autoscaling-and-monitoring.md").split("### Alerts", 1)[1].split("\n### ", 1)[0]

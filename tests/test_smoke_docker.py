@@ -7,9 +7,10 @@ from typing import Any
 import pulumi
 import pytest
 
-from components.render.smoke import docker_smoke_command, docker_smoke_verdict, render_docker_smoke
+from components.render.smoke import docker_smoke_command, docker_smoke_spec, docker_smoke_verdict
 from config.secrets import StackSecrets
 from plan.traffic import resolve_smoke, smoke_script
+from tests.kubernetes_fixtures import plan_of
 from tests.test_docker_host import CONTAINER, IMAGE, deploy, docker_stack, unwrap_secret
 
 SMOKE = {"smoke_test": {"enabled": True}}
@@ -45,6 +46,12 @@ def test_the_script_calls_the_server_on_loopback_at_the_container_port_with_the_
         "--api-key-file",
         "/run/secrets/vllm_api_key",
     ]
+
+
+def render_docker_smoke(cfg: Any, container_name: str) -> dict[str, Any]:
+    traffic = plan_of(cfg).traffic
+    assert traffic.smoke is not None
+    return docker_smoke_spec(traffic.smoke, traffic.port, container_name)
 
 
 def test_the_smoke_container_waits_for_its_exit_and_keeps_its_logs() -> None:

@@ -15,7 +15,6 @@ from cluster.facts import ClusterFacts, NodePool
 from cluster.findings import Finding
 from cluster.report import ClusterResult
 from config.cluster import ClusterConfig
-from config.stack import StackConfig
 from plan import Plan
 from plan.placement import TOPOLOGY_KEYS, Placement
 
@@ -61,9 +60,9 @@ def capacity_needs(plan: Plan) -> Requirements:
     )
 
 
-def label_fix(cfg: StackConfig) -> str:
+def label_fix(cluster: ClusterConfig) -> str:
     return (
-        f"set cluster.profile (now {cfg.cluster.profile}) to your provider: gke, eks-karpenter, aks, gpu-operator, "
+        f"set cluster.profile (now {cluster.profile}) to your provider: gke, eks-karpenter, aks, gpu-operator, "
         "openshift or generic; or cluster.gpu_label to the label your GPU nodes carry; or gpu.product / "
         "gpu.also_accept to a GPU the cluster has; declare an autoscaled pool with no node yet in cluster.node_pools."
     )
@@ -79,15 +78,15 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
     from cluster import capacity, checks
     from cluster.versions import image_cuda_major
 
-    cfg, namespace = plan.config, plan.identity.namespace
+    namespace, vllm, gpus = plan.identity.namespace, plan.delivery.vllm, plan.server.resources.gpus
     terms = gpu_terms(plan.placement)
-    tag = cfg.vllm.tag or RELEASES[cfg.vllm.version].image_tag
-    found = checks.check_gpu(facts, terms, cfg.engine.gpus_per_node, plan.placement.tolerations, label_fix(cfg))
+    tag = vllm.tag or RELEASES[vllm.version].image_tag
+    found = checks.check_gpu(facts, terms, gpus, plan.placement.tolerations, label_fix(plan.cluster))
     needs = capacity_needs(plan)
     found += capacity.check_capacity(facts, terms, plan.placement.tolerations, needs) + capacity.check_multinode(facts, needs)
-    found += checks.check_driver(facts, terms, image_cuda_major(cfg.vllm.image, tag, cfg.vllm.version), cfg.vllm.image_ref)
+    found += checks.check_driver(facts, terms, image_cuda_major(vllm.image, tag, vllm.version), vllm.image_ref)
     volume = plan.delivery.volume
-    if cfg.cache.existing_claim is None and volume is not None:
+    if plan.delivery.cache_config.existing_claim is None and volume is not None:
         found += checks.check_storage(facts, volume.storage_class_name, volume.access_mode)
     if plan.scaling.enabled:
         found += checks.check_keda(facts, set(plan.scaling.keda_features))
@@ -119,7 +118,7 @@ def check_snapshots(plan: Plan, paths: Sequence[str | Path]) -> ClusterResult:
         from cluster.report import not_checked
 
         return not_checked("target docker: no cluster")
-    return check_cluster(plan, read_snapshots(paths, declared_pools(plan.config.cluster)))
+    return check_cluster(plan, read_snapshots(paths, declared_pools(plan.cluster)))
 
 
 def program_cluster_result(plan: Plan, kubeconfig: str | None, context: str | None) -> ClusterResult:
@@ -131,19 +130,19 @@ def program_cluster_result(plan: Plan, kubeconfig: str | None, context: str | No
     from cluster.report import not_checked
     from config.errors import ConfigError, ConfigIssue
 
-    cfg = plan.config
+    cluster = plan.cluster
     if plan.target != "kubernetes":
         return not_checked("target docker: no cluster")
-    if cfg.render_yaml_to_directory is not None:
+    if plan.render_yaml_to_directory is not None:
         return not_checked("manifests are written to a folder, not applied")
-    if cfg.cluster.snapshot_files:
+    if cluster.snapshot_files:
         from cluster.snapshot import SnapshotError
 
         try:
-            return check_snapshots(plan, cfg.cluster.snapshot_files)
+            return check_snapshots(plan, cluster.snapshot_files)
         except SnapshotError as error:
             raise ConfigError([ConfigIssue("cluster.snapshot_files", str(error))]) from None
-    if not cfg.cluster.read_live:
+    if not cluster.read_live:
         return not_checked("cluster.read_live is false and no cluster.snapshot_files are set")
     return _live(plan, kubeconfig, context)
 
@@ -153,7 +152,7 @@ def _live(plan: Plan, kubeconfig: str | None, context: str | None) -> ClusterRes
     from cluster.report import not_checked
     from config.errors import ConfigError, ConfigIssue
 
-    cluster = plan.config.cluster
+    cluster = plan.cluster
     try:
         facts = live.read_live(kubeconfig, context, cluster.keda_namespace, declared_pools(cluster))
     except live.LiveReadError as error:

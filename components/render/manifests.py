@@ -37,19 +37,19 @@ SECRET_PLACEHOLDER = "<pulumi secret>"
 
 def server_delivery(plan: Plan) -> pod.PodDelivery:
     """What the delivery mode adds to the server pod, from the delivery renderers."""
-    cfg, delivery = plan.config, plan.delivery  # transitional: the vllm, cache and probes groups
+    delivery = plan.delivery
     per_replica = delivery.mode == "per_replica_volume"
     token = delivery.hf_token_secret if per_replica else None  # a per-replica download mounts the token
     init: list[dict[str, Any]] = []
     if per_replica and delivery.needs_download:
-        init = [delivery_render.per_replica_download(delivery, cfg.vllm, cfg.cache)]
+        init = [delivery_render.per_replica_download(delivery, delivery.vllm, delivery.cache_config)]
     elif delivery.needs_download:
-        init = [cache.render_wait_container(delivery, cfg.vllm)]
+        init = [cache.render_wait_container(delivery, delivery.vllm)]
     return pod.PodDelivery(
         model_volumes=delivery_render.model_volumes(delivery, token),
         env=delivery_render.server_env(delivery),
         env_from=delivery_render.server_env_from(delivery),
-        probes=render_probes(cfg.probes, delivery.budget.probe),
+        probes=render_probes(delivery.probes, delivery.budget.probe),
         init_containers=init,
         annotations=budget_annotations(delivery.budget),
         progress_deadline_seconds=delivery.rollout_seconds,
@@ -76,15 +76,28 @@ def cache_objects(plan: Plan) -> list[dict[str, Any]]:
 
 def _fill_job(plan: Plan) -> dict[str, Any]:
     """The Job that fills the volume from the Hub, or copies the Hub snapshot to the bucket."""
-    cfg, delivery, identity = plan.config, plan.delivery, plan.identity  # transitional: vllm, cache, security
+    delivery, identity = plan.delivery, plan.identity
     ns, account, meta = identity.namespace, identity.names.download_service_account, identity.labels("model-cache")
     if delivery.mode == "object_storage":
         return bucket_copy.render_copy_job(
-            delivery, cfg.vllm, cfg.cache, cfg.security, namespace=ns, service_account=account, labels=meta
+            delivery,
+            delivery.vllm,
+            delivery.cache_config,
+            delivery.security,
+            namespace=ns,
+            service_account=account,
+            labels=meta,
         )
     placement = scheduling.render_gpu_node_placement(plan.placement) if cache.download_on_gpu_nodes(delivery) else {}
     return cache.render_download_job(
-        delivery, cfg.vllm, cfg.cache, cfg.security, namespace=ns, service_account=account, labels=meta, placement=placement
+        delivery,
+        delivery.vllm,
+        delivery.cache_config,
+        delivery.security,
+        namespace=ns,
+        service_account=account,
+        labels=meta,
+        placement=placement,
     )
 
 

@@ -15,9 +15,8 @@ from typing import Any
 
 from components.render.resources import container_resources
 from components.render.security import API_KEY_KEY, container_security_context, render_restricted_job
-from config.stack import StackConfig
 from plan.identity import Identity
-from plan.traffic import RETRIES, SmokePlan, TrafficPlan, resolve_smoke, smoke_script
+from plan.traffic import RETRIES, SmokePlan, TrafficPlan, smoke_script
 
 COMPONENT = "smoke-test"
 SCRIPT_DIR = "/opt/smoke"
@@ -120,12 +119,6 @@ def docker_smoke_spec(smoke: SmokePlan, port: int, vllm_container_name: str) -> 
         "must_run": False,
         "start": True,
     }
-
-
-def render_docker_smoke(cfg: StackConfig, vllm_container_name: str) -> dict[str, Any]:
-    """TRANSITIONAL, for components/docker_host.py until the Docker target reads the plan: it then calls
-    docker_smoke_spec(plan.traffic.smoke, plan.traffic.port, name) and this goes."""
-    return docker_smoke_spec(resolve_smoke(cfg, vllm_container_name), cfg.server.port, vllm_container_name)
 
 
 def docker_smoke_verdict(exit_code: int | None, logs: str | None) -> str:
