@@ -1,5 +1,5 @@
-"""What the goldens hold for one stack: the CLI's JSON and text reports with their exit codes, the offline
-render, and what the Pulumi program registers and exports under mocks. `python -m tests.goldens.record`
+"""What the goldens hold for one stack: the CLI's JSON and text reports with their exit codes, and the offline
+render (what the Pulumi program registers: tests/test_offline_render.py holds the two equal). `python -m tests.goldens.record`
 writes them to tests/data/goldens/; tests/test_goldens.py holds every stack to them, byte for byte."""
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
-import pulumi
 import yaml
 
 from cli.preflight import main as preflight_main
@@ -20,8 +19,6 @@ from cli.render import rendered_objects
 from cluster import live
 from tests.factories import REPO, merge
 from tests.goldens.variants import STACK_FILES, VARIANTS
-from tests.harness import resolve
-from tests.program import SECRET_VALUES, run_main, stack_file_config
 from validation import Outcome, assess
 from validation.sources import load_stack_file_with_secrets
 
@@ -74,32 +71,6 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _program(path: Path) -> dict[str, Any]:
-    """__main__.py under mocks with every secret set (as a deployer sets them), and the messages it logs."""
-    config, _ = stack_file_config(path)
-    config |= SECRET_VALUES
-    logged: list[str] = []
-    originals = {level: getattr(pulumi.log, level) for level in ("info", "warn", "error")}
-    for level in originals:
-        setattr(pulumi.log, level, lambda message, *_, level=level, **__: logged.append(f"{level}: {message}"))
-    try:
-        registered, error = run_main(
-            config, tuple(SECRET_VALUES), stack=path.name.removeprefix("Pulumi.").removesuffix(".yaml")
-        )
-    finally:
-        for level, original in originals.items():
-            setattr(pulumi.log, level, original)
-    return {
-        "error": None if error is None else f"{type(error).__name__}: {error}",
-        "log": logged,
-        "resources": sorted(  # registration under mocks is concurrent: the order is not the program's
-            ({"type": r.typ, "name": r.name, "inputs": _plain(r.inputs)} for r in registered.resources),
-            key=lambda r: (r["type"], r["name"]),
-        ),
-        "exports": {name: _plain(resolve(value)) for name, value in registered.exports.items()},
-    }
-
-
 def record(name: str) -> dict[str, Any]:
     """The golden of one case, as a JSON-ready mapping."""
     with tempfile.TemporaryDirectory() as folder:
@@ -112,7 +83,6 @@ def record(name: str) -> dict[str, Any]:
         verdict = assess(cfg, stack=stack, hf_token="hf_token" in secrets)
         assert verdict.plan is not None
         golden["render"] = _plain(rendered_objects(verdict.plan))
-        golden["program"] = _program(path)
         return golden
 
 
