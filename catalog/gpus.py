@@ -51,6 +51,11 @@ NVIDIA = GpuVendor(
 )
 
 
+# Every vendor whose GPUs the cluster facts count (node allocatable, NodePool limits) and whose exporter series
+# the query lint knows. A second vendor is one more GpuVendor here and its products below.
+VENDORS: tuple[GpuVendor, ...] = (NVIDIA,)
+
+
 @dataclass(frozen=True)
 class GpuProduct:
     name: str  # the key users type in `gpu.product`

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from catalog.gpus import NVIDIA
+from catalog.gpus import VENDORS
 
 
 class MetricType(Enum):
@@ -124,9 +124,7 @@ EXTERNAL: dict[str, MetricType] = {
     "keda_scaled_object_errors_total": C,
     "kube_horizontalpodautoscaler_status_current_replicas": G,
     "kube_horizontalpodautoscaler_spec_max_replicas": G,
-    NVIDIA.exporter.memory_used: G,
-    NVIDIA.exporter.memory_free: G,
-    NVIDIA.exporter.utilization: G,
+    **{name: G for v in VENDORS for name in (v.exporter.memory_used, v.exporter.memory_free, v.exporter.utilization)},
 }
 
 

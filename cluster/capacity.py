@@ -29,7 +29,7 @@ LWS_VERSION = "v1"  # components/render/leaderworkerset.py API_VERSION
 class Requirements:
     """What the rendered stack asks of the cluster's nodes."""
 
-    gpus_per_pod: int  # nvidia.com/gpu each server pod requests
+    gpus_per_pod: int  # GPUs (gpu_resource) each server pod requests
     min_replicas: int  # replicas at creation (KEDA's minReplicaCount with autoscaling)
     max_replicas: int  # the most replicas (KEDA's maxReplicaCount with autoscaling)
     nodes_per_replica: int = 1  # engine.nnodes: pods of one LeaderWorkerSet group, each on its own node
@@ -37,6 +37,7 @@ class Requirements:
     needs_leaderworkerset: bool = False
     spread_min_domains: int | None = None  # the hostname DoNotSchedule spread's minDomains; None: not rendered
     spread_max_skew: int = 1
+    gpu_resource: str = NVIDIA.resource  # the sized GPU's vendor's extended resource (plan.server.resources)
 
 
 def check_capacity(
@@ -107,7 +108,7 @@ def _node_slots(node: Node, needs: Requirements, rules: list[Mapping[str, str]])
     """Server pods the node can hold by its allocatable GPUs and RDMA resources; 0 when cordoned or tainted."""
     if node.unschedulable or tolerated(node.taints, rules):
         return 0
-    counts = [quantity_int(node.allocatable.get(NVIDIA.resource, 0)) // needs.gpus_per_pod]
+    counts = [quantity_int(node.allocatable.get(needs.gpu_resource, 0)) // needs.gpus_per_pod]
     counts += [quantity_int(node.allocatable.get(name, 0)) // count for name, count in needs.rdma_resources.items()]
     return min(counts)
 
@@ -125,7 +126,7 @@ def _pool_slots(
             continue
         best = _best_candidate(pool, terms, needs, notes)
         if best is not None:
-            count = _nodes_within_limits(pool, best, facts.nodes, wanted, notes)
+            count = _nodes_within_limits(pool, best, facts.nodes, wanted, notes, needs.gpu_resource)
             added += [_candidate_slots(best, needs)] * count
     return added, notes
 
@@ -151,7 +152,9 @@ def _candidate_slots(candidate: Candidate, needs: Requirements) -> int:
     return min(counts)
 
 
-def _nodes_within_limits(pool: NodePool, node: Candidate, nodes: Iterable[Node], wanted: int, notes: list[str]) -> int:
+def _nodes_within_limits(
+    pool: NodePool, node: Candidate, nodes: Iterable[Node], wanted: int, notes: list[str], gpu_resource: str
+) -> int:
     """New nodes the pool may still add: a declared pool up to its max_nodes (its nodes: those carrying all its
     labels); a NodePool within its spec.limits (nvidia.com/gpu, cpu), counting the nodes it already created
     (label karpenter.sh/nodepool; Karpenter launches no node past a limit: karpenter.sh/docs/concepts/nodepools)."""
@@ -160,7 +163,7 @@ def _nodes_within_limits(pool: NodePool, node: Candidate, nodes: Iterable[Node],
         return wanted if pool.max_nodes is None else min(wanted, max(pool.max_nodes - own, 0))
     karpenter_nodes = [n for n in nodes if n.labels.get(NODEPOOL_LABEL) == pool.name]
     count = wanted
-    for limit, per_node, resource in ((pool.gpu_limit, node.gpus, NVIDIA.resource), (pool.cpu_limit, node.cpu, "cpu")):
+    for limit, per_node, resource in ((pool.gpu_limit, node.gpus, gpu_resource), (pool.cpu_limit, node.cpu, "cpu")):
         if limit is None:
             continue
         if not per_node:
@@ -174,7 +177,7 @@ def _nodes_within_limits(pool: NodePool, node: Candidate, nodes: Iterable[Node],
 def _finding(needs: Requirements, fit: int, nodes: int, added: int, why: str, terms: list[Term], notes: list[str]) -> Finding:
     most, size = needs.max_replicas, needs.nodes_per_replica
     extra = "".join(f", {count} {name}" for name, count in sorted(needs.rdma_resources.items()))
-    pod = f"{needs.gpus_per_pod} {NVIDIA.resource}{extra}"
+    pod = f"{needs.gpus_per_pod} {needs.gpu_resource}{extra}"
     shape = f"{pod} on one node" if size == 1 else f"{size} nodes with {pod} each"
     pools = f"; the node pools can add {added}" if added else ""
     where = f"{nodes} node(s) matching {describe_terms(terms)} have room{pools}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from catalog.gpus import NVIDIA
+from catalog.gpus import GpuVendor
 from catalog.selectors import Term
 from cluster.facts import OWNER_LABEL, ClusterFacts, Node, NodePool, Prometheus, StorageClass, Taint, quantity_int
 from cluster.findings import Finding, Level
@@ -43,8 +43,8 @@ def tolerated(taints: Iterable[Taint], tolerations: Iterable[Mapping[str, str]])
     return [x for x in taints if x.effect in BLOCKING_EFFECTS and not any(tolerates(t, x) for t in rules)]
 
 
-def _gpus(node: Node) -> int:
-    return quantity_int(node.allocatable.get(NVIDIA.resource, 0))
+def _gpus(node: Node, vendor: GpuVendor) -> int:
+    return quantity_int(node.allocatable.get(vendor.resource, 0))
 
 
 def _show_taints(taints: list[Taint]) -> str:
@@ -55,27 +55,32 @@ def _show_taints(taints: list[Taint]) -> str:
 
 
 def check_gpu(
-    facts: ClusterFacts, terms: list[Term], gpus_per_replica: int, tolerations: Iterable[Mapping[str, str]], label_fix: str
+    facts: ClusterFacts,
+    terms: list[Term],
+    gpus_per_replica: int,
+    tolerations: Iterable[Mapping[str, str]],
+    label_fix: str,
+    vendor: GpuVendor,
 ) -> list[Finding]:
     """A node, or a pool that can create one, matches the GPU selector terms, has at least gpus_per_replica
     allocatable nvidia.com/gpu and no taint the pods do not tolerate. label_fix: how to change the selector."""
     rules = list(tolerations)
     wanted = describe_terms(terms)
     matching = [n for n in facts.nodes if matches_terms(n.labels, terms) and not n.unschedulable]
-    fit = [n for n in matching if _gpus(n) >= gpus_per_replica and not tolerated(n.taints, rules)]
+    fit = [n for n in matching if _gpus(n, vendor) >= gpus_per_replica and not tolerated(n.taints, rules)]
     if fit:
         return [
             Finding(
                 "gpu",
                 "ok",
                 f"{len(fit)} node(s) match {wanted} with >= {gpus_per_replica} allocatable "
-                f"{NVIDIA.resource} (e.g. {fit[0].name}: {_gpus(fit[0])}).",
+                f"{vendor.resource} (e.g. {fit[0].name}: {_gpus(fit[0], vendor)}).",
             )
         ]
     found = _pool_that_fits(facts.node_pools or (), terms, gpus_per_replica, rules)
     if found:
         pool, candidate = found
-        creates = f"node pool {pool.name} ({candidate.name}) can create one with >= {gpus_per_replica} {NVIDIA.resource}"
+        creates = f"node pool {pool.name} ({candidate.name}) can create one with >= {gpus_per_replica} {vendor.resource}"
         if candidate.unknown:
             return [
                 Finding(
@@ -87,7 +92,7 @@ def check_gpu(
                 )
             ]
         return [Finding("gpu", "ok", f"no node matches {wanted} yet, but {creates} (scale from zero).")]
-    return [_gpu_block(facts, matching, terms, gpus_per_replica, rules, label_fix)]
+    return [_gpu_block(facts, matching, terms, gpus_per_replica, rules, label_fix, vendor)]
 
 
 def _pool_that_fits(
@@ -105,17 +110,23 @@ def _pool_that_fits(
 
 
 def _gpu_block(
-    facts: ClusterFacts, matching: list[Node], terms: list[Term], need: int, rules: list[Mapping[str, str]], label_fix: str
+    facts: ClusterFacts,
+    matching: list[Node],
+    terms: list[Term],
+    need: int,
+    rules: list[Mapping[str, str]],
+    label_fix: str,
+    vendor: GpuVendor,
 ) -> Finding:
     wanted = describe_terms(terms)
     if matching:
-        best = max(matching, key=_gpus)
-        if _gpus(best) < need:
+        best = max(matching, key=lambda node: _gpus(node, vendor))
+        if _gpus(best, vendor) < need:
             return Finding(
                 "gpu",
                 "block",
-                f"nodes matching {wanted} offer at most {_gpus(best)} allocatable "
-                f"{NVIDIA.resource} ({best.name}); one replica needs {need}.",
+                f"nodes matching {wanted} offer at most {_gpus(best, vendor)} allocatable "
+                f"{vendor.resource} ({best.name}); one replica needs {need}.",
                 "use nodes with more GPUs, or lower engine.tensor_parallel_size x pipeline_parallel_size.",
             )
         taints = tolerated(best.taints, rules)
@@ -123,10 +134,10 @@ def _gpu_block(
             "gpu",
             "block",
             f"nodes matching {wanted} are tainted {_show_taints(taints)}, which the pods do not tolerate.",
-            f"taint the GPU nodes {NVIDIA.taint_key} instead, or set cluster.profile (aks tolerates sku=gpu).",
+            f"taint the GPU nodes {vendor.taint_key} instead, or set cluster.profile (aks tolerates sku=gpu).",
         )
-    gpu_nodes = [n for n in facts.nodes if _gpus(n) > 0]
-    seen = "; ".join(f"{n.name}: {_gpu_labels(n)}" for n in gpu_nodes[:3]) or f"no node has {NVIDIA.resource}"
+    gpu_nodes = [n for n in facts.nodes if _gpus(n, vendor) > 0]
+    seen = "; ".join(f"{n.name}: {_gpu_labels(n, vendor)}" for n in gpu_nodes[:3]) or f"no node has {vendor.resource}"
     karpenter = any(e["key"].startswith("karpenter.") for t in terms for e in t["matchExpressions"])
     pools = " Karpenter NodePools were not read." if karpenter and facts.node_pools is None else ""
     return Finding(
@@ -137,28 +148,30 @@ def _gpu_block(
     )
 
 
-def _gpu_labels(node: Node) -> str:
+def _gpu_labels(node: Node, vendor: GpuVendor) -> str:
     keys = (
-        NVIDIA.product_label,
+        vendor.product_label,
         "cloud.google.com/gke-accelerator",
         "karpenter.k8s.aws/instance-gpu-name",
         "karpenter.k8s.aws/instance-gpu-memory",
         "node.kubernetes.io/instance-type",
     )
     shown = [f"{k}={node.labels[k]}" for k in keys if k in node.labels]
-    return ", ".join(shown) + f", {_gpus(node)} x {NVIDIA.resource}"
+    return ", ".join(shown) + f", {_gpus(node, vendor)} x {vendor.resource}"
 
 
-# --- NVIDIA driver vs the image's CUDA ------------------------------------------------------------------
+# --- the GPU driver vs the image's CUDA (a CUDA build: NVIDIA) ------------------------------------------
 
 
-def check_driver(facts: ClusterFacts, terms: list[Term], cuda_major: int | None, image: str) -> list[Finding]:
+def check_driver(
+    facts: ClusterFacts, terms: list[Term], cuda_major: int | None, image: str, vendor: GpuVendor
+) -> list[Finding]:
     """GPU nodes the pods may land on run a driver that can run the image's CUDA (when both are known)."""
     minimum = MIN_DRIVER_MAJOR.get(cuda_major) if cuda_major is not None else None
     if minimum is None:
         return []
-    nodes = [n for n in facts.nodes if matches_terms(n.labels, terms) and _gpus(n) > 0]
-    known = {n.name: int(v) for n in nodes for v in [_driver(n)] if v is not None}
+    nodes = [n for n in facts.nodes if matches_terms(n.labels, terms) and _gpus(n, vendor) > 0]
+    known = {n.name: int(v) for n in nodes for v in [_driver(n, vendor)] if v is not None}
     old = sorted(name for name, major in known.items() if major < minimum)
     fix = f"upgrade the GPU nodes' driver to >= {minimum}, or use the image's CUDA 12.9 build (vllm.tag: v<version>-cu129)."
     if old:
@@ -185,8 +198,8 @@ def check_driver(facts: ClusterFacts, terms: list[Term], cuda_major: int | None,
     ]
 
 
-def _driver(node: Node) -> str | None:
-    return next((node.labels[k] for k in NVIDIA.driver_labels if whole_number(node.labels.get(k, ""), 6) is not None), None)
+def _driver(node: Node, vendor: GpuVendor) -> str | None:
+    return next((node.labels[k] for k in vendor.driver_labels if whole_number(node.labels.get(k, ""), 6) is not None), None)
 
 
 # --- storage --------------------------------------------------------------------------------------------

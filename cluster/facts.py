@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog.gpus import NVIDIA
+from catalog.gpus import VENDORS
 
 OWNER_LABEL = "app.kubernetes.io/instance"  # who created a namespace (plan/names.py labels)
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
@@ -165,7 +165,7 @@ def _node_pool(item: Mapping[str, Any]) -> NodePool:
         requirements=tuple(r for r in requirements if isinstance(r, Mapping)) if isinstance(requirements, list) else (),
         labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {},
         taints=_taints(template_spec.get("taints")),
-        gpu_limit=quantity_int(limits[NVIDIA.resource]) if NVIDIA.resource in limits else None,
+        gpu_limit=next((quantity_int(limits[v.resource]) for v in VENDORS if v.resource in limits), None),
         cpu_limit=quantity_int(limits["cpu"]) if "cpu" in limits else None,
         karpenter=True,
     )
@@ -270,10 +270,11 @@ def _gpu_problem(node: Mapping[str, Any]) -> str | None:
     status = node.get("status")
     for name in GPU_FIELDS if isinstance(status, Mapping) else ():
         resources = status.get(name)  # type: ignore[union-attr]
-        gpus = str(resources.get(NVIDIA.resource, "0")) if isinstance(resources, Mapping) else "0"
-        if not _WHOLE_QUANTITY.fullmatch(gpus[:40]):
-            shown = gpus if len(gpus) <= 24 else f"{gpus[:24]}… ({len(gpus):,} characters)"
-            return f"status.{name}[{NVIDIA.resource!r}] is {shown!r}, not a whole number of GPUs"
+        for resource in (v.resource for v in VENDORS):
+            gpus = str(resources.get(resource, "0")) if isinstance(resources, Mapping) else "0"
+            if not _WHOLE_QUANTITY.fullmatch(gpus[:40]):
+                shown = gpus if len(gpus) <= 24 else f"{gpus[:24]}… ({len(gpus):,} characters)"
+                return f"status.{name}[{resource!r}] is {shown!r}, not a whole number of GPUs"
     return None
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from catalog.gpus import NVIDIA, MetricsExporter
 from catalog.vllm_metrics import VersionMetrics, metrics_for
 from config.observability import AutoscalingConfig, MonitoringConfig
 from config.stack import StackConfig
@@ -40,6 +41,7 @@ class AlertThresholds:
     queue_per_replica: float
     gpu_memory_used_fraction: float
     rollout_seconds: int = 0
+    gpu_exporter: MetricsExporter = NVIDIA.exporter  # the sized GPU's vendor's per-GPU series (catalog/gpus.py)
 
 
 @dataclass(frozen=True)
@@ -119,12 +121,13 @@ def alert_limits(
     capacity: Capacity,
     queue_threshold: float | None,
     rollout_seconds: int | None,
+    gpu_exporter: MetricsExporter,
 ) -> AlertThresholds:
     """The alert thresholds: the queue alert fires where the scaler acts (KEDA's queue threshold when it
     runs, else the stack's queue_fraction of capacity)."""
     queue = monitoring.queue_alert_threshold or queue_threshold or derived_queue_threshold(autoscaling.queue_fraction, capacity)
     gpu = gpu_memory_threshold(capacity.gpu_memory_utilization, monitoring.gpu_memory_headroom)
-    return AlertThresholds(queue_per_replica=queue, gpu_memory_used_fraction=gpu, rollout_seconds=rollout_seconds or 0)
+    return AlertThresholds(queue, gpu, rollout_seconds or 0, gpu_exporter)
 
 
 def resolve_observability(
@@ -143,6 +146,7 @@ def resolve_observability(
     scaling = resolve_scaling(cfg.autoscaling, identity, sizing, workload, wiring.server_address, metrics)
     queue = scaling.thresholds.queue if scaling.enabled else None
     rollout = delivery.new_replica_seconds
-    limits = alert_limits(cfg.monitoring, cfg.autoscaling, scaling.capacity, queue, rollout)
+    exporter = sizing.resolved.gpu.vendor.exporter
+    limits = alert_limits(cfg.monitoring, cfg.autoscaling, scaling.capacity, queue, rollout, exporter)
     monitoring = MonitoringPlan(cfg.monitoring, f"{identity.instance}-monitoring", server, wiring, limits, metrics)
     return scaling, monitoring

@@ -24,7 +24,7 @@ GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"
 
 
 def gpu(cluster, terms=GFD_80, need=4):  # type: ignore[no-untyped-def]
-    return check_gpu(cluster, terms, need, [NVIDIA.toleration], "change the label")[0]
+    return check_gpu(cluster, terms, need, [NVIDIA.toleration], "change the label", NVIDIA)[0]
 
 
 def test_a_labelled_node_with_enough_gpus_and_the_gpu_taint_passes() -> None:
@@ -95,20 +95,20 @@ def test_a_declared_autoscaled_pool_at_zero_nodes_passes() -> None:
 
 def test_a_driver_older_than_the_images_cuda_needs_blocks() -> None:
     labels = A100_80 | {"nvidia.com/cuda.driver-version.major": "550"}
-    finding = check_driver(facts(node("g1", labels, gpus=8)), GFD_80, 13, "vllm/vllm-openai:v0.33.0")[0]
+    finding = check_driver(facts(node("g1", labels, gpus=8)), GFD_80, 13, "vllm/vllm-openai:v0.33.0", NVIDIA)[0]
     assert finding.level == "block"
     assert "needs NVIDIA driver >= 580, but g1 run(s) driver 550" in finding.message
 
 
 def test_the_deprecated_gfd_driver_label_is_read_too() -> None:
     labels = A100_80 | {"nvidia.com/cuda.driver.major": "580"}
-    assert check_driver(facts(node("g1", labels, gpus=8)), GFD_80, 13, "img")[0].level == "ok"
+    assert check_driver(facts(node("g1", labels, gpus=8)), GFD_80, 13, "img", NVIDIA)[0].level == "ok"
 
 
 def test_an_unknown_driver_warns_and_an_unknown_cuda_is_not_checked() -> None:
     cluster = facts(node("g1", A100_80, gpus=8))
-    assert check_driver(cluster, GFD_80, 13, "img")[0].level == "warn"
-    assert check_driver(cluster, GFD_80, None, "img") == []
+    assert check_driver(cluster, GFD_80, 13, "img", NVIDIA)[0].level == "warn"
+    assert check_driver(cluster, GFD_80, None, "img", NVIDIA) == []
 
 
 def test_a_read_write_many_claim_on_the_default_ebs_class_blocks_and_names_the_efs_class() -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from catalog.gpus import NVIDIA
 from catalog.vllm_metrics import VERSIONS
 from components.render.dashboard import render_dashboard
 from config.observability import MonitoringConfig
@@ -16,7 +17,7 @@ MATCH = '{namespace="llm",model_name=~"$model_name"}'
 
 
 def dashboard(version: str = "0.33.0", workload: Workload = WORKLOAD) -> dict[str, Any]:
-    return render_dashboard(MonitoringConfig(), VERSIONS[version], workload)
+    return render_dashboard(MonitoringConfig(), VERSIONS[version], workload, NVIDIA.exporter)
 
 
 def panel(title: str, version: str = "0.33.0", workload: Workload = WORKLOAD) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from catalog.gpus import NVIDIA
 from catalog.vllm_metrics import VERSIONS
 from components.monitoring import TYPE_TOKEN, Monitoring, MonitoringArgs
 from components.render.alerts import render_rule_groups
@@ -33,7 +34,7 @@ def alert_thresholds(
     rollout_seconds: int | None = None,
 ) -> AlertThresholds:
     cfg = monitoring or MonitoringConfig()
-    return alert_limits(cfg, AutoscalingConfig(), capacity, queue_threshold, rollout_seconds)
+    return alert_limits(cfg, AutoscalingConfig(), capacity, queue_threshold, rollout_seconds, NVIDIA.exporter)
 
 
 def plan(monitoring: MonitoringConfig | None = None) -> MonitoringPlan:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from catalog.gpus import NVIDIA
 from catalog.vllm_metrics import VERSIONS
 from components.autoscaling import KedaAutoscaler, KedaAutoscalerArgs
 from components.monitoring import Monitoring, MonitoringArgs
@@ -35,7 +36,7 @@ def everything(version: str) -> Registered:
         version=version,
         labels=LABELS,
     )
-    limits = alert_limits(MonitoringConfig(), scaling.config, CAPACITY, scaling.thresholds.queue, None)
+    limits = alert_limits(MonitoringConfig(), scaling.config, CAPACITY, scaling.thresholds.queue, None, NVIDIA.exporter)
     monitoring = monitoring_of(MonitoringConfig(), limits, version, name="llama", selector_labels=LABELS)
 
     def build() -> None:

@@ -50,6 +50,7 @@ def capacity_needs(plan: Plan) -> Requirements:
     hostname = spread if holds and spread is not None and spread.when_unsatisfiable == "DoNotSchedule" else None
     return Requirements(
         gpus_per_pod=plan.server.resources.gpus,
+        gpu_resource=plan.server.resources.gpu_resource,
         min_replicas=plan.scaling.config.min_replica_count if plan.scaling.enabled else plan.server.replicas or 1,
         max_replicas=plan.delivery.most_replicas,
         nodes_per_replica=1 if multinode is None else multinode.nnodes,
@@ -81,10 +82,11 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
     namespace, vllm, gpus = plan.identity.namespace, plan.delivery.vllm, plan.server.resources.gpus
     terms = gpu_terms(plan.placement)
     tag = vllm.tag or RELEASES[vllm.version].image_tag
-    found = checks.check_gpu(facts, terms, gpus, plan.placement.tolerations, label_fix(plan.cluster))
+    vendor = plan.engine.gpu.vendor
+    found = checks.check_gpu(facts, terms, gpus, plan.placement.tolerations, label_fix(plan.cluster), vendor)
     needs = capacity_needs(plan)
     found += capacity.check_capacity(facts, terms, plan.placement.tolerations, needs) + capacity.check_multinode(facts, needs)
-    found += checks.check_driver(facts, terms, image_cuda_major(vllm.image, tag, vllm.version), vllm.image_ref)
+    found += checks.check_driver(facts, terms, image_cuda_major(vllm.image, tag, vllm.version), vllm.image_ref, vendor)
     volume = plan.delivery.volume
     if plan.delivery.cache_config.existing_claim is None and volume is not None:
         found += checks.check_storage(facts, volume.storage_class_name, volume.access_mode)

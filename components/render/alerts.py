@@ -12,7 +12,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog.gpus import NVIDIA
 from catalog.vllm_metrics import VersionMetrics
 from components.render.promql import number, quantile
 from config.observability import MonitoringConfig
@@ -287,9 +286,6 @@ def kubernetes_alerts(cfg: MonitoringConfig, limits: AlertThresholds, workload: 
     return alerts
 
 
-FB_USED, FB_FREE = NVIDIA.exporter.memory_used, NVIDIA.exporter.memory_free  # the GPU vendor's exporter (catalog)
-
-
 def scaled_object_name(hpa_name: str) -> str:
     """The ScaledObject whose HPA this is: KEDA's metrics name the ScaledObject, the HPA carries its name."""
     if not hpa_name.startswith(KEDA_HPA_PREFIX):
@@ -368,14 +364,16 @@ def autoscaler_alerts(workload: Workload, hpa_name: str) -> list[Alert]:
 
 
 def gpu_alerts(cfg: MonitoringConfig, limits: AlertThresholds, workload: Workload) -> list[Alert]:
-    """GPU memory from the DCGM exporter (FB_USED and FB_FREE in MiB, so their ratio is unitless)."""
+    """GPU memory from the GPU vendor's exporter (DCGM's FB_USED and FB_FREE in MiB, so their ratio is unitless)."""
+    exporter = limits.gpu_exporter
+    used_mib, free_mib = exporter.memory_used, exporter.memory_free
     pods = workload.pods(cfg.dcgm_namespace_label, cfg.dcgm_pod_label)
     used = number(limits.gpu_memory_used_fraction)
     by = f"{cfg.dcgm_namespace_label}, {cfg.dcgm_pod_label}, gpu"
     return [
         Alert(
             "VllmGpuMemoryNearlyFull",
-            f"max by ({by}) ({FB_USED}{pods} / ({FB_USED}{pods} + {FB_FREE}{pods})) > {used}",
+            f"max by ({by}) ({used_mib}{pods} / ({used_mib}{pods} + {free_mib}{pods})) > {used}",
             "warning",
             "GPU memory nearly full under vLLM",
             f"A GPU used by the deployment has been above {used} of its memory for {SLOW}; vLLM only claims "

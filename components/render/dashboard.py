@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from catalog.gpus import NVIDIA
+from catalog.gpus import MetricsExporter
 from catalog.vllm_metrics import VersionMetrics
 from components.render.promql import quantile, ratio_of_rates
 from config.observability import MonitoringConfig
@@ -76,10 +76,7 @@ def engine_panels(metrics: VersionMetrics, match: str) -> list[tuple[str, str, l
     ]
 
 
-GPU_UTIL, FB_USED = NVIDIA.exporter.utilization, NVIDIA.exporter.memory_used  # the GPU vendor's exporter (catalog)
-
-
-def cluster_panels(cfg: MonitoringConfig, workload: Workload) -> list[tuple[str, str, list[Target]]]:
+def cluster_panels(cfg: MonitoringConfig, workload: Workload, exporter: MetricsExporter) -> list[tuple[str, str, list[Target]]]:
     """GPU panels (DCGM exporter) and replica counts (kube-state-metrics)."""
     gpu = workload.pods(cfg.dcgm_namespace_label, cfg.dcgm_pod_label)
     pod, gpu_by = cfg.dcgm_pod_label, f"{cfg.dcgm_pod_label}, gpu"
@@ -89,8 +86,12 @@ def cluster_panels(cfg: MonitoringConfig, workload: Workload) -> list[tuple[str,
         hpa = selector({"namespace": workload.namespace, "horizontalpodautoscaler": workload.hpa_name})
         replicas.append((f"kube_horizontalpodautoscaler_spec_max_replicas{hpa}", "autoscaler max"))
     return [
-        ("GPU utilization", "percent", [(f"avg by ({gpu_by}) ({GPU_UTIL}{gpu})", f"{{{{{pod}}}}} GPU {{{{gpu}}}}")]),
-        ("GPU memory used", "mbytes", [(f"max by ({gpu_by}) ({FB_USED}{gpu})", f"{{{{{pod}}}}} GPU {{{{gpu}}}}")]),
+        (
+            "GPU utilization",
+            "percent",
+            [(f"avg by ({gpu_by}) ({exporter.utilization}{gpu})", f"{{{{{pod}}}}} GPU {{{{gpu}}}}")],
+        ),
+        ("GPU memory used", "mbytes", [(f"max by ({gpu_by}) ({exporter.memory_used}{gpu})", f"{{{{{pod}}}}} GPU {{{{gpu}}}}")]),
         ("Replicas", "short", replicas),
     ]
 
@@ -131,9 +132,11 @@ def variables(workload: Workload) -> list[dict[str, Any]]:
     ]
 
 
-def render_dashboard(cfg: MonitoringConfig, metrics: VersionMetrics, workload: Workload) -> dict[str, Any]:
+def render_dashboard(
+    cfg: MonitoringConfig, metrics: VersionMetrics, workload: Workload, exporter: MetricsExporter
+) -> dict[str, Any]:
     match = model_selector(workload)
-    panels = engine_panels(metrics, match) + cluster_panels(cfg, workload)
+    panels = engine_panels(metrics, match) + cluster_panels(cfg, workload, exporter)
     return {
         "uid": f"vllm-{workload.namespace}-{workload.deployment_name}"[:40],  # Grafana uids: at most 40 chars
         "title": f"vLLM {workload.deployment_name} ({workload.namespace})",
