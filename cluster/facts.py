@@ -80,7 +80,6 @@ class ClusterFacts:
     namespaces: Mapping[str, Mapping[str, str]] | None = None  # name -> labels; None: not read
     prometheuses: tuple[Prometheus, ...] | None = None  # None: not read
     keda_version: str | None = None  # from the keda-operator image tag, e.g. "2.16.1"
-    keda_deployment_seen: bool = False
     kinds_read: frozenset[str] = frozenset()
 
     def has_crd(self, name: str) -> bool:
@@ -106,7 +105,6 @@ def facts_from_items(
         namespaces={_meta(i).get("name", ""): _labels(i) for i in by_kind["Namespace"]} if "Namespace" in by_kind else None,
         prometheuses=tuple(_prometheus(i) for i in by_kind["Prometheus"]) if "Prometheus" in by_kind else None,
         keda_version=next((v for v in map(_keda_version, keda) if v), None),
-        keda_deployment_seen=bool(keda),
         kinds_read=frozenset(by_kind),
     )
 
