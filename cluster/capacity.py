@@ -1,6 +1,6 @@
 """Capacity: whether the cluster holds the most replicas the stack can scale to, and what a multi-node group needs.
 
-What one replica takes is read off the rendered stack (preflight/cluster.py fills Requirements): its pods'
+What one replica takes comes from the plan (validation/cluster.py capacity_needs fills Requirements): its pods'
 GPUs, how many nodes a replica spans (a LeaderWorkerSet group, one pod per node), the RDMA resources every pod
 of a group requests, and the hostname spread's minDomains. Kubernetes counts a domain for each node that
 passes the pods' node affinity (nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore); "when the number of

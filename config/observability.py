@@ -1,6 +1,6 @@
 """`autoscaling` (KEDA) and `monitoring` (Prometheus Operator, Grafana).
 
-Thresholds left unset are derived from the preflight's capacity (components/render/keda.py); the
+Thresholds left unset are derived from the preflight's capacity (plan/scaling.py); the
 docs/autoscaling-and-monitoring.md explains each formula.
 """
 
@@ -19,7 +19,7 @@ FallbackBehavior = Literal["static", "currentReplicas", "currentReplicasIfHigher
 DURATION = r"^([0-9]+(ms|s|m|h))+$"  # Prometheus duration, e.g. 15s, 1h30m
 
 # Release name of kube-prometheus-stack; its Prometheus Service is `<fullname>-prometheus` on port 9090
-# (components/render/prometheus.py; chart templates/_helpers.tpl:14-25, docs/sources.md §E).
+# (plan/monitoring.py; chart templates/_helpers.tpl:14-25, docs/sources.md §E).
 DEFAULT_RELEASE = "monitoring"
 DEFAULT_PROMETHEUS_NAMESPACE = "monitoring"  # where `helm install monitoring ... -n monitoring` puts it
 DEFAULT_PROMETHEUS_PORT = 9090  # kube-prometheus-stack values.yaml prometheus.service.port

@@ -144,9 +144,12 @@ def derive_thresholds(cfg: AutoscalingConfig, capacity: Capacity) -> Thresholds:
     )
 
 
+KEDA_HPA_PREFIX = "keda-hpa-"  # KEDA's default HPA name: keda-hpa-<ScaledObject name>
+
+
 def hpa_name(scaled_object_name: str) -> str:
     """The HPA KEDA creates (and the alerts watch): KEDA's default name, set explicitly."""
-    return f"keda-hpa-{scaled_object_name}"
+    return f"{KEDA_HPA_PREFIX}{scaled_object_name}"
 
 
 def keda_features(cfg: AutoscalingConfig) -> frozenset[str]:

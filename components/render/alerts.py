@@ -16,7 +16,7 @@ from catalog.vllm_metrics import VersionMetrics
 from components.render.promql import number, quantile
 from config.observability import MonitoringConfig
 from plan.monitoring import AlertThresholds
-from plan.scaling import Workload, selector
+from plan.scaling import KEDA_HPA_PREFIX, Workload, selector
 
 LATENCY_QUANTILE = 0.99
 SLOW = "10m"  # long enough that a burst the autoscaler absorbs does not page
@@ -25,7 +25,6 @@ STARTUP_MARGIN_S = 300  # past the rollout budget before a replica that is still
 # unready (3 x 10 s, config/kubernetes.py), then a kube-state-metrics scrape and a rule evaluation (30 s each in
 # kube-prometheus-stack) pass before the 3 minutes start.
 OUTAGE_FOR = "3m"
-KEDA_HPA_PREFIX = "keda-hpa-"  # components/render/keda.py hpa_name: keda-hpa-<ScaledObject name>
 
 
 _DURATION_PART = re.compile(r"([0-9]+)(ms|s|m|h)")
