@@ -79,7 +79,12 @@ class EngineConfig(ConfigGroup):
         None, description="--max-num-batched-tokens: tokens per scheduler step; defaults to vLLM's choice."
     )
     dtype: Dtype = Field("auto", description="--dtype for weights and activations.")
-    quantization: Quantization | None = Field(None, description="--quantization method of the checkpoint.")
+    quantization: Quantization | None = Field(
+        None,
+        description="--quantization method of the checkpoint; usually leave unset (vLLM reads the checkpoint's). "
+        "For an AWQ or GPTQ checkpoint on Ampere, Ada, Hopper or newer, awq or gptq forces vLLM's slow kernel: "
+        "use awq_marlin or gptq_marlin (what vLLM picks when unset).",
+    )
     kv_cache_dtype: KvCacheDtype = Field("auto", description="--kv-cache-dtype; fp8 halves KV bytes per token.")
     block_size: Literal[8, 16, 32, 64, 128] | None = Field(
         None,
