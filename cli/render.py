@@ -31,7 +31,8 @@ EPILOG = f"""exit codes:
 
 examples:
   python -m components.render stacks/Pulumi.prod.yaml rendered/prod
-  python -m components.render stacks/Pulumi.docker-8b.yaml rendered/docker-8b   # then: docker compose -f rendered/docker-8b/compose.yaml up -d
+  python -m components.render stacks/Pulumi.docker-8b.yaml rendered/docker-8b
+  docker compose -f rendered/docker-8b/compose.yaml up -d   # what the Docker target's render is for
   python -m components.render stacks/Pulumi.dev.yaml rendered/dev && kubectl diff -f rendered/dev
 """
 

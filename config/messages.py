@@ -89,7 +89,8 @@ def _unknown_key_issue(root: type[BaseModel], loc: Loc) -> ConfigIssue:
     known = _fields_at(root, loc[:-1])
     name = str(loc[-1])
     if name in FLAG_LIKE_KEYS and _dotted(loc) != "engine.extra_args":
-        return ConfigIssue(_dotted(loc), f"unknown key: {FLAGS_GO}.", "move the flags to their engine.* keys or engine.extra_args.")
+        fix = "move the flags to their engine.* keys or engine.extra_args."
+        return ConfigIssue(_dotted(loc), f"unknown key: {FLAGS_GO}.", fix)
     elsewhere = [group for group in _fields_at(root, ()) if name in _fields_at(root, (group,))] if len(loc) == 2 else []
     if elsewhere:
         groups, keys = " or ".join(elsewhere), " or ".join(f"{group}.{name}" for group in elsewhere)

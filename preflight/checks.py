@@ -257,7 +257,7 @@ def slow_kernel_warning(requested: str | None, resolved: ResolvedEngine) -> str 
     (override_quantization_method, awq_marlin.py@0322f292b76d6c0727efd7af9f463884230e938a:165).
     """
     marlin = MARLIN_METHODS.get(requested or "")
-    if marlin is None or resolved.architecture.quantization != requested:
+    if requested is None or marlin is None or resolved.architecture.quantization != requested:
         return None
     if resolved.gpu.family not in MARLIN_FAMILIES:
         return None

@@ -52,7 +52,9 @@ def test_a_process_whose_reader_closed_the_pipe_ends_quietly() -> None:
 
 
 @pytest.mark.parametrize("main", [preflight_main, render_main], ids=["preflight", "render"])
-def test_help_lists_every_exit_code_and_an_example(main: Callable[[list[str]], int], capsys: pytest.CaptureFixture[str]) -> None:
+def test_help_lists_every_exit_code_and_an_example(
+    main: Callable[[list[str]], int], capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit):
         main(["--help"])
     text = capsys.readouterr().out
