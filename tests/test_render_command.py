@@ -17,11 +17,17 @@ from validation.sources import load_stack_file_with_secrets
 STACKS = REPO / "stacks"
 
 
-def test_rendering_again_removes_the_files_this_render_no_longer_writes(tmp_path: Path) -> None:
-    stale = tmp_path / "14-persistentvolumeclaim-vllm-dev-model-cache-old-size.yaml"
-    stale.write_text("kind: PersistentVolumeClaim\n", encoding="utf-8")
-    assert render_main([str(STACKS / "Pulumi.dev.yaml"), str(tmp_path)]) == 0
-    assert not stale.exists()
+def test_rendering_again_after_a_size_change_leaves_one_pvc_and_one_download_job(tmp_path: Path) -> None:
+    stack = tmp_path / "Pulumi.dev.yaml"
+    text = (STACKS / "Pulumi.dev.yaml").read_text(encoding="utf-8")
+    out = tmp_path / "out"
+    for size in (40, 60):
+        stack.write_text(text + f"  vllm-serving:cache:\n    size_gib: {size}\n", encoding="utf-8")
+        assert render_main([str(stack), str(out)]) == 0
+    names = [path.name.split("-", 1)[1] for path in out.iterdir()]
+    pvcs = [name for name in names if name.startswith("persistentvolumeclaim-")]
+    download_jobs = [name for name in names if name.startswith("job-vllm-dev-model-download-")]
+    assert (len(pvcs), len(download_jobs)) == (1, 1)
 
 
 def test_rendering_again_keeps_files_the_render_did_not_write(tmp_path: Path) -> None:
