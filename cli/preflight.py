@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cli.pipe import EXIT_CLOSED_PIPE, quiet_on_closed_pipe
 from cluster.report import ClusterResult
 from config.errors import ConfigError, ConfigIssue
 from plan import Plan
@@ -34,10 +35,31 @@ EXIT_INTERNAL_ERROR = 3
 REPORT_BUG = "internal error in the preflight ({}); please report it with the stack file (rerun with --debug for details)."
 
 
+EPILOG = f"""exit codes:
+  {EXIT_FITS}    the stack fits (warnings may be printed)
+  {EXIT_BLOCKED}    blocked: the memory, structural or cluster check refuses it (the report says why)
+  {EXIT_CONFIG_ERROR}    config error: a key of the stack file, a --cluster or a --log file is wrong (every problem listed)
+  {EXIT_INTERNAL_ERROR}    internal error: a bug in the preflight; please report it (--debug prints the traceback)
+  {EXIT_CLOSED_PIPE}  the reader of stdout went away (`| head`): nothing more is printed, as with other Unix tools
+
+examples:
+  python -m preflight stacks/Pulumi.dev.yaml
+  python -m preflight stacks/Pulumi.prod.yaml --json | jq .verdict
+  python -m preflight stacks/Pulumi.prod.yaml --cluster nodes.json --cluster storageclasses.json
+  python -m preflight stacks/Pulumi.dev.yaml --log vllm-startup.log
+"""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    return quiet_on_closed_pipe(lambda: _run_reporting_bugs(args))
+
+
+def _run_reporting_bugs(args: argparse.Namespace) -> int:
     try:
         return _run(args)
+    except BrokenPipeError:  # the reader went away: not a bug (cli/pipe.py)
+        raise
     except (Exception, RecursionError, MemoryError) as error:  # a bug, never a verdict: exit 3, not 1
         if args.debug:
             raise
@@ -49,7 +71,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m preflight", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m preflight",
+        description=__doc__,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("stack_file", help="a stack file, e.g. stacks/Pulumi.prod.yaml")
     output = parser.add_mutually_exclusive_group()

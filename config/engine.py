@@ -8,7 +8,7 @@ from pydantic import Field, field_validator, model_validator
 
 from catalog.models import MODELS
 from config.base import ConfigGroup
-from config.errors import show, suggest
+from config.errors import show, suggest_name
 from config.syntax import ExtraArg, PositiveInt, Revision, ServedModelName
 
 # vLLM --quantization values this program can size (weight bytes per parameter known).
@@ -34,7 +34,7 @@ class SpeculativeConfig(ConfigGroup):
     @classmethod
     def _draft_in_catalog(cls, value: str | None) -> str | None:
         if value is not None and value not in MODELS:
-            hint = suggest(value, list(MODELS))
+            hint = suggest_name(value, list(MODELS))
             raise ValueError(
                 f"draft model {show(value)} is not in the catalog{' (' + hint + ')' if hint else ''}; "
                 "the preflight must size its weights and KV cache. Fix: pick a catalog model."
@@ -79,7 +79,12 @@ class EngineConfig(ConfigGroup):
         None, description="--max-num-batched-tokens: tokens per scheduler step; defaults to vLLM's choice."
     )
     dtype: Dtype = Field("auto", description="--dtype for weights and activations.")
-    quantization: Quantization | None = Field(None, description="--quantization method of the checkpoint.")
+    quantization: Quantization | None = Field(
+        None,
+        description="--quantization method of the checkpoint; usually leave unset (vLLM reads the checkpoint's). "
+        "For an AWQ or GPTQ checkpoint on Ampere, Ada, Hopper or newer, awq or gptq forces vLLM's slow kernel: "
+        "use awq_marlin or gptq_marlin (what vLLM picks when unset).",
+    )
     kv_cache_dtype: KvCacheDtype = Field("auto", description="--kv-cache-dtype; fp8 halves KV bytes per token.")
     block_size: Literal[8, 16, 32, 64, 128] | None = Field(
         None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import reprlib
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,54 @@ def suggest(word: str, choices: list[str] | tuple[str, ...]) -> str:
     """A "did you mean" hint for a misspelled key or value, or an empty string."""
     matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"did you mean `{matches[0]}`?" if matches else ""
+
+
+MAX_NAMES_SUGGESTED = 4
+NEAR_SPELLING = 0.8  # difflib ratio of the folded names: one or two characters off in a product or model name
+
+
+def suggest_name(word: str, choices: list[str] | tuple[str, ...]) -> str:
+    """A "did you mean" hint for a GPU product or model id, only for a near-identical spelling.
+
+    In these names the numbers are the product or the size (A100 and A10G, H100 and H200, 8B and 70B are
+    different things), so a suggestion keeps every number typed, in order, and either starts with what was
+    typed (`A100` -> the A100 variants, all named) or differs by a typo once case and separators are folded.
+    """
+    typed, numbers = _folded(word), _numbers(word)
+    same = [choice for choice in choices if _folded(choice) == typed]
+    near = same or [
+        choice
+        for choice in choices
+        if _keeps_numbers(numbers, _numbers(choice)) and any(_near(typed, name) for name in _spellings(choice))
+    ]
+    if not near:
+        return ""
+    if len(near) == 1:
+        return f"did you mean `{near[0]}`?"
+    return f"did you mean one of {', '.join(f'`{name}`' for name in near[:MAX_NAMES_SUGGESTED])}?"
+
+
+def _folded(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.casefold())
+
+
+def _numbers(name: str) -> list[str]:
+    return re.findall(r"\d+", name)
+
+
+def _spellings(choice: str) -> tuple[str, ...]:
+    """The whole name, and a model id without its organisation (`Llama-3.1-8B-Instruct`)."""
+    return (_folded(choice), _folded(choice.rsplit("/", 1)[-1]))
+
+
+def _near(typed: str, name: str) -> bool:
+    prefix = len(typed) >= 3 and name.startswith(typed)
+    return prefix or difflib.SequenceMatcher(None, typed, name).ratio() >= NEAR_SPELLING
+
+
+def _keeps_numbers(typed: list[str], choice: list[str]) -> bool:
+    remaining = iter(choice)
+    return all(number in remaining for number in typed)  # a subsequence: every typed number, in order
 
 
 SHOWN_CHARS = 80  # the longest a quoted value gets in any message

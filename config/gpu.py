@@ -6,13 +6,13 @@ from pydantic import Field, PositiveFloat, ValidationInfo, field_validator
 
 from catalog.gpus import GPUS, GpuProduct
 from config.base import ConfigGroup
-from config.errors import show, suggest
+from config.errors import show, suggest_name
 from config.syntax import Labels, PositiveInt
 
 
 def _check_product(name: str) -> str:
     if name not in GPUS:
-        hint = suggest(name, list(GPUS))
+        hint = suggest_name(name, list(GPUS))
         raise ValueError(
             f"unknown GPU product {show(name)}{' (' + hint + ')' if hint else ''}. "
             f"Fix: use one of {', '.join(GPUS)}, or describe it with gpu.memory_gib and gpu.label."

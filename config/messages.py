@@ -77,9 +77,25 @@ def _dotted(loc: Loc) -> str:
     return text
 
 
+# Where vllm serve flags go, for the keys people reach for first (`vllm.extra_args`, `vllm.args`).
+FLAGS_GO = (
+    "vllm serve flags go in the engine.* keys (engine.max_model_len, engine.dtype, ...) or, for a flag with no "
+    "key, in engine.extra_args"
+)
+FLAG_LIKE_KEYS = frozenset({"extra_args", "args", "flags", "extra_flags", "serve_args"})
+
+
 def _unknown_key_issue(root: type[BaseModel], loc: Loc) -> ConfigIssue:
     known = _fields_at(root, loc[:-1])
-    hint = suggest(str(loc[-1]), known)
+    name = str(loc[-1])
+    if name in FLAG_LIKE_KEYS and _dotted(loc) != "engine.extra_args":
+        fix = "move the flags to their engine.* keys or engine.extra_args."
+        return ConfigIssue(_dotted(loc), f"unknown key: {FLAGS_GO}.", fix)
+    elsewhere = [group for group in _fields_at(root, ()) if name in _fields_at(root, (group,))] if len(loc) == 2 else []
+    if elsewhere:
+        groups, keys = " or ".join(elsewhere), " or ".join(f"{group}.{name}" for group in elsewhere)
+        return ConfigIssue(_dotted(loc), f"unknown key: {name} is a key of {groups}, not of {loc[0]}.", f"move it to {keys}.")
+    hint = suggest(name, known)
     where = _dotted(loc[:-1]) or "the vllm-serving namespace"
     message = f"unknown key{' (' + hint + ')' if hint else ''}."
     return ConfigIssue(_dotted(loc), message, f"correct or remove it; keys allowed in {where}: {', '.join(sorted(known))}.")

@@ -219,6 +219,9 @@ def risk_warnings(stack: SizingInputs, resolved: ResolvedEngine, margin_percent:
             f"engine.quantization fp8 on {resolved.gpu.name}: this GPU has no FP8 tensor cores, so vLLM "
             "runs FP8 weights weight-only (W8A16): the memory saving holds, the compute speed-up does not."
         )
+    slow_kernel = slow_kernel_warning(stack.engine.quantization, resolved)
+    if slow_kernel:
+        warnings.append(slow_kernel)
     if fits and 0 <= margin_percent < stack.preflight.min_margin_percent:  # below 0 the target warning said it
         warnings.append(
             f"only {margin_percent:.1f} % of the KV cache is left after the concurrency target "
@@ -236,6 +239,34 @@ def risk_warnings(stack: SizingInputs, resolved: ResolvedEngine, margin_percent:
             f"({resolved.gpu.memory_gib} GiB); larger ones get a bigger KV cache."
         )
     return warnings
+
+
+# GPU families of compute capability 8.0 and newer: every one runs vLLM's Marlin kernels. awq_marlin needs 8.0
+# (AWQMarlinConfig.get_min_capability, vllm-project/vllm vllm/model_executor/layers/quantization/awq_marlin.py
+# @0322f292b76d6c0727efd7af9f463884230e938a:123), gptq_marlin 7.5 (GPTQMarlinConfig.get_min_capability,
+# gptq_marlin.py@00161ce01fe64fdae0ec8ff1ae198c7b9befbdad).
+MARLIN_FAMILIES = frozenset({"ampere", "ada-lovelace", "hopper", "blackwell"})
+MARLIN_METHODS = {"awq": "awq_marlin", "gptq": "gptq_marlin"}
+
+
+def slow_kernel_warning(requested: str | None, resolved: ResolvedEngine) -> str | None:
+    """engine.quantization awq (or gptq) on a checkpoint of that method, on a GPU the Marlin kernel runs on.
+
+    Left unset, vLLM upgrades such a checkpoint to awq_marlin / gptq_marlin itself; named explicitly, it keeps
+    the unoptimized kernel and only logs "... you specified quantization=awq explicitly, so forcing awq"
+    (override_quantization_method, awq_marlin.py@0322f292b76d6c0727efd7af9f463884230e938a:165).
+    """
+    marlin = MARLIN_METHODS.get(requested or "")
+    if requested is None or marlin is None or resolved.architecture.quantization != requested:
+        return None
+    if resolved.gpu.family not in MARLIN_FAMILIES:
+        return None
+    return (
+        f"engine.quantization {requested} forces vLLM's slow {requested.upper()} kernel on {resolved.gpu.name}: "
+        f"vLLM would run this checkpoint with the much faster {marlin} kernel, but an explicit {requested} "
+        f'keeps the unoptimized one ("... so forcing {requested}"). Fix: set engine.quantization {marlin}, or '
+        "remove engine.quantization (vLLM picks it from the checkpoint)."
+    )
 
 
 def margin_percent(capacity: KvCapacity, target: ConcurrencyTarget) -> float:

@@ -17,6 +17,7 @@ fi
 if ! command -v promtool >/dev/null 2>&1; then
   # promtool checks and unit-tests the alert rules; Debian ships it in the prometheus package.
   if [ "$(id -u)" = 0 ]; then
+    echo "==> installing promtool (apt-get install prometheus; about a minute on a fresh machine)..." >&2
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
   else
@@ -25,17 +26,21 @@ if ! command -v promtool >/dev/null 2>&1; then
   fi
 fi
 
+echo "==> creating venv/ and installing requirements-dev.txt (pip; a minute or two the first time)..." >&2
 python3 -m venv venv
 venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+echo "==> lint (ruff), workflow audit (zizmor), types (mypy), layer contract (lint-imports)..." >&2
 venv/bin/ruff check .
 venv/bin/ruff format --check .
 # GitHub Actions audit (actions pinned by commit, least permissions, no persisted credentials); offline: no API calls.
 venv/bin/zizmor --offline .github/workflows/
 venv/bin/mypy .  # pydantic plugin and settings in pyproject.toml
 venv/bin/lint-imports  # the layer contract: no import upward, no cycle (pyproject.toml [tool.importlinter])
+echo "==> the fast suite (pytest; skips print their reason and how to enable the test)..." >&2
 venv/bin/python -m pytest "$@"
 
 if [ "$e2e" = required ]; then
+  echo "==> setting up the e2e tier (scripts/setup-e2e.sh: a CPU vLLM server and Prometheus; several minutes)..." >&2
   bash scripts/setup-e2e.sh
   VLLM_SERVING_REQUIRE_E2E=1 venv/bin/python -m pytest -n 0 -m e2e tests/e2e
 elif venv/bin/python -c "import sys; from tests.e2e.paths import missing_dependencies; sys.exit(bool(missing_dependencies()))"; then

@@ -21,7 +21,7 @@ from config.kubernetes import NamespaceConfig, ServerConfig
 from config.model import ModelConfig
 from config.sources import split_project_keys
 from config.stack import StackConfig
-from tests.factories import raw_config
+from tests.factories import make_config, raw_config
 from validation.keys import validate_config
 
 
@@ -108,7 +108,7 @@ MESSAGES: dict[str, tuple[dict[str, Any], str, tuple[type[BaseModel], str] | Non
     ),
     "unknown GPU": (
         {"gpu": {"product": "A100-80GB"}},
-        "vllm-serving:gpu.product: unknown GPU product 'A100-80GB' (did you mean `A100-SXM4-80GB`?). "
+        "vllm-serving:gpu.product: unknown GPU product 'A100-80GB' (did you mean one of `A100-SXM4-80GB`, `A100-80GB-PCIe`?). "
         f"Fix: use one of {', '.join(GPUS)}, or describe it with gpu.memory_gib and gpu.label.",
         None,
     ),
@@ -205,3 +205,19 @@ def test_error_header_counts_every_problem_found_together() -> None:
     with pytest.raises(ConfigError) as caught:
         validate_config(raw_config(replicas=0, engine={"gpu_memory_utilization": 2}))
     assert caught.value.render().splitlines()[0] == "Invalid stack config (2 problems):"
+
+
+def test_vllm_extra_args_names_where_flags_go_not_extra_env() -> None:
+    with pytest.raises(ConfigError) as raised:
+        make_config(vllm={"extra_args": ["--max-model-len", "4096"]})
+    issue = raised.value.issues[0]
+    assert (issue.key, "extra_env" in issue.render(), "engine.extra_args" in issue.message) == ("vllm.extra_args", False, True)
+
+
+def test_a_key_of_another_group_names_that_group() -> None:
+    with pytest.raises(ConfigError) as raised:
+        make_config(vllm={"max_model_len": 4096})
+    assert raised.value.issues[0].render() == (
+        "vllm-serving:vllm.max_model_len: unknown key: max_model_len is a key of engine, not of vllm. "
+        "Fix: move it to engine.max_model_len."
+    )

@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
 from config.errors import ConfigError, ConfigIssue
+from config.secrets import SECRET_KEYS
 from config.stack import StackConfig, parse_config
 from validation import cluster_profile, delivery, docker, engine, exposure, kubernetes, multinode, observability
 
@@ -32,8 +35,50 @@ def validate_config(raw: Mapping[str, Any]) -> StackConfig:
     Raises ConfigError listing every problem: unknown keys, bad values, and cross-key rules. The rules that
     need the preflight report, the target or the secrets run next, in validation.check_stack.
     """
-    cfg = parse_config(raw)
-    issues = [issue for rule in KEY_RULES for issue in rule(cfg)]
+    try:
+        cfg = parse_config(raw)
+    except ConfigError as error:  # unknown keys alone must not hide what the rules find in the rest
+        raise ConfigError([*error.issues, *_rule_issues_without_unknown_keys(raw)]) from None
+    issues = _rule_issues(cfg)
     if issues:
         raise ConfigError(issues)
     return cfg
+
+
+def _rule_issues(cfg: StackConfig) -> list[ConfigIssue]:
+    return [issue for rule in KEY_RULES for issue in rule(cfg)]
+
+
+def _rule_issues_without_unknown_keys(raw: Mapping[str, Any]) -> list[ConfigIssue]:
+    """The issues the file has once its unknown keys are left out, when those were its only schema errors: the
+    rules between keys, or a group's own checks that pydantic skips while the group has an unknown key.
+
+    A bad value stays a stop: the rules read values, and one read as a default would report a false problem.
+    """
+    data: Any = {key: value for key, value in raw.items() if key not in SECRET_KEYS}
+    try:
+        StackConfig.model_validate(data)
+    except ValidationError as error:
+        errors = error.errors()
+        if any(e["type"] != "extra_forbidden" for e in errors):
+            return []
+        for e in errors:
+            data = _without(data, tuple(e["loc"]))
+    try:
+        return _rule_issues(parse_config(data))
+    except ConfigError as error:  # a group's own after-validators, which pydantic skips while a key is unknown
+        return error.issues
+
+
+def _without(data: Any, loc: tuple[Any, ...]) -> Any:
+    """A copy of nested mappings and lists with the key at loc removed."""
+    head, rest = loc[0], loc[1:]
+    if isinstance(data, Mapping):
+        if not rest:
+            return {key: value for key, value in data.items() if key != head}
+        return {**data, head: _without(data[head], rest)}
+    if isinstance(data, list | tuple) and isinstance(head, int) and rest:
+        items = list(data)
+        items[head] = _without(items[head], rest)
+        return items
+    return data

@@ -64,14 +64,40 @@ def expected_alert(rule: dict[str, Any], labels: dict[str, str]) -> dict[str, An
     }
 
 
+# Where each schema file comes from upstream (repository, path; ../shared/crds/README.md pins the commits).
+UPSTREAM_CRDS = {
+    "keda.sh_scaledobjects.yaml": "kedacore/keda config/crd/bases/",
+    "monitoring.coreos.com_servicemonitors.yaml": "prometheus-operator/prometheus-operator example/prometheus-operator-crd/",
+    "monitoring.coreos.com_podmonitors.yaml": "prometheus-operator/prometheus-operator example/prometheus-operator-crd/",
+    "monitoring.coreos.com_prometheusrules.yaml": "prometheus-operator/prometheus-operator example/prometheus-operator-crd/",
+    "leaderworkerset.x-k8s.io_leaderworkersets.yaml": "kubernetes-sigs/lws config/crd/bases/",
+    "gateway.networking.k8s.io_httproutes.yaml": "kubernetes-sigs/gateway-api config/crd/standard/",
+    "inference.networking.k8s.io_inferencepools.yaml": "kubernetes-sigs/gateway-api-inference-extension config/crd/bases/",
+}
+
+
+def missing_crd_reason(file_name: str) -> str | None:
+    """Why a schema test cannot run, and how to enable it; None when the file is there."""
+    if not CRDS.is_dir():
+        return (
+            f"upstream CRD schemas not found ({CRDS} is no folder). To run the custom-resource schema tests, set "
+            "VLLM_SERVING_CRDS to a folder holding the upstream CRD files, named as upstream names them "
+            "(tests/promtool/__init__.py UPSTREAM_CRDS lists each repository and path); "
+            "VLLM_SERVING_REQUIRE_CRDS=1 makes a missing file an error"
+        )
+    if not (CRDS / file_name).is_file():
+        return (
+            f"upstream CRD schema {file_name} not found in {CRDS}: copy it there from "
+            f"{UPSTREAM_CRDS.get(file_name, 'its upstream repository ')}{file_name}"
+        )
+    return None
+
+
 @cache
 def crd_schema(file_name: str) -> dict[str, Any]:
     path = CRDS / file_name
-    if not CRDS.is_dir():
-        message = (
-            f"upstream CRD schemas not found at {CRDS}: point VLLM_SERVING_CRDS at a folder holding the "
-            "KEDA and prometheus-operator CRD files to check the custom resources against them"
-        )
+    message = missing_crd_reason(file_name)
+    if message is not None:
         assert os.environ.get("VLLM_SERVING_REQUIRE_CRDS") != "1", message
         pytest.skip(message)
     # libyaml when present: the LeaderWorkerSet CRD is 1.3 MB, seconds for the pure-Python loader.
