@@ -14,6 +14,7 @@ from config.exposure import ExposureConfig, GatewayConfig
 from config.kubernetes import SecurityConfig
 from config.network import NetworkPolicyConfig
 from config.stack import StackConfig
+from plan.flows import FlowsPlan, resolve_flows
 from plan.identity import Identity
 from plan.names import cache_key
 
@@ -45,8 +46,8 @@ class TrafficPlan:
     require_api_key: bool
     service_url: str  # the in-cluster Service
     client_url: str  # what clients use: the route's first hostname, the Ingress host, or the Service
-    network_policy: NetworkPolicyConfig
-    server_fetches_weights: bool  # per-replica downloads or object storage: the server pods need hub egress
+    network_policy: NetworkPolicyConfig  # the client namespaces the stack's report names
+    flows: FlowsPlan  # every flow the NetworkPolicies admit (plan/flows.py)
     smoke: SmokePlan | None  # None when smoke_test.enabled is false
 
     @property
@@ -128,6 +129,17 @@ def resolve_traffic(cfg: StackConfig, identity: Identity, mode: DeliveryMode) ->
         service_url=service_url(identity, port),
         client_url=client_url(cfg.exposure, identity, port),
         network_policy=cfg.network_policy,
-        server_fetches_weights=mode != "shared_volume",
+        flows=resolve_flows(
+            namespace=identity.namespace,
+            port=port,
+            policy=cfg.network_policy,
+            exposure=cfg.exposure,
+            profile=cfg.cluster.defaults,
+            multinode=cfg.engine.nnodes > 1,
+            # per-replica downloads or object storage: the server pods reach the hub or the bucket
+            server_fetches_weights=mode != "shared_volume",
+            bucket=cfg.delivery.object_storage if mode == "object_storage" else None,
+            smoke_test=cfg.smoke_test.enabled,
+        ),
         smoke=resolve_smoke(cfg, identity.instance) if cfg.smoke_test.enabled else None,
     )
