@@ -403,7 +403,7 @@ def test_a_bad_node_local_dns_address_is_refused_with_the_fix() -> None:
 
 def test_the_smoke_test_pods_accept_nothing_and_reach_only_dns_and_the_server_port() -> None:
     smoke = policies("inference", "prod", 8000, policy(), smoke_test=True)[2]
-    assert (smoke["metadata"]["name"], smoke["spec"]["ingress"], smoke["spec"]["egress"][1]) == (
+    assert (smoke["metadata"]["name"], smoke["spec"]["ingress"], smoke["spec"]["egress"][0]) == (
         "prod-smoke-test",
         [],
         {
