@@ -16,11 +16,12 @@ from config.delivery import (
     volume_for,
 )
 from config.docker import docker_settings
-from config.kubernetes import CacheConfig, ProbesConfig, SecurityConfig
+from config.kubernetes import CacheConfig, ProbesConfig
 from config.stack import StackConfig
 from config.vllm import VllmConfig
 from plan import cache
 from plan.names import Names
+from plan.security import PodSecurity, resolve_pod_security
 from preflight.delivery import (
     DeliveryBudget,
     delivery_budget,
@@ -48,7 +49,7 @@ class DeliveryPlan:
     vllm: VllmConfig
     cache_config: CacheConfig
     probes: ProbesConfig
-    security: SecurityConfig
+    security: PodSecurity  # the user and groups every pod of the stack runs as (plan/security.py)
     # The model cache (components/render/cache.py, bucket_copy.py)
     needs_download: bool  # from the Hub to a volume: not for a local_path model, nor one streamed from a bucket
     copies_to_bucket: bool  # object_storage with copy_from_hub: a Job copies the Hub snapshot to the bucket
@@ -168,7 +169,7 @@ def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names,
         vllm=cfg.vllm,
         cache_config=store,
         probes=cfg.probes,
-        security=cfg.security,
+        security=resolve_pod_security(cfg.security, cfg.cluster.defaults),
         warnings=tuple(page_cache_warnings(kubernetes_volume, weights, cfg.server, cfg.engine.gpus_per_node)),
         needs_download=from_hub,
         copies_to_bucket=bucket is not None and bucket.copy_from_hub,

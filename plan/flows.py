@@ -151,7 +151,7 @@ def caller_flows(port: int, policy: NetworkPolicyConfig, exposure: ExposureConfi
     gateway, ingress = exposure.gateway, exposure.ingress
     if gateway is not None:
         proxies = pods(gateway.proxy_pod_selector(), (gateway.proxy_namespace(namespace),))
-        sources = (proxies, *(Addresses(cidr) for cidr in gateway.source_cidrs))
+        sources: tuple[Peer, ...] = (proxies, *(Addresses(cidr) for cidr in gateway.source_cidrs))
         flows.append(Flow(sources, Own(SERVER), api, "the Gateway's proxy forwards the routed paths"))
     if ingress is not None:
         controller = pods(ingress.controller_pod_selector, (ingress.controller_namespace,))

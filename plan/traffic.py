@@ -11,12 +11,12 @@ from pathlib import Path
 
 from config.delivery import DeliveryMode
 from config.exposure import ExposureConfig, GatewayConfig
-from config.kubernetes import SecurityConfig
 from config.network import NetworkPolicyConfig
 from config.stack import StackConfig
 from plan.flows import FlowsPlan, resolve_flows
 from plan.identity import Identity
 from plan.names import cache_key
+from plan.security import PodSecurity
 
 SCRIPT_PATH = Path(__file__).resolve().parents[1] / "smoke" / "check.py"
 IMAGE_PULL_SECONDS = 300  # the smoke test's small python image, pulled on a CPU node
@@ -35,7 +35,7 @@ class SmokePlan:
     key: str  # what the answer depends on: a new key names a new ConfigMap and Job, which runs again
     name: str  # <instance>-smoke-test-<key>: the ConfigMap and the Job
     deadline_seconds: int  # the Job's activeDeadlineSeconds
-    security: SecurityConfig  # the Job's pod security (components/render/security.py)
+    security: PodSecurity  # the Job's pod security (components/render/security.py)
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def smoke_deadline_seconds(timeout_seconds: int) -> int:
     return (RETRIES + 1) * (timeout_seconds + 60) + IMAGE_PULL_SECONDS
 
 
-def resolve_smoke(cfg: StackConfig, instance: str) -> SmokePlan:
+def resolve_smoke(cfg: StackConfig, instance: str, security: PodSecurity) -> SmokePlan:
     key = smoke_key(cfg)
     return SmokePlan(
         image=cfg.smoke_test.image,
@@ -94,7 +94,7 @@ def resolve_smoke(cfg: StackConfig, instance: str) -> SmokePlan:
         key=key,
         name=f"{instance}-smoke-test-{key}",
         deadline_seconds=smoke_deadline_seconds(cfg.smoke_test.timeout_seconds),
-        security=cfg.security,
+        security=security,
     )
 
 
@@ -119,7 +119,7 @@ def client_url(exposure: ExposureConfig, identity: Identity, port: int) -> str:
     return service_url(identity, port)
 
 
-def resolve_traffic(cfg: StackConfig, identity: Identity, mode: DeliveryMode) -> TrafficPlan:
+def resolve_traffic(cfg: StackConfig, identity: Identity, mode: DeliveryMode, security: PodSecurity) -> TrafficPlan:
     port = cfg.server.port
     return TrafficPlan(
         exposure=cfg.exposure,
@@ -141,5 +141,5 @@ def resolve_traffic(cfg: StackConfig, identity: Identity, mode: DeliveryMode) ->
             bucket=cfg.delivery.object_storage if mode == "object_storage" else None,
             smoke_test=cfg.smoke_test.enabled,
         ),
-        smoke=resolve_smoke(cfg, identity.instance) if cfg.smoke_test.enabled else None,
+        smoke=resolve_smoke(cfg, identity.instance, security) if cfg.smoke_test.enabled else None,
     )

@@ -16,6 +16,7 @@ from plan.identity import Identity
 from plan.monitoring import AlertThresholds, MonitoringPlan, prometheus_wiring
 from plan.names import Names
 from plan.scaling import Capacity, ScalingPlan, Workload, derive_thresholds, hpa_name, keda_features
+from plan.security import PodSecurity
 from plan.traffic import TrafficPlan, client_url, resolve_smoke, service_url
 from tests.factories import make_config
 
@@ -53,7 +54,7 @@ def traffic_of(
             bucket=None,
             smoke_test=smoke_test,
         ),
-        smoke=resolve_smoke(make_config(), instance) if smoke_test else None,
+        smoke=resolve_smoke(make_config(), instance, PodSecurity(10001, 10001, 10001)) if smoke_test else None,
     )
 
 

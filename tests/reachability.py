@@ -123,7 +123,9 @@ def direction_admits(
 
 def allowed(policies: list[dict[str, Any]], source: Endpoint, destination: Endpoint, port: int, protocol: str = "TCP") -> bool:
     """The connection passes the source's egress and the destination's ingress."""
-    egress = not isinstance(source, Pod) or direction_admits(policies, source, "Egress", destination, protocol, port, destination)
+    egress = not isinstance(source, Pod) or direction_admits(
+        policies, source, "Egress", destination, protocol, port, destination
+    )
     ingress = not isinstance(destination, Pod) or direction_admits(
         policies, destination, "Ingress", source, protocol, port, destination
     )

@@ -136,10 +136,14 @@ def test_every_pod_of_every_profile_and_feature_resolves_names_through_the_platf
 
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("feature", FEATURES, ids=str)
-def test_prometheus_and_the_smoke_test_reach_the_api_port_and_grafana_and_the_download_do_not(profile: str, feature: str) -> None:
+def test_prometheus_and_the_smoke_test_reach_the_api_port_and_grafana_and_the_download_do_not(
+    profile: str, feature: str
+) -> None:
     stack = featured(profile, feature)
     port = stack.plan.traffic.port
-    assert [allowed(stack.policies, source, stack.leader, port) for source in (PROMETHEUS, stack.smoke, GRAFANA, stack.download)] == [
+    assert [
+        allowed(stack.policies, source, stack.leader, port) for source in (PROMETHEUS, stack.smoke, GRAFANA, stack.download)
+    ] == [
         True,
         True,
         False,
@@ -170,7 +174,9 @@ def test_with_exposure_only_its_proxy_opens_the_api_port(profile: str, feature: 
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-@pytest.mark.parametrize(("source", "destination", "port"), [("worker", "leader", 29501), ("leader", "worker", 43817), ("worker", "leader", 51234)])
+@pytest.mark.parametrize(
+    ("source", "destination", "port"), [("worker", "leader", 29501), ("leader", "worker", 43817), ("worker", "leader", 51234)]
+)
 def test_the_405b_groups_ranks_reach_each_other_on_the_master_port_and_ephemeral_ports(
     profile: str, source: str, destination: str, port: int
 ) -> None:
