@@ -14,20 +14,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from catalog.profiles import DnsService, Profile
-from config.delivery import ObjectStorageConfig, WorkloadIdentity
+from config.delivery import WorkloadIdentity
 from config.exposure import ExposureConfig
 from config.network import NetworkPolicyConfig
 
 SERVER = "server"  # app.kubernetes.io/component of the vLLM server pods (leader and workers alike)
 MODEL_CACHE = "model-cache"  # the download Job's and the bucket copy Job's pods
 SMOKE_TEST = "smoke-test"  # the smoke-test Job's pods
-
-# The ServiceAccount annotation each identity's webhook or agent reads (docs/sources.md §S8).
-IDENTITY_ANNOTATIONS: dict[str, WorkloadIdentity] = {
-    "eks.amazonaws.com/role-arn": "irsa",
-    "iam.gke.io/gcp-service-account": "gke-workload-identity",
-    "azure.workload.identity/client-id": "azure-workload-identity",
-}
 
 
 @dataclass(frozen=True)
@@ -120,15 +113,6 @@ def hub_flows(component: str, policy: NetworkPolicyConfig, why: str) -> list[Flo
     return [Flow(Own(component), peers, tuple(Port("TCP", p) for p in policy.hub_egress_ports), why)]
 
 
-def workload_identity(bucket: ObjectStorageConfig | None) -> WorkloadIdentity | None:
-    """The identity the bucket is read with: the one named, else the one its ServiceAccount annotation names."""
-    if bucket is None:
-        return None
-    if bucket.workload_identity is not None:
-        return bucket.workload_identity
-    return next((IDENTITY_ANNOTATIONS[key] for key in bucket.service_account_annotations if key in IDENTITY_ANNOTATIONS), None)
-
-
 # Link-local token endpoints, carved out of the hub rule by 169.254.0.0/16 (docs/sources.md §S8). IRSA and
 # Azure WI read a projected token and call public STS / Entra ID on 443, which the hub rule admits.
 IDENTITY_ENDPOINTS: dict[str, tuple[tuple[str, int], ...]] = {
@@ -192,11 +176,11 @@ def resolve_flows(
     profile: Profile,
     multinode: bool,
     server_fetches_weights: bool,
-    bucket: ObjectStorageConfig | None,
+    identity: WorkloadIdentity | None,
+    copies_to_bucket: bool,
     smoke_test: bool,
 ) -> FlowsPlan:
     dns = dns_service(profile.dns, policy)
-    identity = workload_identity(bucket)
     flows = [
         *caller_flows(port, policy, exposure, namespace),
         *smoke_flows(port, smoke_test),
@@ -209,7 +193,7 @@ def resolve_flows(
         flows += identity_flows(SERVER, identity)
     flows += dns_flows(MODEL_CACHE, dns)
     flows += hub_flows(MODEL_CACHE, policy, "the download or bucket copy reads the Hub and writes the bucket")
-    flows += identity_flows(MODEL_CACHE, identity if bucket is not None and bucket.copy_from_hub else None)
+    flows += identity_flows(MODEL_CACHE, identity if copies_to_bucket else None)
     components = [SERVER, MODEL_CACHE]
     if smoke_test:
         components.append(SMOKE_TEST)

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from config.delivery import DeliveryMode
 from config.exposure import ExposureConfig, GatewayConfig
 from config.network import NetworkPolicyConfig
 from config.stack import StackConfig
+from plan.delivery import DeliveryPlan
 from plan.flows import FlowsPlan, resolve_flows
 from plan.identity import Identity
 from plan.names import cache_key
@@ -119,7 +119,7 @@ def client_url(exposure: ExposureConfig, identity: Identity, port: int) -> str:
     return service_url(identity, port)
 
 
-def resolve_traffic(cfg: StackConfig, identity: Identity, mode: DeliveryMode, security: PodSecurity) -> TrafficPlan:
+def resolve_traffic(cfg: StackConfig, identity: Identity, delivery: DeliveryPlan) -> TrafficPlan:
     port = cfg.server.port
     return TrafficPlan(
         exposure=cfg.exposure,
@@ -137,9 +137,10 @@ def resolve_traffic(cfg: StackConfig, identity: Identity, mode: DeliveryMode, se
             profile=cfg.cluster.defaults,
             multinode=cfg.engine.nnodes > 1,
             # per-replica downloads or object storage: the server pods reach the hub or the bucket
-            server_fetches_weights=mode != "shared_volume",
-            bucket=cfg.delivery.object_storage if mode == "object_storage" else None,
+            server_fetches_weights=delivery.mode != "shared_volume",
+            identity=delivery.workload_identity,
+            copies_to_bucket=delivery.copies_to_bucket,
             smoke_test=cfg.smoke_test.enabled,
         ),
-        smoke=resolve_smoke(cfg, identity.instance, security) if cfg.smoke_test.enabled else None,
+        smoke=resolve_smoke(cfg, identity.instance, delivery.security) if cfg.smoke_test.enabled else None,
     )

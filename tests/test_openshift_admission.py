@@ -30,7 +30,7 @@ FEATURES: dict[str, dict[str, Any]] = {
         "delivery": {
             "mode": "object_storage",
             "object_storage": {"uri": "s3://models/llama/", "copy_from_hub": True, "credentials_secret": "keys"},
-        }
+        },
     },
     "the API key and the smoke test": {"security": {"require_api_key": True}},
 }

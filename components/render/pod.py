@@ -26,6 +26,7 @@ class PodDelivery:
     init_containers: list[dict[str, Any]]  # the per-replica download, or the wait for the download Job
     annotations: dict[str, str]  # the startup budget, term by term
     progress_deadline_seconds: int
+    pod_labels: dict[str, str]  # over the server's labels on the pod template only (a webhook reads them)
 
 
 def render_volumes(server: ServerPlan, delivery: PodDelivery) -> list[dict[str, Any]]:
@@ -110,7 +111,7 @@ def render_deployment(server: ServerPlan, placement: Placement, delivery: PodDel
         "progressDeadlineSeconds": delivery.progress_deadline_seconds,
         "revisionHistoryLimit": 3,
         "template": {
-            "metadata": {"labels": dict(server.labels)},
+            "metadata": {"labels": {**server.labels, **delivery.pod_labels}},
             "spec": render_pod_spec(server, placement, delivery),
         },
     }
