@@ -61,6 +61,7 @@ class Profile:
     runtime_class: str | None  # runtimeClassName for GPU pods; None where the default runtime has the GPU hook
     gpu_tolerations: tuple[dict[str, str], ...] = field(default=())  # GPU pool taints besides the vendor's
     dns: DnsService = KUBE_DNS
+    gpu_pod_annotations: dict[str, str] = field(default_factory=dict)  # on the GPU pods' templates
     assigns_uids: bool = False  # OpenShift restricted-v2 (MustRunAsRange): pods must not fix UID/GID/fsGroup
 
 
@@ -72,7 +73,11 @@ PROFILES: dict[str, Profile] = {
     # GKE: no GFD unless installed (NVIDIA/gpu-feature-discovery#44); NodeLocal DNSCache is an add-on.
     "gke": Profile("gke", "gke-accelerator", "standard-rwo", "standard-rwx", None, dns=GKE_DNS),
     # EKS with Karpenter: labels known before the node exists (scale from zero).
-    "eks-karpenter": Profile("eks-karpenter", "karpenter", "gp2", "efs-sc", None),
+    # karpenter.sh/do-not-disrupt: Karpenter's drift, expiry and consolidation skip a node running such a pod
+    # (karpenter.sh docs, Disruption, "Pod-Level Controls"): each would cost a 30-90 min reload.
+    "eks-karpenter": Profile(
+        "eks-karpenter", "karpenter", "gp2", "efs-sc", None, gpu_pod_annotations={"karpenter.sh/do-not-disrupt": "true"}
+    ),
     # AKS: the accelerator label is vendor only; the instance type names the GPU.
     # AKS's GPU guides taint GPU pools sku=gpu:NoSchedule (MicrosoftDocs/azure-docs articles/aks/gpu-cluster.md,
     # use-node-taints.md: `az aks nodepool add ... --node-taints sku=gpu:NoSchedule`).

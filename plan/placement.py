@@ -40,6 +40,7 @@ class Placement:
     pull_secrets: tuple[str, ...]
     several_replicas: bool  # more than one replica can run at once: rolling updates, spread
     spread: Spread | None = field(default=None)  # None: spread none, or a single replica
+    pod_annotations: dict[str, str] = field(default_factory=dict)  # the profile's, on the GPU pods' templates
 
 
 def gpu_affinity_terms(gpu: GpuConfig, scheduling: SchedulingConfig, cluster: ClusterConfig) -> tuple[Term, ...]:
@@ -95,4 +96,5 @@ def resolve_placement(cfg: StackConfig, most_replicas: int) -> Placement:
         pull_secrets=tuple(cfg.server.image_pull_secrets),
         several_replicas=several,
         spread=spread(cfg.scheduling, several, most_replicas),
+        pod_annotations=dict(cfg.cluster.defaults.gpu_pod_annotations),
     )
