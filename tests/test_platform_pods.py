@@ -1,11 +1,15 @@
-"""What a profile adds to the GPU pods: on eks-karpenter, karpenter.sh/do-not-disrupt (Karpenter's drift,
-expiry and consolidation would each cost a full reload; catalog/profiles.py)."""
+"""What a profile and scheduling add to the pods: scheduling.tolerations on the server, download and copy
+pods; on eks-karpenter karpenter.sh/do-not-disrupt (drift, expiry and consolidation would each cost a full
+reload; catalog/profiles.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from components.render.manifests import render_manifests
+from config.errors import ConfigError
 from tests.factories import example_stack, make_config
 from tests.kubernetes_fixtures import plan_of
 from validation.keys import validate_config
@@ -38,3 +42,49 @@ def test_on_eks_karpenter_the_per_replica_stateful_set_pods_may_not_be_disrupted
 
 def test_other_profiles_add_no_karpenter_annotation() -> None:
     assert DO_NOT_DISRUPT not in template_annotations(render_manifests(plan_of(make_config())), "Deployment")
+
+
+DEDICATED = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
+DEDICATED_RENDERED = {"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
+
+
+def pod_tolerations(objects: list[dict[str, Any]], kind: str) -> list[dict[str, str]]:
+    return next(o for o in objects if o["kind"] == kind)["spec"]["template"]["spec"].get("tolerations", [])
+
+
+def test_scheduling_tolerations_reach_the_server_pods_after_the_gpu_vendors() -> None:
+    objects = render_manifests(plan_of(make_config(scheduling={"tolerations": [DEDICATED]})))
+    assert pod_tolerations(objects, "Deployment")[-1] == DEDICATED_RENDERED
+
+
+def test_scheduling_tolerations_reach_the_download_job_pods() -> None:
+    objects = render_manifests(plan_of(make_config(scheduling={"tolerations": [DEDICATED]})))
+    assert DEDICATED_RENDERED in pod_tolerations(objects, "Job")
+
+
+def test_scheduling_tolerations_reach_the_bucket_copy_pods() -> None:
+    bucket = {"uri": "s3://models/llama/", "copy_from_hub": True, "credentials_secret": "keys"}
+    cfg = make_config(
+        model={"revision": "0e9e39f249a16976918f6564b8830bc894c89659"},
+        delivery={"mode": "object_storage", "object_storage": bucket},
+        scheduling={"tolerations": [DEDICATED]},
+    )
+    assert DEDICATED_RENDERED in pod_tolerations(render_manifests(plan_of(cfg)), "Job")
+
+
+def test_the_cluster_check_reads_the_scheduling_tolerations() -> None:
+    assert DEDICATED_RENDERED in plan_of(make_config(scheduling={"tolerations": [DEDICATED]})).placement.tolerations
+
+
+@pytest.mark.parametrize(
+    ("toleration", "message"),
+    [
+        ({"key": "dedicated", "operator": "Exists", "value": "gpu"}, "value 'gpu' is set with operator Exists"),
+        ({"value": "gpu"}, "operator Equal needs a key"),
+        ({"key": "dedicated", "effect": "NoEvict"}, "scheduling.tolerations[0].effect"),
+    ],
+)
+def test_a_bad_toleration_is_refused_naming_the_key_and_the_fix(toleration: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        make_config(scheduling={"tolerations": [toleration]})
+    assert message in str(error.value)
