@@ -62,7 +62,11 @@ class Profile:
     gpu_tolerations: tuple[dict[str, str], ...] = field(default=())  # GPU pool taints besides the vendor's
     dns: DnsService = KUBE_DNS
     gpu_pod_annotations: dict[str, str] = field(default_factory=dict)  # on the GPU pods' templates
-    assigns_uids: bool = False  # OpenShift restricted-v2 (MustRunAsRange): pods must not fix UID/GID/fsGroup
+    assigns_uids: bool = False  # (below: OpenShift)
+    # GKE Gateway: the load balancer health-checks `/` unless a HealthCheckPolicy says otherwise, from these ranges.
+    load_balancer_probe_cidrs: tuple[
+        str, ...
+    ] = ()  # OpenShift restricted-v2 (MustRunAsRange): pods must not fix UID/GID/fsGroup
 
 
 PROFILES: dict[str, Profile] = {
@@ -71,7 +75,15 @@ PROFILES: dict[str, Profile] = {
     # On-prem with the NVIDIA GPU Operator (runs GFD; its toolkit makes nvidia the default runtime).
     "gpu-operator": Profile("gpu-operator", "gfd", None, None, None),
     # GKE: no GFD unless installed (NVIDIA/gpu-feature-discovery#44); NodeLocal DNSCache is an add-on.
-    "gke": Profile("gke", "gke-accelerator", "standard-rwo", "standard-rwx", None, dns=GKE_DNS),
+    "gke": Profile(
+        "gke",
+        "gke-accelerator",
+        "standard-rwo",
+        "standard-rwx",
+        None,
+        dns=GKE_DNS,
+        load_balancer_probe_cidrs=("35.191.0.0/16", "130.211.0.0/22"),  # docs/sources.md §S8
+    ),
     # EKS with Karpenter: labels known before the node exists (scale from zero).
     # karpenter.sh/do-not-disrupt: Karpenter's drift, expiry and consolidation skip a node running such a pod
     # (karpenter.sh docs, Disruption, "Pod-Level Controls"): each would cost a 30-90 min reload.

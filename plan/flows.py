@@ -128,11 +128,16 @@ def identity_flows(component: str, identity: WorkloadIdentity | None) -> list[Fl
     ]
 
 
-def caller_flows(port: int, policy: NetworkPolicyConfig, exposure: ExposureConfig, namespace: str) -> list[Flow]:
+def caller_flows(
+    port: int, policy: NetworkPolicyConfig, exposure: ExposureConfig, namespace: str, probe_cidrs: tuple[str, ...]
+) -> list[Flow]:
     """The exposure's proxies and the client namespaces; with neither, the stack's own namespace."""
     api = (Port("TCP", port),)
     flows: list[Flow] = []
     gateway, ingress = exposure.gateway, exposure.ingress
+    if gateway is not None and probe_cidrs:
+        probes = tuple(Addresses(cidr) for cidr in probe_cidrs)
+        flows.append(Flow(probes, Own(SERVER), api, "the load balancer's health checks (HealthCheckPolicy on /health)"))
     if gateway is not None:
         proxies = pods(gateway.proxy_pod_selector(), (gateway.proxy_namespace(namespace),))
         sources: tuple[Peer, ...] = (proxies, *(Addresses(cidr) for cidr in gateway.source_cidrs))
@@ -182,7 +187,7 @@ def resolve_flows(
 ) -> FlowsPlan:
     dns = dns_service(profile.dns, policy)
     flows = [
-        *caller_flows(port, policy, exposure, namespace),
+        *caller_flows(port, policy, exposure, namespace, profile.load_balancer_probe_cidrs),
         *smoke_flows(port, smoke_test),
         *prometheus_flows(port, policy),
         *rank_flows(multinode),

@@ -47,6 +47,7 @@ class TrafficPlan:
     service_url: str  # the in-cluster Service
     client_url: str  # what clients use: the route's first hostname, the Ingress host, or the Service
     network_policy: NetworkPolicyConfig  # the client namespaces the stack's report names
+    health_check_policy: bool  # GKE Gateway: a HealthCheckPolicy points the load balancer's check at /health
     flows: FlowsPlan  # every flow the NetworkPolicies admit (plan/flows.py)
     smoke: SmokePlan | None  # None when smoke_test.enabled is false
 
@@ -129,6 +130,7 @@ def resolve_traffic(cfg: StackConfig, identity: Identity, delivery: DeliveryPlan
         service_url=service_url(identity, port),
         client_url=client_url(cfg.exposure, identity, port),
         network_policy=cfg.network_policy,
+        health_check_policy=cfg.exposure.gateway is not None and bool(cfg.cluster.defaults.load_balancer_probe_cidrs),
         flows=resolve_flows(
             namespace=identity.namespace,
             port=port,

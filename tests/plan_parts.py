@@ -43,6 +43,7 @@ def traffic_of(
         service_url=service_url(identity, port),
         client_url=client_url(exposure, identity, port),
         network_policy=policy,
+        health_check_policy=False,
         flows=resolve_flows(
             namespace=namespace,
             port=port,

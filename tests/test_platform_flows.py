@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from components.render.exposure import render_exposure
 from components.render.network_policy import render_network_policies
 from config.stack import StackConfig
 from plan import Plan
@@ -240,3 +241,26 @@ def test_on_gke_node_local_dns_and_cloud_dns_answer_on_53(address: str) -> None:
 
 def test_every_flow_of_the_plan_names_its_reason() -> None:
     assert all(flow.reason for flow in with_profile("gke").plan.traffic.flows.flows)
+
+
+@pytest.mark.parametrize(("probe", "admitted"), [("35.191.7.9", True), ("130.211.2.1", True), ("35.192.0.1", False)])
+def test_with_the_gke_gateway_googles_health_check_ranges_reach_the_api_port(probe: str, admitted: bool) -> None:
+    stack = featured("gke", "a Gateway")
+    assert allowed(stack.policies, Host("google health check", probe), stack.leader, 8000) is admitted
+
+
+def test_elsewhere_the_gke_health_check_ranges_stay_closed() -> None:
+    stack = featured("generic", "a Gateway")
+    assert not allowed(stack.policies, Host("google health check", "35.191.7.9"), stack.leader, 8000)
+
+
+def test_with_the_gke_gateway_a_health_check_policy_points_the_load_balancer_at_health() -> None:
+    plan = featured("gke", "a Gateway").plan
+    (policy,) = [o for o in render_exposure(plan.identity, plan.traffic) if o["kind"] == "HealthCheckPolicy"]
+    assert policy["spec"]["default"]["config"]["httpHealthCheck"] == {"port": 8000, "requestPath": "/health"}
+    assert policy["spec"]["targetRef"] == {"group": "", "kind": "Service", "name": plan.identity.names.server}
+
+
+def test_other_profiles_render_no_health_check_policy() -> None:
+    plan = featured("generic", "a Gateway").plan
+    assert [o for o in render_exposure(plan.identity, plan.traffic) if o["kind"] == "HealthCheckPolicy"] == []
