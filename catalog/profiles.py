@@ -18,6 +18,41 @@ GpuLabelScheme = Literal["gfd", "gke-accelerator", "karpenter", "instance-type",
 
 
 @dataclass(frozen=True)
+class DnsService:
+    """How the platform serves pods' DNS: the DNS pods, the port they listen on (a NetworkPolicy sees the port
+    after the Service's translation) and any host-network cache addresses (reached on 53; no pod selector
+    matches a host-network pod). docs/sources.md §S8."""
+
+    namespace: str
+    pod_labels: dict[str, str]
+    port: int
+    addresses: tuple[str, ...]
+    source: str
+
+
+# kube-dns and CoreDNS both carry k8s-app: kube-dns in kube-system.
+KUBE_DNS = DnsService("kube-system", {"k8s-app": "kube-dns"}, 53, (), "kube-dns in kube-system")
+# openshift/cluster-dns-operator assets/dns/daemonset.yaml (label, containerPort 5353) and service.yaml (53 -> 5353).
+OPENSHIFT_DNS = DnsService(
+    "openshift-dns",
+    {"dns.operator.openshift.io/daemonset-dns": "default"},
+    5353,
+    (),
+    "openshift-dns pods on 5353 (the dns-default Service maps 53 to 5353)",
+)
+# GKE: kube-dns, or NodeLocal DNSCache on the host network at 169.254.20.10 (kubernetes
+# cluster/addons/dns/nodelocaldns/README.md), or Cloud DNS through the metadata server 169.254.169.254:53.
+# Which one runs is a cluster setting the offline render cannot see, so all three are admitted.
+GKE_DNS = DnsService(
+    "kube-system",
+    {"k8s-app": "kube-dns"},
+    53,
+    ("169.254.20.10", "169.254.169.254"),
+    "kube-dns, NodeLocal DNSCache 169.254.20.10 or Cloud DNS 169.254.169.254",
+)
+
+
+@dataclass(frozen=True)
 class Profile:
     name: str
     gpu_label: GpuLabelScheme  # how pods select the GPU product (catalog/selectors.py)
@@ -25,6 +60,13 @@ class Profile:
     rwx_storage_class: str | None  # the provider's usual ReadWriteMany class, when it has one
     runtime_class: str | None  # runtimeClassName for GPU pods; None where the default runtime has the GPU hook
     gpu_tolerations: tuple[dict[str, str], ...] = field(default=())  # GPU pool taints besides the vendor's
+    dns: DnsService = KUBE_DNS
+    gpu_pod_annotations: dict[str, str] = field(default_factory=dict)  # on the GPU pods' templates
+    assigns_uids: bool = False  # (below: OpenShift)
+    # GKE Gateway: the load balancer health-checks `/` unless a HealthCheckPolicy says otherwise, from these ranges.
+    load_balancer_probe_cidrs: tuple[
+        str, ...
+    ] = ()  # OpenShift restricted-v2 (MustRunAsRange): pods must not fix UID/GID/fsGroup
 
 
 PROFILES: dict[str, Profile] = {
@@ -33,9 +75,21 @@ PROFILES: dict[str, Profile] = {
     # On-prem with the NVIDIA GPU Operator (runs GFD; its toolkit makes nvidia the default runtime).
     "gpu-operator": Profile("gpu-operator", "gfd", None, None, None),
     # GKE: no GFD unless installed (NVIDIA/gpu-feature-discovery#44); NodeLocal DNSCache is an add-on.
-    "gke": Profile("gke", "gke-accelerator", "standard-rwo", "standard-rwx", None),
+    "gke": Profile(
+        "gke",
+        "gke-accelerator",
+        "standard-rwo",
+        "standard-rwx",
+        None,
+        dns=GKE_DNS,
+        load_balancer_probe_cidrs=("35.191.0.0/16", "130.211.0.0/22"),  # docs/sources.md §S8
+    ),
     # EKS with Karpenter: labels known before the node exists (scale from zero).
-    "eks-karpenter": Profile("eks-karpenter", "karpenter", "gp2", "efs-sc", None),
+    # karpenter.sh/do-not-disrupt: Karpenter's drift, expiry and consolidation skip a node running such a pod
+    # (karpenter.sh docs, Disruption, "Pod-Level Controls"): each would cost a 30-90 min reload.
+    "eks-karpenter": Profile(
+        "eks-karpenter", "karpenter", "gp2", "efs-sc", None, gpu_pod_annotations={"karpenter.sh/do-not-disrupt": "true"}
+    ),
     # AKS: the accelerator label is vendor only; the instance type names the GPU.
     # AKS's GPU guides taint GPU pools sku=gpu:NoSchedule (MicrosoftDocs/azure-docs articles/aks/gpu-cluster.md,
     # use-node-taints.md: `az aks nodepool add ... --node-taints sku=gpu:NoSchedule`).
@@ -47,6 +101,7 @@ PROFILES: dict[str, Profile] = {
         None,
         ({"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},),
     ),
-    # OpenShift: GPUs come through the NVIDIA GPU Operator (GFD labels).
-    "openshift": Profile("openshift", "gfd", None, None, None),
+    # OpenShift: GPUs come through the NVIDIA GPU Operator (GFD labels); restricted-v2 assigns the UIDs from
+    # the project's openshift.io/sa.scc.uid-range; DNS is openshift-dns on 5353.
+    "openshift": Profile("openshift", "gfd", None, None, None, dns=OPENSHIFT_DNS, assigns_uids=True),
 }

@@ -22,6 +22,7 @@ from pydantic import Field, PositiveInt
 from config.base import ConfigGroup
 
 DeliveryMode = Literal["shared_volume", "per_replica_volume", "object_storage"]
+WorkloadIdentity = Literal["irsa", "eks-pod-identity", "gke-workload-identity", "azure-workload-identity"]
 AccessMode = Literal["ReadWriteMany", "ReadWriteOnce"]
 MIB_PER_GIB = 1024
 
@@ -75,6 +76,11 @@ class ObjectStorageConfig(ConfigGroup):
         default_factory=dict,
         description="Workload identity on the server's ServiceAccount, e.g. "
         "{eks.amazonaws.com/role-arn: ...} or {iam.gke.io/gcp-service-account: ...}.",
+    )
+    workload_identity: WorkloadIdentity | None = Field(
+        None,
+        description="irsa, eks-pod-identity, gke-workload-identity or azure-workload-identity; null: the one "
+        "service_account_annotations names (EKS Pod Identity has no annotation, so name it here).",
     )
     endpoint_url: str | None = Field(
         None, description="S3-compatible endpoint (AWS_ENDPOINT_URL), e.g. a MinIO or Ceph RGW address."

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, PositiveFloat
+from pydantic import Field, PositiveFloat, model_validator
 
 from config.base import ConfigGroup
-from config.syntax import DnsLabel, DnsSubdomain, NonNegativeInt, PositiveInt
+from config.errors import show
+from config.syntax import DnsLabel, DnsSubdomain, NonNegativeInt, PositiveInt, check_label
 
 
 class NamespaceConfig(ConfigGroup):
@@ -38,6 +39,31 @@ class NamespaceConfig(ConfigGroup):
         return self.create if self.create is not None else self.name is None
 
 
+class TolerationConfig(ConfigGroup):
+    """One toleration (core/v1 Toleration), e.g. an organisation's dedicated=gpu:NoSchedule pool taint."""
+
+    key: str | None = Field(None, description="The taint key; unset with operator Exists tolerates every taint.")
+    operator: Literal["Equal", "Exists"] = Field("Equal", description="Equal (key and value match) or Exists (key only).")
+    value: str | None = Field(None, description="The taint value, with operator Equal.")
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = Field(
+        None, description="The taint effect; unset tolerates every effect."
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TolerationConfig:
+        if self.operator == "Exists" and self.value is not None:
+            raise ValueError(f"value {show(self.value)} is set with operator Exists. Fix: remove value, or use operator Equal.")
+        if self.operator == "Equal" and self.key is None:
+            raise ValueError("operator Equal needs a key. Fix: set key (the taint's key), or use operator Exists.")
+        if self.key is not None:
+            check_label(self.key, self.value or "")
+        return self
+
+    def as_toleration(self) -> dict[str, str]:
+        fields = {"key": self.key, "operator": self.operator, "value": self.value, "effect": self.effect}
+        return {name: text for name, text in fields.items() if text is not None}
+
+
 class SchedulingConfig(ConfigGroup):
     """How replicas spread over GPU nodes, and the pod-level settings that pick how a pod is run."""
 
@@ -51,6 +77,11 @@ class SchedulingConfig(ConfigGroup):
         description="topologySpreadConstraints whenUnsatisfiable. DoNotSchedule (required): two "
         "replicas never share a node, so one node loss never takes both; "
         "ScheduleAnyway lets them pack onto one node when no other has room.",
+    )
+    tolerations: tuple[TolerationConfig, ...] = Field(
+        (),
+        description="Extra tolerations of the server, download and bucket-copy pods (after the GPU vendor's and "
+        "the profile's), e.g. [{key: dedicated, value: gpu, effect: NoSchedule}]; the cluster check reads them too.",
     )
     max_skew: PositiveInt = Field(1, description="topologySpreadConstraints maxSkew.")
     priority_class_name: DnsSubdomain | None = Field(

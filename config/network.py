@@ -62,10 +62,18 @@ class NetworkPolicyConfig(ConfigGroup):
         ("169.254.20.10",),
         description="Addresses NodeLocal DNSCache listens on; in kube-proxy iptables mode add the kube-dns Service IP.",
     )
-    dns_namespace: NamespaceName = Field("kube-system", description="Namespace of the cluster DNS pods.")
-    dns_pod_selector: dict[str, str] = Field(
-        default_factory=lambda: {"k8s-app": "kube-dns"},
-        description="Labels of the cluster DNS pods (kube-dns and CoreDNS both carry k8s-app: kube-dns).",
+    dns_namespace: NamespaceName | None = Field(
+        None, description="Namespace of the cluster DNS pods; null: the profile's (kube-system, openshift-dns)."
+    )
+    dns_pod_selector: dict[str, str] | None = Field(
+        None,
+        description="Labels of the cluster DNS pods; null: the profile's (k8s-app: kube-dns; on openshift "
+        "dns.operator.openshift.io/daemonset-dns: default).",
+    )
+    dns_port: Port | None = Field(
+        None,
+        description="Port the DNS pods listen on (policies see it after the Service's translation); null: the "
+        "profile's (53; 5353 on openshift).",
     )
     hub_egress_cidrs: tuple[str, ...] = Field(
         ("0.0.0.0/0", "::/0"), description="Addresses the model download Job may reach (the model hub); empty allows DNS only."
@@ -78,8 +86,8 @@ class NetworkPolicyConfig(ConfigGroup):
 
     @field_validator("client_pod_selector", "dns_pod_selector", "prometheus_pod_selector")
     @classmethod
-    def _labels_valid(cls, labels: dict[str, str]) -> dict[str, str]:
-        for key, value in labels.items():
+    def _labels_valid(cls, labels: dict[str, str] | None) -> dict[str, str] | None:
+        for key, value in (labels or {}).items():
             check_label(key, value)
         return labels
 

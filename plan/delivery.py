@@ -12,15 +12,17 @@ from config.delivery import (
     DeliveryMode,
     ObjectStorageConfig,
     Throughput,
+    WorkloadIdentity,
     mode_for,
     volume_for,
 )
 from config.docker import docker_settings
-from config.kubernetes import CacheConfig, ProbesConfig, SecurityConfig
+from config.kubernetes import CacheConfig, ProbesConfig
 from config.stack import StackConfig
 from config.vllm import VllmConfig
 from plan import cache
 from plan.names import Names
+from plan.security import PodSecurity, resolve_pod_security
 from preflight.delivery import (
     DeliveryBudget,
     delivery_budget,
@@ -29,8 +31,25 @@ from preflight.delivery import (
     page_cache_warnings,
 )
 
+# The ServiceAccount annotation each identity's webhook or agent reads (docs/sources.md §S8).
+IDENTITY_ANNOTATIONS: dict[str, WorkloadIdentity] = {
+    "eks.amazonaws.com/role-arn": "irsa",
+    "iam.gke.io/gcp-service-account": "gke-workload-identity",
+    "azure.workload.identity/client-id": "azure-workload-identity",
+}
+
+
 # A pod's own start around the download and the script's deadline: scheduling and the container start.
 POD_START_SECONDS = 120
+
+
+def bucket_identity(bucket: ObjectStorageConfig | None) -> WorkloadIdentity | None:
+    """The identity the bucket is read with: the one named, else the one its ServiceAccount annotation names."""
+    if bucket is None:
+        return None
+    if bucket.workload_identity is not None:
+        return bucket.workload_identity
+    return next((IDENTITY_ANNOTATIONS[key] for key in bucket.service_account_annotations if key in IDENTITY_ANNOTATIONS), None)
 
 
 @dataclass(frozen=True)
@@ -48,11 +67,12 @@ class DeliveryPlan:
     vllm: VllmConfig
     cache_config: CacheConfig
     probes: ProbesConfig
-    security: SecurityConfig
+    security: PodSecurity  # the user and groups every pod of the stack runs as (plan/security.py)
     # The model cache (components/render/cache.py, bucket_copy.py)
     needs_download: bool  # from the Hub to a volume: not for a local_path model, nor one streamed from a bucket
     copies_to_bucket: bool  # object_storage with copy_from_hub: a Job copies the Hub snapshot to the bucket
     bucket: ObjectStorageConfig | None  # delivery.object_storage, with mode object_storage only
+    workload_identity: WorkloadIdentity | None  # what the server (and the copy Job) read the bucket with
     model_uri: str | None  # what vLLM streams from the bucket
     downloads: cache.Downloads
     marker_path: str  # written by the download once every shard is on disk
@@ -168,11 +188,12 @@ def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names,
         vllm=cfg.vllm,
         cache_config=store,
         probes=cfg.probes,
-        security=cfg.security,
+        security=resolve_pod_security(cfg.security, cfg.cluster.defaults),
         warnings=tuple(page_cache_warnings(kubernetes_volume, weights, cfg.server, cfg.engine.gpus_per_node)),
         needs_download=from_hub,
         copies_to_bucket=bucket is not None and bucket.copy_from_hub,
         bucket=bucket,
+        workload_identity=bucket_identity(bucket),
         model_uri=bucket.model_uri(cfg.model.revision) if bucket else None,
         downloads=pairs,
         marker_path=cache.marker_path(pairs),

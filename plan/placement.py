@@ -33,13 +33,15 @@ class Spread:
 @dataclass(frozen=True)
 class Placement:
     affinity_terms: tuple[Term, ...]  # required node affinity on the GPU product; empty for gpu label `none`
-    tolerations: tuple[dict[str, str], ...]  # the GPU vendor's taint and the profile's GPU pool taints
+    tolerations: tuple[dict[str, str], ...]  # the GPU vendor's taint, the profile's GPU pool taints, then the stack's
+    job_tolerations: tuple[dict[str, str], ...]  # scheduling.tolerations: also on the download and copy pods
     node_selector: dict[str, str]  # gpu.node_selector, e.g. GKE's accelerator label
     runtime_class: str | None  # GPU pods only: the download Job needs no GPU runtime
     priority_class: str | None
     pull_secrets: tuple[str, ...]
     several_replicas: bool  # more than one replica can run at once: rolling updates, spread
     spread: Spread | None = field(default=None)  # None: spread none, or a single replica
+    pod_annotations: dict[str, str] = field(default_factory=dict)  # the profile's, on the GPU pods' templates
 
 
 def gpu_affinity_terms(gpu: GpuConfig, scheduling: SchedulingConfig, cluster: ClusterConfig) -> tuple[Term, ...]:
@@ -53,6 +55,10 @@ def gpu_tolerations(gpu: GpuConfig, cluster: ClusterConfig) -> tuple[dict[str, s
     """Each vendor's GPU taint (any value), then the profile's GPU pool taints (AKS: sku=gpu)."""
     vendors = dict.fromkeys(gpu.spec_for(p).vendor for p in gpu.products)
     return (*(vendor.toleration for vendor in vendors), *cluster.defaults.gpu_tolerations)
+
+
+def extra_tolerations(scheduling: SchedulingConfig) -> tuple[dict[str, str], ...]:
+    return tuple(toleration.as_toleration() for toleration in scheduling.tolerations)
 
 
 def runtime_class_name(scheduling: SchedulingConfig, cluster: ClusterConfig) -> str | None:
@@ -86,13 +92,16 @@ def spread(scheduling: SchedulingConfig, several_replicas: bool, most_replicas: 
 
 def resolve_placement(cfg: StackConfig, most_replicas: int) -> Placement:
     several = can_have_several_replicas(cfg.replicas, cfg.autoscaling)
+    job_tolerations = extra_tolerations(cfg.scheduling)
     return Placement(
         affinity_terms=gpu_affinity_terms(cfg.gpu, cfg.scheduling, cfg.cluster),
-        tolerations=gpu_tolerations(cfg.gpu, cfg.cluster),
+        tolerations=(*gpu_tolerations(cfg.gpu, cfg.cluster), *job_tolerations),
+        job_tolerations=job_tolerations,
         node_selector=dict(cfg.gpu.node_selector),
         runtime_class=runtime_class_name(cfg.scheduling, cfg.cluster),
         priority_class=cfg.scheduling.priority_class_name,
         pull_secrets=tuple(cfg.server.image_pull_secrets),
         several_replicas=several,
         spread=spread(cfg.scheduling, several, most_replicas),
+        pod_annotations=dict(cfg.cluster.defaults.gpu_pod_annotations),
     )

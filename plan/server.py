@@ -11,10 +11,10 @@ import math
 from dataclasses import dataclass
 
 from config.docker import DockerConfig, docker_settings
-from config.kubernetes import SecurityConfig
 from config.stack import StackConfig
 from plan.delivery import DeliveryPlan
 from plan.identity import Identity
+from plan.security import PodSecurity
 from plan.vllm_args import vllm_args, vllm_env
 from preflight.delivery import DeliveryBudget, server_memory_limit_gib, shm_gib
 from preflight.resolve import ResolvedEngine
@@ -47,7 +47,7 @@ class ServerPlan:
     extra_env: dict[str, str]  # the user's word, kept last over what the delivery mode adds too
     startup_seconds: int  # the engine-ready timeout: the startup probe's budget; on Docker the start period
     resources: Resources
-    security: SecurityConfig
+    security: PodSecurity
     home_size_gib: float
     tmp_size_gib: float
     pre_stop_sleep_seconds: int
@@ -104,7 +104,7 @@ def resolve_server(cfg: StackConfig, identity: Identity, engine: ResolvedEngine,
         extra_env=dict(cfg.vllm.extra_env),
         startup_seconds=startup,
         resources=resources,
-        security=cfg.security,
+        security=delivery.security,
         home_size_gib=cfg.server.home_size_gib,
         tmp_size_gib=cfg.server.tmp_size_gib,
         pre_stop_sleep_seconds=cfg.server.pre_stop_sleep_seconds,

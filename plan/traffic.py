@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from config.delivery import DeliveryMode
 from config.exposure import ExposureConfig, GatewayConfig
-from config.kubernetes import SecurityConfig
 from config.network import NetworkPolicyConfig
 from config.stack import StackConfig
+from plan.delivery import DeliveryPlan
+from plan.flows import FlowsPlan, resolve_flows
 from plan.identity import Identity
 from plan.names import cache_key
+from plan.security import PodSecurity
 
 SCRIPT_PATH = Path(__file__).resolve().parents[1] / "smoke" / "check.py"
 IMAGE_PULL_SECONDS = 300  # the smoke test's small python image, pulled on a CPU node
@@ -34,7 +35,7 @@ class SmokePlan:
     key: str  # what the answer depends on: a new key names a new ConfigMap and Job, which runs again
     name: str  # <instance>-smoke-test-<key>: the ConfigMap and the Job
     deadline_seconds: int  # the Job's activeDeadlineSeconds
-    security: SecurityConfig  # the Job's pod security (components/render/security.py)
+    security: PodSecurity  # the Job's pod security (components/render/security.py)
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,9 @@ class TrafficPlan:
     require_api_key: bool
     service_url: str  # the in-cluster Service
     client_url: str  # what clients use: the route's first hostname, the Ingress host, or the Service
-    network_policy: NetworkPolicyConfig
-    server_fetches_weights: bool  # per-replica downloads or object storage: the server pods need hub egress
+    network_policy: NetworkPolicyConfig  # the client namespaces the stack's report names
+    health_check_policy: bool  # GKE Gateway: a HealthCheckPolicy points the load balancer's check at /health
+    flows: FlowsPlan  # every flow the NetworkPolicies admit (plan/flows.py)
     smoke: SmokePlan | None  # None when smoke_test.enabled is false
 
     @property
@@ -82,7 +84,7 @@ def smoke_deadline_seconds(timeout_seconds: int) -> int:
     return (RETRIES + 1) * (timeout_seconds + 60) + IMAGE_PULL_SECONDS
 
 
-def resolve_smoke(cfg: StackConfig, instance: str) -> SmokePlan:
+def resolve_smoke(cfg: StackConfig, instance: str, security: PodSecurity) -> SmokePlan:
     key = smoke_key(cfg)
     return SmokePlan(
         image=cfg.smoke_test.image,
@@ -93,7 +95,7 @@ def resolve_smoke(cfg: StackConfig, instance: str) -> SmokePlan:
         key=key,
         name=f"{instance}-smoke-test-{key}",
         deadline_seconds=smoke_deadline_seconds(cfg.smoke_test.timeout_seconds),
-        security=cfg.security,
+        security=security,
     )
 
 
@@ -118,7 +120,7 @@ def client_url(exposure: ExposureConfig, identity: Identity, port: int) -> str:
     return service_url(identity, port)
 
 
-def resolve_traffic(cfg: StackConfig, identity: Identity, mode: DeliveryMode) -> TrafficPlan:
+def resolve_traffic(cfg: StackConfig, identity: Identity, delivery: DeliveryPlan) -> TrafficPlan:
     port = cfg.server.port
     return TrafficPlan(
         exposure=cfg.exposure,
@@ -128,6 +130,19 @@ def resolve_traffic(cfg: StackConfig, identity: Identity, mode: DeliveryMode) ->
         service_url=service_url(identity, port),
         client_url=client_url(cfg.exposure, identity, port),
         network_policy=cfg.network_policy,
-        server_fetches_weights=mode != "shared_volume",
-        smoke=resolve_smoke(cfg, identity.instance) if cfg.smoke_test.enabled else None,
+        health_check_policy=cfg.exposure.gateway is not None and bool(cfg.cluster.defaults.load_balancer_probe_cidrs),
+        flows=resolve_flows(
+            namespace=identity.namespace,
+            port=port,
+            policy=cfg.network_policy,
+            exposure=cfg.exposure,
+            profile=cfg.cluster.defaults,
+            multinode=cfg.engine.nnodes > 1,
+            # per-replica downloads or object storage: the server pods reach the hub or the bucket
+            server_fetches_weights=delivery.mode != "shared_volume",
+            identity=delivery.workload_identity,
+            copies_to_bucket=delivery.copies_to_bucket,
+            smoke_test=cfg.smoke_test.enabled,
+        ),
+        smoke=resolve_smoke(cfg, identity.instance, delivery.security) if cfg.smoke_test.enabled else None,
     )

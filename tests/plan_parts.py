@@ -4,15 +4,19 @@ that vary one setting at a time without sizing a model; tests/kubernetes_fixture
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
+from catalog.profiles import PROFILES
 from catalog.vllm_metrics import VERSIONS
 from config.exposure import ExposureConfig
 from config.network import NetworkPolicyConfig
 from config.observability import AutoscalingConfig, MonitoringConfig
+from plan.flows import resolve_flows
 from plan.identity import Identity
 from plan.monitoring import AlertThresholds, MonitoringPlan, prometheus_wiring
 from plan.names import Names
 from plan.scaling import Capacity, ScalingPlan, Workload, derive_thresholds, hpa_name, keda_features
+from plan.security import PodSecurity
 from plan.traffic import TrafficPlan, client_url, resolve_smoke, service_url
 from tests.factories import make_config
 
@@ -25,6 +29,8 @@ def traffic_of(
     exposure: ExposureConfig | None = None,
     smoke_test: bool = False,
     server_fetches_weights: bool = False,
+    profile: str = "generic",
+    multinode: bool = False,
 ) -> tuple[Identity, TrafficPlan]:
     """The identity and traffic plan of an instance in `namespace` with these settings."""
     identity = Identity(instance, namespace, creates_namespace=False, retain_namespace_on_delete=False, names=Names(instance))
@@ -37,8 +43,20 @@ def traffic_of(
         service_url=service_url(identity, port),
         client_url=client_url(exposure, identity, port),
         network_policy=policy,
-        server_fetches_weights=server_fetches_weights,
-        smoke=resolve_smoke(make_config(), instance) if smoke_test else None,
+        health_check_policy=False,
+        flows=resolve_flows(
+            namespace=namespace,
+            port=port,
+            policy=policy,
+            exposure=exposure,
+            profile=PROFILES[profile],
+            multinode=multinode,
+            server_fetches_weights=server_fetches_weights,
+            identity=None,
+            copies_to_bucket=False,
+            smoke_test=smoke_test,
+        ),
+        smoke=resolve_smoke(make_config(), instance, PodSecurity(10001, 10001, 10001)) if smoke_test else None,
     )
 
 
@@ -80,3 +98,24 @@ def monitoring_of(
     selector = dict(LABELS if selector_labels is None else selector_labels)
     wiring = prometheus_wiring(cfg, AutoscalingConfig(), selector)
     return MonitoringPlan(cfg, name, selector, wiring, limits, VERSIONS[version])
+
+
+def server_policy_of(
+    namespace: str,
+    instance: str,
+    port: int,
+    policy: NetworkPolicyConfig,
+    exposure: ExposureConfig | None = None,
+    smoke_test: bool = False,
+    fetches_weights: bool = False,
+) -> dict[str, Any]:
+    """The server pods' NetworkPolicy of an instance with these settings (rendered from its flows)."""
+    from components.render.network_policy import render_network_policies
+
+    return render_network_policies(*traffic_of(namespace, instance, port, policy, exposure, smoke_test, fetches_weights))[0]
+
+
+def model_cache_policy_of(namespace: str, instance: str, policy: NetworkPolicyConfig) -> dict[str, Any]:
+    from components.render.network_policy import render_network_policies
+
+    return render_network_policies(*traffic_of(namespace, instance, 8000, policy))[1]

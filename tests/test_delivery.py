@@ -244,8 +244,8 @@ def test_prod_set_to_object_storage_by_one_key_registers_no_claim():
 
 
 def test_server_pods_that_fetch_weights_themselves_may_reach_the_hub():
-    from components.render.network_policy import render_server_policy
     from config.network import NetworkPolicyConfig
+    from tests.plan_parts import server_policy_of as render_server_policy
 
     fetching = render_server_policy("ns", "prod", 8000, NetworkPolicyConfig(), fetches_weights=True)
     serving = render_server_policy("ns", "prod", 8000, NetworkPolicyConfig())

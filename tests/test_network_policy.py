@@ -10,19 +10,15 @@ import pytest
 from pydantic import BaseModel, Field, ValidationError
 
 from components.network_policy import TYPE_TOKEN, NetworkPolicies, NetworkPoliciesArgs
-from components.render.network_policy import (
-    MODEL_CACHE,
-    SERVER,
-    render_model_cache_policy,
-    render_network_policies,
-    render_server_policy,
-)
+from components.render.network_policy import MODEL_CACHE, SERVER, render_network_policies
 from config.errors import ConfigError
 from config.exposure import ExposureConfig
 from config.messages import issue_from_pydantic
 from config.network import NetworkPolicyConfig
 from plan.names import labels, selector_labels
 from tests.harness import resolve, run_program
+from tests.plan_parts import model_cache_policy_of as render_model_cache_policy
+from tests.plan_parts import server_policy_of as render_server_policy
 from tests.plan_parts import traffic_of
 
 NEWEST_KUBERNETES = kubernetes_validate.latest_version()
@@ -377,9 +373,12 @@ def test_with_an_ingress_only_the_controller_pods_may_call_the_port() -> None:
     ]
 
 
-def test_without_exposure_the_own_namespace_rule_already_admits_the_smoke_test() -> None:
+def test_without_exposure_the_smoke_test_still_gets_its_own_rule_so_its_flow_is_explicit() -> None:
     rules = render_server_policy("inference", "prod", 8000, policy(), smoke_test=True)["spec"]["ingress"]
-    assert [rule["from"] for rule in rules][:1] == [[{"podSelector": {"matchLabels": {}}}]] and len(rules) == 2
+    assert [rule["from"] for rule in rules][:2] == [
+        [{"podSelector": {"matchLabels": {}}}],
+        [{"podSelector": {"matchLabels": selector_labels("prod", "smoke-test")}}],
+    ]
 
 
 def test_node_local_dns_is_allowed_at_its_link_local_address_when_configured() -> None:
@@ -404,7 +403,7 @@ def test_a_bad_node_local_dns_address_is_refused_with_the_fix() -> None:
 
 def test_the_smoke_test_pods_accept_nothing_and_reach_only_dns_and_the_server_port() -> None:
     smoke = policies("inference", "prod", 8000, policy(), smoke_test=True)[2]
-    assert (smoke["metadata"]["name"], smoke["spec"]["ingress"], smoke["spec"]["egress"][1]) == (
+    assert (smoke["metadata"]["name"], smoke["spec"]["ingress"], smoke["spec"]["egress"][0]) == (
         "prod-smoke-test",
         [],
         {

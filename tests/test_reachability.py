@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from components.render.exposure import render_exposure
-from components.render.network_policy import render_server_policy
 from config.exposure import is_guarded
 from config.stack import StackConfig
 from tests.factories import make_config
 from tests.kubernetes_fixtures import plan_of
+from tests.plan_parts import server_policy_of as render_server_policy
 
 INSTANCE = "prod"
 GATEWAY = {"name": "inference-gateway", "namespace": "gateway-system", "hostnames": ["llm.example.com"]}

@@ -9,6 +9,7 @@ import pytest
 
 from components.render.smoke import docker_smoke_command, docker_smoke_spec, docker_smoke_verdict
 from config.secrets import StackSecrets
+from plan.security import PodSecurity
 from plan.traffic import resolve_smoke, smoke_script
 from tests.kubernetes_fixtures import plan_of
 from tests.test_docker_host import CONTAINER, IMAGE, deploy, docker_stack, unwrap_secret
@@ -31,7 +32,7 @@ def deployed() -> Any:
 
 
 def test_the_script_calls_the_server_on_loopback_at_the_container_port_with_the_key_file() -> None:
-    assert docker_smoke_command(resolve_smoke(keyed_stack(), CONTAINER), 8000) == [
+    assert docker_smoke_command(resolve_smoke(keyed_stack(), CONTAINER, PodSecurity(10001, 10001, 10001)), 8000) == [
         "python3",
         "-B",
         "/opt/smoke/check.py",

@@ -20,10 +20,11 @@ from components.render.security import (
     container_security_context,
     render_restricted_job,
 )
-from config.kubernetes import CacheConfig, SecurityConfig
+from config.kubernetes import CacheConfig
 from config.vllm import VllmConfig
 from plan.delivery import DeliveryPlan
 from plan.names import HOME
+from plan.security import PodSecurity
 
 COMPLETE_OBJECT = ".vllm-serving-complete"
 SCRATCH_GIB = 20  # one safetensors shard at a time (Hub checkpoints shard at about 5-10 GB)
@@ -86,7 +87,7 @@ def render_copy_job(
     delivery: DeliveryPlan,
     vllm: VllmConfig,
     cache: CacheConfig,
-    security: SecurityConfig,
+    security: PodSecurity,
     *,
     namespace: str,
     service_account: str,

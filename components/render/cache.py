@@ -17,10 +17,11 @@ from components.render.security import (
     container_security_context,
     render_restricted_job,
 )
-from config.kubernetes import CacheConfig, SecurityConfig
+from config.kubernetes import CacheConfig
 from config.vllm import VllmConfig
 from plan.delivery import DeliveryPlan
 from plan.names import HF_HOME, HOME
+from plan.security import PodSecurity
 
 # pulumi-kubernetes annotations (pinned 4.34.2): `pulumi.com/waitFor` awaits a kubectl-style condition
 # (pulumi/pulumi-kubernetes#3134) and overrides the built-in await (#3344), which for a WaitForFirstConsumer
@@ -155,7 +156,7 @@ def render_download_job(
     delivery: DeliveryPlan,
     vllm: VllmConfig,
     cache: CacheConfig,
-    security: SecurityConfig,
+    security: PodSecurity,
     *,
     namespace: str,
     service_account: str,

@@ -62,6 +62,15 @@ def server_env_from(delivery: DeliveryPlan) -> dict[str, Any]:
     return {"envFrom": [{"secretRef": {"name": bucket.credentials_secret}}]}
 
 
+# The Azure Workload Identity webhook mutates only pods carrying this label; the ServiceAccount's client-id
+# annotation alone injects nothing (azure.github.io/azure-workload-identity, docs/sources.md §S8).
+AZURE_WORKLOAD_IDENTITY_LABEL = {"azure.workload.identity/use": "true"}
+
+
+def identity_pod_labels(delivery: DeliveryPlan) -> dict[str, str]:
+    return dict(AZURE_WORKLOAD_IDENTITY_LABEL) if delivery.workload_identity == "azure-workload-identity" else {}
+
+
 def service_account_annotations(delivery: DeliveryPlan) -> dict[str, str]:
     return dict(delivery.bucket.service_account_annotations) if delivery.bucket else {}
 

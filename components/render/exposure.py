@@ -35,7 +35,8 @@ def render_exposure(identity: Identity, traffic: TrafficPlan) -> list[dict[str, 
     gateway, ingress = traffic.exposure.gateway, traffic.exposure.ingress
     if gateway is not None:
         pool = [render_inference_pool(identity, traffic)] if gateway.backend == "InferencePool" else []
-        return [*pool, render_http_route(identity, traffic, gateway)]
+        health = [render_health_check_policy(identity, traffic)] if traffic.health_check_policy else []
+        return [*pool, render_http_route(identity, traffic, gateway), *health]
     if ingress is not None:
         return [render_ingress(identity, traffic, ingress)]
     return []
@@ -62,6 +63,20 @@ def render_http_route(identity: Identity, traffic: TrafficPlan, gateway: Gateway
         spec["hostnames"] = list(gateway.hostnames)
     spec["rules"] = [rule]
     return {"apiVersion": f"{GATEWAY_GROUP}/v1", "kind": "HTTPRoute", "metadata": _metadata(identity), "spec": spec}
+
+
+def render_health_check_policy(identity: Identity, traffic: TrafficPlan) -> dict[str, Any]:
+    """GKE Gateway health-checks `/` by default, where vLLM answers 404 and every backend turns unhealthy: check
+    /health instead (cloud.google.com/kubernetes-engine/docs/how-to/configure-gateway-resources, docs/sources.md §S8)."""
+    check = {"type": "HTTP", "httpHealthCheck": {"port": traffic.port, "requestPath": "/health"}}
+    pool = traffic.exposure.gateway is not None and traffic.exposure.gateway.backend == "InferencePool"
+    target = {
+        "group": INFERENCE_GROUP if pool else "",
+        "kind": "InferencePool" if pool else "Service",
+        "name": identity.names.server,
+    }
+    spec = {"default": {"config": check}, "targetRef": target}
+    return {"apiVersion": "networking.gke.io/v1", "kind": "HealthCheckPolicy", "metadata": _metadata(identity), "spec": spec}
 
 
 def _backend_ref(identity: Identity, traffic: TrafficPlan, gateway: GatewayConfig) -> dict[str, Any]:

@@ -53,6 +53,7 @@ def server_delivery(plan: Plan) -> pod.PodDelivery:
         init_containers=init,
         annotations=budget_annotations(delivery.budget),
         progress_deadline_seconds=delivery.rollout_seconds,
+        pod_labels=delivery_render.identity_pod_labels(delivery),
     )
 
 
@@ -146,7 +147,7 @@ def render_workload(plan: Plan, pod_delivery: pod.PodDelivery) -> dict[str, Any]
             "labels": dict(server.labels),
             "annotations": dict(pod_delivery.annotations),
         }
-        template = {"metadata": {"labels": dict(server.labels)}, "spec": pod_spec}
+        template = {"metadata": pod.pod_metadata(server, placement, pod_delivery), "spec": pod_spec}
         return delivery_render.render_statefulset(plan.delivery, metadata, server.selector, template, server.replicas)
     return pod.render_deployment(server, placement, pod_delivery)
 

@@ -26,6 +26,7 @@ class PodDelivery:
     init_containers: list[dict[str, Any]]  # the per-replica download, or the wait for the download Job
     annotations: dict[str, str]  # the startup budget, term by term
     progress_deadline_seconds: int
+    pod_labels: dict[str, str]  # over the server's labels on the pod template only (a webhook reads them)
 
 
 def render_volumes(server: ServerPlan, delivery: PodDelivery) -> list[dict[str, Any]]:
@@ -101,6 +102,14 @@ def render_pod_spec(server: ServerPlan, placement: Placement, delivery: PodDeliv
     return spec
 
 
+def pod_metadata(server: ServerPlan, placement: Placement, delivery: PodDelivery) -> dict[str, Any]:
+    """The pod template's labels (with the identity webhook's) and the profile's GPU pod annotations."""
+    metadata: dict[str, Any] = {"labels": {**server.labels, **delivery.pod_labels}}
+    if placement.pod_annotations:
+        metadata["annotations"] = dict(placement.pod_annotations)
+    return metadata
+
+
 def render_deployment(server: ServerPlan, placement: Placement, delivery: PodDelivery) -> dict[str, Any]:
     """spec.replicas is left out when KEDA owns it, so Server-Side Apply never fights the HPA (docs/sources.md §H.8).
     The annotations carry the startup budget term by term (the probe's and the deadline's arithmetic)."""
@@ -110,7 +119,7 @@ def render_deployment(server: ServerPlan, placement: Placement, delivery: PodDel
         "progressDeadlineSeconds": delivery.progress_deadline_seconds,
         "revisionHistoryLimit": 3,
         "template": {
-            "metadata": {"labels": dict(server.labels)},
+            "metadata": pod_metadata(server, placement, delivery),
             "spec": render_pod_spec(server, placement, delivery),
         },
     }

@@ -96,4 +96,6 @@ def with_job_pod_settings(placement: Placement, job: dict[str, Any]) -> dict[str
     """The download Job (components/render/cache.py) with the pod settings of a pod without GPUs."""
     template = job["spec"]["template"]
     pod = {**template["spec"], **render_pod_settings(placement, gpu=False)}
+    if placement.job_tolerations and "tolerations" not in pod:  # a download on GPU nodes has them all already
+        pod["tolerations"] = [dict(t) for t in placement.job_tolerations]
     return {**job, "spec": {**job["spec"], "template": {**template, "spec": pod}}}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from config.kubernetes import SecurityConfig
+from plan.security import PodSecurity
 
 # The key inside each Secret; the HF token is mounted as this file, VLLM_API_KEY reads the other.
 HF_TOKEN_KEY = "token"
@@ -14,17 +14,15 @@ HF_TOKEN_DIR = "/var/run/secrets/huggingface"  # HF_TOKEN_PATH = HF_TOKEN_DIR/to
 RESTRICTED_SECCOMP = {"type": "RuntimeDefault"}
 
 
-def pod_security_context(security: SecurityConfig) -> dict[str, Any]:
-    """Fixed non-root UID/GID; fsGroup makes the cache volume writable by them."""
-    return {
-        "runAsNonRoot": True,
-        "runAsUser": security.run_as_user,
-        "runAsGroup": security.run_as_group,
-        "fsGroup": security.fs_group,
+def pod_security_context(security: PodSecurity) -> dict[str, Any]:
+    """Fixed non-root UID/GID, and fsGroup to make the cache volume writable by them; where the platform
+    assigns them (OpenShift restricted-v2, plan/security.py) none is set."""
+    ids = {"runAsUser": security.run_as_user, "runAsGroup": security.run_as_group, "fsGroup": security.fs_group}
+    context: dict[str, Any] = {"runAsNonRoot": True, **{key: value for key, value in ids.items() if value is not None}}
+    if security.fs_group is not None:
         # Without this the kubelet re-chowns every file of a 100+ GiB cache on each pod start.
-        "fsGroupChangePolicy": "OnRootMismatch",
-        "seccompProfile": dict(RESTRICTED_SECCOMP),
-    }
+        context["fsGroupChangePolicy"] = "OnRootMismatch"
+    return context | {"seccompProfile": dict(RESTRICTED_SECCOMP)}
 
 
 def container_security_context() -> dict[str, Any]:
@@ -77,7 +75,7 @@ def api_key_env(secret_name: str) -> dict[str, Any]:
 
 
 def render_restricted_job(
-    security: SecurityConfig,
+    security: PodSecurity,
     metadata: dict[str, Any],
     containers: list[dict[str, Any]],
     volumes: list[dict[str, Any]],

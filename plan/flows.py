@@ -1,0 +1,206 @@
+"""Every network flow the stack needs, as data: source, destination, ports and why. Pure.
+
+components/render/network_policy.py renders the NetworkPolicies from this list and nothing else; the
+reachability test (tests/reachability.py) evaluates those policies against it. One of the stack's own
+components is an `Own`; anything else a tuple of peers (pods by namespace and labels, or address blocks).
+A flow between two own components admits egress on the source's policy and ingress on the destination's.
+Platform facts: docs/sources.md §S8.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import Literal
+
+from catalog.profiles import DnsService, Profile
+from config.delivery import WorkloadIdentity
+from config.exposure import ExposureConfig
+from config.network import NetworkPolicyConfig
+
+SERVER = "server"  # app.kubernetes.io/component of the vLLM server pods (leader and workers alike)
+MODEL_CACHE = "model-cache"  # the download Job's and the bucket copy Job's pods
+SMOKE_TEST = "smoke-test"  # the smoke-test Job's pods
+
+
+@dataclass(frozen=True)
+class Own:
+    """The stack's own pods of one component, in the stack's namespace."""
+
+    component: str
+
+
+@dataclass(frozen=True)
+class Pods:
+    """Pods matching `labels` in `namespaces` (None: the stack's own namespace); both conditions hold at once."""
+
+    labels: tuple[tuple[str, str], ...]
+    namespaces: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Addresses:
+    cidr: str
+    except_cidrs: tuple[str, ...] = ()
+
+
+Peer = Pods | Addresses
+
+
+@dataclass(frozen=True)
+class Port:
+    protocol: Literal["TCP", "UDP"]
+    port: int | None = None  # None: every port of the protocol
+    end_port: int | None = None
+
+
+ALL_TCP = (Port("TCP"),)
+
+
+@dataclass(frozen=True)
+class Flow:
+    source: Own | tuple[Peer, ...]
+    destination: Own | tuple[Peer, ...]
+    ports: tuple[Port, ...]
+    reason: str
+
+
+@dataclass(frozen=True)
+class FlowsPlan:
+    enabled: bool  # network_policy.enabled: false renders no policy
+    components: tuple[str, ...]  # each gets one policy denying what no flow admits
+    flows: tuple[Flow, ...]
+
+
+def pods(labels: dict[str, str], namespaces: tuple[str, ...] | None = None) -> Pods:
+    return Pods(tuple(sorted(labels.items())), tuple(sorted(set(namespaces))) if namespaces is not None else None)
+
+
+def dns_flows(component: str, dns: DnsService) -> list[Flow]:
+    """DNS as the platform serves it: the DNS pods on the port they listen on (NetworkPolicy is evaluated after
+    the Service's port translation, so OpenShift's is 5353), and host-network caches as addresses on 53."""
+    reason = f"DNS: {dns.source}"
+    dns_pods = pods(dns.pod_labels, (dns.namespace,))
+    caches = tuple(Addresses(str(ipaddress.ip_network(address))) for address in dns.addresses)
+    if dns.port == 53:
+        return [Flow(Own(component), (dns_pods, *caches), dns_ports(53), reason)]
+    flows = [Flow(Own(component), (dns_pods,), dns_ports(dns.port), reason)]
+    return flows + ([Flow(Own(component), caches, dns_ports(53), reason)] if caches else [])
+
+
+def dns_service(platform: DnsService, policy: NetworkPolicyConfig) -> DnsService:
+    """The profile's DNS, with what network_policy overrides; node_local_dns adds its addresses."""
+    addresses = platform.addresses
+    if policy.node_local_dns:
+        addresses = tuple(dict.fromkeys((*addresses, *policy.node_local_dns_addresses)))
+    return DnsService(
+        policy.dns_namespace or platform.namespace,
+        platform.pod_labels if policy.dns_pod_selector is None else policy.dns_pod_selector,
+        policy.dns_port or platform.port,
+        addresses,
+        platform.source,
+    )
+
+
+def dns_ports(port: int) -> tuple[Port, ...]:
+    return (Port("UDP", port), Port("TCP", port))
+
+
+def hub_flows(component: str, policy: NetworkPolicyConfig, why: str) -> list[Flow]:
+    if not (policy.hub_egress_cidrs and policy.hub_egress_ports):
+        return []
+    peers = tuple(Addresses(cidr, policy.hub_egress_except_cidrs) for cidr in policy.hub_egress_cidrs)
+    return [Flow(Own(component), peers, tuple(Port("TCP", p) for p in policy.hub_egress_ports), why)]
+
+
+# Link-local token endpoints, carved out of the hub rule by 169.254.0.0/16 (docs/sources.md §S8). IRSA and
+# Azure WI read a projected token and call public STS / Entra ID on 443, which the hub rule admits.
+IDENTITY_ENDPOINTS: dict[str, tuple[tuple[str, int], ...]] = {
+    "gke-workload-identity": (("169.254.169.254/32", 80), ("169.254.169.252/32", 988)),
+    "eks-pod-identity": (("169.254.170.23/32", 80),),
+}
+
+
+def identity_flows(component: str, identity: WorkloadIdentity | None) -> list[Flow]:
+    return [
+        Flow(Own(component), (Addresses(cidr),), (Port("TCP", port),), f"{identity} token endpoint")
+        for cidr, port in IDENTITY_ENDPOINTS.get(identity or "", ())
+    ]
+
+
+def caller_flows(
+    port: int, policy: NetworkPolicyConfig, exposure: ExposureConfig, namespace: str, probe_cidrs: tuple[str, ...]
+) -> list[Flow]:
+    """The exposure's proxies and the client namespaces; with neither, the stack's own namespace."""
+    api = (Port("TCP", port),)
+    flows: list[Flow] = []
+    gateway, ingress = exposure.gateway, exposure.ingress
+    if gateway is not None and probe_cidrs:
+        probes = tuple(Addresses(cidr) for cidr in probe_cidrs)
+        flows.append(Flow(probes, Own(SERVER), api, "the load balancer's health checks (HealthCheckPolicy on /health)"))
+    if gateway is not None:
+        proxies = pods(gateway.proxy_pod_selector(), (gateway.proxy_namespace(namespace),))
+        sources: tuple[Peer, ...] = (proxies, *(Addresses(cidr) for cidr in gateway.source_cidrs))
+        flows.append(Flow(sources, Own(SERVER), api, "the Gateway's proxy forwards the routed paths"))
+    if ingress is not None:
+        controller = pods(ingress.controller_pod_selector, (ingress.controller_namespace,))
+        flows.append(Flow((controller,), Own(SERVER), api, "the ingress controller forwards the routed paths"))
+    if policy.client_namespaces or not flows:
+        namespaces = policy.client_namespaces or None
+        clients = pods(policy.client_pod_selector, namespaces)
+        flows.append(Flow((clients,), Own(SERVER), api, "clients call the API directly (network_policy.client_*)"))
+    return flows
+
+
+def prometheus_flows(port: int, policy: NetworkPolicyConfig) -> list[Flow]:
+    if policy.prometheus_namespace is None:
+        return []
+    prometheus = pods(policy.prometheus_pod_selector, (policy.prometheus_namespace,))
+    return [Flow((prometheus,), Own(SERVER), (Port("TCP", port),), "Prometheus scrapes /metrics on the API port")]
+
+
+def smoke_flows(port: int, smoke_test: bool) -> list[Flow]:
+    return [Flow(Own(SMOKE_TEST), Own(SERVER), (Port("TCP", port),), "the smoke test calls the API")] if smoke_test else []
+
+
+def rank_flows(multinode: bool) -> list[Flow]:
+    """All TCP between a group's ranks: --master-port is pinned, but NCCL's bootstrap and socket ports and the
+    mp executor's cross-node message queues are ephemeral (docs/multinode.md)."""
+    if not multinode:
+        return []
+    reason = "ranks of a group: --master-port, NCCL bootstrap/socket and the mp executor's message queues (ephemeral)"
+    return [Flow(Own(SERVER), Own(SERVER), ALL_TCP, reason)]
+
+
+def resolve_flows(
+    *,
+    namespace: str,
+    port: int,
+    policy: NetworkPolicyConfig,
+    exposure: ExposureConfig,
+    profile: Profile,
+    multinode: bool,
+    server_fetches_weights: bool,
+    identity: WorkloadIdentity | None,
+    copies_to_bucket: bool,
+    smoke_test: bool,
+) -> FlowsPlan:
+    dns = dns_service(profile.dns, policy)
+    flows = [
+        *caller_flows(port, policy, exposure, namespace, profile.load_balancer_probe_cidrs),
+        *smoke_flows(port, smoke_test),
+        *prometheus_flows(port, policy),
+        *rank_flows(multinode),
+        *dns_flows(SERVER, dns),
+    ]
+    if server_fetches_weights:
+        flows += hub_flows(SERVER, policy, "the server downloads or streams the weights (hub or bucket)")
+        flows += identity_flows(SERVER, identity)
+    flows += dns_flows(MODEL_CACHE, dns)
+    flows += hub_flows(MODEL_CACHE, policy, "the download or bucket copy reads the Hub and writes the bucket")
+    flows += identity_flows(MODEL_CACHE, identity if copies_to_bucket else None)
+    components = [SERVER, MODEL_CACHE]
+    if smoke_test:
+        components.append(SMOKE_TEST)
+        flows += dns_flows(SMOKE_TEST, dns)
+    return FlowsPlan(policy.enabled, tuple(components), tuple(flows))
