@@ -18,7 +18,10 @@ OBJECT_STORAGE: dict[str, Any] = {
 
 
 def bucket(**fields: str) -> dict[str, Any]:
-    return {**OBJECT_STORAGE, "delivery": {"mode": "object_storage", "object_storage": {"uri": "s3://models/llama-8b/", **fields}}}
+    return {
+        **OBJECT_STORAGE,
+        "delivery": {"mode": "object_storage", "object_storage": {"uri": "s3://models/llama-8b/", **fields}},
+    }
 
 
 def assert_never_shown(issues: list[ConfigIssue], secret: str) -> None:
@@ -107,5 +110,8 @@ def test_a_credential_in_extra_env_is_recognised_by_its_shape(value: str) -> Non
 
 
 def test_a_credential_in_the_nccl_env_is_refused() -> None:
-    changes = {"engine": {"tensor_parallel_size": 2, "nnodes": 2}, "multinode": {"nccl_env": {"NCCL_SOCKET_IFNAME": "AKIAIOSFODNN7EXAMPLE"}}}
+    changes = {
+        "engine": {"tensor_parallel_size": 2, "nnodes": 2},
+        "multinode": {"nccl_env": {"NCCL_SOCKET_IFNAME": "AKIAIOSFODNN7EXAMPLE"}},
+    }
     assert refused_key("multinode.nccl_env", **changes)

@@ -80,7 +80,7 @@ def _bucket_issues(cfg: StackConfig) -> list[ConfigIssue]:
         ("delivery.object_storage.endpoint_url", bucket.endpoint_url),
     ):
         found = _embedded(url) if url else None
-        if found:
+        if url and found:
             issues.append(ConfigIssue(key, f"is {show(redacted(url))}, which carries {found}.", STORAGE_FIX))
     if ".." in bucket.uri.split("?")[0].split("/"):
         issues.append(
