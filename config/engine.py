@@ -60,8 +60,10 @@ class EngineConfig(ConfigGroup):
 
     tensor_parallel_size: PositiveInt = Field(1, description="--tensor-parallel-size: GPUs each layer is split over.")
     pipeline_parallel_size: PositiveInt = Field(1, description="--pipeline-parallel-size: stages the layers are split into.")
-    nnodes: PositiveInt = Field(
+    # Not PositiveInt: its own le (int32) would override this one (pydantic keeps the last Le of a field).
+    nnodes: int = Field(
         1,
+        gt=0,
         le=64,
         description="--nnodes: nodes one replica spans (vLLM's native multi-node mode, a LeaderWorkerSet "
         "group); must divide tensor_parallel_size x pipeline_parallel_size.",

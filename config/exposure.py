@@ -16,6 +16,7 @@ from pydantic import Field, PositiveInt, StringConstraints, field_validator, mod
 
 from config.base import ConfigGroup
 from config.network import NamespaceName, _check_cidr
+from config.syntax import DnsSubdomain
 from config.syntax import check_label as _check_label
 
 # The prefixes vLLM 0.33.0 checks the key on (authenticate.py GUARDED_PREFIX).
@@ -108,7 +109,7 @@ class IngressConfig(ConfigGroup):
 
     class_name: ObjectName = Field(description="ingressClassName (e.g. nginx).")
     host: Hostname = Field(description="The host name clients use.")
-    tls_secret_name: ObjectName | None = Field(
+    tls_secret_name: DnsSubdomain | None = Field(
         None, description="TLS Secret (in the stack's namespace) for host; unset serves plain HTTP."
     )
     controller_namespace: NamespaceName = Field(description="Namespace of the ingress controller's pods.")

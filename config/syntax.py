@@ -75,11 +75,16 @@ def _labels(labels: dict[str, str]) -> dict[str, str]:
     return labels
 
 
-def _image_repository(value: str) -> bool:
+def image_repository(value: str) -> bool:
     domain, slash, path = value.partition("/")
     if slash and (any(char in domain for char in ".:") or domain == "localhost"):
         return len(value) <= 255 and bool(_IMAGE_DOMAIN.match(domain)) and bool(_IMAGE_PATH.match(path))
     return len(value) <= 255 and bool(_IMAGE_PATH.match(value))
+
+
+def is_dns_subdomain(value: str) -> bool:
+    """An RFC 1123 subdomain: object names such as Secrets and PriorityClasses (validation.go IsDNS1123Subdomain)."""
+    return len(value) <= 253 and bool(_DNS_SUBDOMAIN.match(value))
 
 
 def _hub_repo_id(value: str) -> bool:
@@ -103,7 +108,7 @@ DnsLabel = Annotated[str, StringConstraints(pattern=DNS_LABEL, max_length=63)]
 DnsSubdomain = Annotated[
     str,
     _rule(
-        lambda v: len(v) <= 253 and bool(_DNS_SUBDOMAIN.match(v)),
+        is_dns_subdomain,
         "a Kubernetes object name (RFC 1123 subdomain)",
         "use lower-case letters, digits, '-' and '.', at most 253 characters.",
     ),
@@ -112,7 +117,7 @@ Labels = Annotated[dict[str, str], AfterValidator(_labels)]
 ImageRepository = Annotated[
     str,
     _rule(
-        _image_repository,
+        image_repository,
         "an image repository",
         "use a repository such as vllm/vllm-openai or registry.example.com:5000/team/vllm (lower case, no tag).",
     ),

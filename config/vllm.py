@@ -12,8 +12,6 @@ from config.base import ConfigGroup
 from config.errors import show, suggest
 from config.syntax import ImageRepository, ImageTag
 
-# Environment variable names that carry credentials (HF_TOKEN, HUGGING_FACE_HUB_TOKEN, OPENAI_API_KEY, ...).
-CREDENTIAL_ENV = re.compile(r"(^|_)(TOKEN|API_KEY|SECRET|SECRET_KEY|ACCESS_KEY|PASSWORD)$", re.IGNORECASE)
 # A release number inside an image tag: "v0.11.0", "v0.6.6.post1", "0.10.1.1-cu128".
 TAG_RELEASE = re.compile(r"(?<![\d.])v?(\d+\.\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)(?![\d.])")
 
@@ -68,18 +66,6 @@ class VllmConfig(ConfigGroup):
                 f"{LATEST_VERSION} (catalog/data/vllm), or generate its table with scripts/vllm_release_tables.py."
             )
         return value
-
-    @field_validator("extra_env")
-    @classmethod
-    def _no_credentials(cls, env: dict[str, str]) -> dict[str, str]:
-        found = sorted(name for name in env if CREDENTIAL_ENV.search(name))
-        if found:
-            raise ValueError(
-                f"sets {', '.join(found)}, which looks like a credential; it would sit in plain text in the "
-                "Pulumi state and the pod spec. Fix: remove it; give the Hugging Face token with "
-                "`pulumi config set --secret hf_token` and the API key with `pulumi config set --secret api_key`."
-            )
-        return env
 
     @field_validator("tag")
     @classmethod

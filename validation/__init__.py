@@ -23,6 +23,7 @@ from plan.names import instance_name
 from preflight.report import PreflightReport
 from validation.kubernetes import check_kubernetes
 from validation.secrets import missing_secrets
+from validation.values import check_token_budget
 from validation.vllm import check_rendered_args, check_vllm_config
 
 
@@ -69,7 +70,11 @@ def _command_line(subject: Subject) -> list[ConfigIssue]:
     return check_rendered_args(args, FLAG_TABLES[resolved.release.version])
 
 
-RULES: list[Rule] = [_kubernetes, _vllm, _secrets, _command_line]
+def _token_budget(subject: Subject) -> list[ConfigIssue]:
+    return check_token_budget(subject.config.smoke_test, subject.report.resolved.max_model_len)
+
+
+RULES: list[Rule] = [_kubernetes, _vllm, _secrets, _command_line, _token_budget]
 
 
 def check_stack(cfg: StackConfig, report: PreflightReport, secrets_present: frozenset[str] | None = None) -> list[ConfigIssue]:

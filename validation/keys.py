@@ -14,7 +14,19 @@ from pydantic import ValidationError
 from config.errors import ConfigError, ConfigIssue
 from config.secrets import SECRET_KEYS
 from config.stack import StackConfig, parse_config
-from validation import cluster_profile, delivery, docker, engine, exposure, kubernetes, multinode, observability
+from validation import (
+    cluster_profile,
+    credentials,
+    delivery,
+    docker,
+    engine,
+    exposure,
+    kubernetes,
+    landing,
+    multinode,
+    observability,
+    values,
+)
 
 # In the order their issues are reported.
 KEY_RULES: tuple[Callable[[StackConfig], list[ConfigIssue]], ...] = (
@@ -26,6 +38,9 @@ KEY_RULES: tuple[Callable[[StackConfig], list[ConfigIssue]], ...] = (
     multinode.cross_checks,
     cluster_profile.cross_checks,
     exposure.cross_checks,
+    landing.check_landings,
+    values.cross_checks,
+    credentials.cross_checks,
 )
 
 
