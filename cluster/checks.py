@@ -11,6 +11,7 @@ from typing import Any
 
 from catalog.gpus import NVIDIA
 from catalog.selectors import Term
+from catalog.storage import ClassSpec, volume_throughput
 from cluster.facts import OWNER_LABEL, ClusterFacts, Node, NodePool, Prometheus, StorageClass, Taint, quantity_int
 from cluster.findings import Finding, Level
 from cluster.karpenter import Candidate, candidate_nodes
@@ -228,6 +229,32 @@ def check_storage(facts: ClusterFacts, storage_class: str | None, access_mode: s
             ]
         chosen, how = found[0], "class"
     return [_access_mode(facts, chosen, how, access_mode), *_binding(chosen)]
+
+
+def check_read_throughput(
+    facts: ClusterFacts, storage_class: str | None, size_gib: int, assumed_mib_per_s: float
+) -> list[Finding]:
+    """The cluster's class reads at least as fast as the startup budget assumed (catalog/storage.py from its
+    provisioner and parameters); slower, the startup probe expires before the weights are read."""
+    found = [c for c in facts.storage_classes if (c.name == storage_class if storage_class else c.is_default)]
+    if not found:
+        return []  # check_storage reports the missing class
+    chosen = found[0]
+    actual = volume_throughput(ClassSpec(chosen.provisioner, chosen.parameters), size_gib)
+    if not actual.known or actual.mib_per_s >= assumed_mib_per_s * 0.95:
+        return []
+    return [
+        Finding(
+            "storage",
+            "block",
+            f"StorageClass {chosen.name} ({chosen.provisioner}, {dict(chosen.parameters)}) reads "
+            f"{actual.mib_per_s:g} MiB/s ({actual.source}), but the startup budget assumes {assumed_mib_per_s:g} "
+            "MiB/s: the startup probe would expire before the weights are read.",
+            f"set probes.load_throughput_gib_per_s: {actual.mib_per_s / 1024:.3f} (the budget follows), or name a "
+            "faster class in cache.storage_class_name (gp3 with a `throughput` parameter), or delivery.mode: "
+            "object_storage.",
+        )
+    ]
 
 
 def _access_mode(facts: ClusterFacts, chosen: StorageClass, how: str, access_mode: str) -> Finding:

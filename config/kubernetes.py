@@ -80,6 +80,14 @@ class CacheConfig(ConfigGroup):
         25.0, ge=0, le=500, description="Extra room over the weights for tokenizer, config and partial downloads."
     )
     storage_class_name: DnsSubdomain | None = Field(None, description="StorageClass; the cluster default when unset.")
+    provisioned_throughput_mib_per_s: int | None = Field(
+        None,
+        ge=125,
+        le=1000,
+        description="Create an EBS gp3 StorageClass with this read throughput (its `throughput` parameter, MiB/s; "
+        "the baseline is 125) for the model volume, and budget the load with it; eks-karpenter profile, with "
+        "cache.storage_class_name unset.",
+    )
     access_mode: Literal["ReadWriteMany", "ReadWriteOnce"] | None = Field(
         None,
         description="PVC access mode; unset: ReadWriteOnce when at most one replica can run or each replica "

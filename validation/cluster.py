@@ -88,6 +88,9 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
     volume = plan.delivery.volume
     if plan.delivery.cache_config.existing_claim is None and volume is not None:
         found += checks.check_storage(facts, volume.storage_class_name, volume.access_mode)
+        if plan.delivery.probes.load_throughput_gib_per_s is None:
+            name, size = volume.storage_class_name, plan.delivery.cache_size_gib
+            found += checks.check_read_throughput(facts, name, size, plan.delivery.throughput.mib_per_s)
     if plan.scaling.enabled:
         found += checks.check_keda(facts, set(plan.scaling.keda_features))
     if plan.monitoring.enabled:
