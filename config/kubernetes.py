@@ -161,8 +161,15 @@ class ServerConfig(ConfigGroup):
     termination_grace_period_seconds: PositiveInt = Field(
         180, description="terminationGracePeriodSeconds: preStop plus time for in-flight requests to finish."
     )
-    image_pull_seconds: PositiveInt = Field(
-        900, description="Allowance for pulling the vLLM image (~10 GiB), added to the Pulumi timeout."
+    image_pull_seconds: PositiveInt | None = Field(
+        None,
+        description="Time to pull the vLLM image on a node without it, added to the Pulumi timeout; unset: the "
+        "release's compressed image size (catalog/vllm_images.py) / server.registry_throughput_mib_per_s.",
+    )
+    registry_throughput_mib_per_s: PositiveFloat = Field(
+        50.0,
+        description="Image pull rate of one node from the registry, MiB/s, unpacking included (an assumption: "
+        "measure a pull and set it, or set server.image_pull_seconds).",
     )
     image_pull_secrets: tuple[DnsSubdomain, ...] = Field(
         (),

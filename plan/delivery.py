@@ -25,7 +25,9 @@ from plan import cache
 from plan.names import Names
 from preflight.delivery import (
     DeliveryBudget,
+    ImagePull,
     delivery_budget,
+    image_pull,
     draft_weights_on_disk_gib,
     mode_name,
     page_cache_warnings,
@@ -174,8 +176,12 @@ def _budget(cfg: StackConfig, mode: DeliveryMode, throughput: Throughput, weight
         # Ranks on different nodes spawn and load in parallel; a multi-node group then waits for every rank to
         # join and NCCL to initialise (docs/multinode.md).
         group_init_seconds=cfg.multinode.group_init_seconds if cfg.engine.nnodes > 1 else 0,
-        image_pull_seconds=cfg.server.image_pull_seconds,
+        image_pull=_image_pull(cfg),
     )
+
+
+def _image_pull(cfg: StackConfig) -> ImagePull:
+    return image_pull(cfg.server.image_pull_seconds, cfg.vllm.version, cfg.server.registry_throughput_mib_per_s)
 
 
 def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names, hf_token_secret: str | None) -> DeliveryPlan:
@@ -201,7 +207,7 @@ def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names,
     pairs = cache.downloads(cfg.model.id, cfg.model.revision, cfg.engine.speculative)
     key = cache.volume_key(pairs, size, volume)
     claim = store.existing_claim or names.cache_claim(key)
-    pull = cfg.server.image_pull_seconds
+    pull = budget.image_pull_seconds
     download = cache.download_seconds(weights, store.download_throughput_gib_per_s)
     copy = cache.copy_seconds(weights_on_disk_gib, store.download_throughput_gib_per_s)
     rollout = budget.first_start_seconds + POD_START_SECONDS
