@@ -74,7 +74,7 @@ WELL_KNOWN_CLASSES: dict[str, ClassSpec] = {
 
 GCE_INSTANCE_CAP_MIB_PER_S = 1200.0
 EBS_MAX_MIB_PER_S = 1000.0
-_AZURE_PREMIUM_MB = ((128, 100), (256, 125), (512, 150), (1024, 200))  # (up to GiB, MB/s); larger: 250
+_AZURE_PREMIUM_MB: tuple[tuple[int, float], ...] = ((128, 100), (256, 125), (512, 150), (1024, 200))  # (up to GiB, MB/s); larger: 250
 
 
 def _param(parameters: Mapping[str, str], key: str) -> str | None:
@@ -125,11 +125,11 @@ def _azure_disk(parameters: Mapping[str, str], size_gib: float) -> VolumeThrough
     if sku.startswith("standardssd"):
         return VolumeThroughput(60 * MB_IN_MIB, "Azure StandardSSD 60 MB/s per disk (bursts to 150 not counted)")
     if sku.startswith("premium_"):
-        mb = next((mb for most, mb in _AZURE_PREMIUM_MB if size_gib <= most), 250)
-        return VolumeThroughput(mb * MB_IN_MIB, f"Azure Premium SSD {mb} MB/s at {size_gib:g} GiB")
+        mb = next((mb for most, mb in _AZURE_PREMIUM_MB if size_gib <= most), 250.0)
+        return VolumeThroughput(mb * MB_IN_MIB, f"Azure Premium SSD {mb:g} MB/s at {size_gib:g} GiB")
     if sku.startswith(("premiumv2", "ultrassd")):
-        mb = _number(_param(parameters, "DiskMBpsReadWrite")) or 125.0
-        return VolumeThroughput(mb * MB_IN_MIB, f"Azure {sku} DiskMBpsReadWrite {mb:g} MB/s")
+        set_mb = _number(_param(parameters, "DiskMBpsReadWrite")) or 125.0
+        return VolumeThroughput(set_mb * MB_IN_MIB, f"Azure {sku} DiskMBpsReadWrite {set_mb:g} MB/s")
     return None
 
 

@@ -34,7 +34,7 @@ _NEWEST_MEASURED = "0.11.2"
 
 def image_size(version: str) -> ImageSize:
     """The compressed vllm/vllm-openai image of this release (the last figure at or before it)."""
-    first, gb, source = next(row for row in reversed(_SIZES) if version_key(row[0]) <= version_key(version))
+    _, gb, source = next(row for row in reversed(_SIZES) if version_key(row[0]) <= version_key(version))
     if version_key(version) > version_key(_NEWEST_MEASURED):
         source += f"; no public figure for {version}, the newest one is used"
     return ImageSize(round(gb * GB_IN_GIB, 2), source)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from catalog.storage import WELL_KNOWN_CLASSES, ClassSpec, volume_throughput
 from config.delivery import (
     DEFAULT_THROUGHPUT,
     MIB_PER_GIB,
@@ -16,7 +17,6 @@ from config.delivery import (
     mode_for,
     volume_for,
 )
-from catalog.storage import WELL_KNOWN_CLASSES, ClassSpec, volume_throughput
 from config.docker import docker_settings
 from config.kubernetes import CacheConfig, ProbesConfig, SecurityConfig
 from config.stack import StackConfig
@@ -27,8 +27,8 @@ from preflight.delivery import (
     DeliveryBudget,
     ImagePull,
     delivery_budget,
-    image_pull,
     draft_weights_on_disk_gib,
+    image_pull,
     mode_name,
     page_cache_warnings,
 )

@@ -21,13 +21,6 @@ from plan.placement import TOPOLOGY_KEYS, Placement
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set on every namespace by the API server (1.21+)
 
 
-def _terms(plan: Plan) -> checks.DeliveryTerms:
-    budget = plan.delivery.budget
-    probe = budget.probe
-    other = probe.engine_start_seconds + probe.cuda_graph_seconds
-    return checks.DeliveryTerms(budget.throughput.mib_per_s, budget.weights_gib, other, probe.total_seconds)
-
-
 def stack_name_of(path: str | Path) -> str:
     """`stacks/Pulumi.prod.yaml` -> `prod`, as Pulumi names the stack of a stack file."""
     return Path(path).name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
@@ -96,7 +89,10 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
     if plan.delivery.cache_config.existing_claim is None and volume is not None:
         found += checks.check_storage(facts, volume.storage_class_name, volume.access_mode)
         if plan.delivery.probes.load_throughput_gib_per_s is None:
-            found += checks.check_read_throughput(facts, volume.storage_class_name, plan.delivery.cache_size_gib, _terms(plan))
+            budget, probe = plan.delivery.budget, plan.delivery.budget.probe
+            other = probe.engine_start_seconds + probe.cuda_graph_seconds
+            delivery_terms = checks.DeliveryTerms(budget.throughput.mib_per_s, budget.weights_gib, other, probe.total_seconds)
+            found += checks.check_read_throughput(facts, volume.storage_class_name, plan.delivery.cache_size_gib, delivery_terms)
     if plan.scaling.enabled:
         found += checks.check_keda(facts, set(plan.scaling.keda_features))
     if plan.monitoring.enabled:
