@@ -153,3 +153,11 @@ def test_every_profile_s_default_class_is_in_the_storage_table() -> None:
 
     named = {p.storage_class for p in PROFILES.values()} | {p.rwx_storage_class for p in PROFILES.values()}
     assert named - {None} <= set(WELL_KNOWN_CLASSES)
+
+
+def test_the_benchmark_prints_each_reference_stack_s_budget_beside_the_anchors() -> None:
+    from scripts.benchmark import COLD_START_ANCHORS, COLD_START_STACKS, cold_start_rows
+
+    text = "\n".join(cold_start_rows())
+    names = [path.rsplit("/", 1)[1] for path in COLD_START_STACKS]
+    assert all(f"| {name} |" in text for name in names) and all(source in text for *_, source in COLD_START_ANCHORS)
