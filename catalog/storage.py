@@ -74,7 +74,8 @@ WELL_KNOWN_CLASSES: dict[str, ClassSpec] = {
 
 GCE_INSTANCE_CAP_MIB_PER_S = 1200.0
 EBS_MAX_MIB_PER_S = 1000.0
-_AZURE_PREMIUM_MB: tuple[tuple[int, float], ...] = ((128, 100), (256, 125), (512, 150), (1024, 200))  # (up to GiB, MB/s); larger: 250
+# (up to GiB, MB/s); larger: 250
+_AZURE_PREMIUM_MB: tuple[tuple[int, float], ...] = ((128, 100), (256, 125), (512, 150), (1024, 200))
 
 
 def _param(parameters: Mapping[str, str], key: str) -> str | None:

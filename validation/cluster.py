@@ -92,7 +92,8 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
             budget, probe = plan.delivery.budget, plan.delivery.budget.probe
             other = probe.engine_start_seconds + probe.cuda_graph_seconds
             delivery_terms = checks.DeliveryTerms(budget.throughput.mib_per_s, budget.weights_gib, other, probe.total_seconds)
-            found += checks.check_read_throughput(facts, volume.storage_class_name, plan.delivery.cache_size_gib, delivery_terms)
+            size = plan.delivery.cache_size_gib
+            found += checks.check_read_throughput(facts, volume.storage_class_name, size, delivery_terms)
     if plan.scaling.enabled:
         found += checks.check_keda(facts, set(plan.scaling.keda_features))
     if plan.monitoring.enabled:
