@@ -7,10 +7,12 @@ checks what is deployed, not a copy of the config rules.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from catalog.gpus import GpuVendor
 from catalog.selectors import Term
+from catalog.storage import ClassSpec, volume_throughput
 from cluster.facts import OWNER_LABEL, ClusterFacts, Node, NodePool, Prometheus, StorageClass, Taint, quantity_int
 from cluster.findings import Finding, Level
 from cluster.karpenter import Candidate, candidate_nodes
@@ -241,6 +243,49 @@ def check_storage(facts: ClusterFacts, storage_class: str | None, access_mode: s
             ]
         chosen, how = found[0], "class"
     return [_access_mode(facts, chosen, how, access_mode), *_binding(chosen)]
+
+
+def check_read_throughput(
+    facts: ClusterFacts, storage_class: str | None, size_gib: int, budget: DeliveryTerms
+) -> list[Finding]:
+    """The cluster's class (catalog/storage.py from its provisioner and parameters) against the throughput the
+    startup budget assumed: slower than the probe covers blocks, slower than assumed warns."""
+    found = [c for c in facts.storage_classes if (c.name == storage_class if storage_class else c.is_default)]
+    if not found:
+        return []  # check_storage reports the missing class
+    chosen = found[0]
+    actual = volume_throughput(ClassSpec(chosen.provisioner, chosen.parameters), size_gib)
+    if not actual.known or actual.mib_per_s >= budget.assumed_mib_per_s * 0.95:
+        return []
+    needed = budget.weights_gib * 1024 / actual.mib_per_s + budget.other_seconds
+    level: Level = "block" if needed > budget.probe_seconds else "warn"
+    effect = (
+        f"the {budget.probe_seconds} s startup probe would expire ({needed:.0f} s needed)"
+        if level == "block"
+        else f"the startup probe's margin shrinks to {budget.probe_seconds - needed:.0f} s"
+    )
+    return [
+        Finding(
+            "storage",
+            level,
+            f"StorageClass {chosen.name} ({chosen.provisioner}, {dict(chosen.parameters)}) reads "
+            f"{actual.mib_per_s:g} MiB/s ({actual.source}), but the startup budget assumes "
+            f"{budget.assumed_mib_per_s:g} MiB/s: {effect}.",
+            f"set probes.load_throughput_gib_per_s: {actual.mib_per_s / 1024:.3f} (the budget follows), or name a "
+            "faster class in cache.storage_class_name (gp3 with a `throughput` parameter), or delivery.mode: "
+            "object_storage.",
+        )
+    ]
+
+
+@dataclass(frozen=True)
+class DeliveryTerms:
+    """What the throughput check needs of the startup budget."""
+
+    assumed_mib_per_s: float
+    weights_gib: float
+    other_seconds: float  # engine start, compile and CUDA graphs
+    probe_seconds: int
 
 
 def _access_mode(facts: ClusterFacts, chosen: StorageClass, how: str, access_mode: str) -> Finding:

@@ -56,6 +56,7 @@ class StorageClass:
     provisioner: str
     binding_mode: str  # Immediate (the API default) or WaitForFirstConsumer
     is_default: bool
+    parameters: Mapping[str, str] = field(default_factory=dict)  # the provisioner's, e.g. {type: gp3, throughput: "500"}
 
 
 @dataclass(frozen=True)
@@ -170,13 +171,14 @@ def _node_pool(item: Mapping[str, Any]) -> NodePool:
 
 
 def _storage_class(item: Mapping[str, Any]) -> StorageClass:
-    annotations = _meta(item).get("annotations")
+    annotations, parameters = _meta(item).get("annotations"), item.get("parameters")
     default = isinstance(annotations, Mapping) and str(annotations.get(DEFAULT_CLASS_ANNOTATION, "")).lower() == "true"
     return StorageClass(
         name=str(_meta(item).get("name", "")),
         provisioner=str(item.get("provisioner", "")),
         binding_mode=str(item.get("volumeBindingMode") or "Immediate"),
         is_default=default,
+        parameters={str(k): str(v) for k, v in parameters.items()} if isinstance(parameters, Mapping) else {},
     )
 
 

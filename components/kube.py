@@ -31,6 +31,7 @@ KINDS: dict[tuple[str, str], Any] = {
     ("v1", "PersistentVolumeClaim"): k8s.core.v1.PersistentVolumeClaim,
     ("v1", "Service"): k8s.core.v1.Service,
     ("batch/v1", "Job"): k8s.batch.v1.Job,
+    ("storage.k8s.io/v1", "StorageClass"): k8s.storage.v1.StorageClass,
     ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
     ("apps/v1", "StatefulSet"): k8s.apps.v1.StatefulSet,
     ("networking.k8s.io/v1", "Ingress"): k8s.networking.v1.Ingress,

@@ -50,12 +50,12 @@ class ModelCache(pulumi.ComponentResource):
                 f"{name}-{_suffix(delivery, kind)}",
                 obj,
                 self._options(delivery, obj, done),
-                namespace=args.namespace,
+                namespace=None if kind == "StorageClass" else args.namespace,  # cluster-scoped
                 secret=args.hf_token if kind == "Secret" else None,
             )
         job = done.get("Job")
         self.job = job if job is not None and delivery.needs_download and "PersistentVolumeClaim" in done else None
-        self.ready = [done[kind] for kind in ("Secret", "PersistentVolumeClaim", "Job") if kind in done]
+        self.ready = [done[kind] for kind in ("StorageClass", "Secret", "PersistentVolumeClaim", "Job") if kind in done]
         self.marker_path = delivery.marker_path if self.job is not None else None
         self.register_outputs({"claimName": self.claim_name, "markerPath": self.marker_path})
 
@@ -68,7 +68,7 @@ class ModelCache(pulumi.ComponentResource):
         if kind == "PersistentVolumeClaim":  # waits for its first consumer, then for Bound, briefly
             return pulumi.ResourceOptions(
                 parent=self,
-                depends_on=[done["Job"]] if "Job" in done else None,
+                depends_on=[done[k] for k in ("StorageClass", "Job") if k in done] or None,
                 custom_timeouts=timeouts(delivery.claim_bind_timeout_seconds),
             )
         return pulumi.ResourceOptions(parent=self)
@@ -78,4 +78,5 @@ def _suffix(delivery: DeliveryPlan, kind: str) -> str:
     """Pulumi resource names per object (`<component>-<suffix>`): part of every URN, so they never change."""
     if kind == "Job":
         return "copy" if delivery.mode == "object_storage" else "download"
-    return {"PersistentVolumeClaim": "pvc", "Secret": "hf-token", "ServiceAccount": "download-sa"}[kind]
+    names = {"PersistentVolumeClaim": "pvc", "Secret": "hf-token", "ServiceAccount": "download-sa", "StorageClass": "class"}
+    return names[kind]

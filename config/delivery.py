@@ -39,17 +39,14 @@ class Throughput:
         return self.mib_per_s / MIB_PER_GIB
 
 
-# Defaults per mode, each the low end of what was reported (docs/sources.md §S2). A measured
-# figure (probes.load_throughput_gib_per_s) always wins.
+# Defaults where no StorageClass decides (a volume's comes from its class: catalog/storage.py, plan/delivery.py). A
+# measured figure (probes.load_throughput_gib_per_s) always wins.
 DEFAULT_THROUGHPUT: dict[str, Throughput] = {
-    "shared_volume": Throughput(
-        100.0,
-        "EFS provisioned at 100 MiB/s, vllm-project/production-stack tutorials/terraform/eks/storage.tf "
-        "(docs/sources.md §S2); Filestore/Azure Files/NFS give about 100-250 MiB/s per client",
-    ),
-    "per_replica_volume": Throughput(
+    # A host disk: the safetensors loader's own rate, not the disk's (the streamer read the same 15 GB in 14.34 s
+    # from that gp3, provisioned near its maximum: the run.ai benchmark below).
+    "docker": Throughput(
         298.0,
-        "Llama-3-8B (15 GB) read in 47.99 s from an EBS gp3 volume, run.ai/blog/"
+        "the safetensors loader: Llama-3-8B (15 GB) in 47.99 s from a fast disk, run.ai/blog/"
         "run-ai-model-streamer-performance-benchmarks (docs/sources.md §S2)",
     ),
     "object_storage": Throughput(

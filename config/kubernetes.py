@@ -111,6 +111,14 @@ class CacheConfig(ConfigGroup):
         25.0, ge=0, le=500, description="Extra room over the weights for tokenizer, config and partial downloads."
     )
     storage_class_name: DnsSubdomain | None = Field(None, description="StorageClass; the cluster default when unset.")
+    provisioned_throughput_mib_per_s: int | None = Field(
+        None,
+        ge=125,
+        le=1000,
+        description="Create an EBS gp3 StorageClass with this read throughput (its `throughput` parameter, MiB/s; "
+        "the baseline is 125) for the model volume, and budget the load with it; eks-karpenter profile, with "
+        "cache.storage_class_name unset.",
+    )
     access_mode: Literal["ReadWriteMany", "ReadWriteOnce"] | None = Field(
         None,
         description="PVC access mode; unset: ReadWriteOnce when at most one replica can run or each replica "
@@ -184,8 +192,15 @@ class ServerConfig(ConfigGroup):
     termination_grace_period_seconds: PositiveInt = Field(
         180, description="terminationGracePeriodSeconds: preStop plus time for in-flight requests to finish."
     )
-    image_pull_seconds: PositiveInt = Field(
-        900, description="Allowance for pulling the vLLM image (~10 GiB), added to the Pulumi timeout."
+    image_pull_seconds: PositiveInt | None = Field(
+        None,
+        description="Time to pull the vLLM image on a node without it, added to the Pulumi timeout; unset: the "
+        "release's compressed image size (catalog/vllm_images.py) / server.registry_throughput_mib_per_s.",
+    )
+    registry_throughput_mib_per_s: PositiveFloat = Field(
+        50.0,
+        description="Image pull rate of one node from the registry, MiB/s, unpacking included (an assumption: "
+        "measure a pull and set it, or set server.image_pull_seconds).",
     )
     image_pull_secrets: tuple[DnsSubdomain, ...] = Field(
         (),

@@ -3,8 +3,10 @@ replica counts, the startup budget that follows, and the model cache's names, si
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
+from catalog.storage import WELL_KNOWN_CLASSES, ClassSpec, volume_throughput
 from config.delivery import (
     DEFAULT_THROUGHPUT,
     MIB_PER_GIB,
@@ -25,8 +27,10 @@ from plan.names import Names
 from plan.security import PodSecurity, resolve_pod_security
 from preflight.delivery import (
     DeliveryBudget,
+    ImagePull,
     delivery_budget,
     draft_weights_on_disk_gib,
+    image_pull,
     mode_name,
     page_cache_warnings,
 )
@@ -52,11 +56,36 @@ def bucket_identity(bucket: ObjectStorageConfig | None) -> WorkloadIdentity | No
     return next((IDENTITY_ANNOTATIONS[key] for key in bucket.service_account_annotations if key in IDENTITY_ANNOTATIONS), None)
 
 
+# EBS gp3 allows 0.25 MiB/s per provisioned IOPS (docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html);
+# 3,000 IOPS is its baseline.
+GP3_MIB_PER_IOPS = 0.25
+GP3_BASELINE_IOPS = 3000
+
+
+@dataclass(frozen=True)
+class CreatedStorageClass:
+    """The StorageClass this stack creates for its model volume (cache.provisioned_throughput_mib_per_s)."""
+
+    name: str
+    spec: ClassSpec
+
+
+def created_storage_class(instance: str, throughput_mib_per_s: int | None) -> CreatedStorageClass | None:
+    """An EBS gp3 class with the asked throughput and the IOPS it needs; named after both, so a change creates a
+    new class beside the old (a StorageClass's parameters cannot be updated)."""
+    if throughput_mib_per_s is None:
+        return None
+    iops = max(GP3_BASELINE_IOPS, math.ceil(throughput_mib_per_s / GP3_MIB_PER_IOPS))
+    parameters = {"type": "gp3", "throughput": str(throughput_mib_per_s), "iops": str(iops)}
+    return CreatedStorageClass(f"{instance}-gp3-{throughput_mib_per_s}", ClassSpec("ebs.csi.aws.com", parameters))
+
+
 @dataclass(frozen=True)
 class DeliveryPlan:
     mode: DeliveryMode
     volume: CacheVolume | None  # None: the weights stream from object storage
     throughput: Throughput
+    storage_class: CreatedStorageClass | None  # the class this stack creates for the volume, when asked
     workload_kind: str  # Deployment, StatefulSet or LeaderWorkerSet
     most_replicas: int  # the replicas that can run at once: the autoscaler's maximum, else replicas
     weights_on_disk_gib: float  # the model's checkpoint
@@ -120,16 +149,32 @@ def workload_kind(nnodes: int, mode: DeliveryMode) -> str:
 
 
 def _read_throughput(
-    measured_gib_per_s: float | None, target: str, volume: CacheVolume | None, mode: DeliveryMode
-) -> Throughput:
-    """The load throughput of one replica: measured when given, else the mode's sourced default."""
+    measured_gib_per_s: float | None,
+    target: str,
+    volume: CacheVolume | None,
+    classes: dict[str, ClassSpec],
+    profile_class: str | None,
+    size_gib: int,
+) -> tuple[Throughput, tuple[str, ...]]:
+    """The load throughput of one replica and its warning: measured when given, else the volume's class (named,
+    or the profile's default class) from catalog/storage.py; an unknown class gets a conservative figure."""
     if measured_gib_per_s is not None:
-        return Throughput(measured_gib_per_s * MIB_PER_GIB, "measured: probes.load_throughput_gib_per_s")
+        return Throughput(measured_gib_per_s * MIB_PER_GIB, "measured: probes.load_throughput_gib_per_s"), ()
     if target == "docker":  # a local disk or Docker volume on the host
-        return DEFAULT_THROUGHPUT["per_replica_volume"]
-    if volume is not None and volume.access_mode == "ReadWriteOnce":  # a block disk, as per replica
-        return DEFAULT_THROUGHPUT["per_replica_volume"]
-    return DEFAULT_THROUGHPUT[mode]
+        return DEFAULT_THROUGHPUT["docker"], ()
+    if volume is None:  # streamed from the bucket
+        return DEFAULT_THROUGHPUT["object_storage"], ()
+    name = volume.storage_class_name or profile_class
+    found = volume_throughput(classes.get(name or ""), size_gib)
+    source = f"class {name}: {found.source}" if name else f"the cluster's default class: {found.source}"
+    if found.known:
+        return Throughput(found.mib_per_s, source), ()
+    named = f"StorageClass {name}" if name else "the cluster's default StorageClass (cache.storage_class_name is unset)"
+    return Throughput(found.mib_per_s, source), (
+        f"delivery: the read throughput of {named} is not known (catalog/storage.py); the startup budget assumes "
+        f"{found.mib_per_s:g} MiB/s. Fix: set probes.load_throughput_gib_per_s to the figure measured on it "
+        "(`python -m preflight STACK --log FILE` prints it), or cache.storage_class_name to a class the catalog knows.",
+    )
 
 
 def _download_gib_per_s(cfg: StackConfig) -> float:
@@ -151,8 +196,12 @@ def _budget(cfg: StackConfig, mode: DeliveryMode, throughput: Throughput, weight
         # Ranks on different nodes spawn and load in parallel; a multi-node group then waits for every rank to
         # join and NCCL to initialise (docs/multinode.md).
         group_init_seconds=cfg.multinode.group_init_seconds if cfg.engine.nnodes > 1 else 0,
-        image_pull_seconds=cfg.server.image_pull_seconds,
+        image_pull=_image_pull(cfg),
     )
+
+
+def _image_pull(cfg: StackConfig) -> ImagePull:
+    return image_pull(cfg.server.image_pull_seconds, cfg.vllm.version, cfg.server.registry_throughput_mib_per_s)
 
 
 def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names, hf_token_secret: str | None) -> DeliveryPlan:
@@ -161,18 +210,24 @@ def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names,
     most, nnodes, store = _most_replicas(cfg), cfg.engine.nnodes, cfg.cache
     mode = mode_for(cfg.delivery.mode, nnodes, most, store.storage_class_name, store.existing_claim)
     volume = volume_for(mode, most, nnodes, store.access_mode, store.storage_class_name)
-    throughput = _read_throughput(cfg.probes.load_throughput_gib_per_s, cfg.target, volume, mode)
+    created = created_storage_class(names.instance, store.provisioned_throughput_mib_per_s) if volume else None
+    classes = dict(WELL_KNOWN_CLASSES)
+    if created is not None and volume is not None:
+        volume, classes[created.name] = replace(volume, storage_class_name=created.name), created.spec
     weights = weights_on_disk_gib + draft_weights_on_disk_gib(cfg.engine.speculative)
+    size = cache.cache_size_gib(store.size_gib, weights, store.headroom_percent)
+    profile_class = cfg.cluster.defaults.storage_class
+    measured = cfg.probes.load_throughput_gib_per_s
+    throughput, throughput_warnings = _read_throughput(measured, cfg.target, volume, classes, profile_class, size)
     # Docker downloads on its first start whatever the mode; Kubernetes streams object storage instead.
     from_hub = cfg.model.local_path is None and (cfg.target == "docker" or mode != "object_storage")
     budget = _budget(cfg, mode, throughput, weights, from_hub)
     kubernetes_volume = volume if cfg.target == "kubernetes" else None
     bucket = cfg.delivery.object_storage if mode == "object_storage" else None
     pairs = cache.downloads(cfg.model.id, cfg.model.revision, cfg.engine.speculative)
-    size = cache.cache_size_gib(store.size_gib, weights, store.headroom_percent)
     key = cache.volume_key(pairs, size, volume)
     claim = store.existing_claim or names.cache_claim(key)
-    pull = cfg.server.image_pull_seconds
+    pull = budget.image_pull_seconds
     download = cache.download_seconds(weights, store.download_throughput_gib_per_s)
     copy = cache.copy_seconds(weights_on_disk_gib, store.download_throughput_gib_per_s)
     rollout = budget.first_start_seconds + POD_START_SECONDS
@@ -180,6 +235,7 @@ def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names,
         mode=mode,
         volume=volume,
         throughput=throughput,
+        storage_class=created,
         workload_kind=workload_kind(nnodes, mode),
         most_replicas=most,
         weights_on_disk_gib=weights_on_disk_gib,
@@ -189,7 +245,8 @@ def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names,
         cache_config=store,
         probes=cfg.probes,
         security=resolve_pod_security(cfg.security, cfg.cluster.defaults),
-        warnings=tuple(page_cache_warnings(kubernetes_volume, weights, cfg.server, cfg.engine.gpus_per_node)),
+        warnings=throughput_warnings
+        + tuple(page_cache_warnings(kubernetes_volume, weights, cfg.server, cfg.engine.gpus_per_node)),
         needs_download=from_hub,
         copies_to_bucket=bucket is not None and bucket.copy_from_hub,
         bucket=bucket,

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 from catalog.models import MODELS
+from catalog.vllm_images import image_size
 from config.delivery import CacheVolume, Throughput
 from config.engine import EngineConfig, SpeculativeConfig
 from config.kubernetes import ProbesConfig, ServerConfig
@@ -48,9 +49,38 @@ class DeliveryBudget:
             f"{self.probe.safety_factor:g} + {self.probe.total_seconds} s startup probe"
         )
 
+    @property
+    def image_pull_seconds(self) -> int:
+        return int(self.terms[0].seconds)
+
+    def new_replica_sum(self) -> str:
+        """A replica added after the first start (the weights are on the volume or in the bucket): on a node that
+        has the image only the startup probe counts; a new node pulls the image first (its own provisioning, e.g.
+        Karpenter's, comes on top)."""
+        warm, pull = self.probe.total_seconds, self.image_pull_seconds
+        return f"{warm} s on a node with the image (startup probe), {warm + pull} s on a new node (+ {pull} s image pull)"
+
     def explain(self) -> str:
         terms = "; ".join(term.render() for term in self.terms)
         return f"{self.first_start_sum()}; startup probe {self.probe.explain()}; terms: {terms}"
+
+
+@dataclass(frozen=True)
+class ImagePull:
+    """The vLLM image's pull on a node without it; a node that has it pulls nothing."""
+
+    seconds: int
+    how: str
+
+
+def image_pull(set_seconds: int | None, version: str, registry_mib_per_s: float) -> ImagePull:
+    """`server.image_pull_seconds` when set, else the release's compressed image over the registry's rate."""
+    if set_seconds is not None:
+        return ImagePull(set_seconds, "server.image_pull_seconds")
+    size = image_size(version)
+    seconds = math.ceil(size.gib * 1024 / registry_mib_per_s)
+    how = f"{size.gib:g} GiB compressed ({size.source}) / {registry_mib_per_s:g} MiB/s server.registry_throughput_mib_per_s"
+    return ImagePull(seconds, how)
 
 
 def draft_weights_on_disk_gib(speculative: SpeculativeConfig | None) -> float:
@@ -79,7 +109,7 @@ def delivery_budget(
     probes: ProbesConfig,
     engine: EngineConfig,
     group_init_seconds: int,
-    image_pull_seconds: int,
+    image_pull: ImagePull,
 ) -> DeliveryBudget:
     """`mode`: the mode's name in the report (mode_name); `weights_gib`: every checkpoint the server reads;
     `downloads`: whether the first start fetches them from the Hub; `from_bucket`: object storage holds them;
@@ -99,7 +129,7 @@ def delivery_budget(
     download = round(download_seconds(weights_gib, download_gib_per_s, downloads), 3)
     how = _download_how(weights_gib, download, download_gib_per_s, from_bucket)
     terms = (
-        BudgetTerm("image pull", float(image_pull_seconds), "server.image_pull_seconds"),
+        BudgetTerm("image pull", float(image_pull.seconds), image_pull.how),
         BudgetTerm("download", download, how),
         BudgetTerm("load", round(probe.load_seconds, 3), f"{weights_gib:.1f} GiB / {throughput.mib_per_s:g} MiB/s"),
         BudgetTerm(
@@ -114,7 +144,7 @@ def delivery_budget(
             "0 with enforce_eager" if engine.enforce_eager else "probes.cuda_graph_capture_seconds",
         ),
     )
-    first = image_pull_seconds + math.ceil(download * probe.safety_factor) + probe.total_seconds
+    first = image_pull.seconds + math.ceil(download * probe.safety_factor) + probe.total_seconds
     return DeliveryBudget(mode, throughput, weights_gib, terms, probe, first)
 
 

@@ -75,6 +75,7 @@ def startup_rows(report: PreflightReport) -> list[tuple[str, str]]:
     ]
     rows.append(("Startup budget", budget.first_start_sum()))
     rows.append(("Startup probe", budget.probe.explain()))
+    rows.append(("New replica", budget.new_replica_sum()))
     rows += [(f"  {term.name}", term.render().removeprefix(term.name + " ")) for term in budget.terms]
     return rows
 

@@ -1,12 +1,14 @@
 """Measure the speed figures the docs quote, and print them as a table.
 
-Usage: venv/bin/python scripts/benchmark.py [--runs 20] [--render-runs 5] [--no-suite]
+Usage: venv/bin/python scripts/benchmark.py [--runs 20] [--render-runs 5] [--no-suite] [--cold-start]
 
 - preflight CLI: median wall time of `python -m preflight STACK` over --runs runs per shipped stack
   (stacks/Pulumi.*.yaml), each a new interpreter, so start-up and imports are included;
 - mocked render: median time to run __main__.py under Pulumi's mocks for the stack (tests/program.py, with
   the api_key secret set), in this process after one warm-up run, over --render-runs runs;
-- fast suite: wall time of `python -m pytest -q` in a new interpreter.
+- fast suite: wall time of `python -m pytest -q` in a new interpreter;
+- --cold-start: only the cold-start budget of the reference stacks (the plan's terms, no timing) beside the
+  published load and start-up figures (COLD_START_ANCHORS, each with its source).
 Every speed figure in README.md and docs/ comes from this script; quote the command beside it.
 """
 
@@ -78,6 +80,53 @@ def suite() -> tuple[float, str]:
     return seconds, (lines[-1].strip("= ") if lines else f"pytest exited {result.returncode}")
 
 
+COLD_START_STACKS = (
+    "stacks/Pulumi.prod.yaml",
+    "stacks/examples/Pulumi.70b-on-8x-a100-40gb.yaml",
+    "stacks/examples/Pulumi.llama-70b-fp8-on-2x-h100.yaml",
+    "stacks/examples/Pulumi.qwen-72b-on-h100-long-context.yaml",
+)
+# Published figures for ~70B-class starts (docs/sources.md §S2 has the rows and their threads).
+COLD_START_ANCHORS = (
+    ("Llama 3.3 70B TP4, HF download at start", "~9 min", "ai-dynamo/dynamo docs, Model Caching with Fluid"),
+    ("Llama 3.3 70B, Fluid cache on the pod's node", "~80 s", "ai-dynamo/dynamo docs, Model Caching with Fluid"),
+    ("Llama-2 70B, parallel S3 to GPU streaming", "20 s (from 4 m 25 s)", "anyscale.com/blog/loading-llama-2-70b-20x-faster"),
+    ("67B (124.96 GiB), Run:ai streamer distributed, object storage", "14.29 s", "marin-community/marin#7136"),
+    ("Qwen3-Coder-480B (894 GiB), EFS elastic, 16 readers", "~43 min", "modelplaneai/modelplane#204"),
+    (
+        "Llama-3-8B (15 GB), gp3: safetensors / Run:ai streamer",
+        "47.99 s / 14.34 s",
+        "run.ai/blog/run-ai-model-streamer-performance-benchmarks",
+    ),
+)
+
+
+def cold_start_rows() -> list[str]:
+    """The reference stacks' budgets from their plans: load, startup probe, a new replica on a node with the image
+    and on a new node, the first start."""
+    from plan import resolve
+    from plan.names import instance_name
+    from validation.sources import load_stack_file_with_secrets
+
+    lines = [
+        "| Stack | Mode, read MiB/s (source) | Load (s) | Probe (s) | New replica, warm node (s) | New node (s) "
+        "| First start (s) |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for path in COLD_START_STACKS:
+        cfg = load_stack_file_with_secrets(ROOT / path)[0]
+        budget = resolve(cfg, instance_name(Path(path).stem.removeprefix("Pulumi."))).delivery.budget
+        probe = budget.probe
+        lines.append(
+            f"| {Path(path).name} | {budget.mode}, {budget.throughput.mib_per_s:g} ({budget.throughput.source}) | "
+            f"{probe.load_seconds:.0f} | {probe.total_seconds} | {probe.total_seconds} | "
+            f"{probe.total_seconds + budget.image_pull_seconds} | {budget.first_start_seconds} |"
+        )
+    lines += ["", "| Published start | Time | Source |", "| --- | --- | --- |"]
+    lines += [f"| {what} | {time_} | {source} |" for what, time_, source in COLD_START_ANCHORS]
+    return lines
+
+
 def table(rows: list[tuple[str, float, float]]) -> list[str]:
     lines = ["| Stack | preflight CLI, median (s) | mocked render, median (s) |", "| --- | --- | --- |"]
     lines += [f"| {name} | {cli:.3f} | {render:.3f} |" for name, cli, render in rows]
@@ -89,7 +138,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--runs", type=int, default=20, help="CLI runs per stack (median reported)")
     parser.add_argument("--render-runs", type=int, default=5, help="mocked program runs per stack")
     parser.add_argument("--no-suite", action="store_true", help="skip timing the test suite")
+    parser.add_argument("--cold-start", action="store_true", help="print the cold-start budgets and anchors only")
     args = parser.parse_args(argv)
+    if args.cold_start:
+        print("\n".join(cold_start_rows()))
+        return 0
     print(
         f"# {platform.python_implementation()} {platform.python_version()}, {platform.machine()}, "
         f"{_cpus()} CPUs; CLI runs {args.runs}, render runs {args.render_runs}"

@@ -1,5 +1,5 @@
 """What an operator sees, minute by minute, in the incidents a vLLM deployment has: `promtool test rules` on
-prod's rendered rules (62m new-replica window: 900 s image pull + 2,360 s startup budget + 120 s, plus 5m) fed
+prod's rendered rules (51m new-replica window: 242 s image pull + 2,360 s startup budget + 120 s, plus 5m) fed
 the series kube-state-metrics, vLLM and KEDA would export. Each scenario states every alert that must fire at a
 given minute and that no other critical alert does."""
 

@@ -159,14 +159,14 @@ def test_a_70b_on_a_shared_volume_at_150_mib_per_s_budgets_reading_131_gib():
 def test_budget_terms_are_image_pull_download_load_engine_start_and_compile():
     cfg, _ = stack("prod")
     terms = {t.name: round(t.seconds) for t in delivery_of(cfg).budget.terms}
-    # 900 s; 131.42 GiB / 0.1 GiB/s; 131.42 GiB / 100 MiB/s; 60 + 3 x 15 s; 120 s
-    assert terms == {"image pull": 900, "download": 1314, "load": 1346, "engine start": 105, "compile + graphs": 120}
+    # 242 s (11.77 GiB at 50 MiB/s); 131.42 GiB / 0.1 GiB/s; 131.42 GiB / 100 MiB/s; 60 + 3 x 15 s; 120 s
+    assert terms == {"image pull": 242, "download": 1314, "load": 1346, "engine start": 105, "compile + graphs": 120}
 
 
 def test_first_start_is_pull_plus_download_plus_the_probe_budget():
     cfg, _ = stack("prod")
     budget = delivery_of(cfg).budget
-    assert budget.first_start_seconds == 900 + 1972 + 2360  # download x 1.5; (1346 + 105 + 120) x 1.5 -> 2360
+    assert budget.first_start_seconds == 242 + 1972 + 2360  # download x 1.5; (1346 + 105 + 120) x 1.5 -> 2360
 
 
 def test_object_storage_has_no_download_term_and_reads_at_its_default():
@@ -183,7 +183,7 @@ def test_a_measured_throughput_wins_over_the_mode_default():
 def test_the_workload_carries_the_budget_term_by_term():
     annotations = one(manifests(*stack("prod")), "Deployment")["metadata"]["annotations"]
     assert annotations["vllm-serving.io/startup-budget"].startswith(
-        "5232 s first start = 900 s image pull + 1314 s download x 1.5 + 2360 s startup probe"
+        "4574 s first start = 242 s image pull + 1314 s download x 1.5 + 2360 s startup probe"
     )
 
 
@@ -326,8 +326,8 @@ def test_the_server_waits_for_the_copy_job_which_is_awaited_to_its_deadline():
         build_stack(*stack_with("prod", delivery=COPYING, cache={"storage_class_name": None}, model={"revision": "aaaa111"}))
     )
     assert any(d.endswith("::llama-cache-copy") for d in requests["llama-server-deployment"].dependencies)
-    # 131.4 GiB fetched and uploaded at 0.1 GiB/s x 1.5 (3942 s) + 900 s pull + 120 s = 4962 s
-    assert requests["llama-cache-copy"].timeouts == {"create": "83m", "update": "83m"}
+    # 131.4 GiB fetched and uploaded at 0.1 GiB/s x 1.5 (3942 s) + 242 s pull + 120 s = 4304 s
+    assert requests["llama-cache-copy"].timeouts == {"create": "72m", "update": "72m"}
 
 
 def test_a_stateful_set_is_watched_with_its_own_kube_state_metrics_series():

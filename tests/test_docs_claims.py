@@ -27,6 +27,7 @@ import yaml
 from pydantic import BaseModel
 
 from catalog.keda import FEATURES, Feature
+from catalog.vllm_images import image_size
 from catalog.vllm_metrics import metrics_for
 from cli.preflight import main as preflight_main
 from cli.render import rendered_objects
@@ -111,6 +112,7 @@ def inputs(s: Stack) -> dict[str, Any]:
     return {
         "weights_on_disk_gib": startup["weights_gib"],
         "read_throughput_gib_per_s": startup["throughput"]["mib_per_s"] / 1024,
+        "image_compressed_gib": image_size(s.cfg.vllm.version).gib,
         "gpus_per_pod": s.gpus_per_pod(),
         "max_num_seqs": s.report["engine"]["max_num_seqs"],
         "kv_cache_tokens": s.report["capacity"]["kv_cache_tokens"],
@@ -191,7 +193,7 @@ def test_every_documented_formula_gives_what_the_program_computes(page: str, sta
 def test_a_wrong_formula_is_caught() -> None:
     s = stack("stacks/Pulumi.prod.yaml")
     formula = "download_job_deadline_seconds = ceil(weights_on_disk_gib / cache.download_throughput_gib_per_s * 1.5)"
-    assert evaluate(formula + " + server.image_pull_seconds + 120\n", s)["download_job_deadline_seconds"] != COMPUTED[
+    assert evaluate(formula + " + 900 + 120\n", s)["download_job_deadline_seconds"] != COMPUTED[
         "download_job_deadline_seconds"
     ](s)
 

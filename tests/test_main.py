@@ -71,6 +71,6 @@ def test_the_prod_alerts_wait_out_the_computed_rollout_budget_before_paging() ->
     found = {r["alert"]: r for g in rules for r in g["rules"]}
     probe = registered.one("kubernetes:apps/v1:Deployment")["spec"]["template"]["spec"]["containers"][0]["startupProbe"]
     assert probe["failureThreshold"] * probe["periodSeconds"] == 2360  # 131.4 GiB at 100 MiB/s, x 1.5, and the rest
-    # 900 s image pull + 2,360 s startup budget + 120 s = 3,380 s, + 5 min, in whole minutes: a 2 -> 4 scale-up
+    # 242 s image pull + 2,360 s startup budget + 120 s = 2,722 s, + 5 min, in whole minutes: a 2 -> 4 scale-up
     # that pulls the image on new nodes and loads the weights never pages.
-    assert (found["VllmReplicasNotReady"]["for"], found["VllmMetricsAbsent"]["for"]) == ("62m", "62m")
+    assert (found["VllmReplicasNotReady"]["for"], found["VllmMetricsAbsent"]["for"]) == ("51m", "51m")

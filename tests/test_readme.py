@@ -174,9 +174,11 @@ def test_the_readme_driver_and_keda_versions_are_the_ones_the_checks_use() -> No
 
 
 def test_the_readme_delivery_throughputs_are_the_defaults_the_preflight_uses() -> None:
+    from catalog.storage import CONSERVATIVE_MIB_PER_S, WELL_KNOWN_CLASSES, volume_throughput
     from config.delivery import DEFAULT_THROUGHPUT
 
     table = readme().split("<!-- readme-check: delivery -->", 1)[1].split("\n\n", 1)[0]
-    figures = {mode: f"{throughput.mib_per_s:g} MiB/s" for mode, throughput in DEFAULT_THROUGHPUT.items()}
-    assert figures == {"shared_volume": "100 MiB/s", "per_replica_volume": "298 MiB/s", "object_storage": "1024 MiB/s"}
-    assert all(figure in table for figure in figures.values())
+    classes = {name: volume_throughput(WELL_KNOWN_CLASSES[name], 100).mib_per_s for name in ("efs-sc", "gp3", "gp2")}
+    figures = {**classes, "object_storage": DEFAULT_THROUGHPUT["object_storage"].mib_per_s, "unknown": CONSERVATIVE_MIB_PER_S}
+    assert figures == {"efs-sc": 100, "gp3": 125, "gp2": 128, "object_storage": 1024, "unknown": 100}
+    assert all(f"{figure:g} MiB/s" in table for figure in figures.values())

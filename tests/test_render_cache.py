@@ -117,13 +117,13 @@ def test_download_job_has_one_writer_and_bounded_retries():
 def test_download_job_deadline_grows_with_the_weights():
     prod = one(manifests(*stack("prod")), "Job")["spec"]["activeDeadlineSeconds"]
     dev = one(manifests(*stack("dev")), "Job")["spec"]["activeDeadlineSeconds"]
-    assert prod == 3592 and prod > dev  # 131.4 GiB / 0.1 GiB/s x 1.5 + 600 s bind + 900 s image pull + 120 s
+    assert prod == 2934 and prod > dev  # 131.4 GiB / 0.1 GiB/s x 1.5 + 600 s bind + 242 s image pull + 120 s
 
 
 def test_download_job_deadline_includes_the_image_pull_allowance():
     slow = one(manifests(*configured(server={"image_pull_seconds": 3600})), "Job")["spec"]["activeDeadlineSeconds"]
     fast = one(manifests(*configured()), "Job")["spec"]["activeDeadlineSeconds"]
-    assert slow - fast == 3600 - 900
+    assert slow - fast == 3600 - 242  # the 11.77 GiB image at 50 MiB/s
 
 
 def test_download_keeps_the_xet_chunk_cache_off_the_shared_volume():

@@ -75,7 +75,8 @@ def test_the_docker_start_period_is_the_kubernetes_startup_budget_plus_the_first
     from tests.kubernetes_fixtures import plan_of
 
     model = {"id": "Qwen/Qwen3-8B"}
-    changes = {"model": model, "engine": {"max_model_len": 8192, "speculative": speculative}}
+    measured = {"load_throughput_gib_per_s": 0.3}  # a host disk and a cluster class read differently unless measured
+    changes = {"model": model, "engine": {"max_model_len": 8192, "speculative": speculative}, "probes": measured}
     docker = plan_of(make_config(target="docker", docker={}, **changes))
     kubernetes = plan_of(make_config(**changes))
     budget = docker.delivery.budget

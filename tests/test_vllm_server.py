@@ -57,8 +57,8 @@ def test_service_is_registered_after_the_deployment():
 
 def test_deployment_timeouts_cover_one_pod_on_create_and_every_replica_on_update():
     _, requests = run_recording(build_server(*stack("prod")))
-    # first start 5232 s + 120 s; prod autoscales up to 4 replicas: an update may roll all four, one at a time
-    assert requests["llama-server-deployment"].timeouts == {"create": "90m", "update": "357m"}
+    # first start 4574 s + 120 s; prod autoscales up to 4 replicas: an update may roll all four, one at a time
+    assert requests["llama-server-deployment"].timeouts == {"create": "79m", "update": "313m"}
 
 
 def test_replica_count_is_ignored_when_an_autoscaler_owns_it():

@@ -21,6 +21,7 @@ from config.stack import StackConfig
 from plan import Plan, resolve
 from plan.names import instance_name
 from preflight.report import PreflightReport
+from validation.delivery import startup_probe_issues
 from validation.kubernetes import check_kubernetes
 from validation.secrets import missing_secrets
 from validation.values import check_token_budget
@@ -53,6 +54,10 @@ def _secrets(subject: Subject) -> list[ConfigIssue]:
     return missing_secrets(subject.config, subject.secrets_present)
 
 
+def _startup_probe(subject: Subject) -> list[ConfigIssue]:
+    return startup_probe_issues(subject.report.startup)
+
+
 def _command_line(subject: Subject) -> list[ConfigIssue]:
     """The finished `vllm serve` command line (a multi-node worker's included) against the release's own flag
     table, so nothing reaches the server that its parser would refuse. The plan's command line (plan/server.py);
@@ -74,7 +79,7 @@ def _token_budget(subject: Subject) -> list[ConfigIssue]:
     return check_token_budget(subject.config.smoke_test, subject.report.resolved.max_model_len)
 
 
-RULES: list[Rule] = [_kubernetes, _vllm, _secrets, _command_line, _token_budget]
+RULES: list[Rule] = [_kubernetes, _vllm, _secrets, _startup_probe, _command_line, _token_budget]
 
 
 def check_stack(cfg: StackConfig, report: PreflightReport, secrets_present: frozenset[str] | None = None) -> list[ConfigIssue]:

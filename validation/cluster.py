@@ -90,6 +90,12 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
     volume = plan.delivery.volume
     if plan.delivery.cache_config.existing_claim is None and volume is not None:
         found += checks.check_storage(facts, volume.storage_class_name, volume.access_mode)
+        if plan.delivery.probes.load_throughput_gib_per_s is None:
+            budget, probe = plan.delivery.budget, plan.delivery.budget.probe
+            other = probe.engine_start_seconds + probe.cuda_graph_seconds
+            delivery_terms = checks.DeliveryTerms(budget.throughput.mib_per_s, budget.weights_gib, other, probe.total_seconds)
+            size = plan.delivery.cache_size_gib
+            found += checks.check_read_throughput(facts, volume.storage_class_name, size, delivery_terms)
     if plan.scaling.enabled:
         found += checks.check_keda(facts, set(plan.scaling.keda_features))
     if plan.monitoring.enabled:

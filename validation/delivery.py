@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 from config.delivery import CacheVolume, DeliveryMode, mode_for, volume_for
 from config.errors import ConfigIssue
 from config.stack import StackConfig
+from preflight.delivery import DeliveryBudget
 
 
 # The rules' view of the plan's delivery decisions (plan/delivery.py): the same pure functions, before the plan.
@@ -41,7 +44,34 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
                 "cache.access_mode", "is ReadWriteMany, but per-replica claims are ReadWriteOnce.", "remove cache.access_mode."
             )
         )
+    issues += _provisioned_class_issues(cfg)
     return issues + (_object_storage_issues(cfg) if mode == "object_storage" else _no_bucket(cfg))
+
+
+def _provisioned_class_issues(cfg: StackConfig) -> list[ConfigIssue]:
+    """The created class is EBS gp3: ReadWriteOnce, on EKS, and in place of a named class."""
+    asked = cfg.cache.provisioned_throughput_mib_per_s
+    problem = None if asked is None else _provisioned_class_problem(cfg)
+    if problem is None:
+        return []
+    fix = (
+        "remove cache.provisioned_throughput_mib_per_s, or use delivery.mode per_replica_volume on cluster.profile "
+        "eks-karpenter without cache.storage_class_name; elsewhere name a faster class in cache.storage_class_name."
+    )
+    return [_issue("cache.provisioned_throughput_mib_per_s", f"is {asked}, but {problem}", fix)]
+
+
+def _provisioned_class_problem(cfg: StackConfig) -> str | None:
+    volume = effective_volume(cfg)
+    if volume is None:
+        return "delivery.mode is object_storage: there is no volume."
+    if cfg.cluster.profile != "eks-karpenter":
+        return f"cluster.profile is {cfg.cluster.profile}: the class it creates is EBS gp3 (ebs.csi.aws.com)."
+    if cfg.cache.storage_class_name:
+        return f"cache.storage_class_name is {cfg.cache.storage_class_name!r}: the stack would create its own class."
+    if volume.access_mode == "ReadWriteMany":
+        return "the model volume is ReadWriteMany, which EBS gp3 does not offer."
+    return None
 
 
 def _shared_volume_issues(cfg: StackConfig) -> list[ConfigIssue]:
@@ -132,3 +162,25 @@ def _no_bucket(cfg: StackConfig) -> list[ConfigIssue]:
 
 def _issue(key: str, problem: str, fix: str) -> ConfigIssue:
     return ConfigIssue(key, problem, fix)
+
+
+def startup_probe_issues(budget: DeliveryBudget | None) -> list[ConfigIssue]:
+    """A fixed probes.startup_seconds shorter than the load it must cover (weights / the class's throughput,
+    engine start, compile and graphs, before the safety factor): the probe would restart the pod every time."""
+    if budget is None or not budget.probe.overridden:
+        return []
+    probe = budget.probe
+    needed = probe.load_seconds + probe.engine_start_seconds + probe.cuda_graph_seconds
+    if probe.total_seconds >= needed:
+        return []
+    return [
+        _issue(
+            "probes.startup_seconds",
+            f"is {probe.total_seconds}, but reading {budget.weights_gib:.1f} GiB at {budget.throughput.mib_per_s:g} MiB/s "
+            f"({budget.throughput.source}) takes {probe.load_seconds:.0f} s, {needed:.0f} s with the engine start and "
+            "CUDA graphs: the startup probe would restart the pod before it is ready (CrashLoopBackOff).",
+            f"remove probes.startup_seconds (the budget follows the throughput), or raise it to at least {math.ceil(needed)}, "
+            "or read faster: cache.storage_class_name naming a gp3 class with a `throughput` parameter (up to 1000), "
+            "or delivery.mode: object_storage.",
+        )
+    ]

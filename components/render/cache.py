@@ -19,7 +19,7 @@ from components.render.security import (
 )
 from config.kubernetes import CacheConfig
 from config.vllm import VllmConfig
-from plan.delivery import DeliveryPlan
+from plan.delivery import CreatedStorageClass, DeliveryPlan
 from plan.names import HF_HOME, HOME
 from plan.security import PodSecurity
 
@@ -67,6 +67,21 @@ marker.write_text(os.environ["DOWNLOADS"])
 """
 
 WAIT_SCRIPT = 'until [ -f "$CACHE_MARKER" ]; do echo "waiting for $CACHE_MARKER (model download Job)"; sleep 10; done'
+
+
+def render_storage_class(created: CreatedStorageClass, labels: dict[str, str]) -> dict[str, Any]:
+    """The model volume's class with provisioned throughput. WaitForFirstConsumer: an EBS volume lives in one zone,
+    so it is created where the GPU pod is scheduled; Delete: the claims are the cache, not the class."""
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": created.name, "labels": dict(labels)},
+        "provisioner": created.spec.provisioner,
+        "parameters": dict(created.spec.parameters),
+        "volumeBindingMode": "WaitForFirstConsumer",
+        "reclaimPolicy": "Delete",
+        "allowVolumeExpansion": True,
+    }
 
 
 def render_pvc(delivery: DeliveryPlan, namespace: str, labels: dict[str, str]) -> dict[str, Any]:

@@ -58,12 +58,14 @@ def server_delivery(plan: Plan) -> pod.PodDelivery:
 
 
 def cache_objects(plan: Plan) -> list[dict[str, Any]]:
-    """In registration order: the HF token Secret, then per delivery mode the download ServiceAccount and Job
-    (shared volume) or the bucket-copy Job (object storage), then the shared claim, which waits for its Job:
-    the Job is the claim's first consumer (components/model_cache.py)."""
+    """In registration order: the StorageClass the stack creates, the HF token Secret, then per delivery mode the
+    download ServiceAccount and Job (shared volume) or the bucket-copy Job (object storage), then the shared claim,
+    which waits for its Job: the Job is the claim's first consumer (components/model_cache.py)."""
     delivery, identity = plan.delivery, plan.identity
     meta, ns, token_secret = identity.labels("model-cache"), identity.namespace, delivery.hf_token_secret
     objects: list[dict[str, Any]] = []
+    if delivery.storage_class is not None:  # before any claim of its class
+        objects.append(cache.render_storage_class(delivery.storage_class, meta))
     fetches = delivery.needs_download or delivery.copies_to_bucket
     if fetches and token_secret:
         objects.append(render_secret(token_secret, ns, meta, HF_TOKEN_KEY, SECRET_PLACEHOLDER))
