@@ -78,7 +78,7 @@ def test_the_download_job_is_awaited_so_a_failed_download_fails_the_update():
 
 def test_the_download_job_await_is_bounded_by_the_jobs_own_deadline():
     registered, requests = run_recording(build_cache(*stack("prod")))
-    deadline = registered.one("kubernetes:batch/v1:Job")["spec"]["activeDeadlineSeconds"]
+    deadline = int(registered.one("kubernetes:batch/v1:Job")["spec"]["activeDeadlineSeconds"])
     assert requests["llama-cache-download"].timeouts["create"] == f"{-(-deadline // 60)}m"
 
 
