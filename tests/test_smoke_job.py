@@ -228,9 +228,9 @@ def test_the_smoke_job_waits_for_the_rollout_the_service_and_the_network_policie
         pulumi.runtime.set_all_config(
             {
                 f"{PROJECT}:{key}": value if isinstance(value, str) else json.dumps(value)
-                for key, value in {**config, "api_key": "sk-test"}.items()
+                for key, value in {**config, "api_key": "sk-test", "hf_token": "hf_test"}.items()
             },
-            [f"{PROJECT}:api_key"],
+            [f"{PROJECT}:api_key", f"{PROJECT}:hf_token"],
         )
         runpy.run_path(str(REPO / "__main__.py"), run_name="__main__")
 
