@@ -81,6 +81,16 @@ def test_per_replica_claims_are_kept_when_the_set_scales_down():
     assert spec["persistentVolumeClaimRetentionPolicy"]["whenScaled"] == "Retain"
 
 
+def test_per_replica_claims_outlive_a_replaced_stateful_set_so_a_model_change_keeps_every_cache():
+    spec = one(manifests(*per_replica_prod()), "StatefulSet")["spec"]
+    assert spec["persistentVolumeClaimRetentionPolicy"]["whenDeleted"] == "Retain"
+
+
+def test_an_autoscaled_stateful_set_is_created_with_the_autoscalers_minimum():
+    spec = one(manifests(*per_replica_prod()), "StatefulSet")["spec"]
+    assert spec["replicas"] == 2
+
+
 def test_per_replica_download_runs_as_an_init_container_that_frees_old_revisions():
     init = pod_spec(manifests(*per_replica_prod()))["initContainers"]
     assert [c["name"] for c in init] == ["download"]
