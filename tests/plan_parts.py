@@ -38,7 +38,7 @@ def traffic_of(
         client_url=client_url(exposure, identity, port),
         network_policy=policy,
         server_fetches_weights=server_fetches_weights,
-        smoke=resolve_smoke(make_config(), instance) if smoke_test else None,
+        smoke=resolve_smoke(make_config(), instance, ()) if smoke_test else None,
     )
 
 

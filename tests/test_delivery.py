@@ -112,9 +112,10 @@ def test_object_storage_streams_the_bucket_with_the_run_ai_loader():
     assert args[args.index("--load-format") + 1] == "runai_streamer"
 
 
-def test_object_storage_holds_the_streamer_buffer_to_a_quarter_of_the_memory_limit():
+def test_object_storage_holds_every_ranks_streamer_buffers_to_a_quarter_of_the_memory_limit():
     args = server(manifests(*stack_with("prod", delivery=BUCKET)))["args"]
-    assert args[args.index("--model-loader-extra-config") + 1] == '{"memory_limit":19327352832}'  # 72 GiB / 4
+    # 72 GiB / 4, shared by the pod's 4 ranks (TP 4): 4.5 GiB each
+    assert args[args.index("--model-loader-extra-config") + 1] == '{"memory_limit":4831838208}'
 
 
 def test_read_write_many_without_a_storage_class_is_refused_even_for_one_replica():
