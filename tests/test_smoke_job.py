@@ -250,7 +250,9 @@ def test_the_smoke_test_reruns_when_the_servers_command_line_changes() -> None:
     from plan.traffic import launch_of, smoke_key
 
     cfg = make_config()
-    assert smoke_key(cfg, launch_of(("--max-model-len", "8192"), {})) != smoke_key(cfg, launch_of(("--max-model-len", "4096"), {}))
+    assert smoke_key(cfg, launch_of(("--max-model-len", "8192"), {})) != smoke_key(
+        cfg, launch_of(("--max-model-len", "4096"), {})
+    )
 
 
 def test_the_smoke_test_reruns_when_the_servers_environment_changes() -> None:

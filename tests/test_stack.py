@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pulumi
 
 from components.stack import build_stack
@@ -48,7 +50,7 @@ UNLISTED = {
 }
 
 
-def token_warnings(model: dict[str, object], monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
+def token_warnings(model: Mapping[str, object], monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
     """The warnings build_stack logs about the hf_token, for a stack serving `model` without one."""
     warned: list[str] = []
     monkeypatch.setattr(pulumi.log, "warn", lambda message, *_, **__: warned.append(message))

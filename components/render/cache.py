@@ -36,8 +36,10 @@ WAIT_FOR = "pulumi.com/waitFor"
 FAILURE_REASONS = """\
 import errno
 HTTP_REASONS = {
-    401: "the Hub refused the request: the hf_token secret is missing, expired or wrong (pulumi config set --secret hf_token <token>), or model.id names no repository the token can see",
-    403: "the token's account may not read this repository: a gated model whose licence is not accepted on its Hub page with that account, or a fine-grained token without read access to it",
+    401: "the Hub refused the request: the hf_token secret is missing, expired or wrong "
+         "(pulumi config set --secret hf_token <token>), or model.id names no repository the token can see",
+    403: "the token's account may not read this repository: a gated model whose licence is not accepted "
+         "on its Hub page with that account, or a fine-grained token without read access to it",
     404: "no such repository, revision or file: check model.id and model.revision",
 }
 OS_REASONS = {
