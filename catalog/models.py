@@ -149,3 +149,19 @@ PRE_QUANTIZED: dict[str, Architecture] = {
     ),
 }
 MODELS.update(PRE_QUANTIZED)
+
+# Repositories the Hub gates: a download needs a token whose account accepted the licence on the model's page
+# (huggingface.co/docs/hub/models-gated); without one the Hub answers 401, with one that did not accept, 403.
+# Sources: every meta-llama/ and google/gemma- repository asks for the licence on its page (the 401 "Access to
+# model ... is restricted" of gated Llama and Gemma repos: sgl-project/sglang#387, ariG23498/gemma3-object-
+# detection#5); mistralai/ marked its repositories gated in 2024 (huggingface/alignment-handbook#166; Mixtral's
+# GatedRepoError 403 in huggingface/transformers#31367). The quantized copies (hugging-quants/, RedHatAI/) are
+# public. A model outside the catalog: unknown (gated_on_hub returns None).
+GATED_ON_HUB: frozenset[str] = frozenset(
+    model_id for model_id in MODELS if model_id.startswith(("meta-llama/", "google/gemma-", "mistralai/"))
+)
+
+
+def gated_on_hub(model_id: str) -> bool | None:
+    """Whether the Hub gates the catalog model; None for a model the catalog does not list."""
+    return model_id in GATED_ON_HUB if model_id in MODELS else None

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from catalog import keda
 from catalog.gpus import GpuVendor
 from catalog.selectors import Term
 from catalog.storage import ClassSpec, volume_throughput
@@ -384,6 +385,32 @@ def check_keda(facts: ClusterFacts, features: Iterable[str]) -> list[Finding]:
             )
         ]
     return [Finding("keda", "ok", f"KEDA {facts.keda_version} accepts every rendered field (needs {need}).")]
+
+
+def check_keda_release(installed: str | None, configured: str) -> list[Finding]:
+    """The ScaledObject follows autoscaling.keda_version, not the cluster (plan/scaling.py keda_features): a
+    cluster running a release with fallback.behavior while keda_version is older gets KEDA's static fallback,
+    which during a Prometheus outage sets fallback.replicas whatever the load (4 replicas under load drop to 2)."""
+    if installed is None:
+        return []
+    try:
+        running = keda.parse_version(installed)
+    except ValueError:
+        return []
+    feature = keda.Feature.FALLBACK_BEHAVIOR
+    if keda.supports(configured, feature) or running < keda.parse_version(keda.FEATURES[feature][0]):
+        return []
+    release = f"{running[0]}.{running[1]}"
+    return [
+        Finding(
+            "keda",
+            "warn",
+            f"the cluster runs KEDA {installed}, but autoscaling.keda_version is {configured!r}: the ScaledObject "
+            f"leaves out {feature} (KEDA >= {keda.FEATURES[feature][0]}), so a Prometheus outage sets the static "
+            "fallback.replicas instead of keeping the current count.",
+            f'set autoscaling.keda_version: "{release}".',
+        )
+    ]
 
 
 # --- Prometheus -----------------------------------------------------------------------------------------

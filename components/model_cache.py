@@ -27,11 +27,13 @@ class ModelCacheArgs:
 class ModelCache(pulumi.ComponentResource):
     """Registers `manifests.cache_objects`, in its order. `ready` lists what the server must wait for.
 
-    Order on a shared volume: the download Job first, not awaited (its manifest carries pulumi.com/skipAwait),
-    then the claim, awaited until Bound for at most delivery.claim_bind_timeout_seconds. The Job is the claim's
-    first consumer, which WaitForFirstConsumer classes need before they provision, so a claim that cannot bind
-    fails the update in minutes instead of at the Job's deadline; the server's rollout then waits for the
-    download (its deadline counts it). The bucket-copy Job is awaited: the server streams from the bucket."""
+    On a shared volume the download Job and the claim are registered side by side, neither waiting for the
+    other: the Job is awaited until it completes (a failed download fails the update in minutes, naming the Job
+    and the cause: components/render/cache.py render_download_job), and its pod is the claim's first consumer,
+    which WaitForFirstConsumer classes need before they provision; the claim is awaited until Bound for at
+    most delivery.claim_bind_timeout_seconds, so a claim that cannot bind fails the update in minutes instead
+    of at the Job's deadline. A claim that waited for the awaited Job would never be created. The server waits
+    for both. The bucket-copy Job is awaited too: the server streams from the bucket."""
 
     claim_name: str
     marker_path: str | None
@@ -61,14 +63,14 @@ class ModelCache(pulumi.ComponentResource):
 
     def _options(self, delivery: DeliveryPlan, obj: dict[str, Any], done: dict[str, pulumi.Resource]) -> pulumi.ResourceOptions:
         kind = obj["kind"]
-        if kind == "Job":  # after its account and token; the copy Job is awaited to its deadline
+        if kind == "Job":  # after its account and token; awaited to its deadline, which fails it first
             return pulumi.ResourceOptions(
                 parent=self, depends_on=list(done.values()), custom_timeouts=timeouts(obj["spec"]["activeDeadlineSeconds"])
             )
-        if kind == "PersistentVolumeClaim":  # waits for its first consumer, then for Bound, briefly
+        if kind == "PersistentVolumeClaim":  # beside the Job, its first consumer; then Bound, briefly
             return pulumi.ResourceOptions(
                 parent=self,
-                depends_on=[done[k] for k in ("StorageClass", "Job") if k in done] or None,
+                depends_on=[done["StorageClass"]] if "StorageClass" in done else None,
                 custom_timeouts=timeouts(delivery.claim_bind_timeout_seconds),
             )
         return pulumi.ResourceOptions(parent=self)

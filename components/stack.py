@@ -7,6 +7,7 @@ from typing import Any
 
 import pulumi
 
+from catalog.models import gated_on_hub
 from components.autoscaling import KedaAutoscaler, KedaAutoscalerArgs
 from components.docker_host import DockerHost, DockerHostArgs, docker_smoke_test
 from components.exposure import Exposure, ExposureArgs
@@ -26,10 +27,12 @@ def build_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
     """Register every resource for the stack; return the stack outputs. The plan passed validation.assess
     (__main__.py), so nothing here re-checks it."""
     model = plan.model
-    if secrets.hf_token is None and model.local_path is None:
+    # A gated catalog model without the token stopped in validation.assess (validation/secrets.py); a public one
+    # needs none. Only a model the catalog does not know may be either.
+    if secrets.hf_token is None and model.local_path is None and gated_on_hub(model.id) is None:
         pulumi.log.warn(
-            f"no hf_token secret: downloading {model.id} works only if the repository is public; "
-            "gated ones (Llama, Gemma) fail with 401. Set it: pulumi config set --secret hf_token <token>."
+            f"no hf_token secret: downloading {model.id} works only if the repository is public (the catalog does "
+            "not say); a gated one fails with 401. Set it: pulumi config set --secret hf_token <token>."
         )
     if plan.target == "kubernetes":
         pulumi.log.info(f"startup budget: {plan.delivery.budget.probe.explain()}")

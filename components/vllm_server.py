@@ -67,8 +67,8 @@ class VllmServer(pulumi.ComponentResource):
                 parent=self,
                 depends_on=[*done.values(), *args.wait_for],
                 custom_timeouts=timeouts(delivery.rollout_seconds, delivery.pulumi_timeout_seconds),
-                # KEDA's HPA owns the replica count; never send it back (pulumi-kubernetes#2491, #2258).
-                ignore_changes=["spec.replicas"] if args.plan.server.replicas is None else None,
+                # KEDA's HPA owns the replica count after creation; never send it back (pulumi-kubernetes#2491, #2258).
+                ignore_changes=["spec.replicas"] if args.plan.server.autoscaled else None,
             )
         if kind == "Service":
             return pulumi.ResourceOptions(parent=self, depends_on=[done[WORKLOAD]])

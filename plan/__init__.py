@@ -21,7 +21,7 @@ from plan.placement import Placement, resolve_placement
 from plan.scaling import ScalingPlan
 from plan.server import ServerPlan, resolve_server
 from plan.sizing import resolve_sizing
-from plan.traffic import TrafficPlan, resolve_traffic
+from plan.traffic import TrafficPlan, launch_of, resolve_traffic
 from preflight.report import PreflightReport
 from preflight.resolve import ResolvedEngine
 
@@ -56,16 +56,17 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
     verdict = replace(sizing.verdict, warnings=sizing.verdict.warnings + delivery.warnings)
     sizing = replace(sizing, verdict=verdict, startup=delivery.budget)
     scaling, monitoring = resolve_observability(cfg, identity, sizing, delivery)
+    server = resolve_server(cfg, identity, sizing.resolved, delivery)
     return Plan(
         target=cfg.target,
         identity=identity,
         engine=sizing.resolved,
         sizing=sizing,
         delivery=delivery,
-        server=resolve_server(cfg, identity, sizing.resolved, delivery),
+        server=server,
         placement=resolve_placement(cfg, delivery.most_replicas),
         multinode=resolve_multinode(cfg),
-        traffic=resolve_traffic(cfg, identity, delivery),
+        traffic=resolve_traffic(cfg, identity, delivery, launch_of(server.args, server.env)),
         scaling=scaling,
         monitoring=monitoring,
         model=cfg.model,

@@ -32,6 +32,12 @@ def marker_path(pairs: Downloads) -> str:
     return f"{HF_HOME}/{MARKER_DIR}/complete-{cache_key(*_parts(pairs))}"
 
 
+def failure_marker_path(pairs: Downloads) -> str:
+    """Written by a download that failed for a cause no retry fixes (its text is the reason); the server's wait
+    container stops on it. Removed by the download that completes."""
+    return f"{HF_HOME}/{MARKER_DIR}/failed-{cache_key(*_parts(pairs))}"
+
+
 def default_size_gib(weights_gib: float, headroom_percent: float) -> int:
     """`weights_gib`: every checkpoint the cache holds (the model and any draft model)."""
     return math.ceil(weights_gib * (1 + headroom_percent / 100) + 1)

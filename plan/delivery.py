@@ -105,6 +105,7 @@ class DeliveryPlan:
     model_uri: str | None  # what vLLM streams from the bucket
     downloads: cache.Downloads
     marker_path: str  # written by the download once every shard is on disk
+    failure_marker_path: str  # written by a download that failed for good (401, 403, 404, ENOSPC, EACCES)
     cache_size_gib: int
     volume_key: str
     claim: str  # the existing claim, or the created one named after its content and spec
@@ -254,6 +255,7 @@ def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names,
         model_uri=bucket.model_uri(cfg.model.revision) if bucket else None,
         downloads=pairs,
         marker_path=cache.marker_path(pairs),
+        failure_marker_path=cache.failure_marker_path(pairs),
         cache_size_gib=size,
         volume_key=key,
         claim=claim,

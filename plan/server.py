@@ -52,7 +52,10 @@ class ServerPlan:
     tmp_size_gib: float
     pre_stop_sleep_seconds: int
     termination_grace_period_seconds: int
-    replicas: int | None  # None when KEDA owns the count, so Server-Side Apply never fights the HPA
+    # The count at creation: KEDA's minimum when it owns the count (without it Kubernetes starts 1, and the smoke
+    # test runs on one replica), else `replicas`.
+    replicas: int
+    autoscaled: bool  # KEDA owns later changes: Pulumi ignores spec.replicas on update (components/vllm_server.py)
     weights_on_disk_gib: float  # what the server loads; the per-replica claim template is sized from it
     docker: DockerConfig | None  # the docker target's host settings
 
@@ -109,7 +112,8 @@ def resolve_server(cfg: StackConfig, identity: Identity, engine: ResolvedEngine,
         tmp_size_gib=cfg.server.tmp_size_gib,
         pre_stop_sleep_seconds=cfg.server.pre_stop_sleep_seconds,
         termination_grace_period_seconds=cfg.server.termination_grace_period_seconds,
-        replicas=None if cfg.autoscaling.enabled else cfg.replicas,
+        replicas=cfg.autoscaling.min_replica_count if cfg.autoscaling.enabled else cfg.replicas,
+        autoscaled=cfg.autoscaling.enabled,
         weights_on_disk_gib=delivery.weights_on_disk_gib,
         docker=docker_settings(cfg.docker) if cfg.target == "docker" else None,
     )

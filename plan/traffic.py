@@ -61,12 +61,19 @@ def smoke_script() -> str:
     return SCRIPT_PATH.read_text(encoding="utf-8")
 
 
-def smoke_key(cfg: StackConfig) -> str:
-    """What the smoke test's answer depends on: model, revision, served name, vLLM image, smoke image, script
-    and bounds."""
+def launch_of(args: tuple[str, ...], env: dict[str, str]) -> tuple[str, ...]:
+    """The server's rendered command line and environment (plan/server.py args, env), as one sequence."""
+    return (*args, *(f"{name}={value}" for name, value in sorted(env.items())))
+
+
+def smoke_key(cfg: StackConfig, launch: tuple[str, ...]) -> str:
+    """What the smoke test's answer depends on: model, revision, served name, vLLM image, smoke image, script,
+    bounds, and the server's command line and environment (`launch`: launch_of), so a tokenizer, context or
+    engine flag change reruns it."""
     script = hashlib.sha256(smoke_script().encode()).hexdigest()
     smoke = cfg.smoke_test
     return cache_key(
+        *launch,
         cfg.model.id,
         cfg.model.revision,
         cfg.served_model_name,
@@ -84,8 +91,9 @@ def smoke_deadline_seconds(timeout_seconds: int) -> int:
     return (RETRIES + 1) * (timeout_seconds + 60) + IMAGE_PULL_SECONDS
 
 
-def resolve_smoke(cfg: StackConfig, instance: str, security: PodSecurity) -> SmokePlan:
-    key = smoke_key(cfg)
+def resolve_smoke(cfg: StackConfig, instance: str, security: PodSecurity, launch: tuple[str, ...]) -> SmokePlan:
+    """`launch`: the server's command line and environment (launch_of)."""
+    key = smoke_key(cfg, launch)
     return SmokePlan(
         image=cfg.smoke_test.image,
         timeout_seconds=cfg.smoke_test.timeout_seconds,
@@ -120,7 +128,8 @@ def client_url(exposure: ExposureConfig, identity: Identity, port: int) -> str:
     return service_url(identity, port)
 
 
-def resolve_traffic(cfg: StackConfig, identity: Identity, delivery: DeliveryPlan) -> TrafficPlan:
+def resolve_traffic(cfg: StackConfig, identity: Identity, delivery: DeliveryPlan, launch: tuple[str, ...]) -> TrafficPlan:
+    """`launch`: the server's command line and environment (launch_of), which the smoke test's key covers."""
     port = cfg.server.port
     return TrafficPlan(
         exposure=cfg.exposure,
@@ -144,5 +153,5 @@ def resolve_traffic(cfg: StackConfig, identity: Identity, delivery: DeliveryPlan
             copies_to_bucket=delivery.copies_to_bucket,
             smoke_test=cfg.smoke_test.enabled,
         ),
-        smoke=resolve_smoke(cfg, identity.instance, delivery.security) if cfg.smoke_test.enabled else None,
+        smoke=resolve_smoke(cfg, identity.instance, delivery.security, launch) if cfg.smoke_test.enabled else None,
     )

@@ -80,8 +80,9 @@ def _model_flags(cfg: StackConfig, resolved: ResolvedEngine, table: FlagTable, m
         flags.append("--enforce-eager")
     if cfg.delivery.mode == "object_storage":
         # Run:ai Model Streamer (vllm/transformers_utils/runai_utils.py); the bucket holds one revision. Its CPU
-        # buffer (`memory_limit`, runai_streamer_loader.py) is held to a quarter of the container's limit.
-        buffer = int(memory_limit_gib * STREAMER_BUFFER_SHARE * 2**30)
+        # buffer (`memory_limit`, runai_streamer_loader.py) is each worker's own: every rank in the pod (one per
+        # GPU) streams with one, so the quarter of the container's limit is shared among the pod's ranks.
+        buffer = int(memory_limit_gib * STREAMER_BUFFER_SHARE / resolved.gpus_per_node * 2**30)
         flags += [
             "--load-format",
             "runai_streamer",

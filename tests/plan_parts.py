@@ -56,7 +56,7 @@ def traffic_of(
             copies_to_bucket=False,
             smoke_test=smoke_test,
         ),
-        smoke=resolve_smoke(make_config(), instance, PodSecurity(10001, 10001, 10001)) if smoke_test else None,
+        smoke=resolve_smoke(make_config(), instance, PodSecurity(10001, 10001, 10001), ()) if smoke_test else None,
     )
 
 

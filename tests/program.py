@@ -29,8 +29,12 @@ def run_main(
     config: dict[str, Any],
     secret_keys: tuple[str, ...] = (),
     stack: str = "test",
+    hf_token: bool = True,
 ) -> tuple[Registered, BaseException | None]:
-    """Run __main__.py; return what it registered and the error it stopped with, if any."""
+    """Run __main__.py; return what it registered and the error it stopped with, if any. `hf_token`: the
+    operator has set the hf_token secret, which the stacks' gated models need (validation/secrets.py)."""
+    if hf_token and "hf_token" not in config:
+        config, secret_keys = {**config, "hf_token": SECRET_VALUES["hf_token"]}, (*secret_keys, "hf_token")
     return run_program_catching(
         lambda: runpy.run_path(str(REPO / "__main__.py"), run_name="__main__"),
         config=config,

@@ -407,3 +407,15 @@ def test_a_declared_pool_adds_nodes_up_to_its_max_nodes_counting_the_ones_it_has
     (finding,) = capacity(cluster, terms=gpu_selector_terms("gke-accelerator", ["A100-SXM4-80GB"]))
     assert finding.message.startswith("only 3 of the 4 replicas fit (1 node(s)")
     assert "the node pools can add 2" in finding.message
+
+
+def test_a_keda_version_that_already_renders_fallback_behavior_gets_no_release_finding() -> None:
+    from cluster.checks import check_keda_release
+
+    assert check_keda_release("2.20.1", "2.17") == []
+
+
+def test_an_older_installed_keda_than_fallback_behavior_gets_no_release_finding() -> None:
+    from cluster.checks import check_keda_release
+
+    assert check_keda_release("2.16.1", "2.16") == []

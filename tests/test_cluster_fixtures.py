@@ -302,3 +302,13 @@ def test_a_spread_that_may_pack_replicas_sets_no_min_domains_for_the_capacity_ch
     packed = make_config(replicas=2, scheduling={"when_unsatisfiable": "ScheduleAnyway"})
     shared = make_config(replicas=2)
     assert (capacity_needs(plan_of(packed)).spread_min_domains, capacity_needs(plan_of(shared)).spread_min_domains) == (None, 2)
+
+
+def test_prod_on_a_cluster_running_keda_2_20_names_the_keda_version_that_renders_its_fallback_behavior(capsys) -> None:  # type: ignore[no-untyped-def]
+    _, lines = cluster_section(capsys, STACKS / "Pulumi.prod.yaml", "dgx-a100-3-nodes")  # keda-operator 2.20.1
+    keda = [line for line in lines if "] keda: the cluster runs" in line]
+    assert keda == [
+        "  [warn] keda: the cluster runs KEDA 2.20.1, but autoscaling.keda_version is '2.16': the ScaledObject leaves "
+        "out fallback.behavior (KEDA >= 2.17), so a Prometheus outage sets the static fallback.replicas instead of "
+        'keeping the current count. Fix: set autoscaling.keda_version: "2.20".'
+    ]

@@ -81,6 +81,16 @@ def test_per_replica_claims_are_kept_when_the_set_scales_down():
     assert spec["persistentVolumeClaimRetentionPolicy"]["whenScaled"] == "Retain"
 
 
+def test_per_replica_claims_outlive_a_replaced_stateful_set_so_a_model_change_keeps_every_cache():
+    spec = one(manifests(*per_replica_prod()), "StatefulSet")["spec"]
+    assert spec["persistentVolumeClaimRetentionPolicy"]["whenDeleted"] == "Retain"
+
+
+def test_an_autoscaled_stateful_set_is_created_with_the_autoscalers_minimum():
+    spec = one(manifests(*per_replica_prod()), "StatefulSet")["spec"]
+    assert spec["replicas"] == 2
+
+
 def test_per_replica_download_runs_as_an_init_container_that_frees_old_revisions():
     init = pod_spec(manifests(*per_replica_prod()))["initContainers"]
     assert [c["name"] for c in init] == ["download"]
@@ -102,9 +112,10 @@ def test_object_storage_streams_the_bucket_with_the_run_ai_loader():
     assert args[args.index("--load-format") + 1] == "runai_streamer"
 
 
-def test_object_storage_holds_the_streamer_buffer_to_a_quarter_of_the_memory_limit():
+def test_object_storage_holds_every_ranks_streamer_buffers_to_a_quarter_of_the_memory_limit():
     args = server(manifests(*stack_with("prod", delivery=BUCKET)))["args"]
-    assert args[args.index("--model-loader-extra-config") + 1] == '{"memory_limit":19327352832}'  # 72 GiB / 4
+    # 72 GiB / 4, shared by the pod's 4 ranks (TP 4): 4.5 GiB each
+    assert args[args.index("--model-loader-extra-config") + 1] == '{"memory_limit":4831838208}'
 
 
 def test_read_write_many_without_a_storage_class_is_refused_even_for_one_replica():

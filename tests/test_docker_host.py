@@ -246,6 +246,8 @@ def test_a_blocked_docker_stack_creates_nothing(docker_mocks: list[DockerMocks],
     monkeypatch.chdir(ROOT)
 
     with pytest.raises(pulumi.RunError, match="nothing was created"):
-        harness.run_program(lambda: runpy.run_path(str(ROOT / "__main__.py")), config=BLOCKED_70B)
+        harness.run_program(
+            lambda: runpy.run_path(str(ROOT / "__main__.py")), {**BLOCKED_70B, "hf_token": "hf_x"}, ("hf_token",)
+        )
 
     assert docker_mocks[-1].resources == []

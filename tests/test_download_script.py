@@ -57,6 +57,7 @@ def run_script(tmp_path: Path, hub: FakeHub, monkeypatch: pytest.MonkeyPatch, pr
     marker = tmp_path / ".vllm-serving" / "complete-x"
     env = {
         "CACHE_MARKER": str(marker),
+        "FAILURE_MARKER": str(marker.with_name("failed-x")),
         "DOWNLOAD_DEADLINE_SECONDS": "600",
         "HF_HOME": str(tmp_path),
         "DOWNLOADS": json.dumps([["org/model", None]]),
@@ -115,14 +116,17 @@ class FakeS3:
         self.objects[Key] = len(Body)
 
 
-def run_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, s3: FakeS3, files: dict[str, bytes]) -> None:
+def run_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, s3: FakeS3, files: dict[str, bytes]) -> list[str]:
+    """Runs the copy script; returns the files it fetched from the Hub."""
     from components.render.bucket_copy import COMPLETE_OBJECT, COPY_SCRIPT
 
     hub = types.ModuleType("huggingface_hub")
+    fetched: list[str] = []
 
     class HfApi:
-        def list_repo_files(self, repo: str, revision: str | None = None) -> list[str]:
-            return list(files)
+        def model_info(self, repo: str, revision: str | None, files_metadata: bool) -> types.SimpleNamespace:
+            siblings = [types.SimpleNamespace(rfilename=name, size=len(data)) for name, data in files.items()]
+            return types.SimpleNamespace(siblings=siblings)
 
     def hf_hub_download(repo: str, name: str, revision: str | None, cache_dir: str) -> str:
         path = Path(cache_dir) / name
@@ -130,7 +134,11 @@ def run_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, s3: FakeS3, files:
         path.write_bytes(files[name])
         return str(path)
 
-    hub.HfApi, hub.hf_hub_download = HfApi, hf_hub_download  # type: ignore[attr-defined]
+    def hf_hub_download_counted(repo: str, name: str, revision: str | None, cache_dir: str) -> str:
+        fetched.append(name)
+        return hf_hub_download(repo, name, revision, cache_dir)
+
+    hub.HfApi, hub.hf_hub_download = HfApi, hf_hub_download_counted  # type: ignore[attr-defined]
     boto3 = types.ModuleType("boto3")
     boto3.client = lambda service: s3  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "huggingface_hub", hub)
@@ -151,6 +159,7 @@ def run_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, s3: FakeS3, files:
         pass
     finally:
         signal.alarm(0)
+    return fetched
 
 
 def test_the_copy_uploads_what_is_missing_skips_ignored_files_and_marks_the_copy_complete(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
@@ -165,3 +174,9 @@ def test_a_complete_copy_is_not_redone(tmp_path, monkeypatch):  # type: ignore[n
     s3 = FakeS3({"llama/.vllm-serving-complete": 10})
     run_copy(tmp_path, monkeypatch, s3, {"model-1.safetensors": b"weights"})
     assert s3.uploaded == []
+
+
+def test_a_copy_retry_fetches_only_the_files_the_bucket_lacks_by_the_hubs_sizes(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    s3 = FakeS3({"llama/model-1.safetensors": 7})  # the first shard made it before the deadline
+    fetched = run_copy(tmp_path, monkeypatch, s3, {"model-1.safetensors": b"weights", "model-2.safetensors": b"more"})
+    assert fetched == ["model-2.safetensors"]

@@ -74,3 +74,11 @@ def test_the_prod_alerts_wait_out_the_computed_rollout_budget_before_paging() ->
     # 242 s image pull + 2,360 s startup budget + 120 s = 2,722 s, + 5 min, in whole minutes: a 2 -> 4 scale-up
     # that pulls the image on new nodes and loads the weights never pages.
     assert (found["VllmReplicasNotReady"]["for"], found["VllmMetricsAbsent"]["for"]) == ("51m", "51m")
+
+
+def test_a_gated_model_without_the_hf_token_stops_the_program_naming_the_secret_and_registers_nothing() -> None:
+    config, secret_keys = stack_file_config(STACKS / "Pulumi.dev.yaml")  # meta-llama/Llama-3.1-8B-Instruct
+    registered, error = run_main(config, secret_keys, stack="dev", hf_token=False)
+    assert isinstance(error, pulumi.RunError)
+    assert "vllm-serving:hf_token: is required because model.id 'meta-llama/Llama-3.1-8B-Instruct' is gated" in str(error)
+    assert registered.resources == []

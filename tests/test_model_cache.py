@@ -56,9 +56,9 @@ def test_job_waits_for_the_token_secret():
     assert any(d.endswith("::llama-cache-hf-token") for d in requests["llama-cache-download"].dependencies)
 
 
-def test_claim_is_created_after_the_job_that_is_its_first_consumer():
+def test_claim_does_not_wait_for_the_awaited_job_whose_pod_is_its_first_consumer():
     _, requests = run_recording(build_cache(*stack("prod")))
-    assert any(d.endswith("::llama-cache-download") for d in requests["llama-cache-pvc"].dependencies)
+    assert not any(d.endswith("::llama-cache-download") for d in requests["llama-cache-pvc"].dependencies)
 
 
 def test_claim_that_cannot_bind_fails_the_update_within_the_bind_timeout():
@@ -66,11 +66,26 @@ def test_claim_that_cannot_bind_fails_the_update_within_the_bind_timeout():
     assert requests["llama-cache-pvc"].timeouts == {"create": "10m", "update": "10m"}
 
 
-def test_claim_is_awaited_until_bound_and_the_job_is_not_awaited():
-    registered = run_program(build_cache(*stack("prod")))
-    pvc, job = registered.one("kubernetes:core/v1:PersistentVolumeClaim"), registered.one("kubernetes:batch/v1:Job")
+def test_claim_is_awaited_until_bound():
+    pvc = run_program(build_cache(*stack("prod"))).one("kubernetes:core/v1:PersistentVolumeClaim")
     assert pvc["metadata"]["annotations"] == {"pulumi.com/waitFor": "jsonpath={.status.phase}=Bound"}
-    assert job["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
+
+
+def test_the_download_job_is_awaited_so_a_failed_download_fails_the_update():
+    job = run_program(build_cache(*stack("prod"))).one("kubernetes:batch/v1:Job")
+    assert "annotations" not in job["metadata"]
+
+
+def test_the_download_job_await_is_bounded_by_the_jobs_own_deadline():
+    registered, requests = run_recording(build_cache(*stack("prod")))
+    deadline = int(registered.one("kubernetes:batch/v1:Job")["spec"]["activeDeadlineSeconds"])
+    assert requests["llama-cache-download"].timeouts["create"] == f"{-(-deadline // 60)}m"
+
+
+def test_a_failed_download_pod_reports_its_log_tail_as_its_termination_message():
+    job = run_program(build_cache(*stack("prod"))).one("kubernetes:batch/v1:Job")
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    assert container["terminationMessagePolicy"] == "FallbackToLogsOnError"
 
 
 def test_per_replica_volumes_register_only_the_token_secret():

@@ -24,9 +24,13 @@ def test_the_memory_limit_and_dev_shm_are_the_preflights_formulas() -> None:
     )
 
 
-def test_keda_owning_the_count_leaves_the_replicas_to_it() -> None:
-    cfg = make_config(autoscaling={"enabled": True, "max_replica_count": 3})
-    assert plan_of(cfg).server.replicas is None and plan_of(make_config(replicas=2)).server.replicas == 2
+def test_keda_owning_the_count_starts_the_server_at_its_minimum() -> None:
+    cfg = make_config(replicas=3, autoscaling={"enabled": True, "min_replica_count": 2, "max_replica_count": 3})
+    assert (plan_of(cfg).server.replicas, plan_of(cfg).server.autoscaled) == (2, True)
+
+
+def test_without_keda_the_server_runs_the_configured_replicas() -> None:
+    assert (plan_of(make_config(replicas=2)).server.replicas, plan_of(make_config(replicas=2)).server.autoscaled) == (2, False)
 
 
 def test_a_stack_that_can_run_several_replicas_spreads_them_one_per_node() -> None:

@@ -147,3 +147,8 @@ def test_a_missing_log_file_is_a_config_error_naming_the_file(capsys, tmp_path) 
     missing = tmp_path / "vllm.log"
     assert main([str(STACKS / "Pulumi.dev.yaml"), "--log", str(missing)]) == 2
     assert f"--log {show(str(missing))}: no such file." in capsys.readouterr().err
+
+
+def test_a_gated_model_without_the_hf_token_is_noted_offline_as_a_required_api_key_is(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main([str(STACKS / "Pulumi.dev.yaml")]) == 0  # the CLI cannot see secrets set elsewhere (ESC, CI)
+    assert "note: vllm-serving:hf_token: is required because model.id 'meta-llama/" in capsys.readouterr().err

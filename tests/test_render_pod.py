@@ -183,9 +183,10 @@ def test_replicas_come_from_config():
     assert one(manifests(*configured(replicas=2, cache=RWX)), "Deployment")["spec"]["replicas"] == 2
 
 
-def test_replicas_are_left_to_the_autoscaler_when_enabled():
-    objects = manifests(*configured(autoscaling={"enabled": True}, cache=RWX))
-    assert "replicas" not in one(objects, "Deployment")["spec"]
+def test_an_autoscaled_deployment_is_created_with_the_autoscalers_minimum():
+    scaling = {"enabled": True, "min_replica_count": 2, "max_replica_count": 4}
+    objects = manifests(*configured(replicas=3, autoscaling=scaling, cache=RWX))
+    assert one(objects, "Deployment")["spec"]["replicas"] == 2
 
 
 def test_service_is_cluster_ip_with_the_named_port():

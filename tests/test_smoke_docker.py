@@ -32,7 +32,7 @@ def deployed() -> Any:
 
 
 def test_the_script_calls_the_server_on_loopback_at_the_container_port_with_the_key_file() -> None:
-    assert docker_smoke_command(resolve_smoke(keyed_stack(), CONTAINER, PodSecurity(10001, 10001, 10001)), 8000) == [
+    assert docker_smoke_command(resolve_smoke(keyed_stack(), CONTAINER, PodSecurity(10001, 10001, 10001), ()), 8000) == [
         "python3",
         "-B",
         "/opt/smoke/check.py",

@@ -228,9 +228,9 @@ def test_the_smoke_job_waits_for_the_rollout_the_service_and_the_network_policie
         pulumi.runtime.set_all_config(
             {
                 f"{PROJECT}:{key}": value if isinstance(value, str) else json.dumps(value)
-                for key, value in {**config, "api_key": "sk-test"}.items()
+                for key, value in {**config, "api_key": "sk-test", "hf_token": "hf_test"}.items()
             },
-            [f"{PROJECT}:api_key"],
+            [f"{PROJECT}:api_key", f"{PROJECT}:hf_token"],
         )
         runpy.run_path(str(REPO / "__main__.py"), run_name="__main__")
 
@@ -244,3 +244,24 @@ def test_the_smoke_job_waits_for_the_rollout_the_service_and_the_network_policie
         "vllm-test-network-smoke-test",
     } <= waits_for
     assert job.timeouts["create"] == "12m"  # deadline 2 x (120 + 60) + 300 = 660 s, plus a minute
+
+
+def test_the_smoke_test_reruns_when_the_servers_command_line_changes() -> None:
+    from plan.traffic import launch_of, smoke_key
+
+    cfg = make_config()
+    assert smoke_key(cfg, launch_of(("--max-model-len", "8192"), {})) != smoke_key(
+        cfg, launch_of(("--max-model-len", "4096"), {})
+    )
+
+
+def test_the_smoke_test_reruns_when_the_servers_environment_changes() -> None:
+    from plan.traffic import launch_of, smoke_key
+
+    cfg = make_config()
+    assert smoke_key(cfg, launch_of((), {"VLLM_USE_V1": "1"})) != smoke_key(cfg, launch_of((), {"VLLM_USE_V1": "0"}))
+
+
+def test_a_planned_stacks_smoke_key_follows_its_context_length() -> None:
+    names = {plan_of(make_config(engine={"max_model_len": n})).traffic.smoke.name for n in (4096, 8192)}  # type: ignore[union-attr]
+    assert len(names) == 2

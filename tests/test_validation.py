@@ -92,12 +92,13 @@ def test_check_stack_returns_every_problem_at_once() -> None:
 
 def test_a_required_secret_is_checked_only_when_the_secrets_are_known() -> None:
     cfg, report = configured(security={"require_api_key": True})
-    assert (check_stack(cfg, report), [i.key for i in check_stack(cfg, report, frozenset())]) == ([], ["api_key"])
+    known = frozenset({"hf_token"})
+    assert (check_stack(cfg, report), [i.key for i in check_stack(cfg, report, known)]) == ([], ["api_key"])
 
 
 def test_a_docker_stack_without_its_required_api_key_is_refused() -> None:
     cfg = make_config(target="docker", docker={}, security={"require_api_key": True})
-    assert [i.key for i in check_stack(cfg, assess(cfg).report, frozenset())] == ["api_key"]  # type: ignore[arg-type]
+    assert [i.key for i in check_stack(cfg, assess(cfg).report, frozenset({"hf_token"}))] == ["api_key"]  # type: ignore[arg-type]
 
 
 def test_a_config_error_outranks_a_memory_verdict() -> None:
@@ -117,3 +118,20 @@ def test_a_rule_is_a_function_of_the_subject_appended_to_rules() -> None:
         assert [i.key for i in check_stack(*configured())] == ["replicas"]
     finally:
         RULES.remove(added)
+
+
+def test_a_gated_catalog_model_without_the_hf_token_is_refused_when_the_secrets_are_known() -> None:
+    cfg, report = configured()  # meta-llama/Llama-3.1-8B-Instruct: gated on the Hub
+    assert [i.key for i in check_stack(cfg, report, frozenset())] == ["hf_token"]
+
+
+def test_a_public_catalog_model_needs_no_hf_token() -> None:
+    cfg, report = configured(model={"id": "Qwen/Qwen2.5-7B-Instruct"})
+    assert check_stack(cfg, report, frozenset()) == []
+
+
+def test_a_gated_model_served_from_a_local_path_needs_no_hf_token() -> None:
+    cfg, report = configured(
+        model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "llama"}, cache={"existing_claim": "models"}
+    )
+    assert check_stack(cfg, report, frozenset()) == []

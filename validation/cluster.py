@@ -98,6 +98,7 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
             found += checks.check_read_throughput(facts, volume.storage_class_name, size, delivery_terms)
     if plan.scaling.enabled:
         found += checks.check_keda(facts, set(plan.scaling.keda_features))
+        found += checks.check_keda_release(facts.keda_version, plan.scaling.config.keda_version)
     if plan.monitoring.enabled:
         wiring = plan.monitoring.wiring
         ns_labels = {NAMESPACE_NAME_LABEL: namespace, **_namespace_labels(facts, namespace)}

@@ -2,19 +2,42 @@
 
 from __future__ import annotations
 
+from catalog.models import gated_on_hub
 from config.errors import ConfigIssue
 from config.stack import StackConfig
 
 
 def missing_secrets(cfg: StackConfig, secrets_present: frozenset[str]) -> list[ConfigIssue]:
     """Secrets the config requires that are not set. A rule of validation.check_stack: a stack file may get
-    them from elsewhere (a Pulumi ESC environment, CI), so the offline preflight only notes them."""
+    them from elsewhere (a Pulumi ESC environment, CI), so the offline preflight only notes them, and the
+    program (which sees the stack's secrets) stops on them."""
+    issues = []
     if cfg.security.require_api_key and "api_key" not in secrets_present:
-        return [
+        issues.append(
             ConfigIssue(
                 "api_key",
                 "is required because security.require_api_key is true, but it is not set.",
                 "pulumi config set --secret api_key <key>, or set security.require_api_key: false.",
             )
-        ]
-    return []
+        )
+    if _downloads_from_hub(cfg) and gated_on_hub(cfg.model.id) and "hf_token" not in secrets_present:
+        issues.append(
+            ConfigIssue(
+                "hf_token",
+                f"is required because model.id {cfg.model.id!r} is gated on the Hugging Face Hub (catalog/models.py "
+                "GATED_ON_HUB): without a token its download fails with 401.",
+                "accept the licence on the model's Hub page, then pulumi config set --secret hf_token <token of that "
+                "account>; or serve it from model.local_path.",
+            )
+        )
+    return issues
+
+
+def _downloads_from_hub(cfg: StackConfig) -> bool:
+    """Whether anything fetches the weights from the Hub: not a local_path model, nor one vLLM streams from a
+    bucket that something else filled (plan/delivery.py needs_download and copies_to_bucket)."""
+    if cfg.model.local_path is not None:
+        return False
+    bucket = cfg.delivery.object_storage
+    streamed = cfg.target == "kubernetes" and cfg.delivery.mode == "object_storage"
+    return not streamed or (bucket is not None and bucket.copy_from_hub)

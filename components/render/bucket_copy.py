@@ -1,8 +1,9 @@
 """The Job that copies the Hub snapshot to an s3:// bucket once, for delivery.mode object_storage. Pure.
 
 File by file: each is fetched with huggingface_hub into a small scratch directory, uploaded with boto3 and
-deleted, so the scratch holds one shard at a time. A file already in the bucket with the same size is
-skipped (a retry resumes), and a completion object is written last; a later run that finds it exits at once.
+deleted, so the scratch holds one shard at a time. A file already in the bucket with the size the Hub's
+metadata gives is skipped before it is fetched (a retry resumes), and a completion object is written last; a
+later run that finds it exits at once. A 401, 403 or 404 fails with its cause (cache.py FAILURE_REASONS).
 boto3 is in the vllm-openai images (`vllm-openai-base` stage of vllm-project/vllm docker/Dockerfile installs
 it), so the vLLM image serves; gs:// and az:// would need other clients and are refused by the config check.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from components.render.cache import download_volumes
+from components.render.cache import FAILURE_REASONS, TERMINATION_MESSAGE_POLICY, download_volumes
 from components.render.resources import container_resources
 from components.render.security import (
     HF_TOKEN_DIR,
@@ -29,7 +30,8 @@ from plan.security import PodSecurity
 COMPLETE_OBJECT = ".vllm-serving-complete"
 SCRATCH_GIB = 20  # one safetensors shard at a time (Hub checkpoints shard at about 5-10 GB)
 
-COPY_SCRIPT = """\
+COPY_SCRIPT = (
+    """\
 import fnmatch, json, os, signal, sys
 import boto3
 from huggingface_hub import HfApi, hf_hub_download
@@ -47,19 +49,36 @@ def size(key):
         return s3.head_object(Bucket=bucket, Key=key)["ContentLength"]
     except s3.exceptions.ClientError:
         return None
-if size(prefix + os.environ["COMPLETE_OBJECT"]) is not None:
-    print("the bucket copy is already complete"); sys.exit(0)
-repo, revision = json.loads(os.environ["DOWNLOADS"])[0]
-ignore = json.loads(os.environ["IGNORE_PATTERNS"])
-files = [f for f in HfApi().list_repo_files(repo, revision=revision) if not any(fnmatch.fnmatch(f, p) for p in ignore)]
-for name in files:
-    local = hf_hub_download(repo, name, revision=revision, cache_dir=os.environ["SCRATCH"])
-    if size(prefix + name) != os.path.getsize(local):
+def copy():
+    if size(prefix + os.environ["COMPLETE_OBJECT"]) is not None:
+        print("the bucket copy is already complete"); sys.exit(0)
+    repo, revision = json.loads(os.environ["DOWNLOADS"])[0]
+    ignore = json.loads(os.environ["IGNORE_PATTERNS"])
+    # The Hub's file sizes, before any download: a file already in the bucket with its size is skipped, so a
+    # retry after a deadline resumes with the files still missing instead of fetching every shard again.
+    info = HfApi().model_info(repo, revision=revision, files_metadata=True)
+    files = [(f.rfilename, f.size) for f in info.siblings if not any(fnmatch.fnmatch(f.rfilename, p) for p in ignore)]
+    for name, hub_size in files:
+        if hub_size is not None and size(prefix + name) == hub_size:
+            print(f"already in the bucket: {name}", flush=True)
+            continue
+        local = hf_hub_download(repo, name, revision=revision, cache_dir=os.environ["SCRATCH"])
         s3.upload_file(local, bucket, prefix + name)
-    os.remove(os.path.realpath(local))
-    print(f"copied {name}", flush=True)
-s3.put_object(Bucket=bucket, Key=prefix + os.environ["COMPLETE_OBJECT"], Body=json.dumps([repo, revision]).encode())
+        os.remove(os.path.realpath(local))
+        print(f"copied {name}", flush=True)
+    s3.put_object(Bucket=bucket, Key=prefix + os.environ["COMPLETE_OBJECT"], Body=json.dumps([repo, revision]).encode())
 """
+    + FAILURE_REASONS
+    + """\
+try:
+    copy()
+except Exception as error:
+    why = reason(error)
+    if why is None:
+        raise  # a stall or a server error: the Job retries, and the retry skips what the bucket holds
+    sys.exit(f"bucket copy failed: {why}")
+"""
+)
 
 
 def _copy_env(delivery: DeliveryPlan, cache: CacheConfig, with_token: bool) -> list[dict[str, str]]:
@@ -108,6 +127,7 @@ def render_copy_job(
         "volumeMounts": [m for m in mounts if m["name"] != "model-cache"],
         "resources": container_resources(cache.download_cpu, cache.download_memory_gib),
         "securityContext": container_security_context(),
+        "terminationMessagePolicy": TERMINATION_MESSAGE_POLICY,
     }
     metadata = {"name": delivery.copy_job, "namespace": namespace, "labels": dict(labels)}
     return render_restricted_job(

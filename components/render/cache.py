@@ -25,16 +25,47 @@ from plan.security import PodSecurity
 
 # pulumi-kubernetes annotations (pinned 4.34.2): `pulumi.com/waitFor` awaits a kubectl-style condition
 # (pulumi/pulumi-kubernetes#3134) and overrides the built-in await (#3344), which for a WaitForFirstConsumer
-# claim counts Pending as ready (#3130); `pulumi.com/skipAwait` makes the create return at once.
+# claim counts Pending as ready (#3130).
 WAIT_FOR = "pulumi.com/waitFor"
-SKIP_AWAIT = "pulumi.com/skipAwait"
+
+# The causes no retry fixes, named for the operator: printed last (the container's terminationMessagePolicy
+# FallbackToLogsOnError makes the log tail its termination message, which `kubectl describe` and Pulumi's Job
+# await show) and written to the failure marker the server's wait container stops on. Shared by the download and
+# the bucket-copy scripts. huggingface_hub errors carry the HTTP response (`.response.status_code`), possibly as
+# the cause of a LocalEntryNotFoundError, hence the walk down the chain. The Hub answers 401 without a token for
+# a repository it does not show, so 401 names both.
+FAILURE_REASONS = """\
+import errno
+HTTP_REASONS = {
+    401: "the Hub refused the request: the hf_token secret is missing, expired or wrong "
+         "(pulumi config set --secret hf_token <token>), or model.id names no repository the token can see",
+    403: "the token's account may not read this repository: a gated model whose licence is not accepted "
+         "on its Hub page with that account, or a fine-grained token without read access to it",
+    404: "no such repository, revision or file: check model.id and model.revision",
+}
+OS_REASONS = {
+    errno.ENOSPC: "the volume is full: raise cache.size_gib (or cache.headroom_percent)",
+    errno.EACCES: "the volume is not writable by the pod's user: check the export's permissions or security.fs_group",
+}
+def reason(error):
+    while error is not None:
+        status = getattr(getattr(error, "response", None), "status_code", None)
+        if status in HTTP_REASONS:
+            return f"HTTP {status}: {HTTP_REASONS[status]}"
+        if isinstance(error, OSError) and error.errno in OS_REASONS:
+            return f"{errno.errorcode[error.errno]} on {error.filename}: {OS_REASONS[error.errno]}"
+        error = error.__cause__ or error.__context__
+    return None
+"""
 
 # Uses huggingface_hub's snapshot_download, whose arguments are stable from the 0.7.2 image to current
 # ones (the CLI changed: `huggingface-cli download` became `hf download` with different list options).
-DOWNLOAD_SCRIPT = """\
+DOWNLOAD_SCRIPT = (
+    """\
 import json, os, pathlib, signal, sys
 from huggingface_hub import HfApi, scan_cache_dir, snapshot_download
 marker = pathlib.Path(os.environ["CACHE_MARKER"])
+failed = pathlib.Path(os.environ["FAILURE_MARKER"])
 if marker.exists():
     print(f"cache already complete: {marker}")
     sys.exit(0)
@@ -51,22 +82,49 @@ def prune():  # a per-replica volume: only this pod reads it, so other revisions
     if stale:
         print(f"freeing revisions {stale} before the download", flush=True)
         scan_cache_dir().delete_revisions(*stale).execute()
-if os.environ.get("PRUNE_OTHER_REVISIONS") == "1" and pathlib.Path(os.environ["HF_HOME"], "hub").is_dir():
-    prune()
-for repo, revision in json.loads(os.environ["DOWNLOADS"]):
-    path = pathlib.Path(snapshot_download(repo, revision=revision, max_workers=int(os.environ["MAX_WORKERS"]),
-                                          ignore_patterns=json.loads(os.environ["IGNORE_PATTERNS"])))
-    index = path / "model.safetensors.index.json"
-    shards = set(json.loads(index.read_text())["weight_map"].values()) if index.exists() else set()
-    missing = sorted(s for s in shards if not (path / s).is_file())
-    if missing:
-        sys.exit(f"{repo}: shards missing after download: {missing}")
-    print(f"{repo}@{revision or 'main'}: complete ({len(shards)} shards) in {path}")
+def fill():
+    if os.environ.get("PRUNE_OTHER_REVISIONS") == "1" and pathlib.Path(os.environ["HF_HOME"], "hub").is_dir():
+        prune()
+    for repo, revision in json.loads(os.environ["DOWNLOADS"]):
+        path = pathlib.Path(snapshot_download(repo, revision=revision, max_workers=int(os.environ["MAX_WORKERS"]),
+                                              ignore_patterns=json.loads(os.environ["IGNORE_PATTERNS"])))
+        index = path / "model.safetensors.index.json"
+        shards = set(json.loads(index.read_text())["weight_map"].values()) if index.exists() else set()
+        missing = sorted(s for s in shards if not (path / s).is_file())
+        if missing:
+            sys.exit(f"{repo}: shards missing after download: {missing}")
+        print(f"{repo}@{revision or 'main'}: complete ({len(shards)} shards) in {path}")
+"""
+    + FAILURE_REASONS
+    + """\
+try:
+    fill()
+except Exception as error:
+    why = reason(error)
+    if why is None:
+        raise  # a stall or a server error: the Job retries, and the retry resumes
+    try:  # best effort: a full or unwritable volume may refuse it; the Job's failure still names the cause
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        failed.write_text(why)
+    except OSError:
+        pass
+    sys.exit(f"model download failed: {why}")
 marker.parent.mkdir(parents=True, exist_ok=True)
 marker.write_text(os.environ["DOWNLOADS"])
+failed.unlink(missing_ok=True)
 """
+)
 
-WAIT_SCRIPT = 'until [ -f "$CACHE_MARKER" ]; do echo "waiting for $CACHE_MARKER (model download Job)"; sleep 10; done'
+# Stops on the failure marker: the init container fails with the download's reason as its termination message.
+WAIT_SCRIPT = (
+    'until [ -f "$CACHE_MARKER" ]; do'
+    ' if [ -f "$FAILURE_MARKER" ]; then echo "model download failed: $(cat "$FAILURE_MARKER")" >&2; exit 1; fi;'
+    ' echo "waiting for $CACHE_MARKER (model download Job)"; sleep 10; done'
+)
+
+# The log tail becomes the termination message of a failed container (shown by `kubectl describe` and in
+# pulumi-kubernetes' pod messages).
+TERMINATION_MESSAGE_POLICY = "FallbackToLogsOnError"
 
 
 def render_storage_class(created: CreatedStorageClass, labels: dict[str, str]) -> dict[str, Any]:
@@ -115,6 +173,7 @@ def _download_env(delivery: DeliveryPlan, cache: CacheConfig, with_token: bool) 
         "HOME": HOME,
         "HF_HOME": HF_HOME,
         "CACHE_MARKER": delivery.marker_path,
+        "FAILURE_MARKER": delivery.failure_marker_path,
         "DOWNLOADS": json.dumps(delivery.downloads),
         "IGNORE_PATTERNS": json.dumps(list(cache.download_ignore_patterns)),
         "MAX_WORKERS": str(cache.download_max_workers),
@@ -164,6 +223,7 @@ def render_download_container(
         "volumeMounts": mounts,
         "resources": container_resources(cache.download_cpu, cache.download_memory_gib),
         "securityContext": container_security_context(),
+        "terminationMessagePolicy": TERMINATION_MESSAGE_POLICY,
     }
 
 
@@ -179,15 +239,15 @@ def render_download_job(
     placement: dict[str, Any],
 ) -> dict[str, Any]:
     """One pod, one writer. No ttlSecondsAfterFinished: Pulumi would see the Job vanish and recreate it.
-    skipAwait: the claim's bind await and the server's rollout wait for it instead (components/model_cache.py).
-    `placement`: the pod's tolerations, affinity and node selector (download_on_gpu_nodes)."""
+    Awaited by pulumi-kubernetes' built-in Job await, which fails the update as soon as the Job's Failed
+    condition says BackoffLimitExceeded or DeadlineExceeded (pulumi/pulumi-kubernetes
+    provider/pkg/await/checker/job/check.go@977bcbf967c2178f9ca7bba30d9510269f0c78f1, collectJobConditionErrors)
+    and names the Job and its pods' termination messages: a 401 or 403 fails after the five attempts of
+    backoffLimit 4 (Kubernetes' retry delays of 10, 20, 40 and 80 s), minutes, not the rollout's budget. No
+    podFailurePolicy FailJob: its Failed reason (PodFailurePolicy) is not one that await fails on, so it would
+    wait for the timeout. `placement`: the pod's tolerations, affinity and node selector (download_on_gpu_nodes)."""
     volumes, mounts = download_volumes(delivery.claim, delivery.hf_token_secret)
-    metadata = {
-        "name": delivery.download_job,
-        "namespace": namespace,
-        "labels": dict(labels),
-        "annotations": {SKIP_AWAIT: "true"},
-    }
+    metadata = {"name": delivery.download_job, "namespace": namespace, "labels": dict(labels)}
     return render_restricted_job(
         security,
         metadata,
@@ -215,8 +275,12 @@ def render_wait_container(delivery: DeliveryPlan, vllm: VllmConfig) -> dict[str,
         "image": vllm.image_ref,
         "imagePullPolicy": vllm.image_pull_policy,
         "command": ["sh", "-c", WAIT_SCRIPT],
-        "env": [{"name": "CACHE_MARKER", "value": delivery.marker_path}],
+        "env": [
+            {"name": "CACHE_MARKER", "value": delivery.marker_path},
+            {"name": "FAILURE_MARKER", "value": delivery.failure_marker_path},
+        ],
         "volumeMounts": [{"name": "model-cache", "mountPath": HF_HOME, "readOnly": True}],
         "resources": container_resources("100m", 0.125),
         "securityContext": container_security_context(),
+        "terminationMessagePolicy": TERMINATION_MESSAGE_POLICY,
     }

@@ -97,24 +97,31 @@ def render_statefulset(
     metadata: dict[str, Any],
     selector: dict[str, str],
     template: dict[str, Any],
-    replicas: int | None,
+    replicas: int,
 ) -> dict[str, Any]:
     """One ReadWriteOnce claim per replica, kept when a pod restarts or the set scales down (whenScaled:
     Retain), so a returning replica loads from its own disk. Parallel pod management: replicas start
     together. A new model.revision is a rolling update (the init container frees the old copy first); a claim
     spec change (another model's size) cannot be applied in place: the API refuses volumeClaimTemplates updates.
     `metadata`: the server's name, namespace, labels and annotations; `template`: the pod template;
-    `replicas`: None when KEDA owns the count."""
+    `replicas`: the count at creation (KEDA's minimum when it owns the count).
+
+    whenDeleted Retain: a model change that alters the claim template cannot be applied in place, so
+    pulumi-kubernetes replaces the StatefulSet (delete, then create: the name is fixed); with Delete every
+    replica's claim would go with it, a full outage and a parallel re-download of every copy. Retained, the
+    claims (named after the template and ordinal) are adopted by the new StatefulSet's pods, whose download
+    init container frees the other revisions and fetches only what is missing. The claims keep their old size
+    (claims are not resized from the template): a larger model needs them deleted, or expanded, by hand
+    (docs/model-delivery.md)."""
     spec: dict[str, Any] = {
         "serviceName": metadata["name"],
         "selector": {"matchLabels": dict(selector)},
         "podManagementPolicy": "Parallel",
         "updateStrategy": {"type": "RollingUpdate"},  # one pod at a time
-        "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete", "whenScaled": "Retain"},
+        "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"},
         "revisionHistoryLimit": 3,
         "template": template,
         "volumeClaimTemplates": [claim_template(delivery)],
     }
-    if replicas is not None:
-        spec = {"replicas": replicas, **spec}
+    spec = {"replicas": replicas, **spec}
     return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": metadata, "spec": spec}

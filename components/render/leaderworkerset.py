@@ -102,6 +102,5 @@ def render_leaderworkerset(multinode: MultinodePlan, deployment: dict[str, Any],
             "workerTemplate": _template(template, _worker_container(vllm, multinode)),
         },
     }
-    if "replicas" in deployment["spec"]:
-        spec = {"replicas": deployment["spec"]["replicas"], **spec}
+    spec = {"replicas": deployment["spec"]["replicas"], **spec}
     return {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": spec}

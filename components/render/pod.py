@@ -111,9 +111,11 @@ def pod_metadata(server: ServerPlan, placement: Placement, delivery: PodDelivery
 
 
 def render_deployment(server: ServerPlan, placement: Placement, delivery: PodDelivery) -> dict[str, Any]:
-    """spec.replicas is left out when KEDA owns it, so Server-Side Apply never fights the HPA (docs/sources.md §H.8).
-    The annotations carry the startup budget term by term (the probe's and the deadline's arithmetic)."""
+    """spec.replicas is the count at creation (KEDA's minimum when it owns the count; Pulumi then ignores the
+    field on update so it never fights the HPA: docs/sources.md §H.8). The annotations carry the startup budget
+    term by term (the probe's and the deadline's arithmetic)."""
     spec: dict[str, Any] = {
+        "replicas": server.replicas,
         "selector": {"matchLabels": dict(server.selector)},
         "strategy": scheduling.render_strategy(placement),
         "progressDeadlineSeconds": delivery.progress_deadline_seconds,
@@ -123,8 +125,6 @@ def render_deployment(server: ServerPlan, placement: Placement, delivery: PodDel
             "spec": render_pod_spec(server, placement, delivery),
         },
     }
-    if server.replicas is not None:
-        spec = {"replicas": server.replicas, **spec}
     metadata = {
         "name": server.name,
         "namespace": server.namespace,

@@ -72,7 +72,7 @@ def _merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
 def stack_for_tests(stack_file: str, changes: dict[str, Any]) -> tuple[StackConfig, PreflightReport]:
     raw, _, _ = read_stack_file(REPO / "stacks" / stack_file)
     cfg = validate_config(_merge(raw, {**CHANGES, **changes}))
-    verdict = assess(cfg, frozenset({"api_key"}))  # the program's own validation: the stack must deploy
+    verdict = assess(cfg, frozenset({"api_key", "hf_token"}))  # the program's own validation: the stack must deploy
     assert verdict.outcome is Outcome.FITS and verdict.report is not None, verdict.issues
     return cfg, verdict.report
 
