@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 from components.kube import register
 from components.render.network_policy import MODEL_CACHE, SERVER, render_network_policies
 from plan.identity import Identity
+from plan.routing import RoutingPlan
 from plan.traffic import TrafficPlan
 
 TYPE_TOKEN = "vllm-serving:index:NetworkPolicies"
@@ -20,6 +21,7 @@ class NetworkPoliciesArgs:
     identity: Identity  # the instance labels select the server, download and smoke-test pods
     traffic: TrafficPlan  # the policy, port, exposure (its proxies are the callers), smoke test, hub egress
     namespace: pulumi.Input[str]  # the stack's namespace (ServingStack.namespace)
+    routing: RoutingPlan | None = None  # the router's policy, and its flows to the servers, when routing is on
 
 
 class NetworkPolicies(pulumi.ComponentResource):
@@ -36,7 +38,7 @@ class NetworkPolicies(pulumi.ComponentResource):
     def __init__(self, name: str, args: NetworkPoliciesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
         created: dict[str, k8s.networking.v1.NetworkPolicy] = {}
-        for manifest in render_network_policies(args.identity, args.traffic):
+        for manifest in render_network_policies(args.identity, args.traffic, args.routing):
             component = manifest["metadata"]["labels"]["app.kubernetes.io/component"]
             created[component] = register(
                 f"{name}-{component}", manifest, pulumi.ResourceOptions(parent=self), namespace=args.namespace

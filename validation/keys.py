@@ -11,7 +11,17 @@ from typing import Any
 
 from config.errors import ConfigError, ConfigIssue
 from config.stack import StackConfig, parse_config
-from validation import cluster_profile, delivery, docker, engine, exposure, kubernetes, multinode, observability
+from validation import (
+    cluster_profile,
+    delivery,
+    docker,
+    engine,
+    exposure,
+    kubernetes,
+    multinode,
+    observability,
+    routing,
+)
 
 # In the order their issues are reported.
 KEY_RULES: tuple[Callable[[StackConfig], list[ConfigIssue]], ...] = (
@@ -23,6 +33,7 @@ KEY_RULES: tuple[Callable[[StackConfig], list[ConfigIssue]], ...] = (
     multinode.cross_checks,
     cluster_profile.cross_checks,
     exposure.cross_checks,
+    routing.cross_checks,
 )
 
 

@@ -19,16 +19,20 @@ from config.exposure import ExposureConfig
 from config.network import NetworkPolicyConfig
 from plan.identity import Identity
 from plan.names import labels, selector_labels
+from plan.routing import RoutingPlan
 from plan.traffic import TrafficPlan
 
 SERVER = "server"  # app.kubernetes.io/component of the vLLM server pods
 MODEL_CACHE = "model-cache"  # app.kubernetes.io/component of the download Job's pods
 SMOKE_TEST = "smoke-test"  # app.kubernetes.io/component of the smoke-test Job's pods
+ROUTER = "router"  # app.kubernetes.io/component of the router pods (plan/routing.py)
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every namespace
 NO_EXPOSURE = ExposureConfig()  # the server policy without a gateway or ingress
 
 
-def render_network_policies(identity: Identity, traffic: TrafficPlan) -> list[dict[str, Any]]:
+def render_network_policies(
+    identity: Identity, traffic: TrafficPlan, routing: RoutingPlan | None = None
+) -> list[dict[str, Any]]:
     """The server, download-Job and (with the smoke test) smoke-test policies, in that order; none when
     network_policy.enabled is false. The server pods get the hub egress rule too when they download
     (per-replica volumes) or stream (object storage) the weights themselves (plan/traffic.py)."""
@@ -42,7 +46,7 @@ def render_network_policies(identity: Identity, traffic: TrafficPlan) -> list[di
     ]
     if smoke_test:
         objects.append(render_smoke_test_policy(namespace, instance, port, policy))
-    return objects
+    return objects if routing is None else with_router(objects, instance, routing, policy, traffic.exposure, smoke_test)
 
 
 def render_server_policy(
@@ -177,3 +181,47 @@ def _strictly_inside(
     candidate: ipaddress.IPv4Network | ipaddress.IPv6Network, network: ipaddress.IPv4Network | ipaddress.IPv6Network
 ) -> bool:
     return candidate.version == network.version and candidate != network and candidate.subnet_of(network)  # type: ignore[arg-type]
+
+
+def with_router(
+    objects: list[dict[str, Any]],
+    instance: str,
+    routing: RoutingPlan,
+    policy: NetworkPolicyConfig,
+    exposure: ExposureConfig,
+    smoke_test: bool,
+) -> list[dict[str, Any]]:
+    """With the router on: the server pods admit the router pods too, the smoke test calls the router, and the
+    router's own policy is appended (callers and Prometheus in; DNS, the API server and the servers out)."""
+    namespace = routing.namespace
+    router_pods = {"podSelector": {"matchLabels": dict(routing.selector)}}
+    for manifest in objects:
+        component = manifest["metadata"]["labels"]["app.kubernetes.io/component"]
+        if component == SERVER:
+            manifest["spec"]["ingress"].append({"from": [router_pods], "ports": [_tcp(routing.server_port)]})
+        if component == SMOKE_TEST:
+            manifest["spec"]["egress"].append({"to": [router_pods], "ports": [_tcp(routing.port)]})
+    return [*objects, render_router_policy(namespace, instance, routing, policy, exposure, smoke_test)]
+
+
+def render_router_policy(
+    namespace: str, instance: str, routing: RoutingPlan, policy: NetworkPolicyConfig, exposure: ExposureConfig, smoke_test: bool
+) -> dict[str, Any]:
+    api_port = [_tcp(routing.port)]
+    callers = _caller_peers(namespace, instance, policy, exposure, smoke_test)
+    ingress = [{"from": peers, "ports": api_port} for peers in callers]
+    if policy.prometheus_namespace is not None:
+        prometheus = {
+            **_namespace_peer([policy.prometheus_namespace]),
+            "podSelector": {"matchLabels": dict(sorted(policy.prometheus_pod_selector.items()))},
+        }
+        ingress.append({"from": [prometheus], "ports": [_tcp(routing.prometheus_port)]})
+    servers = {"to": [{"podSelector": {"matchLabels": dict(routing.server_selector)}}], "ports": [_tcp(routing.server_port)]}
+    api_server: dict[str, Any] = {"ports": [_tcp(port) for port in routing.api_server_ports]}
+    if routing.api_server_cidrs:  # else any address on those ports: the API server's address is the cluster's
+        api_server = {"to": [_ip_block(cidr, ()) for cidr in routing.api_server_cidrs], **api_server}
+    return _policy(namespace, instance, ROUTER, ingress=ingress, egress=[_dns_rule(policy), servers, api_server])
+
+
+def _tcp(port: int) -> dict[str, Any]:
+    return {"protocol": "TCP", "port": port}
