@@ -1,7 +1,7 @@
 """`routing`: vLLM's router (vllm-project/router) in front of the server replicas.
 
 The router is released as the PyPI wheel `vllm-router` and the image `vllm/vllm-router:v<version>` built from
-the same release (../shared/reference/serving-at-scale-facts.md §8); its flags are checked against that
+the same release (docs/sources.md §S8); its flags are checked against that
 release's `vllm-router --help` (catalog/router_flags.py). It finds the server pods through the Kubernetes API
 (`--service-discovery`), so it needs get/list/watch on pods in the stack's namespace (docs/routing.md).
 """
@@ -18,6 +18,7 @@ from config.syntax import INT32_MAX, ImageRepository, NonNegativeInt, PositiveIn
 
 # The wheel version the tests install and whose --help catalog/router_flags.py holds; the image tag follows it.
 ROUTER_VERSION = "0.1.17"
+RouterVersion = Literal["0.1.17"]  # the releases catalog/router_flags.py holds
 RouterPolicy = Literal[
     "random", "round_robin", "cache_aware", "kv_aware", "power_of_two", "consistent_hash", "sticky_least_loaded"
 ]
@@ -32,8 +33,8 @@ class RoutingConfig(ConfigGroup):
         "cache_aware", description="The router's --policy: cache_aware sends shared prefixes to the same replica."
     )
     image_repository: ImageRepository = Field("vllm/vllm-router", description="The router image, without its tag.")
-    version: Literal["0.1.17"] = Field(
-        ROUTER_VERSION, description="The router release: the image tag v<version>, and the flag table it is checked against."
+    version: RouterVersion = Field(
+        "0.1.17", description="The router release: the image tag v<version>, and the flag table it is checked against."
     )
     port: int = Field(8000, ge=1, le=65535, description="The router's HTTP port (its container and Service port).")
     prometheus_port: int = Field(29000, ge=1, le=65535, description="The router's --prometheus-port (its metrics).")

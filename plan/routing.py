@@ -1,7 +1,7 @@
 """vLLM's router in front of the server replicas, decided once: its command line, names, labels and limits. Pure.
 
 The router finds the server pods through the Kubernetes API by their selector labels in the stack's namespace
-(`--service-discovery`; vllm-project/router docs/environment/kubernetes.md), probes each one's /health and
+(`--service-discovery`; vllm-project/router/docs/environment/kubernetes.md), probes each one's /health and
 routes by `--policy`. Its flags are the release's (catalog/router_flags.py, read from `vllm-router --help`).
 """
 

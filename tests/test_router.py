@@ -44,7 +44,7 @@ def test_every_flag_of_the_router_command_line_is_in_the_release_table() -> None
 
 
 def test_a_flag_the_release_lacks_is_refused_naming_it() -> None:
-    with pytest.raises(ValueError, match="vllm-router 0.1.17 has no flag --service-discovery-namespaces"):
+    with pytest.raises(ValueError, match=r"vllm-router 0\.1\.17 has no flag --service-discovery-namespaces"):
         check_flags(ROUTER_VERSION, ["vllm-router", "--service-discovery-namespaces", "ns"])
 
 
@@ -107,7 +107,9 @@ def test_the_router_reads_pods_through_a_namespaced_role_only() -> None:
     assert role["rules"] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]
     (binding,) = by_kind(objects, "RoleBinding")
     assert binding["roleRef"]["kind"] == "Role"
-    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": role["metadata"]["name"], "namespace": role["metadata"]["namespace"]}]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": role["metadata"]["name"], "namespace": role["metadata"]["namespace"]}
+    ]
 
 
 def test_the_router_pods_run_under_restricted_pod_security() -> None:
@@ -161,16 +163,21 @@ def test_the_router_may_reach_only_dns_the_servers_and_the_api_server() -> None:
 
 
 def test_routing_on_the_docker_target_is_refused_with_the_fix() -> None:
-    with pytest.raises(ConfigError, match="vllm-serving:routing.enabled: is true, but target is 'docker'"):
+    with pytest.raises(ConfigError, match=r"vllm-serving:routing\.enabled: is true, but target is 'docker'"):
         make_config(**ROUTED, target="docker", docker={"host": "ssh://gpu-host"})
 
 
 def test_routing_to_an_inference_pool_is_refused_naming_the_key() -> None:
     gateway = {**GATEWAY, "backend": "InferencePool"}
-    with pytest.raises(ConfigError, match="vllm-serving:exposure.gateway.backend"):
+    with pytest.raises(ConfigError, match=r"vllm-serving:exposure\.gateway\.backend"):
         make_config(**ROUTED, security={"require_api_key": True}, exposure={"gateway": gateway})
 
 
 def test_a_bad_api_server_cidr_is_refused_naming_the_key() -> None:
     with pytest.raises(ConfigError, match=r"vllm-serving:routing\.api_server_cidrs"):
         make_config(routing={"enabled": True, "api_server_cidrs": ["10.0.0.1/8"]})
+
+
+def test_every_router_version_the_config_accepts_has_a_flag_table() -> None:
+    versions = RoutingConfig.model_fields["version"].annotation.__args__  # type: ignore[union-attr]
+    assert all(router_flags(version).version == version for version in versions)

@@ -3,7 +3,7 @@ needs, the Deployment, Service and PodDisruptionBudget, and a ServiceMonitor on 
 
 Discovery reads pods in the stack's namespace only (`--service-discovery-namespace`), so a Role is enough;
 without that flag the router watches every namespace and would need a ClusterRole
-(vllm-project/router docs/environment/kubernetes.md, `vllm-router --help` 0.1.17).
+(vllm-project/router/docs/environment/kubernetes.md, `vllm-router --help` 0.1.17).
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def render_container(routing: RoutingPlan) -> dict[str, Any]:
 
 
 def render_probes(routing: RoutingPlan) -> dict[str, Any]:
-    """The router listens only once its workers are healthy (serving-at-scale-facts.md §8), so the startup
+    """The router listens only once its workers are healthy (docs/sources.md §S8), so the startup
     probe allows the servers' startup budget (its --worker-startup-timeout-secs) plus a minute."""
     tcp = {"tcpSocket": {"port": PORT_NAME}}
     startup_failures = math.ceil((routing.startup_seconds + 60) / PROBE_PERIOD_SECONDS)
