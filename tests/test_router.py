@@ -181,3 +181,10 @@ def test_a_bad_api_server_cidr_is_refused_naming_the_key() -> None:
 def test_every_router_version_the_config_accepts_has_a_flag_table() -> None:
     versions = RoutingConfig.model_fields["version"].annotation.__args__  # type: ignore[union-attr]
     assert all(router_flags(version).version == version for version in versions)
+
+
+def test_a_server_the_router_marks_unhealthy_raises_an_alert_when_alerts_are_on() -> None:
+    objects = objects_of(**ROUTED, monitoring={"enabled": True, "release": "monitoring", "alerts": True})
+    (rule,) = by_kind(objects, "PrometheusRule")
+    (alert,) = rule["spec"]["groups"][0]["rules"]
+    assert alert["expr"].startswith("min by (worker) (vllm_router_worker_health{")

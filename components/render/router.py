@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from components.render.alerts import render_prometheus_rule
 from components.render.pod import kubelet_literal
 from components.render.resources import container_resources
 from components.render.scheduling import render_pdb_spec
@@ -25,7 +26,7 @@ PROBE_PERIOD_SECONDS = 10
 
 
 def router_objects(routing: RoutingPlan, monitoring: MonitoringPlan) -> list[dict[str, Any]]:
-    """In registration order; the ServiceMonitor only when monitoring is on."""
+    """In registration order; the ServiceMonitor only when monitoring is on, its alert with monitoring.alerts."""
     objects = [
         render_service_account(routing),
         render_role(routing),
@@ -34,7 +35,10 @@ def router_objects(routing: RoutingPlan, monitoring: MonitoringPlan) -> list[dic
         render_service(routing),
         render_pdb(routing),
     ]
-    return objects + ([render_service_monitor(routing, monitoring)] if monitoring.enabled else [])
+    if not monitoring.enabled:
+        return objects
+    objects.append(render_service_monitor(routing, monitoring))
+    return objects + ([render_router_rule(routing, monitoring)] if monitoring.config.alerts else [])
 
 
 def _metadata(routing: RoutingPlan) -> dict[str, Any]:
@@ -156,3 +160,24 @@ def render_service_monitor(routing: RoutingPlan, monitoring: MonitoringPlan) -> 
     # The Prometheus' selector labels (release: ...), with the router's own names over the server's.
     metadata = {**_metadata(routing), "labels": {**monitoring.wiring.monitor_labels, **routing.labels}}
     return {"apiVersion": MONITORING_API, "kind": "ServiceMonitor", "metadata": metadata, "spec": spec}
+
+
+def render_router_rule(routing: RoutingPlan, monitoring: MonitoringPlan) -> dict[str, Any]:
+    """One alert: a server the router has marked unhealthy (vllm_router_worker_health, docs/sources.md §S8) for
+    longer than a rollout's pod swap. The series carries the Service's job and namespace (the ServiceMonitor)."""
+    selector = f'job="{routing.name}", namespace="{routing.namespace}"'
+    rule = {
+        "alert": "VllmRouterWorkerUnhealthy",
+        "expr": f"min by (worker) (vllm_router_worker_health{{{selector}}}) == 0",
+        "for": "5m",
+        "labels": {"severity": "warning"},
+        "annotations": {
+            "summary": f"{routing.name} marks server {{{{ $labels.worker }}}} unhealthy",
+            "description": "The router has sent no request to this server for 5 minutes: its /health check fails.",
+            "runbook": f"kubectl -n {routing.namespace} get pods -l app.kubernetes.io/component=server; read the "
+            "server pod's log and events; a pod the router still lists after it was deleted points to discovery "
+            "(the router's Role and its log).",
+        },
+    }
+    labels = {**monitoring.wiring.rule_labels, **routing.labels}
+    return render_prometheus_rule(routing.name, labels, [{"name": routing.name, "rules": [rule]}], routing.namespace)

@@ -49,7 +49,7 @@ def per_worker(metrics_url: str, name: str, servers: list[Server]) -> list[float
     """One metric's value for each server, matched by the server's port in the `worker` label."""
     values = samples(get(metrics_url)[1].decode(), name)
     ports = [server.base_url.rsplit(":", 1)[1] for server in servers]
-    return [sum(v for labels, v in values.items() if f":{port}" in labels) for port in ports]
+    return [sum(v for labels, v in values.items() if f':{port}"' in labels) for port in ports]
 
 
 def completion(router: Server, model: str, api_key: str, prompt: str) -> int:
