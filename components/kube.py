@@ -37,6 +37,8 @@ KINDS: dict[tuple[str, str], Any] = {
     ("networking.k8s.io/v1", "Ingress"): k8s.networking.v1.Ingress,
     ("policy/v1", "PodDisruptionBudget"): k8s.policy.v1.PodDisruptionBudget,
     ("networking.k8s.io/v1", "NetworkPolicy"): k8s.networking.v1.NetworkPolicy,
+    ("rbac.authorization.k8s.io/v1", "Role"): k8s.rbac.v1.Role,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): k8s.rbac.v1.RoleBinding,
 }
 
 

@@ -15,6 +15,7 @@ from components.monitoring import Monitoring, MonitoringArgs
 from components.network_policy import NetworkPolicies, NetworkPoliciesArgs
 from components.provider import docker_provider, kubernetes_provider
 from components.render.docker import docker_of
+from components.router import Router, RouterArgs
 from components.serving_stack import ServingStack, ServingStackArgs
 from components.smoke_test import SmokeTest, SmokeTestArgs
 from config.secrets import StackSecrets
@@ -51,11 +52,14 @@ def build_kubernetes_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
     )
     child = pulumi.ResourceOptions(parent=serving)
     policies = NetworkPolicies(f"{name}-network", NetworkPoliciesArgs(identity, traffic, serving.namespace), child)
-    exposure = Exposure(
-        f"{name}-exposure", ExposureArgs(identity, traffic, serving.namespace, depends_on=(serving.server.service,)), child
-    )
+    front: tuple[pulumi.Resource, ...] = (serving.server.service,)  # what callers reach: the router when on
+    if plan.routing is not None:
+        server = (serving.server.deployment, serving.server.service)
+        router = Router(f"{name}-router", RouterArgs(plan.routing, plan.monitoring, serving.namespace, server), child)
+        front = (router.deployment, router.service)
+    exposure = Exposure(f"{name}-exposure", ExposureArgs(identity, traffic, serving.namespace, depends_on=front), child)
     if traffic.smoke is not None:  # after the rollout: the server, its Service and the policies that admit the Job
-        wait_for = (serving.server.deployment, serving.server.service, *policies.all)
+        wait_for = (serving.server.deployment, serving.server.service, *front, *policies.all)
         SmokeTest(f"{name}-smoke-test", SmokeTestArgs(identity, traffic, traffic.smoke, serving.namespace, wait_for), child)
     direct = not traffic.exposed and bool(traffic.network_policy.client_namespaces)
     (pulumi.log.warn if direct else pulumi.log.info)(how_clients_reach_it(identity, traffic))

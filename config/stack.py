@@ -22,6 +22,7 @@ from config.multinode import MultinodeConfig
 from config.network import NetworkPolicyConfig
 from config.observability import AutoscalingConfig, MonitoringConfig
 from config.preflight import PreflightConfig
+from config.routing import RoutingConfig
 from config.secrets import SECRET_KEYS
 from config.syntax import Replicas
 from config.vllm import VllmConfig
@@ -51,6 +52,9 @@ class StackConfig(ConfigGroup):
     )
     smoke_test: SmokeTestConfig = Field(
         default_factory=SmokeTestConfig, description="The post-deploy chat completion that must answer."
+    )
+    routing: RoutingConfig = Field(
+        default_factory=RoutingConfig, description="vLLM's router in front of the replicas (docs/routing.md)."
     )
     autoscaling: AutoscalingConfig = Field(default_factory=AutoscalingConfig, description="KEDA autoscaling.")
     monitoring: MonitoringConfig = Field(default_factory=MonitoringConfig, description="Prometheus and Grafana.")

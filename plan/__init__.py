@@ -18,6 +18,7 @@ from plan.identity import Identity, resolve_identity
 from plan.monitoring import MonitoringPlan, resolve_observability
 from plan.multinode import MultinodePlan, resolve_multinode
 from plan.placement import Placement, resolve_placement
+from plan.routing import RoutingPlan, resolve_routing
 from plan.scaling import ScalingPlan
 from plan.server import ServerPlan, resolve_server
 from plan.sizing import resolve_sizing
@@ -37,6 +38,7 @@ class Plan:
     placement: Placement  # where its pods run
     multinode: MultinodePlan | None  # None with one node per replica
     traffic: TrafficPlan  # exposure, client URL, network-policy inputs, smoke test
+    routing: RoutingPlan | None  # vLLM's router in front of the replicas; None when routing.enabled is false
     scaling: ScalingPlan  # KEDA: capacity, thresholds, the workload PromQL queries, server address
     monitoring: MonitoringPlan  # Prometheus wiring and alert limits
     model: ModelConfig  # the model as the stack names it (id, revision, local_path)
@@ -57,6 +59,7 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
     sizing = replace(sizing, verdict=verdict, startup=delivery.budget)
     scaling, monitoring = resolve_observability(cfg, identity, sizing, delivery)
     server = resolve_server(cfg, identity, sizing.resolved, delivery)
+    routing = resolve_routing(cfg.routing, identity, cfg.security, delivery.security, server.port, server.startup_seconds)
     return Plan(
         target=cfg.target,
         identity=identity,
@@ -67,6 +70,7 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
         placement=resolve_placement(cfg, delivery.most_replicas),
         multinode=resolve_multinode(cfg),
         traffic=resolve_traffic(cfg, identity, delivery, launch_of(server.args, server.env)),
+        routing=routing,
         scaling=scaling,
         monitoring=monitoring,
         model=cfg.model,

@@ -17,10 +17,12 @@ from catalog.profiles import DnsService, Profile
 from config.delivery import WorkloadIdentity
 from config.exposure import ExposureConfig
 from config.network import NetworkPolicyConfig
+from config.routing import RoutingConfig
 
 SERVER = "server"  # app.kubernetes.io/component of the vLLM server pods (leader and workers alike)
 MODEL_CACHE = "model-cache"  # the download Job's and the bucket copy Job's pods
 SMOKE_TEST = "smoke-test"  # the smoke-test Job's pods
+ROUTER = "router"  # vLLM's router pods (plan/routing.py), when routing is on
 
 
 @dataclass(frozen=True)
@@ -129,26 +131,32 @@ def identity_flows(component: str, identity: WorkloadIdentity | None) -> list[Fl
 
 
 def caller_flows(
-    port: int, policy: NetworkPolicyConfig, exposure: ExposureConfig, namespace: str, probe_cidrs: tuple[str, ...]
+    port: int,
+    policy: NetworkPolicyConfig,
+    exposure: ExposureConfig,
+    namespace: str,
+    probe_cidrs: tuple[str, ...],
+    entry: str = SERVER,
 ) -> list[Flow]:
-    """The exposure's proxies and the client namespaces; with neither, the stack's own namespace."""
+    """The exposure's proxies and the client namespaces; with neither, the stack's own namespace. `entry`: the
+    component they call, the server or (with routing on) the router, on its `port`."""
     api = (Port("TCP", port),)
     flows: list[Flow] = []
     gateway, ingress = exposure.gateway, exposure.ingress
     if gateway is not None and probe_cidrs:
         probes = tuple(Addresses(cidr) for cidr in probe_cidrs)
-        flows.append(Flow(probes, Own(SERVER), api, "the load balancer's health checks (HealthCheckPolicy on /health)"))
+        flows.append(Flow(probes, Own(entry), api, "the load balancer's health checks (HealthCheckPolicy on /health)"))
     if gateway is not None:
         proxies = pods(gateway.proxy_pod_selector(), (gateway.proxy_namespace(namespace),))
         sources: tuple[Peer, ...] = (proxies, *(Addresses(cidr) for cidr in gateway.source_cidrs))
-        flows.append(Flow(sources, Own(SERVER), api, "the Gateway's proxy forwards the routed paths"))
+        flows.append(Flow(sources, Own(entry), api, "the Gateway's proxy forwards the routed paths"))
     if ingress is not None:
         controller = pods(ingress.controller_pod_selector, (ingress.controller_namespace,))
-        flows.append(Flow((controller,), Own(SERVER), api, "the ingress controller forwards the routed paths"))
+        flows.append(Flow((controller,), Own(entry), api, "the ingress controller forwards the routed paths"))
     if policy.client_namespaces or not flows:
         namespaces = policy.client_namespaces or None
         clients = pods(policy.client_pod_selector, namespaces)
-        flows.append(Flow((clients,), Own(SERVER), api, "clients call the API directly (network_policy.client_*)"))
+        flows.append(Flow((clients,), Own(entry), api, "clients call the API directly (network_policy.client_*)"))
     return flows
 
 
@@ -159,8 +167,23 @@ def prometheus_flows(port: int, policy: NetworkPolicyConfig) -> list[Flow]:
     return [Flow((prometheus,), Own(SERVER), (Port("TCP", port),), "Prometheus scrapes /metrics on the API port")]
 
 
-def smoke_flows(port: int, smoke_test: bool) -> list[Flow]:
-    return [Flow(Own(SMOKE_TEST), Own(SERVER), (Port("TCP", port),), "the smoke test calls the API")] if smoke_test else []
+def smoke_flows(port: int, smoke_test: bool, entry: str = SERVER) -> list[Flow]:
+    return [Flow(Own(SMOKE_TEST), Own(entry), (Port("TCP", port),), "the smoke test calls the API")] if smoke_test else []
+
+
+def router_flows(routing: RoutingConfig, server_port: int, policy: NetworkPolicyConfig, dns: DnsService) -> list[Flow]:
+    """The router's own flows: it calls the servers it discovers, watches their pods through the API server
+    (any address on its ports unless routing.api_server_cidrs names it), and is scraped by Prometheus."""
+    api_server = tuple(Addresses(cidr) for cidr in routing.api_server_cidrs) or (Addresses("0.0.0.0/0"),)
+    flows = [
+        Flow(Own(ROUTER), Own(SERVER), (Port("TCP", server_port),), "the router forwards each request to a server"),
+        Flow(Own(ROUTER), api_server, tuple(Port("TCP", p) for p in routing.api_server_ports), "pod discovery (watch)"),
+        *dns_flows(ROUTER, dns),
+    ]
+    if policy.prometheus_namespace is not None:
+        prometheus = pods(policy.prometheus_pod_selector, (policy.prometheus_namespace,))
+        flows.append(Flow((prometheus,), Own(ROUTER), (Port("TCP", routing.prometheus_port),), "Prometheus scrapes the router"))
+    return flows
 
 
 def rank_flows(multinode: bool) -> list[Flow]:
@@ -184,11 +207,15 @@ def resolve_flows(
     identity: WorkloadIdentity | None,
     copies_to_bucket: bool,
     smoke_test: bool,
+    routing: RoutingConfig,
 ) -> FlowsPlan:
+    """Every flow the stack needs; with routing on, callers and the smoke test reach the router, which alone
+    reaches the servers' API port (Prometheus still scrapes the servers)."""
     dns = dns_service(profile.dns, policy)
+    entry, entry_port = (ROUTER, routing.port) if routing.enabled else (SERVER, port)
     flows = [
-        *caller_flows(port, policy, exposure, namespace, profile.load_balancer_probe_cidrs),
-        *smoke_flows(port, smoke_test),
+        *caller_flows(entry_port, policy, exposure, namespace, profile.load_balancer_probe_cidrs, entry),
+        *smoke_flows(entry_port, smoke_test, entry),
         *prometheus_flows(port, policy),
         *rank_flows(multinode),
         *dns_flows(SERVER, dns),
@@ -203,4 +230,7 @@ def resolve_flows(
     if smoke_test:
         components.append(SMOKE_TEST)
         flows += dns_flows(SMOKE_TEST, dns)
+    if routing.enabled:
+        components.append(ROUTER)
+        flows += router_flows(routing, port, policy, dns)
     return FlowsPlan(policy.enabled, tuple(components), tuple(flows))

@@ -32,6 +32,10 @@ class Names:
         return f"{self.instance}-model-cache-{volume_key}"
 
     @property
+    def router(self) -> str:  # the router's Deployment, Service, ServiceAccount, Role, RoleBinding, PDB
+        return f"{self.instance}-router"
+
+    @property
     def hf_token_secret(self) -> str:
         return f"{self.instance}-hf-token"
 

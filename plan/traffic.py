@@ -11,6 +11,7 @@ from pathlib import Path
 
 from config.exposure import ExposureConfig, GatewayConfig
 from config.network import NetworkPolicyConfig
+from config.routing import RoutingConfig
 from config.stack import StackConfig
 from plan.delivery import DeliveryPlan
 from plan.flows import FlowsPlan, resolve_flows
@@ -20,6 +21,7 @@ from plan.security import PodSecurity
 
 SCRIPT_PATH = Path(__file__).resolve().parents[1] / "smoke" / "check.py"
 IMAGE_PULL_SECONDS = 300  # the smoke test's small python image, pulled on a CPU node
+NO_ROUTING = RoutingConfig()
 RETRIES = 1  # one retry: a connection reset while the last old pod drains is not a failed deploy
 
 
@@ -44,7 +46,10 @@ class TrafficPlan:
     port: int  # the server's container and Service port: the OpenAI API and /metrics
     served_model_name: str
     require_api_key: bool
-    service_url: str  # the in-cluster Service
+    service_url: str  # the in-cluster Service clients and the smoke test call: the router's when routing is on
+    backend_service: str  # the Service the route or Ingress forwards to: the router's when routing is on
+    backend_port: int
+    routed: bool  # routing.enabled: callers reach the router, the router reaches the servers
     client_url: str  # what clients use: the route's first hostname, the Ingress host, or the Service
     network_policy: NetworkPolicyConfig  # the client namespaces the stack's report names
     health_check_policy: bool  # GKE Gateway: a HealthCheckPolicy points the load balancer's check at /health
@@ -107,8 +112,14 @@ def resolve_smoke(cfg: StackConfig, instance: str, security: PodSecurity, launch
     )
 
 
-def service_url(identity: Identity, port: int) -> str:
-    return f"http://{identity.names.server}.{identity.namespace}.svc:{port}"
+def backend(identity: Identity, port: int, routing: RoutingConfig) -> tuple[str, int]:
+    """The Service callers reach: the router's when routing is on, else the server's."""
+    return (identity.names.router, routing.port) if routing.enabled else (identity.names.server, port)
+
+
+def service_url(identity: Identity, port: int, routing: RoutingConfig = NO_ROUTING) -> str:
+    name, backend_port = backend(identity, port, routing)
+    return f"http://{name}.{identity.namespace}.svc:{backend_port}"
 
 
 def gateway_ref(gateway: GatewayConfig, namespace: str) -> str:
@@ -116,7 +127,7 @@ def gateway_ref(gateway: GatewayConfig, namespace: str) -> str:
     return f"{gateway.namespace or namespace}/{gateway.name}"
 
 
-def client_url(exposure: ExposureConfig, identity: Identity, port: int) -> str:
+def client_url(exposure: ExposureConfig, identity: Identity, port: int, routing: RoutingConfig = NO_ROUTING) -> str:
     """The base URL clients use: the route's first hostname, the Ingress host, or the in-cluster Service."""
     gateway, ingress = exposure.gateway, exposure.ingress
     if gateway is not None:
@@ -125,19 +136,23 @@ def client_url(exposure: ExposureConfig, identity: Identity, port: int) -> str:
         return f"{gateway.url_scheme}://{host.replace('*', '<host>')}"
     if ingress is not None:
         return f"{'https' if ingress.tls_secret_name else 'http'}://{ingress.host}"
-    return service_url(identity, port)
+    return service_url(identity, port, routing)
 
 
 def resolve_traffic(cfg: StackConfig, identity: Identity, delivery: DeliveryPlan, launch: tuple[str, ...]) -> TrafficPlan:
     """`launch`: the server's command line and environment (launch_of), which the smoke test's key covers."""
-    port = cfg.server.port
+    port, routing = cfg.server.port, cfg.routing
+    backend_service, backend_port = backend(identity, port, routing)
     return TrafficPlan(
         exposure=cfg.exposure,
         port=port,
         served_model_name=cfg.served_model_name,
         require_api_key=cfg.security.require_api_key,
-        service_url=service_url(identity, port),
-        client_url=client_url(cfg.exposure, identity, port),
+        service_url=service_url(identity, port, routing),
+        backend_service=backend_service,
+        backend_port=backend_port,
+        routed=routing.enabled,
+        client_url=client_url(cfg.exposure, identity, port, routing),
         network_policy=cfg.network_policy,
         health_check_policy=cfg.exposure.gateway is not None and bool(cfg.cluster.defaults.load_balancer_probe_cidrs),
         flows=resolve_flows(
@@ -152,6 +167,7 @@ def resolve_traffic(cfg: StackConfig, identity: Identity, delivery: DeliveryPlan
             identity=delivery.workload_identity,
             copies_to_bucket=delivery.copies_to_bucket,
             smoke_test=cfg.smoke_test.enabled,
+            routing=cfg.routing,
         ),
         smoke=resolve_smoke(cfg, identity.instance, delivery.security, launch) if cfg.smoke_test.enabled else None,
     )

@@ -11,6 +11,7 @@ from catalog.vllm_metrics import VERSIONS
 from config.exposure import ExposureConfig
 from config.network import NetworkPolicyConfig
 from config.observability import AutoscalingConfig, MonitoringConfig
+from config.routing import RoutingConfig
 from plan.flows import resolve_flows
 from plan.identity import Identity
 from plan.monitoring import AlertThresholds, MonitoringPlan, prometheus_wiring
@@ -41,6 +42,9 @@ def traffic_of(
         served_model_name="llama",
         require_api_key=True,
         service_url=service_url(identity, port),
+        backend_service=identity.names.server,
+        backend_port=port,
+        routed=False,
         client_url=client_url(exposure, identity, port),
         network_policy=policy,
         health_check_policy=False,
@@ -55,6 +59,7 @@ def traffic_of(
             identity=None,
             copies_to_bucket=False,
             smoke_test=smoke_test,
+            routing=RoutingConfig(),
         ),
         smoke=resolve_smoke(make_config(), instance, PodSecurity(10001, 10001, 10001), ()) if smoke_test else None,
     )

@@ -26,11 +26,12 @@ class _ClosedPipe:
         raise BrokenPipeError(32, "Broken pipe")
 
 
-def test_the_preflight_on_a_closed_pipe_exits_141_and_prints_nothing(
+def test_the_preflight_on_a_closed_pipe_exits_141_and_prints_only_its_notes(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(sys, "stdout", _ClosedPipe())
-    assert (preflight_main([DEV]), capsys.readouterr().err) == (EXIT_CLOSED_PIPE, "")
+    code, err = preflight_main([DEV]), capsys.readouterr().err
+    assert (code, [line for line in err.splitlines() if not line.startswith("note: ")]) == (EXIT_CLOSED_PIPE, [])
 
 
 def test_the_preflight_json_on_a_closed_pipe_is_no_internal_error(

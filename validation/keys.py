@@ -25,6 +25,7 @@ from validation import (
     landing,
     multinode,
     observability,
+    routing,
     values,
 )
 
@@ -41,6 +42,7 @@ KEY_RULES: tuple[Callable[[StackConfig], list[ConfigIssue]], ...] = (
     landing.check_landings,
     values.cross_checks,
     credentials.cross_checks,
+    routing.cross_checks,
 )
 
 

@@ -82,7 +82,7 @@ def render_health_check_policy(identity: Identity, traffic: TrafficPlan) -> dict
 def _backend_ref(identity: Identity, traffic: TrafficPlan, gateway: GatewayConfig) -> dict[str, Any]:
     if gateway.backend == "InferencePool":
         return {"group": INFERENCE_GROUP, "kind": "InferencePool", "name": identity.names.server}
-    return {"group": "", "kind": "Service", "name": identity.names.server, "port": traffic.port}
+    return {"group": "", "kind": "Service", "name": traffic.backend_service, "port": traffic.backend_port}
 
 
 def render_inference_pool(identity: Identity, traffic: TrafficPlan) -> dict[str, Any]:
@@ -100,7 +100,7 @@ def render_inference_pool(identity: Identity, traffic: TrafficPlan) -> dict[str,
 
 
 def render_ingress(identity: Identity, traffic: TrafficPlan, ingress: IngressConfig) -> dict[str, Any]:
-    backend = {"service": {"name": identity.names.server, "port": {"number": traffic.port}}}
+    backend = {"service": {"name": traffic.backend_service, "port": {"number": traffic.backend_port}}}
     paths = [{"path": path, "pathType": "Exact", "backend": backend} for path in traffic.exposure.paths]
     spec: dict[str, Any] = {"ingressClassName": ingress.class_name}
     if ingress.tls_secret_name:
@@ -125,6 +125,6 @@ def curl_command(identity: Identity, traffic: TrafficPlan) -> str:
     rest = f"/v1/chat/completions -H 'Content-Type: application/json'{auth} -d {body}"
     if traffic.exposed:
         return f"curl -sS {traffic.client_url}{rest}"
-    port = traffic.port
-    forward = f"kubectl port-forward -n {ns} svc/{names.server} {port}:{port} & sleep 2; "
+    port = traffic.backend_port
+    forward = f"kubectl port-forward -n {ns} svc/{traffic.backend_service} {port}:{port} & sleep 2; "
     return f"{forward}curl -sS http://127.0.0.1:{port}{rest}"

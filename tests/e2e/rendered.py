@@ -168,3 +168,35 @@ def monitoring() -> Monitoring:
 
 def _dashboard_exprs(dashboard: dict[str, Any]) -> list[str]:
     return [target["expr"] for panel in dashboard["panels"] for target in panel.get("targets", [])]
+
+
+# The Kubernetes test stack with vLLM's router in front of two replicas (config/routing.py).
+ROUTER_CHANGES: dict[str, Any] = {"replicas": 2, "routing": {"enabled": True}}
+
+
+@dataclass(frozen=True)
+class RouterLaunch:
+    """The routed stack's rendered router command and the server command behind it."""
+
+    command: list[str]  # the router container's command: `vllm-router` and its flags
+    server: Launch
+    policy: str
+
+
+def router_launch(api_key: str) -> RouterLaunch:
+    cfg, report = stack_for_tests("Pulumi.dev.yaml", ROUTER_CHANGES)
+    objects = _objects(cfg, report)
+    router = next(o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("-router"))
+    command = list(router["spec"]["template"]["spec"]["containers"][0]["command"])
+    server = next(o for o in objects if o["kind"] in ("Deployment", "StatefulSet") and o is not router)
+    container = server["spec"]["template"]["spec"]["containers"][0]
+    probe = container["startupProbe"]
+    launch = Launch(
+        command=list(container["command"]),
+        args=list(container["args"]),
+        env=_container_env(container, api_key),
+        startup_budget_seconds=probe["failureThreshold"] * probe["periodSeconds"],
+        port=cfg.server.port,
+        served_model_name=report.resolved.served_model_name,
+    )
+    return RouterLaunch(command=command, server=launch, policy=cfg.routing.policy)

@@ -1,0 +1,129 @@
+"""vLLM's router in front of the server replicas, decided once: its command line, names, labels and limits. Pure.
+
+The router finds the server pods through the Kubernetes API by their selector labels in the stack's namespace
+(`--service-discovery`; vllm-project/router/docs/environment/kubernetes.md), probes each one's /health and
+routes by `--policy`. Its flags are the release's (catalog/router_flags.py, read from `vllm-router --help`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalog.router_flags import router_flags
+from config.kubernetes import SecurityConfig
+from config.routing import RoutingConfig
+from plan.identity import Identity
+from plan.security import PodSecurity
+
+COMPONENT = "router"  # app.kubernetes.io/component of the router's objects
+SERVER_COMPONENT = "server"
+API_KEY_ENV = "ROUTER_API_KEY"  # the Secret's key, expanded by the kubelet into --api-key
+METRICS_PORT_NAME = "metrics"
+
+
+@dataclass(frozen=True)
+class RoutingPlan:
+    name: str  # Deployment, Service, ServiceAccount, Role, RoleBinding, PodDisruptionBudget
+    namespace: str
+    labels: dict[str, str]
+    selector: dict[str, str]
+    image: str
+    version: str
+    replicas: int
+    port: int
+    prometheus_port: int
+    args: tuple[str, ...]  # `vllm-router` and its flags
+    cpu: str
+    memory_gib: float
+    api_key_secret: str | None  # the server's API-key Secret, read into ROUTER_API_KEY, when keys are required
+    startup_seconds: int  # the router waits for its workers before it listens: the servers' startup budget
+    security: PodSecurity  # the pods' IDs as the profile admits them (plan/security.py)
+    server_selector: dict[str, str]  # the server pods the router discovers and may reach
+    server_port: int
+    api_server_cidrs: tuple[str, ...]
+    api_server_ports: tuple[int, ...]
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.name}.{self.namespace}.svc:{self.port}"
+
+
+def router_args(
+    routing: RoutingConfig,
+    namespace: str,
+    server_selector: dict[str, str],
+    server_port: int,
+    startup_seconds: int,
+    api_key: bool,
+) -> tuple[str, ...]:
+    """The router's command line. Both listeners bind every address (the defaults are 127.0.0.1, unreachable
+    from other pods); every flag is checked against the release's table, so a typo fails here, not in the pod."""
+    selector = [f"{key}={value}" for key, value in sorted(server_selector.items())]
+    args = [
+        "vllm-router",
+        "--host", "0.0.0.0",
+        "--port", str(routing.port),
+        "--service-discovery",
+        "--selector", *selector,
+        "--service-discovery-namespace", namespace,
+        "--service-discovery-port", str(server_port),
+        "--policy", routing.policy,
+        "--prometheus-host", "0.0.0.0",
+        "--prometheus-port", str(routing.prometheus_port),
+        "--worker-startup-timeout-secs", str(startup_seconds),
+        "--health-check-endpoint", "/health",
+        "--health-check-interval-secs", str(routing.health_check_interval_secs),
+        "--health-failure-threshold", str(routing.health_failure_threshold),
+        "--request-timeout-secs", str(routing.request_timeout_secs),
+        "--max-concurrent-requests", str(routing.max_concurrent_requests),
+        "--queue-size", str(routing.queue_size),
+        "--queue-timeout-secs", str(routing.queue_timeout_secs),
+    ]  # fmt: skip
+    if api_key:
+        args += ["--api-key", f"$({API_KEY_ENV})"]
+    check_flags(routing.version, args)
+    return tuple(args)
+
+
+def check_flags(version: str, args: list[str]) -> None:
+    """Every `--flag` of the command line exists in the release's `vllm-router --help`."""
+    known = router_flags(version).flags
+    unknown = [arg for arg in args if arg.startswith("--") and arg not in known]
+    if unknown:
+        raise ValueError(f"vllm-router {version} has no flag {', '.join(unknown)} (catalog/router_flags.py)")
+
+
+def resolve_routing(
+    routing: RoutingConfig,
+    identity: Identity,
+    security: SecurityConfig,
+    pod_security: PodSecurity,
+    server_port: int,
+    startup_seconds: int,
+) -> RoutingPlan | None:
+    """None when routing.enabled is false."""
+    if not routing.enabled:
+        return None
+    server_selector = identity.selector(SERVER_COMPONENT)
+    api_key = identity.names.api_key_secret if security.require_api_key else None
+    return RoutingPlan(
+        name=identity.names.router,
+        namespace=identity.namespace,
+        labels=identity.labels(COMPONENT),
+        selector=identity.selector(COMPONENT),
+        image=routing.image,
+        version=routing.version,
+        replicas=routing.replicas,
+        port=routing.port,
+        prometheus_port=routing.prometheus_port,
+        args=router_args(routing, identity.namespace, server_selector, server_port, startup_seconds, api_key is not None),
+        cpu=routing.cpu,
+        memory_gib=routing.memory_gib,
+        api_key_secret=api_key,
+        startup_seconds=startup_seconds,
+        security=pod_security,
+        server_selector=server_selector,
+        server_port=server_port,
+        api_server_cidrs=routing.api_server_cidrs,
+        api_server_ports=routing.api_server_ports,
+    )

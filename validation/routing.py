@@ -1,0 +1,40 @@
+"""The router discovers single-node server pods on the Kubernetes target and is the route's backend."""
+
+from __future__ import annotations
+
+from config.errors import ConfigIssue
+from config.stack import StackConfig
+
+
+def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
+    if not cfg.routing.enabled:
+        return []
+    issues: list[ConfigIssue] = []
+    if cfg.target != "kubernetes":
+        issues.append(
+            ConfigIssue(
+                "routing.enabled",
+                f"is true, but target is {cfg.target!r}: the router discovers server pods through the Kubernetes API.",
+                "set routing.enabled: false, or target: kubernetes.",
+            )
+        )
+    if cfg.engine.nnodes > 1:
+        issues.append(
+            ConfigIssue(
+                "routing.enabled",
+                f"is true with engine.nnodes {cfg.engine.nnodes}: the router would discover the worker pods of "
+                "each group too, which serve no HTTP.",
+                "set routing.enabled: false for a multi-node replica.",
+            )
+        )
+    gateway = cfg.exposure.gateway
+    if gateway is not None and gateway.backend == "InferencePool":
+        issues.append(
+            ConfigIssue(
+                "exposure.gateway.backend",
+                "is 'InferencePool', but routing.enabled is true: the route goes to the router's Service, which picks "
+                "the replica itself.",
+                "set exposure.gateway.backend: Service, or routing.enabled: false.",
+            )
+        )
+    return issues
