@@ -7,7 +7,6 @@ under 4 ms and none after; the slowest case went from 3.8 s to 0.1 s)."""
 from __future__ import annotations
 
 import io
-import time
 import tracemalloc
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -20,18 +19,18 @@ from config.loading import MAX_FILE_BYTES
 from tests import fuzz
 from tests.test_validation import program_run
 
-TIME_BOUND_S = 2.0
 FAST = settings(max_examples=60, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
 
 
-def run_cli_on(text: str, folder: Path) -> tuple[int, str, float]:
+def run_cli_on(text: str, folder: Path) -> tuple[int, str]:
+    """The exit code and everything printed. Bounded time is the loader's bounds (size, depth, aliases, scalar
+    length, config/loading.py), asserted as memory below; wall-clock speed belongs to scripts/benchmark.py."""
     path = folder / "Pulumi.fuzz.yaml"
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
     out, err = io.StringIO(), io.StringIO()
-    start = time.perf_counter()
     with redirect_stdout(out), redirect_stderr(err):
         code = preflight_main([str(path)])
-    return code, out.getvalue() + err.getvalue(), time.perf_counter() - start
+    return code, out.getvalue() + err.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -39,12 +38,12 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("fuzz")
 
 
-def test_any_stack_file_gets_a_verdict_without_a_traceback_in_time(folder: Path) -> None:
+def test_any_stack_file_gets_a_verdict_without_a_traceback(folder: Path) -> None:
     @FAST
     @given(fuzz.stack_files)
     def check(text: str) -> None:
-        code, printed, seconds = run_cli_on(text, folder)
-        assert (code in (0, 1, 2), "Traceback" in printed, seconds < TIME_BOUND_S) == (True, False, True), printed
+        code, printed = run_cli_on(text, folder)
+        assert (code in (0, 1, 2), "Traceback" in printed) == (True, False), printed
 
     check()
 
@@ -61,18 +60,17 @@ def test_any_stack_file_gets_a_verdict_without_a_traceback_in_time(folder: Path)
     ids=["alias bomb", "5000 levels", "5000-digit integer", "60 KB model id", "2500 items"],
 )
 def test_a_hostile_file_is_refused_as_a_config_error_within_the_bounds(text: str, folder: Path) -> None:
-    code, printed, seconds = run_cli_on(text, folder)
-    tracemalloc.start()  # a second run for the memory peak: tracemalloc slows the first one's clock
+    tracemalloc.start()
     try:
-        run_cli_on(text, folder)
+        code, printed = run_cli_on(text, folder)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert (code, seconds < TIME_BOUND_S, peak < 200 * 2**20, len(printed) < 2000) == (2, True, True, True), printed
+    assert (code, peak < 200 * 2**20, len(printed) < 2000) == (2, True, True), printed
 
 
 def test_a_file_over_the_size_limit_is_refused_before_it_is_read(folder: Path) -> None:
-    code, printed, _ = run_cli_on("config: {}\n" + "#" * MAX_FILE_BYTES, folder)
+    code, printed = run_cli_on("config: {}\n" + "#" * MAX_FILE_BYTES, folder)
     assert code == 2 and "is larger than 64 KiB" in printed
 
 
@@ -80,7 +78,7 @@ def test_the_program_registers_nothing_whenever_the_cli_refuses(folder: Path) ->
     @settings(FAST, max_examples=15)
     @given(fuzz.mutated)
     def check(text: str) -> None:
-        code, _, _ = run_cli_on(text, folder)
+        code, _ = run_cli_on(text, folder)
         outcome, registered = program_run(folder / "Pulumi.fuzz.yaml")
         assert outcome == code
         if code != 0:
