@@ -174,7 +174,8 @@ def _read_throughput(
     return Throughput(found.mib_per_s, source), (
         f"delivery: the read throughput of {named} is not known (catalog/storage.py); the startup budget assumes "
         f"{found.mib_per_s:g} MiB/s. Fix: set probes.load_throughput_gib_per_s to the figure measured on it "
-        "(`python -m preflight STACK --log FILE` prints it), or cache.storage_class_name to a class the catalog knows.",
+        "(the checkpoint's GiB over the seconds of a start-up log's `Loading weights took` line), or "
+        "cache.storage_class_name to a class the catalog knows.",
     )
 
 
