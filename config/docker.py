@@ -9,6 +9,7 @@ key the user sets, naming it and what to do instead.
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Any, Literal
 
 from pydantic import Field, PositiveFloat, field_validator, model_validator
@@ -21,6 +22,20 @@ from config.syntax import NonNegativeInt, PositiveInt
 DOCKER_NAME = r"^[a-zA-Z0-9][a-zA-Z0-9_.-]+$"
 # Hosts the docker.Provider can reach without extra TLS material: the local socket or SSH.
 HOST_SCHEMES = ("unix://", "ssh://")
+# The host is handed to ssh (docker/cli cli/connhelper/ssh) and written into compose.yaml's comment: an
+# absolute socket path, or ssh://[user@]host[:port] with a DNS name or an IP; nothing ssh reads as a flag.
+_UNIX_HOST = re.compile(r"unix:///[A-Za-z0-9._/-]+")
+_SSH_HOST = re.compile(
+    r"ssh://(?:[A-Za-z0-9_][A-Za-z0-9._-]{0,31}@)?"
+    r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])"
+    r"(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?"
+)
+# ssh options that run a local command (ssh_config(5): ProxyCommand, LocalCommand with PermitLocalCommand,
+# KnownHostsCommand) or load a config file that may (-F): a stack file in a pull request would run it on
+# the machine that previews it.
+_SSH_COMMAND_OPTIONS = ("proxycommand", "localcommand", "permitlocalcommand", "knownhostscommand")
+# A host path is one bind-mount source: `:` would split Docker's host:container:mode bind spec.
+_HOST_PATH = re.compile(r"/(?:[A-Za-z0-9._@+-]+/?)*")
 
 
 class DockerCacheConfig(ConfigGroup):
@@ -47,6 +62,12 @@ class DockerCacheConfig(ConfigGroup):
             raise ValueError(
                 f"host_path {show(value)} is relative; Docker resolves bind mounts on the host. "
                 "Fix: give an absolute path such as /data/hf-cache."
+            )
+        if value is not None and (not _HOST_PATH.fullmatch(value) or ".." in value.split("/")):
+            raise ValueError(
+                f"host_path {show(value)} is not one plain absolute folder: a `:` splits Docker's bind spec, and "
+                "spaces, control characters and `..` have no place in it. Fix: use letters, digits and ._@+- "
+                "between slashes, e.g. /data/hf-cache."
             )
         return value
 
@@ -97,6 +118,28 @@ class DockerConfig(ConfigGroup):
             raise ValueError(
                 f"host {show(value)} is neither a local socket nor an SSH address. "
                 "Fix: use unix:///var/run/docker.sock or ssh://user@gpu-host."
+            )
+        if not (_UNIX_HOST.fullmatch(value) or _SSH_HOST.fullmatch(value)) or ".." in value.split("/"):
+            raise ValueError(
+                f"host {show(value)} is not a plain socket path or ssh://[user@]host[:port] (no spaces, options, "
+                "paths or control characters). Fix: e.g. ssh://ubuntu@gpu-host.example.com:22; put ssh flags "
+                "in docker.ssh_opts."
+            )
+        return value
+
+    @field_validator("ssh_opts")
+    @classmethod
+    def _no_local_commands(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        flat = " ".join(value).casefold()
+        runs = [option for option in _SSH_COMMAND_OPTIONS if option in flat]
+        loads = [item for item in value if item.startswith("-F")]
+        if runs or loads or any(char in flat for char in "\n\r\0"):
+            found = ", ".join(runs + loads) or "a control character"
+            raise ValueError(
+                f"ssh_opts {show(list(value))} holds {found}: an option that runs a local command, or loads an ssh "
+                "config that may, on every machine that previews the stack. Fix: keep connection settings only "
+                "(e.g. -o StrictHostKeyChecking=yes, -i ~/.ssh/gpu, -J bastion), or set the rest in your own "
+                "~/.ssh/config."
             )
         return value
 

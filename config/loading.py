@@ -23,6 +23,26 @@ MAX_DEPTH = 24  # the deepest config key (engine.speculative.*) sits at depth 4 
 MAX_SCALAR_CHARS = 4096  # longer than any id, path, PromQL selector or image reference the config takes
 MAX_INT_DIGITS = 20  # beyond int64; every count has a far smaller bound in the config models
 MAX_NODES = 2_000  # a stack file with every key set has about 150
+# The only tag a value may carry: `!!str` keeps a string a string in every reader. Others (`!!binary`,
+# `!!timestamp`, `!!set`, `!!python/...`) build values that no setting takes.
+_ALLOWED_TAG = "tag:yaml.org,2002:str"
+# YAML 1.2's core schema (yaml.org/spec/1.2.2 10.3.2): how a plain scalar reads in YAML 1.2. PyYAML reads
+# YAML 1.1, where `010` is octal 8, `1_000` is 1000, `1:30` is 90, `yes`/`off` are booleans and `2024-01-01`
+# is a date; Go's yaml.v3 (the Pulumi engine) and Pulumi's string-typed top-level values read them otherwise.
+# A plain scalar PyYAML types as one of these, but whose text YAML 1.2 reads differently, is refused.
+_CORE_READING = {
+    "tag:yaml.org,2002:bool": re.compile(r"true|True|TRUE|false|False|FALSE"),
+    "tag:yaml.org,2002:int": re.compile(r"[-+]?(0|[1-9][0-9]*)|0x[0-9a-fA-F]+"),
+    "tag:yaml.org,2002:float": re.compile(
+        r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.nan|\.NaN|\.NAN"
+    ),
+}
+_WHAT_YAML_11_READ = {
+    "tag:yaml.org,2002:bool": "a boolean",
+    "tag:yaml.org,2002:int": "an integer",
+    "tag:yaml.org,2002:float": "a number",
+    "tag:yaml.org,2002:timestamp": "a date",
+}
 
 
 class LoadLimitError(yaml.MarkedYAMLError):
@@ -49,14 +69,17 @@ class BoundedLoader(yaml.SafeLoader):
                 problem=f"a value of {len(event.value)} characters is longer than the {MAX_SCALAR_CHARS} a stack file allows",
                 problem_mark=event.start_mark,
             )
+        _refuse_explicit_tag(event)
         self._depth, self._nodes = self._depth + 1, self._nodes + 1
         if self._depth > MAX_DEPTH or self._nodes > MAX_NODES:
             what = f"nesting deeper than {MAX_DEPTH} levels" if self._depth > MAX_DEPTH else f"over {MAX_NODES} values"
             raise LoadLimitError(problem=f"{what}; a stack file is a few shallow mappings", problem_mark=event.start_mark)
         try:
-            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+            node: yaml.Node = super().compose_node(parent, index)
         finally:
             self._depth -= 1
+        _refuse_ambiguous_scalar(node)
+        return node
 
     def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
         digits = sum(char.isalnum() for char in str(node.value)) - str(node.value).count("0x")
@@ -69,6 +92,37 @@ class BoundedLoader(yaml.SafeLoader):
 
 
 BoundedLoader.add_constructor("tag:yaml.org,2002:int", BoundedLoader.construct_yaml_int)
+
+
+def _refuse_explicit_tag(event: yaml.Event) -> None:
+    tag = getattr(event, "tag", None)
+    implicit = getattr(event, "implicit", True)
+    explicit = tag not in (None, "!") and (implicit is False or implicit == (False, False))
+    if explicit and tag != _ALLOWED_TAG:
+        raise LoadLimitError(
+            problem=f"the tag {show(str(tag).replace('tag:yaml.org,2002:', '!!'))} is not allowed in a stack file; "
+            "write the value without a tag (quote it to keep it a string)",
+            problem_mark=event.start_mark,
+        )
+
+
+def _refuse_ambiguous_scalar(node: yaml.Node) -> None:
+    """A plain scalar YAML 1.1 types (PyYAML, this check) while YAML 1.2 (the Pulumi engine) reads it otherwise."""
+    if node.tag == "tag:yaml.org,2002:merge":
+        raise LoadLimitError(
+            problem="a merge key (<<) is not allowed in a stack file; write the keys out", problem_mark=node.start_mark
+        )
+    if not isinstance(node, yaml.ScalarNode) or node.style is not None or node.tag not in _WHAT_YAML_11_READ:
+        return
+    core = _CORE_READING.get(node.tag)
+    if core is not None and core.fullmatch(node.value):
+        return
+    raise LoadLimitError(
+        problem=f"{show(node.value)} is {_WHAT_YAML_11_READ[node.tag]} in YAML 1.1 but another value in YAML 1.2, "
+        "so YAML readers (this check, the Pulumi engine) disagree on it; quote it for a string, or write a plain "
+        "decimal number, true or false",
+        problem_mark=node.start_mark,
+    )
 
 
 def read_stack_text(file: Path) -> str:

@@ -18,6 +18,9 @@ from config.errors import PROJECT, ConfigError, ConfigIssue, show
 from config.secrets import SECRET_KEYS, StackSecrets
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent  # where Pulumi.yaml is
+# The keys of a Pulumi.<stack>.yaml file (pulumi/pulumi sdk/go/common/workspace/project.go@73a66f48, type
+# ProjectStack); the engine ignores any other, so a setting placed beside `config:` would be dropped unseen.
+STACK_FILE_KEYS = ("config", "encryptedkey", "encryptionsalt", "environment", "secretsprovider")
 
 
 def read_stack_file(path: str | Path) -> tuple[dict[str, Any], frozenset[str], list[ConfigIssue]]:
@@ -40,30 +43,60 @@ def read_stack_file(path: str | Path) -> tuple[dict[str, Any], frozenset[str], l
                 )
             ]
         )
-    return split_project_keys(document["config"].items(), is_secret=_is_encrypted)
+    outside = _keys_outside_config(file, document)
+    raw, secrets, issues = split_project_keys(document["config"].items(), is_secret=_is_encrypted)
+    return raw, secrets, outside + issues
+
+
+def _keys_outside_config(file: Path, document: dict[Any, Any]) -> list[ConfigIssue]:
+    return [
+        ConfigIssue(
+            "",
+            f"{file}: the top-level key {show(str(key))} is not one a stack file has "
+            f"({', '.join(STACK_FILE_KEYS)}); Pulumi ignores it.",
+            f"indent it under `config:` as {PROJECT}:<key>, or remove it."
+            if str(key).startswith(f"{PROJECT}:")
+            else "remove it, or move it under `config:`.",
+        )
+        for key in document
+        if key not in STACK_FILE_KEYS
+    ]
 
 
 def split_project_keys(
     items: Iterable[tuple[Any, Any]], is_secret: Any
 ) -> tuple[dict[str, Any], frozenset[str], list[ConfigIssue]]:
-    """Keep this project's keys (`vllm-serving:x`, or a bare `x`); note which secrets are set."""
+    """Keep this project's keys (`vllm-serving:x`); note which secrets are set."""
     raw: dict[str, Any] = {}
     secrets: set[str] = set()
     issues: list[ConfigIssue] = []
-    for full_key, value in items:
-        namespace, _, name = str(full_key).rpartition(":")
+    for key, value in items:
+        full_key = _one_colon(str(key))
+        if full_key is None:
+            issues.append(_not_a_config_key(str(key)))
+            continue
+        namespace, _, name = full_key.partition(":")
+        if _broken_ciphertext(value):
+            issues.append(
+                ConfigIssue(
+                    name,
+                    "has a `secure:` value that is empty or not a string; Pulumi cannot decrypt it.",
+                    f"pulumi config set --secret {name} <value>.",
+                )
+            )
+            continue
         if namespace and namespace != PROJECT:
             if _near_project(namespace):
                 issues.append(
                     ConfigIssue(
                         "",
-                        f"{show(str(full_key))} is not a {PROJECT} key, but its prefix "
+                        f"{show(str(key))} is not a {PROJECT} key, but its prefix "
                         f"{show(namespace)} looks like a misspelling: did you mean `{PROJECT}`?",
                         f"write the key as {PROJECT}:{name}.",
                     )
                 )
             continue  # another package's settings, e.g. kubernetes:context
-        secret = is_secret(full_key, value)
+        secret = is_secret(key, value)
         if name in SECRET_KEYS:
             if secret:
                 secrets.add(name)
@@ -82,6 +115,29 @@ def split_project_keys(
     return raw, frozenset(secrets), issues
 
 
+def _one_colon(key: str) -> str | None:
+    """`ns:name`, also from Pulumi's long form `ns:config:name`; None for a key Pulumi cannot parse."""
+    parts = key.split(":")
+    if len(parts) == 3 and parts[1] == "config":
+        parts = [parts[0], parts[2]]
+    return ":".join(parts) if len(parts) == 2 and all(parts) else None
+
+
+def _broken_ciphertext(value: Any) -> bool:
+    return isinstance(value, dict) and "secure" in value and not _is_encrypted(None, value)
+
+
+def _not_a_config_key(key: str) -> ConfigIssue:
+    """Pulumi parses a config key as `<namespace>:<name>` and refuses the file otherwise
+    (pulumi/pulumi sdk/go/common/resource/config/key.go, ParseKey)."""
+    name = key.rpartition(":")[2]
+    return ConfigIssue(
+        "",
+        f"{show(key)} is not a Pulumi config key (`<namespace>:<name>`); pulumi refuses the file.",
+        f"write it as {PROJECT}:{name}.",
+    )
+
+
 def _near_project(namespace: str) -> bool:
     """A namespace that looks like a misspelt `vllm-serving` (which would silently drop the whole group)."""
     folded = unicodedata.normalize("NFKC", namespace[:64]).casefold().replace("_", "-").replace(" ", "-")
@@ -89,7 +145,9 @@ def _near_project(namespace: str) -> bool:
 
 
 def _is_encrypted(_key: Any, value: Any) -> bool:
-    return isinstance(value, dict) and set(value) == {"secure"}
+    """Pulumi's ciphertext form, `{secure: <non-empty string>}`; an empty or non-string one cannot decrypt, so
+    it counts as no secret (and a plain-text value where a secret is required)."""
+    return isinstance(value, dict) and set(value) == {"secure"} and isinstance(value["secure"], str) and bool(value["secure"])
 
 
 def _plain_text_secret(name: str) -> ConfigIssue:
@@ -114,7 +172,8 @@ def read_pulumi_config() -> tuple[dict[str, Any], frozenset[str], list[ConfigIss
 
 def check_stack_file_syntax(stack: str, project_dir: Path | None = None) -> None:
     """Read the stack's own file as the offline CLI does, for what the Pulumi engine's YAML parser lets
-    through (a duplicate key keeps its last value, an alias is expanded, no size or depth bound), so the CLI
+    through (a duplicate key keeps its last value, an alias is expanded, no size or depth bound, a value YAML
+    versions read differently, a setting beside `config:` that the engine ignores), so the CLI
     and `pulumi preview` agree. No file (config from an ESC environment or the Automation API): nothing to
     check. Raises ConfigError naming the file."""
     import yaml
@@ -125,9 +184,12 @@ def check_stack_file_syntax(stack: str, project_dir: Path | None = None) -> None
     if file is None:
         return
     try:  # a file without `config:` (a new stack) is fine: the engine found nothing in it either
-        parse_stack_yaml(read_stack_text(file))
+        document = parse_stack_yaml(read_stack_text(file))
     except yaml.YAMLError as error:
         raise ConfigError([yaml_issue(file, error)]) from None
+    outside = _keys_outside_config(file, document) if isinstance(document, dict) else []
+    if outside:
+        raise ConfigError(outside)
 
 
 def stack_file_of(stack: str, project_dir: Path) -> Path | None:
