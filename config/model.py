@@ -75,6 +75,42 @@ class ArchitectureConfig(ConfigGroup):
             )
         return self
 
+    @model_validator(mode="after")
+    def _shape_is_possible(self) -> ArchitectureConfig:
+        """Shapes no checkpoint has, which would size a model vLLM cannot build. The rules are the ones vLLM's
+        attention and MoE layers assume: query heads grouped evenly over the key/value heads, a per-head size
+        that divides the width when head_dim is not given, top-k within the experts."""
+        for problem in _impossible_shape(self):
+            raise ValueError(problem)
+        return self
+
+
+def _impossible_shape(arch: ArchitectureConfig) -> list[str]:
+    heads, kv_heads = arch.num_attention_heads, arch.num_key_value_heads or arch.num_attention_heads
+    problems = []
+    if heads % kv_heads:
+        problems.append(
+            f"num_attention_heads ({heads}) is not a multiple of num_key_value_heads ({kv_heads}): each key/value "
+            "head serves a whole group of query heads. Fix: copy both from the model's config.json."
+        )
+    if arch.head_dim is None and arch.hidden_size % heads:
+        problems.append(
+            f"hidden_size ({arch.hidden_size}) is not a multiple of num_attention_heads ({heads}), and head_dim is "
+            "not given. Fix: set head_dim from the model's config.json."
+        )
+    if arch.num_experts_per_tok is not None and arch.num_experts_per_tok > (arch.num_local_experts or 0):
+        problems.append(
+            f"num_experts_per_tok ({arch.num_experts_per_tok}) exceeds num_local_experts "
+            f"({arch.num_local_experts}). Fix: set num_local_experts, and route to at most that many experts."
+        )
+    if arch.num_parameters is not None and arch.num_parameters < arch.vocab_size * arch.hidden_size:
+        problems.append(
+            f"num_parameters ({arch.num_parameters:,}) is fewer than the embedding alone holds (vocab_size x "
+            f"hidden_size = {arch.vocab_size * arch.hidden_size:,}). Fix: give the total parameter count (the "
+            "model card's), e.g. 8030261248."
+        )
+    return problems
+
 
 class ModelConfig(ConfigGroup):
     """The model to serve."""
