@@ -76,43 +76,78 @@ def split_project_keys(
             issues.append(_not_a_config_key(str(key)))
             continue
         namespace, _, name = full_key.partition(":")
-        if _broken_ciphertext(value):
-            issues.append(
-                ConfigIssue(
-                    name,
-                    "has a `secure:` value that is empty or not a string; Pulumi cannot decrypt it.",
-                    f"pulumi config set --secret {name} <value>.",
-                )
-            )
+        if namespace != PROJECT:
+            issues += _other_namespace(str(key), namespace, name)
             continue
-        if namespace and namespace != PROJECT:
-            if _near_project(namespace):
-                issues.append(
-                    ConfigIssue(
-                        "",
-                        f"{show(str(key))} is not a {PROJECT} key, but its prefix "
-                        f"{show(namespace)} looks like a misspelling: did you mean `{PROJECT}`?",
-                        f"write the key as {PROJECT}:{name}.",
-                    )
-                )
-            continue  # another package's settings, e.g. kubernetes:context
-        secret = is_secret(key, value)
-        if name in SECRET_KEYS:
-            if secret:
-                secrets.add(name)
-            else:
-                issues.append(_plain_text_secret(name))
-        elif secret:
-            issues.append(
-                ConfigIssue(
-                    name,
-                    "is encrypted, but it is not a secret setting.",
-                    f"set it in plain text: pulumi config set --path {name} ...",
-                )
-            )
+        issue = _secret_issue(name, value, bool(is_secret(key, value)))
+        if issue is not None:
+            issues.append(issue)
+        elif name in SECRET_KEYS:
+            secrets.add(name)
         else:
             raw[name] = value
     return raw, frozenset(secrets), issues
+
+
+def _other_namespace(key: str, namespace: str, name: str) -> list[ConfigIssue]:
+    """Another package's settings (kubernetes:context) are theirs; a misspelt prefix would drop a group unseen."""
+    if not _near_project(namespace):
+        return []
+    return [
+        ConfigIssue(
+            "",
+            f"{show(key)} is not a {PROJECT} key, but its prefix {show(namespace)} looks like a misspelling: "
+            f"did you mean `{PROJECT}`?",
+            f"write the key as {PROJECT}:{name}.",
+        )
+    ]
+
+
+def _secret_issue(name: str, value: Any, secret: bool) -> ConfigIssue | None:
+    if _broken_ciphertext(value):
+        return ConfigIssue(
+            name,
+            "has a `secure:` value Pulumi cannot decrypt: it must be a mapping of `secure` to one non-empty string.",
+            f"pulumi config set --secret {name} <value>.",
+        )
+    if name in SECRET_KEYS:
+        return None if secret else _plain_text_secret(name)
+    if secret:
+        return _misplaced_secret(name)
+    nested = _nested_ciphertext(name, value)
+    return _misplaced_secret(nested) if nested else None
+
+
+def _nested_ciphertext(path: str, value: Any) -> str | None:
+    """The key path of a `secure:` value inside a group (`pulumi config set --path --secret`), if any."""
+    if _is_encrypted(None, value):
+        return path
+    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for child, item in children:
+        found = _nested_ciphertext(f"{path}[{child}]" if isinstance(child, int) else f"{path}.{child}", item)
+        if found:
+            return found
+    return None
+
+
+def _misplaced_secret(name: str) -> ConfigIssue:
+    """An encrypted value outside the secret settings: the program would write its plain text into the pod
+    spec, where only the secret settings go through a Kubernetes Secret."""
+    near = difflib.get_close_matches(name.rpartition(".")[2].casefold().replace("-", "_"), SECRET_KEYS, n=1, cutoff=0.6)
+    if near:
+        return ConfigIssue(
+            name,
+            f"is encrypted, but it is not a secret setting: did you mean `{near[0]}`?",
+            f"pulumi config rm{' --path' if '.' in name or '[' in name else ''} {name} && "
+            f"pulumi config set --secret {near[0]} <value>.",
+        )
+    return ConfigIssue(
+        name,
+        f"is encrypted, but only {', '.join(SECRET_KEYS)} are secret settings (the program keeps them in Kubernetes "
+        "Secrets); an encrypted value elsewhere would reach the pod spec in plain text.",
+        f"set it in plain text (pulumi config set --path {name} ...), or pass the credential as one of "
+        f"{', '.join(SECRET_KEYS)}.",
+    )
 
 
 def _one_colon(key: str) -> str | None:
