@@ -103,7 +103,8 @@ def test_pulumi_long_form_config_key_is_read_as_the_project_key(tmp_path: Path) 
 def test_an_empty_ciphertext_is_refused_naming_the_secret(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     stack = tmp_path / "Pulumi.empty.yaml"
     stack.write_text(VALID + "  vllm-serving:hf_token:\n    secure: ''\n")
-    assert main([str(stack)]) == 2 and "vllm-serving:hf_token: has a `secure:` value Pulumi cannot decrypt" in capsys.readouterr().err
+    message = "vllm-serving:hf_token: has a `secure:` value Pulumi cannot decrypt"
+    assert main([str(stack)]) == 2 and message in capsys.readouterr().err
 
 
 def test_the_stack_file_settings_pulumi_writes_beside_config_are_accepted(tmp_path: Path) -> None:
