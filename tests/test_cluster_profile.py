@@ -149,3 +149,19 @@ def test_the_keda_features_checked_are_the_ones_the_rendered_scaled_object_uses(
     for version, expected in (("2.16", {"scaledobject"}), ("2.17", {"scaledobject", "fallback.behavior"})):
         scaling = plan_of(make_config(autoscaling={"enabled": True, "keda_version": version})).scaling
         assert (scaling.keda_features, keda_features_of(render_scaled_object_spec(scaling))) == (expected, expected)
+
+
+def test_a_node_selector_agreeing_with_the_gpu_affinity_is_accepted() -> None:
+    cfg = make_config(
+        gpu={"product": "H100-80GB-HBM3", "node_selector": {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"}},
+        cluster={"profile": "gke"},
+    )
+    assert cfg.gpu.node_selector == {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"}
+
+
+def test_a_node_selector_on_another_label_is_left_to_the_user() -> None:
+    cfg = make_config(
+        gpu={"product": "H100-80GB-HBM3", "node_selector": {"cloud.google.com/gke-nodepool": "a100-pool"}},
+        cluster={"profile": "gke"},
+    )
+    assert cfg.gpu.node_selector == {"cloud.google.com/gke-nodepool": "a100-pool"}

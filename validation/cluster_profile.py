@@ -3,8 +3,10 @@ named through gpu.node_selector."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from catalog.selectors import NoLabelValue, gpu_selector_terms, label_scheme
-from config.errors import ConfigIssue
+from config.errors import ConfigIssue, show
 from config.stack import StackConfig
 
 
@@ -30,7 +32,7 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
         ]
     products = list(cfg.gpu.products)
     try:
-        gpu_selector_terms(scheme, products, [cfg.gpu.spec_for(p).gfd_product for p in products])
+        terms = gpu_selector_terms(scheme, products, [cfg.gpu.spec_for(p).gfd_product for p in products])
     except NoLabelValue as error:
         return [
             ConfigIssue(
@@ -40,4 +42,28 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
                 "GPU, or choose a product this provider offers.",
             )
         ]
-    return []
+    return _selector_contradicting_affinity(cfg.gpu.node_selector, terms, cfg.gpu.product)
+
+
+def _selector_contradicting_affinity(
+    node_selector: dict[str, str], terms: list[dict[str, Any]], product: str
+) -> list[ConfigIssue]:
+    """A node selector on the label the GPU affinity already requires, with a value the affinity excludes: both
+    must hold on one node, so no node matches and every replica stays Pending."""
+    required = {
+        expression["key"]: expression["values"]
+        for term in terms
+        for expression in term["matchExpressions"]
+        if expression["operator"] == "In"
+    }
+    return [
+        ConfigIssue(
+            f"gpu.node_selector.{label}",
+            f"is {show(value)}, but the GPU affinity for {product} requires {label} in {required[label]}: no node "
+            "matches both, so every replica stays Pending.",
+            f"remove gpu.node_selector.{label} (the affinity already selects the GPU), or set gpu.product to the GPU "
+            f"that {show(value)} names.",
+        )
+        for label, value in node_selector.items()
+        if label in required and value not in required[label]
+    ]
