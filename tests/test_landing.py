@@ -163,3 +163,23 @@ def _field_at(dotted: str) -> Any:
 @pytest.mark.parametrize("landing", LANDINGS, ids=[landing.key for landing in LANDINGS])
 def test_every_landing_names_a_key_of_the_schema(landing: Any) -> None:
     assert _field_at(re.sub(r"\[\]|\{\}=?", "", landing.key)) is not None
+
+
+def _bucket_annotations(annotations: dict[str, str]) -> dict[str, Any]:
+    bucket = {"uri": "s3://models/llama-8b/", "service_account_annotations": annotations}
+    return {"mode": "object_storage", "object_storage": bucket}
+
+
+def test_service_account_annotations_beyond_the_api_servers_total_are_refused() -> None:
+    annotations = {f"example.com/note-{index}": "x" * 4000 for index in range(70)}  # 280 KB > 256 KiB
+    issue = refused_key("delivery.object_storage.service_account_annotations", delivery=_bucket_annotations(annotations))
+    assert "262,144 bytes" in issue.message
+
+
+def test_service_account_annotations_just_under_the_total_are_accepted() -> None:
+    annotations = {f"example.com/note-{index}": "x" * 4000 for index in range(60)}  # 241 KB
+    assert not [
+        issue
+        for issue in refusals(delivery=_bucket_annotations(annotations))
+        if issue.key == "delivery.object_storage.service_account_annotations"
+    ]

@@ -264,6 +264,10 @@ LANDINGS: tuple[Landing, ...] = (
 )
 
 
+# k8s.io/apimachinery pkg/api/validation/objectmeta.go (TotalAnnotationSizeLimitB): keys and values together.
+ANNOTATIONS_TOTAL_BYTES = 256 * 1024
+
+
 def check_landings(cfg: StackConfig) -> list[ConfigIssue]:
     """Every value against the syntax of the field it lands in. A URL is shown without what may be a password."""
     return [
@@ -271,6 +275,22 @@ def check_landings(cfg: StackConfig) -> list[ConfigIssue]:
         for landing in LANDINGS
         for key, value in landing.values(cfg)
         if not landing.syntax.check(value)
+    ] + _annotations_too_large(cfg)
+
+
+def _annotations_too_large(cfg: StackConfig) -> list[ConfigIssue]:
+    bucket = cfg.delivery.object_storage
+    annotations = bucket.service_account_annotations if bucket else {}
+    total = sum(len(key.encode()) + len(value.encode()) for key, value in annotations.items())
+    if total <= ANNOTATIONS_TOTAL_BYTES:
+        return []
+    return [
+        ConfigIssue(
+            "delivery.object_storage.service_account_annotations",
+            f"holds {total:,} bytes; the API server refuses an object whose annotations exceed "
+            f"{ANNOTATIONS_TOTAL_BYTES:,} bytes.",
+            "keep only the workload-identity annotation (e.g. eks.amazonaws.com/role-arn).",
+        )
     ]
 
 
