@@ -164,11 +164,29 @@ def generate(root: type[BaseModel], secret_keys: tuple[str, ...] = ()) -> str:
     return "\n".join(lines) + "\n"
 
 
+def stack_file_section(file_keys: tuple[str, ...], max_bytes: int) -> list[str]:
+    """What the loader takes beyond the keys: the file's own top-level keys and the YAML it accepts."""
+    return [
+        "",
+        "## The stack file itself",
+        "",
+        f"Beside `config:` a stack file holds only {', '.join(f'`{key}`' for key in file_keys if key != 'config')}",
+        "(Pulumi writes them); anything else is refused, as is a config key without its `vllm-serving:` namespace.",
+        f"The file is UTF-8, at most {max_bytes // 1024} KiB, without aliases, merge keys (`<<`), duplicate keys or",
+        "tags other than `!!str`. A plain value that YAML 1.1 and YAML 1.2 read differently (`010`, `1_000`, `1:30`,",
+        "`yes`/`off`, an unquoted date) is refused with its line: quote it for a string, or write a plain decimal",
+        "number, `true` or `false`. The Pulumi program reads its own stack file with the same rules.",
+    ]
+
+
 def render() -> str:
+    from config.loading import MAX_FILE_BYTES
     from config.secrets import SECRET_KEYS
+    from config.sources import STACK_FILE_KEYS
     from config.stack import StackConfig
 
-    return generate(StackConfig, SECRET_KEYS)
+    text = generate(StackConfig, SECRET_KEYS)
+    return text + "\n".join(stack_file_section(STACK_FILE_KEYS, MAX_FILE_BYTES)) + "\n"
 
 
 def main(argv: list[str]) -> int:
