@@ -14,7 +14,17 @@ from catalog import keda
 from catalog.gpus import GpuVendor
 from catalog.selectors import Term
 from catalog.storage import ClassSpec, volume_throughput
-from cluster.facts import OWNER_LABEL, ClusterFacts, Node, NodePool, Prometheus, StorageClass, Taint, quantity_int
+from cluster.facts import (
+    OWNER_LABEL,
+    ClaimTemplate,
+    ClusterFacts,
+    Node,
+    NodePool,
+    Prometheus,
+    StorageClass,
+    Taint,
+    quantity_int,
+)
 from cluster.findings import Finding, Level
 from cluster.karpenter import Candidate, candidate_nodes
 from cluster.selectors import matches_expression, matches_terms
@@ -592,5 +602,49 @@ def check_namespace(facts: ClusterFacts, namespace: str, create: bool, instance:
             "block",
             f"{namespace} {who}; creating it again fails, and destroying this stack would delete everything in it.",
             f"set namespace.create: false to use it as it is, or choose another namespace.name (e.g. {instance}).",
+        )
+    ]
+
+
+@dataclass(frozen=True)
+class ReplicaClaims:
+    """What the stack's StatefulSet will claim per replica, and what a replacement of it costs."""
+
+    namespace: str
+    statefulset: str
+    template: ClaimTemplate
+    replicas: int  # the most that run: all of them stop together on a replacement
+    back_seconds: int  # a replica's download and start from its emptied claim (the plan's budgets)
+    accepted: bool  # delivery.accept_replacement_outage
+
+
+def check_replica_claims(facts: ClusterFacts, claims: ReplicaClaims) -> list[Finding]:
+    """A StatefulSet whose claim template would change: the API refuses the update, so pulumi-kubernetes
+    deletes and recreates it (the name is fixed), and every replica stops at once."""
+    if facts.statefulsets is None:
+        return []
+    current = {t.name: t for t in facts.statefulsets.get(f"{claims.namespace}/{claims.statefulset}", ())}
+    before, after = current.get(claims.template.name), claims.template
+    if before is None or (before.storage, before.storage_class) == (after.storage, after.storage_class):
+        return []
+    change = f"{before.storage} -> {after.storage}" + (
+        f", class {before.storage_class or 'default'} -> {after.storage_class or 'default'}"
+        if before.storage_class != after.storage_class
+        else ""
+    )
+    message = (
+        f"StatefulSet {claims.namespace}/{claims.statefulset} exists with another claim template ({change}); the API "
+        f"refuses that update, so it is deleted and created again: all {claims.replicas} replica(s) stop at once and "
+        f"come back after about {claims.back_seconds // 60} min (download and start)."
+    )
+    if claims.accepted:
+        return [Finding("storage", "warn", message + " Accepted by delivery.accept_replacement_outage.")]
+    return [
+        Finding(
+            "storage",
+            "block",
+            message,
+            f"keep the claims: set cache.size_gib to {before.storage.removesuffix('Gi')} if the new model fits in it; "
+            "or accept the outage for this update with delivery.accept_replacement_outage: true (then remove it).",
         )
     ]

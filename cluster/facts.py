@@ -72,6 +72,15 @@ class Prometheus:
 
 
 @dataclass(frozen=True)
+class ClaimTemplate:
+    """One volumeClaimTemplate of a StatefulSet already in the cluster: what its replacement would change."""
+
+    name: str
+    storage: str  # spec.resources.requests.storage as written, e.g. "160Gi"
+    storage_class: str | None  # spec.storageClassName; None: the default class
+
+
+@dataclass(frozen=True)
 class ClusterFacts:
     source: str  # "snapshot a.json, b.json" or "live (context x)"
     nodes: tuple[Node, ...] = ()
@@ -81,6 +90,8 @@ class ClusterFacts:
     namespaces: Mapping[str, Mapping[str, str]] | None = None  # name -> labels; None: not read
     prometheuses: tuple[Prometheus, ...] | None = None  # None: not read
     keda_version: str | None = None  # from the keda-operator image tag, e.g. "2.16.1"
+    # "namespace/name" -> the claim templates of each StatefulSet read; None: StatefulSets not read
+    statefulsets: Mapping[str, tuple[ClaimTemplate, ...]] | None = None
     kinds_read: frozenset[str] = frozenset()
 
     def has_crd(self, name: str) -> bool:
@@ -106,8 +117,36 @@ def facts_from_items(
         namespaces={_meta(i).get("name", ""): _labels(i) for i in by_kind["Namespace"]} if "Namespace" in by_kind else None,
         prometheuses=tuple(_prometheus(i) for i in by_kind["Prometheus"]) if "Prometheus" in by_kind else None,
         keda_version=next((v for v in map(_keda_version, keda) if v), None),
+        statefulsets={_namespaced(i): _claim_templates(i) for i in by_kind["StatefulSet"]}
+        if "StatefulSet" in by_kind
+        else None,
         kinds_read=frozenset(by_kind),
     )
+
+
+def _namespaced(item: Mapping[str, Any]) -> str:
+    return f"{_meta(item).get('namespace', '')}/{_meta(item).get('name', '')}"
+
+
+def _claim_templates(item: Mapping[str, Any]) -> tuple[ClaimTemplate, ...]:
+    templates = _spec(item).get("volumeClaimTemplates")
+    found = []
+    for template in templates if isinstance(templates, list) else ():
+        if not isinstance(template, Mapping):
+            continue
+        spec = _spec(template)
+        resources = spec.get("resources") if isinstance(spec.get("resources"), Mapping) else {}
+        requests = resources.get("requests") if isinstance(resources, Mapping) else None
+        storage = requests.get("storage") if isinstance(requests, Mapping) else None
+        storage_class = spec.get("storageClassName")
+        found.append(
+            ClaimTemplate(
+                name=str(_meta(template).get("name", "")),
+                storage=str(storage or ""),
+                storage_class=str(storage_class) if storage_class else None,
+            )
+        )
+    return tuple(found)
 
 
 def _meta(item: Mapping[str, Any]) -> Mapping[str, Any]:

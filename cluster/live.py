@@ -8,6 +8,7 @@ Responses are parsed as raw JSON by the same parser as `kubectl get -o json` sna
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -53,8 +54,10 @@ def read_live(
     keda_namespace: str,
     declared_pools: tuple[NodePool, ...] = (),
     client: Any = None,
+    namespace: str | None = None,
 ) -> ClusterFacts:
-    """Facts from the cluster. `client` is an ApiClient (tests pass one with a fake transport)."""
+    """Facts from the cluster. `client` is an ApiClient (tests pass one with a fake transport). `namespace`:
+    the stack's, whose StatefulSets are read (a claim-template change would replace the server's)."""
     client = client or api_client(kubeconfig, context)
     from kubernetes import client as k8s
 
@@ -64,7 +67,20 @@ def read_live(
     crd_items = _all(crds.list_custom_resource_definition, "CustomResourceDefinition", "apiextensions.k8s.io/v1")
     installed = {str(i.get("metadata", {}).get("name", "")) for i in crd_items}
     items += crd_items + _optional(client, installed, keda_namespace)
-    return facts_from_items(items, f"live cluster (context {context or 'current'})", declared_pools)
+    facts = facts_from_items(items, f"live cluster (context {context or 'current'})", declared_pools)
+    return facts if namespace is None else _with_statefulsets(facts, client, namespace)
+
+
+def _with_statefulsets(facts: ClusterFacts, client: Any, namespace: str) -> ClusterFacts:
+    """The stack namespace's StatefulSets: read and none ({}) differs from not read (None, e.g. forbidden)."""
+    from kubernetes import client as k8s
+
+    apps = k8s.AppsV1Api(client)
+    try:
+        items = _all(lambda **kw: apps.list_namespaced_stateful_set(namespace, **kw), "StatefulSet", "apps/v1")
+    except LiveReadError:
+        return facts
+    return dataclasses.replace(facts, statefulsets=facts_from_items(items, facts.source).statefulsets or {})
 
 
 def _optional(client: Any, installed: set[str], keda_namespace: str) -> list[Mapping[str, Any]]:

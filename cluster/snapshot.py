@@ -26,7 +26,7 @@ MAX_BYTES = 2 * 1024**3  # a 20,000-node cluster without managed fields is ~540 
 MAX_ITEM_BYTES = 16 * 1024 * 1024  # one object: a Node is ~30 KB, a large CRD's schema ~1.5 MB
 MAX_ITEMS = 200_000
 READ_KINDS = frozenset(
-    {"Node", "StorageClass", "CustomResourceDefinition", "Namespace", "Prometheus", "NodePool", "Deployment"}
+    {"Node", "StorageClass", "CustomResourceDefinition", "Namespace", "Prometheus", "NodePool", "Deployment", "StatefulSet"}
 )
 SNAPSHOT_COMMAND = "kubectl get nodes,storageclasses,customresourcedefinitions,namespaces -o json > cluster.json"
 

@@ -113,6 +113,11 @@ class DeliveryConfig(ConfigGroup):
         description="Image of the download Job / init container (needs python3 and huggingface_hub); "
         "defaults to the vLLM image, already pulled on the GPU nodes.",
     )
+    accept_replacement_outage: bool = Field(
+        False,
+        description="per_replica_volume: let this update replace the StatefulSet when its claim template changes "
+        "(another model's size), which stops every replica at once; set it for that update only.",
+    )
 
 
 @dataclass(frozen=True)

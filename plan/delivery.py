@@ -80,6 +80,9 @@ def created_storage_class(instance: str, throughput_mib_per_s: int | None) -> Cr
     return CreatedStorageClass(f"{instance}-gp3-{throughput_mib_per_s}", ClassSpec("ebs.csi.aws.com", parameters))
 
 
+MODEL_VOLUME = "model-cache"  # the pod volume, and the StatefulSet's claim template, holding the model cache
+
+
 @dataclass(frozen=True)
 class DeliveryPlan:
     mode: DeliveryMode
@@ -120,6 +123,7 @@ class DeliveryPlan:
     copy_seconds: int  # one bucket-copy attempt's deadline (the script's)
     copy_deadline_seconds: int  # every attempt: the script's deadline, the image pull and the pod's start
     claim_bind_timeout_seconds: int
+    accept_replacement_outage: bool  # per_replica_volume: a claim-template change may replace the StatefulSet
     # One new pod's first start (image pull, download, startup budget) plus a margin: progressDeadlineSeconds (the
     # default 600 s would fail a large model's rollout); the download counts because the server waits for it (the
     # Job is not awaited, components/model_cache.py).
@@ -269,6 +273,7 @@ def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names,
         copy_seconds=copy,
         copy_deadline_seconds=copy + pull + POD_START_SECONDS,
         claim_bind_timeout_seconds=cfg.delivery.claim_bind_timeout_seconds,
+        accept_replacement_outage=cfg.delivery.accept_replacement_outage,
         rollout_seconds=rollout,
         new_replica_seconds=pull + budget.probe.total_seconds + POD_START_SECONDS,
         pulumi_timeout_seconds=rollout * max(1, most),

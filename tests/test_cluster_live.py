@@ -18,6 +18,7 @@ PATHS = {
     "/apis/apiextensions.k8s.io/v1/customresourcedefinitions": "CustomResourceDefinition",
     "/apis/monitoring.coreos.com/v1/prometheuses": "Prometheus",
     "/apis/apps/v1/namespaces/keda/deployments": "Deployment",
+    "/apis/apps/v1/namespaces/vllm-prod/statefulsets": "StatefulSet",
 }
 
 
@@ -132,3 +133,11 @@ def test_kubeconfig_contents_and_the_context_are_used_as_the_provider_uses_them(
         "current-context: one\n"
     )
     assert live.api_client(text, "two").configuration.host == "https://b.test"
+
+
+def test_the_live_reader_reads_the_stacks_statefulsets_when_given_its_namespace(real_read_live) -> None:  # type: ignore[no-untyped-def]
+    server = FakeApiServer()
+    facts = real_read_live(None, None, "keda", client=client(server), namespace="vllm-prod")
+    assert facts.statefulsets == {} and ("GET", "/apis/apps/v1/namespaces/vllm-prod/statefulsets") in {
+        (method, url.removeprefix("https://cluster.test").partition("?")[0]) for method, url in server.calls
+    }

@@ -17,7 +17,9 @@ PROD_EXTRA = {"api_key": "sk-test"}
 def live_cluster(monkeypatch: pytest.MonkeyPatch, name: str) -> list[tuple[object, ...]]:
     calls: list[tuple[object, ...]] = []
 
-    def read(kubeconfig: object, context: object, keda_namespace: object, declared: object = ()) -> object:
+    def read(
+        kubeconfig: object, context: object, keda_namespace: object, declared: object = (), namespace: object = None
+    ) -> object:
         calls.append((kubeconfig, context, keda_namespace))
         return read_snapshots([fixture(name)], declared)  # type: ignore[arg-type]
 

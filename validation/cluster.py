@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from cluster.capacity import Requirements
-from cluster.facts import ClusterFacts, NodePool
+from cluster.checks import ReplicaClaims
+from cluster.facts import ClaimTemplate, ClusterFacts, NodePool
 from cluster.findings import Finding
 from cluster.report import ClusterResult
 from config.cluster import ClusterConfig
 from plan import Plan
+from plan.delivery import MODEL_VOLUME
 from plan.placement import TOPOLOGY_KEYS, Placement
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set on every namespace by the API server (1.21+)
@@ -61,6 +63,21 @@ def capacity_needs(plan: Plan) -> Requirements:
     )
 
 
+def replica_claims(plan: Plan) -> ReplicaClaims:
+    """The claim template the StatefulSet renders (components/render/cache.py claim_spec reads the same plan)."""
+    delivery = plan.delivery
+    volume = delivery.volume
+    template = ClaimTemplate(MODEL_VOLUME, f"{delivery.cache_size_gib}Gi", volume.storage_class_name if volume else None)
+    return ReplicaClaims(
+        namespace=plan.identity.namespace,
+        statefulset=plan.identity.names.server,
+        template=template,
+        replicas=delivery.most_replicas,
+        back_seconds=delivery.download_seconds + delivery.new_replica_seconds,
+        accepted=delivery.accept_replacement_outage,
+    )
+
+
 def label_fix(cluster: ClusterConfig) -> str:
     return (
         f"set cluster.profile (now {cluster.profile}) to your provider: gke, eks-karpenter, aks, gpu-operator, "
@@ -96,6 +113,8 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
             delivery_terms = checks.DeliveryTerms(budget.throughput.mib_per_s, budget.weights_gib, other, probe.total_seconds)
             size = plan.delivery.cache_size_gib
             found += checks.check_read_throughput(facts, volume.storage_class_name, size, delivery_terms)
+    if plan.delivery.mode == "per_replica_volume":
+        found += checks.check_replica_claims(facts, replica_claims(plan))
     if plan.scaling.enabled:
         found += checks.check_keda(facts, set(plan.scaling.keda_features))
         found += checks.check_keda_release(facts.keda_version, plan.scaling.config.keda_version)
@@ -163,7 +182,9 @@ def _live(plan: Plan, kubeconfig: str | None, context: str | None) -> ClusterRes
 
     cluster = plan.cluster
     try:
-        facts = live.read_live(kubeconfig, context, cluster.keda_namespace, declared_pools(cluster))
+        facts = live.read_live(
+            kubeconfig, context, cluster.keda_namespace, declared_pools(cluster), namespace=plan.identity.namespace
+        )
     except live.LiveReadError as error:
         if cluster.block_on_read_failure:
             raise ConfigError(

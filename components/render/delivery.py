@@ -12,10 +12,9 @@ from components.render import cache
 from components.render.security import HF_TOKEN_DIR
 from config.kubernetes import CacheConfig
 from config.vllm import VllmConfig
-from plan.delivery import DeliveryPlan
+from plan.delivery import MODEL_VOLUME, DeliveryPlan
 from plan.names import HF_HOME, HOME
 
-MODEL_VOLUME = "model-cache"
 # Compile and JIT caches on the model volume, so a restart does not recompile (1-3 min for 70B, issue 10).
 COMPILE_CACHE = f"{HF_HOME}/compile-cache"
 # Config and tokenizer files vLLM pulls from the bucket (runai_utils.py ObjectStorageModel) and the HF cache.
