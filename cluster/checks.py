@@ -14,12 +14,12 @@ from catalog import keda
 from catalog.gpus import GpuVendor
 from catalog.selectors import Term
 from catalog.storage import ClassSpec, volume_throughput
+from catalog.vllm_images import MIN_DRIVER_MAJOR
 from cluster.facts import OWNER_LABEL, ClusterFacts, Node, NodePool, Prometheus, StorageClass, Taint, quantity_int
 from cluster.findings import Finding, Level
 from cluster.karpenter import Candidate, candidate_nodes
 from cluster.selectors import matches_expression, matches_terms
 from cluster.storage import ZONAL_DISKS, access_modes_of, describe_modes
-from catalog.vllm_images import MIN_DRIVER_MAJOR
 from cluster.versions import keda_minimum, show
 from reading.numbers import whole_number
 
