@@ -322,7 +322,7 @@ CLAIMS: list[tuple[str, str, str, Callable[[Stack], float]]] = [
         "cluster.md",
         r"the 0\.33\.0 image is a CUDA (\d+) build",
         PROD,
-        lambda s: image_cuda_major(OFFICIAL_IMAGE, "v0.33.0", "0.33.0"),
+        lambda s: image_cuda_major(OFFICIAL_IMAGE, "v0.33.0", "0.33.0") or 0,
     ),
     ("cluster.md", r"CUDA \d+ build: driver >= (\d+)\)", PROD, lambda s: MIN_DRIVER_MAJOR[13]),
     ("cluster.md", r"`fallback.behavior` needs ([\d.]+),", PROD, lambda s: float(FEATURES[Feature.FALLBACK_BEHAVIOR][0])),
