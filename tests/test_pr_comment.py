@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from cli.pr_comment import MARKER, NONE, StackReports, collect, comment, main, row, run_preflight, stack_files
+from cli.pr_comment import COLUMNS, MARKER, NONE, StackReports, collect, comment, main, row, run_preflight, stack_files
 from tests.factories import REPO
 from tests.goldens.pr_comment import BASE, GOLDEN, HEAD, golden_comment, in_process
 
@@ -132,3 +132,14 @@ def test_a_base_that_is_not_a_directory_names_the_flag_and_the_path(tmp_path: Pa
         main(["--base", str(tmp_path / "nothing"), "--head", str(HEAD)])
     assert stopped.value.code == 2
     assert f"--base {tmp_path / 'nothing'}: not a directory" in capsys.readouterr().err
+
+
+def test_the_columns_in_the_ci_docs_are_the_comments() -> None:
+    text = (REPO / "docs" / "ci-and-gitops.md").read_text(encoding="utf-8")
+    header = text.split("<!-- docs-check: pr-comment columns -->\n", 1)[1].splitlines()[0]
+    assert header == "| " + " | ".join(COLUMNS) + " |"
+
+
+def test_the_ci_docs_name_the_command_the_workflow_runs() -> None:
+    text = (REPO / "docs" / "ci-and-gitops.md").read_text(encoding="utf-8")
+    assert "venv/bin/python -m cli.pr_comment --base base --out comment.md" in text

@@ -4,6 +4,7 @@ held to the generated tables (catalog/data/vllm) and to the rendered objects' ow
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 import yaml
 
 from catalog.vllm_flags import FLAG_TABLES
+from catalog.vllm_images import CUDA13_DEFAULT_FROM, MIN_DRIVER_MAJOR
 from catalog.vllm_metrics import metrics_for, series_type
 from cli.preflight import main
 from cli.upgrade import command_line, flag_changes, flag_values
@@ -195,3 +197,22 @@ def test_the_upgrade_report_never_imports_pulumi(tmp_path) -> None:  # type: ign
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert result.stdout.strip().splitlines()[-1] == "False"
+
+
+UPGRADE_BLOCK = re.compile(r"<!-- docs-check: upgrade (\S+) (\S+) -->\n```text\n(.*?)```", re.DOTALL)
+
+
+def test_the_upgrade_output_in_the_docs_is_what_the_command_prints(capsys) -> None:  # type: ignore[no-untyped-def]
+    (head, base, block), *others = UPGRADE_BLOCK.findall((REPO / "docs" / "upgrading.md").read_text(encoding="utf-8"))
+    main([str(REPO / head), "--against", str(REPO / base)])
+    out = capsys.readouterr().out
+    assert not others and block == out[out.index("Upgrade:") :]
+
+
+def test_the_docs_cuda_13_release_and_driver_are_the_catalogs() -> None:
+    text = (REPO / "docs" / "upgrading.md").read_text(encoding="utf-8")
+    assert (
+        f"from vLLM {CUDA13_DEFAULT_FROM} the image is a CUDA 13 build that needs NVIDIA driver {MIN_DRIVER_MAJOR[13]} or newer"
+        in text
+    )
+    assert f"builds from vLLM {CUDA13_DEFAULT_FROM} and need driver {MIN_DRIVER_MAJOR[13]} or newer" in text
