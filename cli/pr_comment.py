@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cli.upgrade import headline, sections
+from cli.upgrade import markdown_lines
 
 # The first line of the comment: the workflow finds its own earlier comment by it and edits it.
 MARKER = "<!-- vllm-serving preflight comment -->"
@@ -208,15 +208,8 @@ def details(stack: StackReports) -> list[str]:
     if head.get("upgrade_error"):
         lines.append("- upgrade impact not computed: " + "; ".join(head["upgrade_error"]))
     if head.get("upgrade"):
-        lines += upgrade_lines(head["upgrade"])
+        lines += markdown_lines(head["upgrade"])
     return ["", f"### `{stack.name}`", "", *lines] if lines else []
-
-
-def upgrade_lines(data: Report) -> list[str]:
-    lines = [f"- **Upgrade: {headline(data)}**"]
-    for title, items in sections(data):
-        lines += [f"  - {title}:", *(f"    - {item}" for item in items)]
-    return lines
 
 
 if __name__ == "__main__":

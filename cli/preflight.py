@@ -211,17 +211,20 @@ def _print_report(
     else:
         print(table_text(report, verdict.cluster))
     if args.against:
-        from cli.upgrade import text_lines
-
-        print(
-            "\n".join(text_lines(upgrade.as_dict()))
-            if upgrade
-            else f"Upgrade: none (the base runs the same release and image as {args.stack_file})"
-        )
+        print(_upgrade_text(args, upgrade))
     if logged is not None:
         from preflight.startup_log import render_log_check
 
         print(render_log_check(report, logged))
+
+
+def _upgrade_text(args: argparse.Namespace, upgrade: UpgradeImpact | None) -> str:
+    from cli.upgrade import markdown_lines, text_lines
+
+    if upgrade is None:
+        return f"Upgrade: none (the base runs the same release and image as {args.stack_file})"
+    lines = markdown_lines(upgrade.as_dict()) if args.markdown else text_lines(upgrade.as_dict())
+    return "\n".join(["", *lines] if args.markdown else lines)
 
 
 if __name__ == "__main__":

@@ -143,6 +143,14 @@ def text_lines(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+def markdown_lines(data: dict[str, Any]) -> list[str]:
+    """The same as nested Markdown bullets (`--markdown`, the PR comment)."""
+    lines = [f"- **Upgrade: {headline(data)}**"]
+    for title, items in sections(data):
+        lines += [f"  - {title}:", *(f"    - {item}" for item in items)]
+    return lines
+
+
 def is_upgrade(base: Plan, head: Plan) -> bool:
     """The release or the image changed between the two plans."""
     return (base.delivery.vllm.version, base.server.image) != (head.delivery.vllm.version, head.server.image)

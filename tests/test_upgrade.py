@@ -216,3 +216,9 @@ def test_the_docs_cuda_13_release_and_driver_are_the_catalogs() -> None:
         in text
     )
     assert f"builds from vLLM {CUDA13_DEFAULT_FROM} and need driver {MIN_DRIVER_MAJOR[13]} or newer" in text
+
+
+def test_the_markdown_report_ends_with_the_upgrade_as_nested_bullets(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    main([str(STACKS / "Pulumi.prod.yaml"), "--markdown", "--against", str(prod_on(tmp_path, OLD))])
+    out = capsys.readouterr().out
+    assert "\n- **Upgrade: vLLM 0.7.2 -> 0.33.0 (" in out and "\n  - Flags:\n    - --disable-log-requests: " in out
