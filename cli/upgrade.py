@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from catalog.vllm_flags import FLAG_ALIASES, FLAG_TABLES, FlagTable
+from catalog.vllm_flags import FLAG_TABLES, FlagTable
 from catalog.vllm_images import DriverFloor, driver_floor
 from catalog.vllm_metrics import metrics_for, renamed_signal, series_type
 from catalog.vllm_versions import RELEASES
@@ -27,7 +27,7 @@ from components.render.queries import used_metrics
 from config.stack import StackConfig
 from plan import Plan
 from plan.sizing import resolve_sizing
-from validation.vllm import canonical_flag
+from validation.vllm import flag_values
 
 
 @dataclass(frozen=True)
@@ -175,19 +175,6 @@ def upgrade_impact(base: Plan, head: Plan, head_cfg: StackConfig, cluster: Clust
 def command_line(plan: Plan) -> list[str]:
     """Every argument after `vllm serve` any pod of the stack gets (a multi-node worker adds its own)."""
     return [*plan.server.args, *(plan.multinode.worker_flags if plan.multinode else ())]
-
-
-def flag_values(args: list[str]) -> list[tuple[str, str | None]]:
-    """(canonical flag, its value or None) for each flag on a command line, as validation reads them."""
-    found = []
-    for index, token in enumerate(args):
-        flag = canonical_flag(token) if token.startswith("--") or token in FLAG_ALIASES else None
-        if flag is None:
-            continue
-        following = args[index + 1] if index + 1 < len(args) else None
-        value = token.split("=", 1)[1] if "=" in token else following
-        found.append((flag, None if value is None or value.startswith("-") else value))
-    return found
 
 
 def flag_changes(old_args: list[str], new_args: list[str], table: FlagTable) -> list[FlagChange]:

@@ -17,12 +17,13 @@ from catalog.vllm_flags import FLAG_TABLES
 from catalog.vllm_images import CUDA13_DEFAULT_FROM, MIN_DRIVER_MAJOR
 from catalog.vllm_metrics import metrics_for, series_type
 from cli.preflight import main
-from cli.upgrade import command_line, flag_changes, flag_values
+from cli.upgrade import command_line, flag_changes
 from components.render.manifests import stack_manifests
 from components.render.queries import used_metrics
 from tests.factories import REPO, STACKS
 from validation import assess
 from validation.sources import load_stack_file_with_secrets
+from validation.vllm import flag_values
 
 OLD, NEW = "0.7.2", "0.33.0"
 CLUSTERS = REPO / "tests" / "data" / "clusters"
