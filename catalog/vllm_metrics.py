@@ -145,6 +145,34 @@ class VersionMetrics:
         """The type of an exposed series name (a histogram's `_bucket`/`_sum`/`_count` count as histogram)."""
         return series_type(name, self.metrics)
 
+    def signals(self) -> dict[str, str | None]:
+        """The renamed signals by field name: what each is called in this version (None: not exported)."""
+        return {name: getattr(self, name) for name in SIGNALS}
+
+
+# The fields of VersionMetrics that name one signal under a version's own name.
+SIGNALS = (
+    "kv_cache_usage",
+    "inter_token_latency",
+    "prefix_cache_hit_rate_gauge",
+    "prefix_cache_hits",
+    "prefix_cache_queries",
+    "http_requests",
+)
+# A V0 gauge that V1 replaced by a pair of counters (the dashboard divides their rates).
+_SUCCESSORS = {"prefix_cache_hit_rate_gauge": ("prefix_cache_hits", "prefix_cache_queries")}
+
+
+def renamed_signal(name: str, old: VersionMetrics, new: VersionMetrics) -> str | None:
+    """The new version's series for the signal `name` carries in the old one (histogram suffix kept), or None."""
+    old_signals, new_signals = old.signals(), new.signals()
+    for suffix in ("", *(s for s in _HISTOGRAM_SUFFIXES if name.endswith(s))):
+        signal = next((key for key, spelled in old_signals.items() if spelled == name.removesuffix(suffix)), None)
+        successors = [new_signals[key] for key in _SUCCESSORS.get(signal, (signal,))] if signal else []
+        if successors and all(successors):
+            return " / ".join(f"{successor}{suffix}" for successor in successors)
+    return None
+
 
 def series_type(name: str, table: Mapping[str, MetricType]) -> MetricType | None:
     merged = {**table, **EXTERNAL}

@@ -1,4 +1,4 @@
-"""`python -m preflight STACK_FILE [--cluster FILE ...] [--log FILE] [--json | --markdown] [--debug]`.
+"""`python -m preflight STACK_FILE [--against BASE_STACK_FILE] [--cluster FILE ...] [--log FILE] [--json | --markdown]`.
 
 Exit 0 fits, 1 blocked (a memory, structural or cluster verdict), 2 config error, 3 internal error (a bug: one
 line asking to report it; the traceback only with --debug). The verdict is validation.assess's, the same call
@@ -6,6 +6,9 @@ the Pulumi program makes, so the exit code and `pulumi preview` agree.
 
 With --cluster, the stack is also checked against a cluster snapshot: the files `kubectl get ... -o json`
 writes (docs/cluster.md). Without it the report says `cluster: not checked`, never `passed`.
+
+With --against, the stack is compared with another version of itself (the pull request's base): when the vLLM
+release or the image differs, the report adds what the upgrade changes (cli/upgrade.py, docs/upgrading.md).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import TYPE_CHECKING
 from cli.pipe import EXIT_CLOSED_PIPE, quiet_on_closed_pipe
 from cluster.report import ClusterResult
 from config.errors import ConfigError, ConfigIssue
+from config.stack import StackConfig
 from plan import Plan
 from preflight.text import markdown_text, table_text
 from preflight.text import verdict as text_verdict
@@ -27,7 +31,8 @@ from validation.cluster import check_snapshots, stack_name_of
 from validation.secrets import missing_secrets
 from validation.sources import load_stack_file_with_secrets
 
-if TYPE_CHECKING:  # the log module (its patterns) is imported only with --log
+if TYPE_CHECKING:  # the log module (its patterns) and the upgrade report (the renderers) load only when asked
+    from cli.upgrade import UpgradeImpact
     from preflight.startup_log import LoggedStartup
 
 EXIT_FITS, EXIT_BLOCKED, EXIT_CONFIG_ERROR = Outcome.FITS.value, Outcome.BLOCKED.value, Outcome.CONFIG_ERROR.value
@@ -47,6 +52,7 @@ examples:
   python -m preflight stacks/Pulumi.prod.yaml --json | jq .verdict
   python -m preflight stacks/Pulumi.prod.yaml --cluster nodes.json --cluster storageclasses.json
   python -m preflight stacks/Pulumi.dev.yaml --log vllm-startup.log
+  python -m preflight stacks/Pulumi.prod.yaml --against base/stacks/Pulumi.prod.yaml   # what an upgrade changes
 """
 
 
@@ -87,6 +93,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="a `kubectl get ... -o json` snapshot of the cluster (repeatable)",
     )
+    parser.add_argument(
+        "--against",
+        metavar="BASE_STACK_FILE",
+        help="the same stack before the change (e.g. the pull request's base): report what a vLLM upgrade changes",
+    )
     parser.add_argument("--log", metavar="FILE", help="a vLLM start-up log: set its figures beside the prediction")
     parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     return parser
@@ -117,10 +128,37 @@ def _run(args: argparse.Namespace) -> int:
             logged = check_startup_log(args.log, log_text, (cfg.model.id, cfg.model.local_path or ""))
         except LogError as error:
             return _config_error(args, ConfigError([ConfigIssue("", str(error))]))
+    upgrade: UpgradeImpact | None = None
+    if args.against:
+        try:
+            upgrade = _upgrade(args.against, stack, cfg, verdict)
+        except ConfigError as error:
+            return _config_error(args, error)
     for issue in missing_secrets(cfg, secrets):
         print(f"note: {issue.render()} (pulumi preview stops unless it is set elsewhere)", file=sys.stderr)
-    _print_report(args, verdict, logged)
+    _print_report(args, verdict, logged, upgrade)
     return verdict.outcome.value
+
+
+def _upgrade(base_file: str, stack: str, cfg: StackConfig, verdict: Verdict) -> UpgradeImpact | None:
+    """The upgrade impact against the base stack file (None when both run the same release and image). A base
+    that does not load or validate is a config error naming --against and the file."""
+    from cli.upgrade import is_upgrade, upgrade_impact
+
+    def against(issues: list[ConfigIssue]) -> ConfigError:
+        return ConfigError([ConfigIssue("", f"--against {base_file}: {issue.render()}") for issue in issues])
+
+    try:
+        base_cfg, _ = load_stack_file_with_secrets(base_file)
+    except ConfigError as error:
+        raise against(error.issues) from None
+    base = assess(base_cfg, stack=stack)
+    if base.outcome is Outcome.CONFIG_ERROR or base.plan is None:
+        raise against(list(base.issues))
+    assert verdict.plan is not None  # the head is sized: its config errors were reported first
+    if not is_upgrade(base.plan, verdict.plan):
+        return None
+    return upgrade_impact(base.plan, verdict.plan, cfg, verdict.cluster)
 
 
 def _snapshot_check(files: list[str]) -> ClusterCheck:
@@ -151,7 +189,9 @@ def _config_error(args: argparse.Namespace, error: ConfigError) -> int:
     return EXIT_CONFIG_ERROR
 
 
-def _print_report(args: argparse.Namespace, verdict: Verdict, logged: LoggedStartup | None = None) -> None:
+def _print_report(
+    args: argparse.Namespace, verdict: Verdict, logged: LoggedStartup | None = None, upgrade: UpgradeImpact | None = None
+) -> None:
     report = verdict.report
     assert report is not None  # sized whenever there is no config error
     if args.json:
@@ -162,16 +202,29 @@ def _print_report(args: argparse.Namespace, verdict: Verdict, logged: LoggedStar
             from preflight.startup_log import log_check_dict
 
             data["startup_log"] = log_check_dict(report, logged)
+        if args.against:  # null: the base runs the same release and image
+            data["upgrade"] = None if upgrade is None else upgrade.as_dict()
         print(json.dumps(data, indent=2))
         return
     if args.markdown:
         print(markdown_text(report, Path(args.stack_file).name, verdict.cluster))
     else:
         print(table_text(report, verdict.cluster))
+    if args.against:
+        print(_upgrade_text(args, upgrade))
     if logged is not None:
         from preflight.startup_log import render_log_check
 
         print(render_log_check(report, logged))
+
+
+def _upgrade_text(args: argparse.Namespace, upgrade: UpgradeImpact | None) -> str:
+    from cli.upgrade import markdown_lines, text_lines
+
+    if upgrade is None:
+        return f"Upgrade: none (the base runs the same release and image as {args.stack_file})"
+    lines = markdown_lines(upgrade.as_dict()) if args.markdown else text_lines(upgrade.as_dict())
+    return "\n".join(["", *lines] if args.markdown else lines)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from catalog import keda
 from catalog.gpus import GpuVendor
 from catalog.selectors import Term
 from catalog.storage import ClassSpec, volume_throughput
+from catalog.vllm_images import MIN_DRIVER_MAJOR
 from cluster.facts import (
     OWNER_LABEL,
     ClaimTemplate,
@@ -29,7 +30,7 @@ from cluster.findings import Finding, Level
 from cluster.karpenter import Candidate, candidate_nodes
 from cluster.selectors import matches_expression, matches_terms
 from cluster.storage import ZONAL_DISKS, access_modes_of, describe_modes
-from cluster.versions import MIN_DRIVER_MAJOR, keda_minimum, show
+from cluster.versions import keda_minimum, show
 from reading.numbers import whole_number
 
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")

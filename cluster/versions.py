@@ -2,9 +2,7 @@
 
 KEDA: the feature table is catalog/keda.py's (fallback.behavior from v2.17.0, a fallback with a metricType
 Value trigger from v2.18.0; until then the webhook rejects it: apis/keda/v1alpha1/scaledobject_types.go@v2.17.0:286-316).
-CUDA: the vllm/vllm-openai images moved to a CUDA 13 base (nvidia/cuda:13.0.3) and need driver >= 580;
-`-cu129` tags are CUDA 12.9 builds (docs/sources.md §A.6, "serving-at-scale-
-facts.md" docs/sources.md §S3 GFD row).
+CUDA: the image's build and its driver floor are catalog/vllm_images.py's (image_cuda_major, MIN_DRIVER_MAJOR).
 """
 
 from __future__ import annotations
@@ -22,11 +20,6 @@ KEDA_FEATURES: dict[str, tuple[int, int, int]] = {
     **{str(feature): (*parse_keda_version(first), 0) for feature, (first, _source) in FEATURES.items()},
 }
 
-# vLLM release -> CUDA major of its official vllm/vllm-openai image (unknown releases: not checked).
-IMAGE_CUDA_MAJOR: dict[str, int] = {"0.33.0": 13}
-MIN_DRIVER_MAJOR: dict[int, int] = {13: 580}  # CUDA major -> oldest driver branch that runs it
-OFFICIAL_IMAGE = "vllm/vllm-openai"
-
 
 def keda_minimum(features: Iterable[str]) -> tuple[tuple[int, int, int], list[str]]:
     """The oldest KEDA that accepts every feature, and the features that need exactly that version."""
@@ -36,15 +29,6 @@ def keda_minimum(features: Iterable[str]) -> tuple[tuple[int, int, int], list[st
         raise KeyError(f"unknown KEDA feature(s) {unknown}; known: {sorted(KEDA_FEATURES)}")
     minimum = max((KEDA_FEATURES[f] for f in wanted), default=KEDA_FEATURES[SCALED_OBJECT])
     return minimum, [f for f in wanted if KEDA_FEATURES[f] == minimum]
-
-
-def image_cuda_major(image: str, tag: str, vllm_version: str) -> int | None:
-    """The CUDA major of an official image tag, or None when unknown (a custom image or release)."""
-    if image != OFFICIAL_IMAGE:
-        return None
-    if tag.endswith("-cu129"):
-        return 12
-    return IMAGE_CUDA_MAJOR.get(vllm_version) if tag in (f"v{vllm_version}", f"v{vllm_version}-ubuntu2404") else None
 
 
 def show(version: tuple[int, ...]) -> str:

@@ -7,51 +7,9 @@ from __future__ import annotations
 import re
 
 from catalog.vllm_metrics import MetricType, VersionMetrics
+from components.render.promql import metric_names, strip_expression
 
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`')
-_MATCHERS = re.compile(r"\{[^}]*\}")
-_RANGES = re.compile(r"\[[^\]]*\]")
-_GROUPING = re.compile(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)")
-_IDENTIFIER = re.compile(r"(?<![\w:.])([A-Za-z_:][\w:]*)(?![\w:])(\s*\()?")
 _COUNTER_FUNCTIONS = re.compile(r"\b(rate|irate|increase)\s*\(\s*([A-Za-z_:][\w:]*)")
-_KEYWORDS = frozenset(
-    {
-        "and",
-        "or",
-        "unless",
-        "by",
-        "without",
-        "on",
-        "ignoring",
-        "group_left",
-        "group_right",
-        "bool",
-        "offset",
-        "inf",
-        "nan",
-        "Inf",
-        "NaN",
-    }
-)
-
-
-def _strip(expr: str) -> str:
-    """The expression without string literals, label matchers, ranges and grouping label lists."""
-    text = _STRINGS.sub('""', expr)
-    text = _MATCHERS.sub("", text)
-    text = _RANGES.sub("", text)
-    return _GROUPING.sub("", text)
-
-
-def metric_names(expr: str) -> list[str]:
-    """Metric names a PromQL expression selects, in order of appearance (functions and keywords left out)."""
-    names: list[str] = []
-    for match in _IDENTIFIER.finditer(_strip(expr)):
-        name, call = match.group(1), match.group(2)
-        if call or name in _KEYWORDS or name in names:
-            continue
-        names.append(name)
-    return names
 
 
 def lint(expr: str, metrics: VersionMetrics) -> list[str]:
@@ -61,7 +19,7 @@ def lint(expr: str, metrics: VersionMetrics) -> list[str]:
         for name in metric_names(expr)
         if metrics.series_type(name) is None
     ]
-    for match in _COUNTER_FUNCTIONS.finditer(_strip(expr)):
+    for match in _COUNTER_FUNCTIONS.finditer(strip_expression(expr)):
         function, name = match.groups()
         if metrics.series_type(name) is MetricType.GAUGE:
             problems.append(f"{function}() over the gauge {name}")

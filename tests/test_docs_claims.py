@@ -27,11 +27,10 @@ import yaml
 from pydantic import BaseModel
 
 from catalog.keda import FEATURES, Feature
-from catalog.vllm_images import image_size
+from catalog.vllm_images import MIN_DRIVER_MAJOR, OFFICIAL_IMAGE, image_cuda_major, image_size
 from catalog.vllm_metrics import metrics_for
 from cli.preflight import main as preflight_main
 from cli.render import rendered_objects
-from cluster.versions import IMAGE_CUDA_MAJOR, MIN_DRIVER_MAJOR
 from components.render.keda import trigger_queries
 from config.stack import StackConfig
 from plan.scaling import Workload
@@ -319,8 +318,13 @@ CLAIMS: list[tuple[str, str, str, Callable[[Stack], float]]] = [
     ("docker.md", r"\(default (\d+)m x \d+\)", PROD, lambda s: float(default_of("docker.log_opts.max_size").removesuffix("m"))),
     ("docker.md", r"\(default \d+m x (\d+)\)", PROD, lambda s: default_of("docker.log_opts.max_file")),
     ("docker.md", r"\(default `127.0.0.1:(\d+)`\)", PROD, lambda s: default_of("docker.port")),
-    ("cluster.md", r"the 0\.33\.0 image is a CUDA (\d+) build", PROD, lambda s: IMAGE_CUDA_MAJOR["0.33.0"]),
-    ("cluster.md", r"CUDA \d+ build: driver >= (\d+)\)", PROD, lambda s: MIN_DRIVER_MAJOR[IMAGE_CUDA_MAJOR["0.33.0"]]),
+    (
+        "cluster.md",
+        r"the 0\.33\.0 image is a CUDA (\d+) build",
+        PROD,
+        lambda s: image_cuda_major(OFFICIAL_IMAGE, "v0.33.0", "0.33.0") or 0,
+    ),
+    ("cluster.md", r"CUDA \d+ build: driver >= (\d+)\)", PROD, lambda s: MIN_DRIVER_MAJOR[13]),
     ("cluster.md", r"`fallback.behavior` needs ([\d.]+),", PROD, lambda s: float(FEATURES[Feature.FALLBACK_BEHAVIOR][0])),
     (
         "cluster.md",

@@ -4,8 +4,6 @@ or the known exporters expose, with no rate() over a gauge."""
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ from catalog.gpus import NVIDIA
 from catalog.vllm_metrics import VERSIONS
 from components.autoscaling import KedaAutoscaler, KedaAutoscalerArgs
 from components.monitoring import Monitoring, MonitoringArgs
+from components.render.queries import emitted_queries as queries_of
 from config.observability import AutoscalingConfig, MonitoringConfig
 from plan.monitoring import alert_limits
 from plan.scaling import Capacity, Workload
@@ -24,7 +23,6 @@ from tests.promtool import check_rules, recording_rules, write_yaml
 
 CAPACITY = Capacity(max_num_seqs=256, kv_cache_tokens=448_224, tokens_per_request=1024, gpu_memory_utilization=0.9)
 LABELS = {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "llama"}
-LABEL_VALUES = re.compile(r"^label_values\((.*), \w+\)$")  # Grafana's variable query wraps a selector
 
 
 def everything(version: str) -> Registered:
@@ -47,16 +45,9 @@ def everything(version: str) -> Registered:
 
 
 def emitted_queries(registered: Registered) -> list[str]:
-    triggers = registered.one("kubernetes:keda.sh/v1alpha1:ScaledObject")["spec"]["triggers"]
-    groups = registered.one("kubernetes:monitoring.coreos.com/v1:PrometheusRule")["spec"]["groups"]
-    board = json.loads(next(iter(registered.one("kubernetes:core/v1:ConfigMap")["data"].values())))
-    variables = [LABEL_VALUES.sub(r"\1", v["query"]["query"]) for v in board["templating"]["list"] if v["type"] == "query"]
-    return (
-        [t["metadata"]["query"] for t in triggers]
-        + [r["expr"] for g in groups for r in g["rules"]]
-        + [t["expr"] for p in board["panels"] for t in p["targets"]]
-        + variables
-    )
+    """Read back out of the registered objects by the function the upgrade report uses (components/render/queries.py)."""
+    by_consumer = queries_of(resource.inputs for resource in registered.resources)
+    return [query for queries in by_consumer.values() for query in queries]
 
 
 @pytest.fixture(scope="module", params=sorted(VERSIONS))

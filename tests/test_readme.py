@@ -166,9 +166,10 @@ def test_the_readme_calibration_table_is_the_one_the_calibration_page_asserts() 
 
 def test_the_readme_driver_and_keda_versions_are_the_ones_the_checks_use() -> None:
     from catalog.keda import FEATURES, OLDEST_SUPPORTED, Feature
-    from cluster.versions import IMAGE_CUDA_MAJOR, MIN_DRIVER_MAJOR
+    from catalog.vllm_images import OFFICIAL_IMAGE, driver_floor
 
-    assert MIN_DRIVER_MAJOR[IMAGE_CUDA_MAJOR["0.33.0"]] == 580 and "NVIDIA driver 580 or newer" in readme()
+    floor = driver_floor(OFFICIAL_IMAGE, "v0.33.0", "0.33.0")
+    assert floor is not None and floor.min_driver_major == 580 and "NVIDIA driver 580 or newer" in readme()
     assert OLDEST_SUPPORTED == "2.16" and "only fields KEDA 2.16 accepts" in readme()
     assert FEATURES[Feature.FALLBACK_BEHAVIOR][0] == "2.17" and "to 2.17 or newer to get `fallback.behavior`" in readme()
 

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from catalog.vllm_flags import _COMMON, FLAG_TABLES
-from catalog.vllm_metrics import VLLM_0_7_2, VLLM_0_33_0, metrics_for
+from catalog.vllm_images import OFFICIAL_IMAGE, driver_floor, image_cuda_major
+from catalog.vllm_metrics import VLLM_0_7_2, VLLM_0_33_0, metrics_for, renamed_signal
 from catalog.vllm_releases import DATA_DIR, available_versions, release_table, version_key
 from catalog.vllm_versions import RELEASES, MemoryEra, era_of, memory_era
 from config.errors import ConfigError
@@ -159,3 +160,46 @@ def test_an_older_release_runs_the_whole_program_with_its_image_and_flags() -> N
     container = registered.one("kubernetes:apps/v1:Deployment")["spec"]["template"]["spec"]["containers"][0]
     assert container["image"] == "vllm/vllm-openai:v0.11.0"
     assert {a for a in container["args"] if a.startswith("--")} <= FLAG_TABLES["0.11.0"].flags
+
+
+@pytest.mark.parametrize(
+    ("tag", "version", "cuda"),
+    [
+        ("v0.19.1", "0.19.1", 12),  # before the switch the unsuffixed tag is the CUDA 12.9 build
+        ("v0.19.1-cu130", "0.19.1", 13),
+        ("v0.20.0", "0.20.0", 13),  # vllm-project/vllm#39878: CUDA 13 unsuffixed from 0.20.0
+        ("v0.33.0-ubuntu2404", "0.33.0", 13),
+        ("v0.33.0-cu129", "0.33.0", 12),
+        ("my-build", "0.33.0", None),
+    ],
+)
+def test_the_cuda_build_of_an_official_tag_follows_the_cuda_13_switch(tag: str, version: str, cuda: int | None) -> None:
+    assert image_cuda_major(OFFICIAL_IMAGE, tag, version) == cuda
+
+
+def test_a_custom_image_has_no_known_cuda_build() -> None:
+    assert image_cuda_major("registry.example.com/vllm", "v0.33.0", "0.33.0") is None
+
+
+def test_only_a_cuda_13_build_has_a_driver_floor() -> None:
+    floor = driver_floor(OFFICIAL_IMAGE, "v0.20.0", "0.20.0")
+    assert floor is not None and (floor.cuda_major, floor.min_driver_major) == (13, 580)
+    assert driver_floor(OFFICIAL_IMAGE, "v0.19.1", "0.19.1") is None
+
+
+def test_a_renamed_signal_maps_to_the_new_releases_name_with_the_histogram_suffix_kept() -> None:
+    old, new = metrics_for("0.7.2"), metrics_for("0.33.0")
+    assert renamed_signal("vllm:time_per_output_token_seconds_bucket", old, new) == "vllm:inter_token_latency_seconds_bucket"
+    assert renamed_signal("vllm:gpu_cache_usage_perc", old, new) == "vllm:kv_cache_usage_perc"
+
+
+def test_the_v0_prefix_cache_gauge_maps_to_the_v1_pair_of_counters() -> None:
+    old, new = metrics_for("0.7.2"), metrics_for("0.33.0")
+    assert (
+        renamed_signal("vllm:gpu_prefix_cache_hit_rate", old, new)
+        == "vllm:prefix_cache_hits_total / vllm:prefix_cache_queries_total"
+    )
+
+
+def test_a_series_that_is_no_renamed_signal_has_no_replacement() -> None:
+    assert renamed_signal("vllm:num_requests_swapped", metrics_for("0.7.2"), metrics_for("0.33.0")) is None

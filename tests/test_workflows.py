@@ -10,12 +10,14 @@ from typing import Any
 import pytest
 import yaml
 
+from cli.pr_comment import MARKER
 from plan.sizing import resolve_sizing
 from tests.factories import load_stack_file
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = ROOT / ".github" / "workflows"
 PULUMI_ACTION = "pulumi/actions@8e5e406f4007fca908480587cb9893c07090f58d"  # v7.0.0
+GOLDEN_COMMENT = ROOT / "tests" / "data" / "goldens" / "pr-comment.md"
 FULL_SHA = re.compile(r"^[^@]+@[0-9a-f]{40}$")
 
 
@@ -65,8 +67,33 @@ def test_preview_may_comment_on_pull_requests_and_only_read_code() -> None:
             "tests": {"contents": "read"},
             "examples": {"contents": "read"},
             "stack": {"contents": "read", "pull-requests": "write"},
+            "comment-report": {"contents": "read"},
+            "comment": {"pull-requests": "write"},
         },
     )
+
+
+def test_the_comment_report_runs_the_pr_comment_script_against_a_checkout_of_the_base() -> None:
+    steps = job("preview.yml", "comment-report")["steps"]
+    base = step("preview.yml", "comment-report", "Check out the base")["with"]
+    assert base == {"ref": "${{ github.event.pull_request.base.sha }}", "path": "base", "persist-credentials": False}
+    assert (
+        "venv/bin/python -m cli.pr_comment --base base --out comment.md"
+        in step("preview.yml", "comment-report", "Compute the comment")["run"]
+    )
+    assert steps[-1]["with"]["path"] == "comment.md"
+
+
+def test_the_job_that_posts_the_comment_runs_no_code_of_the_pull_request() -> None:
+    steps = job("preview.yml", "comment")["steps"]
+    assert not any(str(s.get("uses", "")).startswith("actions/checkout@") for s in steps)
+    assert job("preview.yml", "comment")["needs"] == "comment-report"
+
+
+def test_the_posted_comment_is_found_again_by_the_scripts_marker() -> None:
+    run = step("preview.yml", "comment", "Post or update the comment")["run"]
+    assert "marker=$(head -n 1 comment.md)" in run and "--method PATCH" in run
+    assert GOLDEN_COMMENT.read_text(encoding="utf-8").startswith(MARKER + "\n")
 
 
 @pytest.mark.parametrize("workflow_name", ["preview.yml", "deploy.yml"])

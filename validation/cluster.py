@@ -92,9 +92,9 @@ def check_cluster(plan: Plan, facts: ClusterFacts) -> ClusterResult:
 
 
 def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
+    from catalog.vllm_images import image_cuda_major
     from catalog.vllm_versions import RELEASES
     from cluster import capacity, checks
-    from cluster.versions import image_cuda_major
 
     namespace, vllm, gpus = plan.identity.namespace, plan.delivery.vllm, plan.server.resources.gpus
     terms = gpu_terms(plan.placement)

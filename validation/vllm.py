@@ -161,14 +161,25 @@ def check_env(cfg: StackConfig) -> list[ConfigIssue]:
     ]
 
 
-def check_rendered_args(args: list[str], table: FlagTable) -> list[ConfigIssue]:
-    """The finished command line against the release's own table (catalog/data/vllm/<version>.json): every
-    flag must be one `vllm serve` of that release accepts, and the values of flags with choices among them."""
-    issues: list[ConfigIssue] = []
+def flag_values(args: list[str] | tuple[str, ...]) -> list[tuple[str, str | None]]:
+    """(canonical flag, its value or None) for each flag of a rendered command line, in order: the value after
+    `=` or the next argument unless that is a flag."""
+    found = []
     for index, token in enumerate(args):
         flag = canonical_flag(token) if token.startswith("--") or token in FLAG_ALIASES else None
         if flag is None:
             continue
+        following = args[index + 1] if index + 1 < len(args) else None
+        value = token.split("=", 1)[1] if "=" in token else following
+        found.append((flag, None if value is None or value.startswith("-") else value))
+    return found
+
+
+def check_rendered_args(args: list[str], table: FlagTable) -> list[ConfigIssue]:
+    """The finished command line against the release's own table (catalog/data/vllm/<version>.json): every
+    flag must be one `vllm serve` of that release accepts, and the values of flags with choices among them."""
+    issues: list[ConfigIssue] = []
+    for flag, value in flag_values(args):
         key = FLAG_KEYS.get(flag, "engine.speculative" if "spec" in flag or "ngram" in flag else "engine.extra_args")
         if flag not in table.flags:
             issues.append(
@@ -179,7 +190,6 @@ def check_rendered_args(args: list[str], table: FlagTable) -> list[ConfigIssue]:
                 )
             )
             continue
-        value = token.split("=", 1)[1] if "=" in token else (args[index + 1] if index + 1 < len(args) else None)
         choices = table.choices.get(flag)
         if choices and value is not None and value not in {str(choice) for choice in choices}:
             issues.append(

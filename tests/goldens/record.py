@@ -18,6 +18,8 @@ from cli.preflight import main as preflight_main
 from cli.render import rendered_objects
 from cluster import live
 from tests.factories import REPO, merge
+from tests.goldens.pr_comment import GOLDEN as PR_COMMENT
+from tests.goldens.pr_comment import golden_comment
 from tests.goldens.variants import STACK_FILES, VARIANTS
 from validation import Outcome, assess
 from validation.sources import load_stack_file_with_secrets
@@ -99,6 +101,7 @@ def main() -> int:
     GOLDENS.mkdir(parents=True, exist_ok=True)
     for name in case_names():
         (GOLDENS / f"{name}.json").write_text(dump(record(name)), encoding="utf-8")
+    PR_COMMENT.write_text(golden_comment(), encoding="utf-8")
     print(f"{len(case_names())} goldens in {GOLDENS.relative_to(REPO)}")
     return 0
 
