@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 ProfileName = Literal["generic", "gpu-operator", "gke", "eks-karpenter", "aks", "openshift"]
+NodeAutoscaler = Literal["karpenter", "cluster-autoscaler", "none"]
 GpuLabelScheme = Literal["gfd", "gke-accelerator", "karpenter", "instance-type", "none"]
 
 
@@ -29,6 +30,17 @@ class DnsService:
     addresses: tuple[str, ...]
     source: str
 
+
+# The pod annotation each node autoscaler honours before removing a node a pod runs on; each removal of a
+# serving pod costs a full reload (30-90 min for the large models). Karpenter: drift, expiry and consolidation
+# skip the node (karpenter.sh docs, Disruption, "Pod-Level Controls"). Cluster Autoscaler (GKE's and AKS's
+# autoscaler) does not scale down a node running such a pod (kubernetes/autoscaler cluster-autoscaler/FAQ.md,
+# "What types of pods can prevent CA from removing a node?"). docs/sources.md §S8.
+DO_NOT_EVICT: dict[NodeAutoscaler, dict[str, str]] = {
+    "karpenter": {"karpenter.sh/do-not-disrupt": "true"},
+    "cluster-autoscaler": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
+    "none": {},
+}
 
 # kube-dns and CoreDNS both carry k8s-app: kube-dns in kube-system.
 KUBE_DNS = DnsService("kube-system", {"k8s-app": "kube-dns"}, 53, (), "kube-dns in kube-system")
@@ -61,12 +73,10 @@ class Profile:
     runtime_class: str | None  # runtimeClassName for GPU pods; None where the default runtime has the GPU hook
     gpu_tolerations: tuple[dict[str, str], ...] = field(default=())  # GPU pool taints besides the vendor's
     dns: DnsService = KUBE_DNS
-    gpu_pod_annotations: dict[str, str] = field(default_factory=dict)  # on the GPU pods' templates
-    assigns_uids: bool = False  # (below: OpenShift)
+    node_autoscaler: NodeAutoscaler = "none"  # what may remove a GPU node under a serving pod (DO_NOT_EVICT)
+    assigns_uids: bool = False  # OpenShift restricted-v2 (MustRunAsRange): pods must not fix UID/GID/fsGroup
     # GKE Gateway: the load balancer health-checks `/` unless a HealthCheckPolicy says otherwise, from these ranges.
-    load_balancer_probe_cidrs: tuple[
-        str, ...
-    ] = ()  # OpenShift restricted-v2 (MustRunAsRange): pods must not fix UID/GID/fsGroup
+    load_balancer_probe_cidrs: tuple[str, ...] = ()
 
 
 PROFILES: dict[str, Profile] = {
@@ -83,13 +93,10 @@ PROFILES: dict[str, Profile] = {
         None,
         dns=GKE_DNS,
         load_balancer_probe_cidrs=("35.191.0.0/16", "130.211.0.0/22"),  # docs/sources.md §S8
+        node_autoscaler="cluster-autoscaler",
     ),
     # EKS with Karpenter: labels known before the node exists (scale from zero).
-    # karpenter.sh/do-not-disrupt: Karpenter's drift, expiry and consolidation skip a node running such a pod
-    # (karpenter.sh docs, Disruption, "Pod-Level Controls"): each would cost a 30-90 min reload.
-    "eks-karpenter": Profile(
-        "eks-karpenter", "karpenter", "gp2", "efs-sc", None, gpu_pod_annotations={"karpenter.sh/do-not-disrupt": "true"}
-    ),
+    "eks-karpenter": Profile("eks-karpenter", "karpenter", "gp2", "efs-sc", None, node_autoscaler="karpenter"),
     # AKS: the accelerator label is vendor only; the instance type names the GPU.
     # AKS's GPU guides taint GPU pools sku=gpu:NoSchedule (MicrosoftDocs/azure-docs articles/aks/gpu-cluster.md,
     # use-node-taints.md: `az aks nodepool add ... --node-taints sku=gpu:NoSchedule`).
@@ -100,6 +107,7 @@ PROFILES: dict[str, Profile] = {
         "azurefile-csi",
         None,
         ({"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},),
+        node_autoscaler="cluster-autoscaler",
     ),
     # OpenShift: GPUs come through the NVIDIA GPU Operator (GFD labels); restricted-v2 assigns the UIDs from
     # the project's openshift.io/sa.scc.uid-range; DNS is openshift-dns on 5353.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field, NonNegativeInt, PositiveInt
 
-from catalog.profiles import PROFILES, GpuLabelScheme, Profile, ProfileName
+from catalog.profiles import PROFILES, GpuLabelScheme, NodeAutoscaler, Profile, ProfileName
 from config.base import ConfigGroup
 
 
@@ -33,6 +33,12 @@ class ClusterConfig(ConfigGroup):
         description="How pods select the GPU: gfd (nvidia.com/gpu.product), gke-accelerator, karpenter "
         "(instance-gpu-name + instance-gpu-memory), instance-type, or none; defaults to the profile's.",
     )
+    node_autoscaler: NodeAutoscaler | None = Field(
+        None,
+        description="What removes idle nodes: karpenter, cluster-autoscaler or none; the serving pods carry the "
+        "annotation it honours so it never evicts them (a full reload each). Defaults to the profile's "
+        "(cluster-autoscaler on gke and aks, karpenter on eks-karpenter, none elsewhere).",
+    )
     snapshot_files: tuple[str, ...] = Field(
         (),
         description="`kubectl get ... -o json` files to check instead of reading the live cluster "
@@ -52,6 +58,10 @@ class ClusterConfig(ConfigGroup):
     @property
     def defaults(self) -> Profile:
         return PROFILES[self.profile]
+
+    @property
+    def autoscaler(self) -> NodeAutoscaler:
+        return self.node_autoscaler or self.defaults.node_autoscaler
 
     @property
     def gpu_label_scheme(self) -> GpuLabelScheme:
