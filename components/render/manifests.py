@@ -23,6 +23,7 @@ from components.render.security import (
     HF_TOKEN_KEY,
     pod_security_level,
     render_namespace,
+    render_scc_use,
     render_secret,
     render_service_account,
 )
@@ -127,9 +128,12 @@ def _with_identity(delivery: DeliveryPlan, account: dict[str, Any]) -> dict[str,
 
 
 def server_objects(plan: Plan) -> list[dict[str, Any]]:
-    """ServiceAccount, API-key Secret (when required), the workload, Service, PodDisruptionBudget."""
-    server = plan.server
+    """ServiceAccount, the SCC grant of a multi-node group on OpenShift, API-key Secret (when required), the
+    workload, Service, PodDisruptionBudget."""
+    server, multinode = plan.server, plan.multinode
     objects = [server_service_account(plan)]
+    if multinode is not None and multinode.scc is not None:
+        objects += render_scc_use(f"{server.name}-scc", server.namespace, server.labels, multinode.scc, server.service_account)
     if server.api_key_secret:
         objects.append(render_secret(server.api_key_secret, server.namespace, server.labels, API_KEY_KEY, SECRET_PLACEHOLDER))
     return [*objects, render_workload(plan, server_delivery(plan)), render_server_service(plan), pod.render_pdb(server)]
