@@ -150,6 +150,10 @@ def caller_flows(
         proxies = pods(gateway.proxy_pod_selector(), (gateway.proxy_namespace(namespace),))
         sources: tuple[Peer, ...] = (proxies, *(Addresses(cidr) for cidr in gateway.source_cidrs))
         flows.append(Flow(sources, Own(entry), api, "the Gateway's proxy forwards the routed paths"))
+    picker = gateway.endpoint_picker if gateway is not None and gateway.backend == "InferencePool" else None
+    if picker is not None:
+        # The picker reads each server's /metrics (queue, KV cache) on the pool's target port to choose one.
+        flows.append(Flow((pods(picker.pods()),), Own(SERVER), (Port("TCP", port),), "the endpoint picker scrapes /metrics"))
     if ingress is not None:
         controller = pods(ingress.controller_pod_selector, (ingress.controller_namespace,))
         flows.append(Flow((controller,), Own(entry), api, "the ingress controller forwards the routed paths"))

@@ -116,6 +116,8 @@ def featured(profile: str, feature: str) -> Stack:
 @cache
 def llama_405b(profile: str) -> Stack:
     raw = example_stack("llama-405b-on-2x8-a100-80gb").model_dump(exclude_unset=True)
+    if profile == "openshift":  # its RDMA ranks need an SCC beyond restricted-v2 (tests/test_openshift_admission.py)
+        raw["multinode"] = {**raw["multinode"], "openshift_scc": "privileged"}
     return rendered(validate_config({**raw, "cluster": {"profile": profile}}))
 
 
@@ -123,6 +125,10 @@ FEATURES: dict[str, dict[str, Any]] = {
     "one replica": {},
     "several replicas": {"replicas": 3},
     "a Gateway": {"exposure": {"gateway": GATEWAY}, "security": {"require_api_key": True}},
+    "an InferencePool": {
+        "exposure": {"gateway": {**GATEWAY, "backend": "InferencePool", "endpoint_picker": {"service": "llama-epp"}}},
+        "security": {"require_api_key": True},
+    },
     "an Ingress": {"exposure": {"ingress": INGRESS}, "security": {"require_api_key": True}},
     "autoscaling": {"autoscaling": {"enabled": True, "min_replica_count": 1, "max_replica_count": 3}},
 }
@@ -167,7 +173,10 @@ def test_without_exposure_a_pod_of_another_namespace_cannot_open_the_api_port(pr
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-@pytest.mark.parametrize(("feature", "proxy"), [("a Gateway", GATEWAY_PROXY), ("an Ingress", INGRESS_CONTROLLER)])
+@pytest.mark.parametrize(
+    ("feature", "proxy"),
+    [("a Gateway", GATEWAY_PROXY), ("an InferencePool", GATEWAY_PROXY), ("an Ingress", INGRESS_CONTROLLER)],
+)
 def test_with_exposure_only_its_proxy_opens_the_api_port(profile: str, feature: str, proxy: Pod) -> None:
     stack = featured(profile, feature)
     reached = [allowed(stack.policies, source, stack.leader, 8000) for source in (proxy, stack.notebook, OTHER_NAMESPACE)]
@@ -189,6 +198,16 @@ def test_the_405b_groups_ranks_reach_each_other_on_the_master_port_and_ephemeral
 def test_the_405b_workers_read_the_shared_volume_and_cannot_reach_the_hub(profile: str) -> None:
     stack = llama_405b(profile)
     assert not allowed(stack.policies, stack.worker, HUB, 443)
+
+
+ENDPOINT_PICKER = Pod("epp", "llama", {"inferencepool": "llama-epp"})
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_endpoint_picker_reads_the_servers_metrics_and_no_other_pod_of_the_namespace_does(profile: str) -> None:
+    stack = featured(profile, "an InferencePool")
+    assert allowed(stack.policies, ENDPOINT_PICKER, stack.leader, 8000)
+    assert not allowed(stack.policies, stack.notebook, stack.leader, 8000)
 
 
 def test_without_the_rank_to_rank_rule_the_405b_worker_cannot_reach_the_master_port() -> None:
