@@ -54,13 +54,19 @@ OPENSHIFT_DNS = DnsService(
 )
 # GKE: kube-dns, or NodeLocal DNSCache on the host network at 169.254.20.10 (kubernetes
 # cluster/addons/dns/nodelocaldns/README.md), or Cloud DNS through the metadata server 169.254.169.254:53.
-# Which one runs is a cluster setting the offline render cannot see, so all three are admitted.
+# Which one runs is a cluster setting the offline render cannot see, so all three are admitted; the cluster
+# check (cluster/dns.py) reads the nodes. GKE labels a node addon.gke.io/node-local-dns-ds-ready=true once
+# NodeLocal DNSCache runs on it (cloud.google.com/kubernetes-engine/docs/how-to/nodelocal-dns-cache), and
+# every GKE node cloud.google.com/gke-nodepool. docs/sources.md §S8.
+NODE_LOCAL_DNS_ADDRESS, CLOUD_DNS_ADDRESS = "169.254.20.10", "169.254.169.254"
+NODE_LOCAL_DNS_LABEL = ("addon.gke.io/node-local-dns-ds-ready", "true")
+GKE_NODE_LABEL = "cloud.google.com/gke-nodepool"
 GKE_DNS = DnsService(
     "kube-system",
     {"k8s-app": "kube-dns"},
     53,
-    ("169.254.20.10", "169.254.169.254"),
-    "kube-dns, NodeLocal DNSCache 169.254.20.10 or Cloud DNS 169.254.169.254",
+    (NODE_LOCAL_DNS_ADDRESS, CLOUD_DNS_ADDRESS),
+    f"kube-dns, NodeLocal DNSCache {NODE_LOCAL_DNS_ADDRESS} or Cloud DNS {CLOUD_DNS_ADDRESS}",
 )
 
 

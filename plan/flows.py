@@ -72,6 +72,7 @@ class FlowsPlan:
     enabled: bool  # network_policy.enabled: false renders no policy
     components: tuple[str, ...]  # each gets one policy denying what no flow admits
     flows: tuple[Flow, ...]
+    dns: DnsService  # the resolvers the DNS flows admit (the cluster check compares the nodes' with it)
 
 
 def pods(labels: dict[str, str], namespaces: tuple[str, ...] | None = None) -> Pods:
@@ -237,4 +238,4 @@ def resolve_flows(
     if routing.enabled:
         components.append(ROUTER)
         flows += router_flows(routing, port, policy, dns)
-    return FlowsPlan(policy.enabled, tuple(components), tuple(flows))
+    return FlowsPlan(policy.enabled, tuple(components), tuple(flows), dns)

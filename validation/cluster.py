@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cluster.capacity import Requirements
+from cluster.dns import check_dns
 from cluster.facts import ClusterFacts, NodePool
 from cluster.findings import Finding
 from cluster.report import ClusterResult
@@ -112,6 +113,9 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
             wiring.server_address if plan.scaling.enabled else None,
         )
     found += checks.check_namespace(facts, namespace, plan.identity.creates_namespace, plan.identity.instance)
+    flows = plan.traffic.flows
+    if flows.enabled:
+        found += check_dns(facts, flows.dns.addresses, plan.cluster.profile)
     return found
 
 
