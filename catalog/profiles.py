@@ -71,6 +71,29 @@ GKE_DNS = DnsService(
 
 
 @dataclass(frozen=True)
+class UserWorkloadMonitoring:
+    """OpenShift's monitoring for user-defined projects: a Prometheus in its own namespace scrapes every
+    ServiceMonitor and PrometheusRule of the user projects, selecting no labels, and the Custom Metrics Autoscaler
+    (KEDA in openshift-keda) queries the Thanos Querier's namespace-scoped (tenancy) port with a bearer token.
+    openshift/openshift-docs modules/nodes-cma-autoscaling-custom-prometheus-config.adoc@02546003: the address,
+    `authModes: bearer`, the trigger's `namespace`, a TriggerAuthentication with the token Secret's `token` and
+    `ca.crt`, and the Role `thanos-metrics-reader` (RULES below) bound to its ServiceAccount. docs/sources.md §S8."""
+
+    prometheus_namespace: str = "openshift-user-workload-monitoring"
+    thanos_querier: str = "https://thanos-querier.openshift-monitoring.svc.cluster.local:9092"
+    thanos_namespace: str = "openshift-monitoring"
+    thanos_port: int = 9092
+    keda_namespace: str = "openshift-keda"
+
+
+# The Role the docs above bind to the token's ServiceAccount, as (apiGroups, resources, verbs).
+THANOS_READER_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
+    (("",), ("pods",), ("get",)),
+    (("metrics.k8s.io",), ("pods", "nodes"), ("get", "list", "watch")),
+)
+
+
+@dataclass(frozen=True)
 class Profile:
     name: str
     gpu_label: GpuLabelScheme  # how pods select the GPU product (catalog/selectors.py)
@@ -83,6 +106,7 @@ class Profile:
     assigns_uids: bool = False  # OpenShift restricted-v2 (MustRunAsRange): pods must not fix UID/GID/fsGroup
     # GKE Gateway: the load balancer health-checks `/` unless a HealthCheckPolicy says otherwise, from these ranges.
     load_balancer_probe_cidrs: tuple[str, ...] = ()
+    user_workload_monitoring: UserWorkloadMonitoring | None = None  # OpenShift's Prometheus and Thanos
 
 
 PROFILES: dict[str, Profile] = {
@@ -117,5 +141,14 @@ PROFILES: dict[str, Profile] = {
     ),
     # OpenShift: GPUs come through the NVIDIA GPU Operator (GFD labels); restricted-v2 assigns the UIDs from
     # the project's openshift.io/sa.scc.uid-range; DNS is openshift-dns on 5353.
-    "openshift": Profile("openshift", "gfd", None, None, None, dns=OPENSHIFT_DNS, assigns_uids=True),
+    "openshift": Profile(
+        "openshift",
+        "gfd",
+        None,
+        None,
+        None,
+        dns=OPENSHIFT_DNS,
+        assigns_uids=True,
+        user_workload_monitoring=UserWorkloadMonitoring(),
+    ),
 }

@@ -49,7 +49,9 @@ class ClusterConfig(ConfigGroup):
         False, description="Stop when the cluster cannot be read; false reports `cluster: not checked` and goes on."
     )
     keda_namespace: str = Field(
-        "keda", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", description="Namespace of the keda-operator Deployment."
+        "keda",
+        pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+        description="Namespace of the keda-operator Deployment (openshift-keda on the openshift profile unless set).",
     )
     node_pools: tuple[NodePoolConfig, ...] = Field(
         (), description="Autoscaled GPU pools that can create nodes the cluster does not show yet."
@@ -58,6 +60,14 @@ class ClusterConfig(ConfigGroup):
     @property
     def defaults(self) -> Profile:
         return PROFILES[self.profile]
+
+    @property
+    def keda_operator_namespace(self) -> str:
+        """keda_namespace, or on OpenShift the Custom Metrics Autoscaler's namespace unless it is set."""
+        platform = self.defaults.user_workload_monitoring
+        if platform is not None and "keda_namespace" not in self.model_fields_set:
+            return platform.keda_namespace
+        return self.keda_namespace
 
     @property
     def autoscaler(self) -> NodeAutoscaler:

@@ -28,6 +28,11 @@ GKE_METADATA = Host("GKE metadata server", "169.254.169.254")
 GKE_METADATA_V1 = Host("GKE metadata server (Dataplane V1)", "169.254.169.252")
 EKS_POD_IDENTITY = Host("EKS Pod Identity agent", "169.254.170.23")
 PROMETHEUS = Pod("prometheus", "monitoring", {"app.kubernetes.io/name": "prometheus"})
+# OpenShift's user-workload Prometheus scrapes user projects (catalog/profiles.py UserWorkloadMonitoring).
+UWM_PROMETHEUS = Pod(
+    "prometheus-user-workload-0", "openshift-user-workload-monitoring", {"app.kubernetes.io/name": "prometheus"}
+)
+SCRAPER = {profile: PROMETHEUS for profile in PROFILES} | {"openshift": UWM_PROMETHEUS}
 GRAFANA = Pod("grafana", "monitoring", {"app.kubernetes.io/name": "grafana"})
 OTHER_NAMESPACE = Pod("web", "team-a", {"app": "web"})
 GATEWAY_PROXY = Pod("proxy", "gateway-system", {"gateway.networking.k8s.io/gateway-name": "inference-gateway"})
@@ -149,7 +154,8 @@ def test_prometheus_and_the_smoke_test_reach_the_api_port_and_grafana_and_the_do
     stack = featured(profile, feature)
     port = stack.plan.traffic.port
     assert [
-        allowed(stack.policies, source, stack.leader, port) for source in (PROMETHEUS, stack.smoke, GRAFANA, stack.download)
+        allowed(stack.policies, source, stack.leader, port)
+        for source in (SCRAPER[profile], stack.smoke, GRAFANA, stack.download)
     ] == [
         True,
         True,
@@ -208,6 +214,16 @@ def test_the_endpoint_picker_reads_the_servers_metrics_and_no_other_pod_of_the_n
     stack = featured(profile, "an InferencePool")
     assert allowed(stack.policies, ENDPOINT_PICKER, stack.leader, 8000)
     assert not allowed(stack.policies, stack.notebook, stack.leader, 8000)
+
+
+def test_on_openshift_the_cluster_prometheus_namespace_monitoring_no_longer_scrapes() -> None:
+    stack = featured("openshift", "one replica")
+    assert not allowed(stack.policies, PROMETHEUS, stack.leader, stack.plan.traffic.port)
+
+
+def test_on_openshift_an_explicit_prometheus_namespace_is_kept() -> None:
+    stack = with_profile("openshift", network_policy={"prometheus_namespace": "monitoring"})
+    assert allowed(stack.policies, PROMETHEUS, stack.leader, stack.plan.traffic.port)
 
 
 def test_without_the_rank_to_rank_rule_the_405b_worker_cannot_reach_the_master_port() -> None:

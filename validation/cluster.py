@@ -110,7 +110,8 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
             wiring.rule_labels,
             namespace,
             ns_labels,
-            wiring.server_address if plan.scaling.enabled else None,
+            # KEDA on OpenShift queries the Thanos Querier, which reads every Prometheus: no Service to match.
+            wiring.server_address if plan.scaling.enabled and plan.scaling.thanos is None else None,
         )
     found += checks.check_namespace(facts, namespace, plan.identity.creates_namespace, plan.identity.instance)
     flows = plan.traffic.flows
@@ -167,7 +168,7 @@ def _live(plan: Plan, kubeconfig: str | None, context: str | None) -> ClusterRes
 
     cluster = plan.cluster
     try:
-        facts = live.read_live(kubeconfig, context, cluster.keda_namespace, declared_pools(cluster))
+        facts = live.read_live(kubeconfig, context, cluster.keda_operator_namespace, declared_pools(cluster))
     except live.LiveReadError as error:
         if cluster.block_on_read_failure:
             raise ConfigError(
