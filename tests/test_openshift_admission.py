@@ -68,7 +68,16 @@ class Scc:
 
 
 # OpenShift's default for every authenticated user and ServiceAccount.
-RESTRICTED_V2 = Scc("restricted-v2", True, frozenset({"NET_BIND_SERVICE"}), True, False, frozenset({"RuntimeDefault"}), False, False)
+RESTRICTED_V2 = Scc(
+    "restricted-v2",
+    uids_from_range=True,
+    allowed_capabilities=frozenset({"NET_BIND_SERVICE"}),
+    must_drop_all=True,
+    allow_privilege_escalation=False,
+    seccomp=frozenset({"RuntimeDefault"}),
+    allow_privileged=False,
+    allow_host=False,
+)
 # OpenShift's `privileged` SCC: any UID, capability and seccomp profile; only for who is granted `use` on it.
 PRIVILEGED = Scc("privileged", False, frozenset({"*"}), False, True, frozenset({"*"}), True, True)
 
@@ -179,7 +188,8 @@ KUBERNETES_STACKS = [
     if load_stack_file(path).target == "kubernetes"
 ]
 RDMA_EXAMPLE = "llama-405b-on-2x8-a100-80gb"
-SCC_GRANT = {"multinode": {"rdma_resources": {"rdma/ib": 1}, "nccl_env": {"NCCL_IB_HCA": "mlx5"}, "openshift_scc": "privileged"}}
+RDMA = {"rdma_resources": {"rdma/ib": 1}, "nccl_env": {"NCCL_IB_HCA": "mlx5"}}
+SCC_GRANT = {"multinode": {**RDMA, "openshift_scc": "privileged"}}
 
 
 def openshift_stack(path: Path) -> StackConfig:

@@ -144,7 +144,9 @@ def test_the_405b_example_on_openshift_renders_the_scc_grant_and_the_thanos_acce
 
 def test_the_cluster_check_accepts_keda_querying_thanos_where_the_user_workload_prometheus_selects_the_stack() -> None:
     # The user-workload Prometheus selects every monitor and rule of user projects: empty selectors.
-    selects_all = {f"{field}{part}": {} for field in ("serviceMonitor", "rule") for part in ("Selector", "NamespaceSelector")}
+    selects_all: dict[str, Any] = {
+        f"{field}{part}": {} for field in ("serviceMonitor", "rule") for part in ("Selector", "NamespaceSelector")
+    }
     items = [
         crd("servicemonitors.monitoring.coreos.com"),
         crd("prometheusrules.monitoring.coreos.com"),
