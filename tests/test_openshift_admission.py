@@ -4,7 +4,10 @@ an arbitrary UID in group 0 (docs/sources.md §S8, docs/security.md "OpenShift")
 The model (openshift/cluster-kube-apiserver-operator bindata restricted-v2): runAsUser MustRunAsRange and
 fsGroup MustRunAs over the project's `openshift.io/sa.scc.uid-range`, so a fixed value outside it is
 rejected; runAsNonRoot; allowPrivilegeEscalation false; capabilities drop ALL (only NET_BIND_SERVICE may be
-added); seccomp RuntimeDefault; no privileged container, host namespace or hostPath volume.
+added); seccomp RuntimeDefault; no privileged container, host namespace or hostPath volume; volumes of the
+types configMap, csi, downwardAPI, emptyDir, ephemeral, persistentVolumeClaim, projected and secret only.
+A pod is admitted by restricted-v2 or by an SCC its ServiceAccount may `use` (a rendered Role and RoleBinding:
+the multi-node RDMA ranks, docs/multinode.md "Pod security").
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ class Scc:
     seccomp: frozenset[str]
     allow_privileged: bool
     allow_host: bool  # host namespaces and hostPath volumes
+    volumes: frozenset[str]  # the volume types admitted
 
 
 # OpenShift's default for every authenticated user and ServiceAccount.
@@ -77,9 +81,12 @@ RESTRICTED_V2 = Scc(
     seccomp=frozenset({"RuntimeDefault"}),
     allow_privileged=False,
     allow_host=False,
+    volumes=frozenset(
+        {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret"}
+    ),
 )
 # OpenShift's `privileged` SCC: any UID, capability and seccomp profile; only for who is granted `use` on it.
-PRIVILEGED = Scc("privileged", False, frozenset({"*"}), False, True, frozenset({"*"}), True, True)
+PRIVILEGED = Scc("privileged", False, frozenset({"*"}), False, True, frozenset({"*"}), True, True, frozenset({"*"}))
 
 
 def scc_violations(pod: dict[str, Any], scc: Scc = RESTRICTED_V2) -> list[str]:
@@ -89,6 +96,8 @@ def scc_violations(pod: dict[str, Any], scc: Scc = RESTRICTED_V2) -> list[str]:
     if not scc.allow_host:
         found += [key for key in ("hostNetwork", "hostPID", "hostIPC") if pod.get(key)]
         found += [f"hostPath volume {v['name']}" for v in pod.get("volumes", []) if "hostPath" in v]
+    if "*" not in scc.volumes:
+        found += [f"volume {v['name']}: {kind}" for v in pod.get("volumes", []) for kind in set(v) - {"name"} - scc.volumes]
     for owner, settings in [("pod", context), *((c["name"], c.get("securityContext", {})) for c in containers)]:
         found += [
             f"{owner}: {key} {settings[key]} outside the range"
@@ -239,3 +248,9 @@ def test_an_scc_named_off_openshift_is_refused() -> None:
     with pytest.raises(ConfigError) as refused:
         validate_config({**raw, **SCC_GRANT, "cluster": {"profile": "gke"}})
     assert [issue.key for issue in refused.value.issues] == ["multinode.openshift_scc"]
+
+
+def test_a_host_path_volume_fails_restricted_v2_but_passes_privileged() -> None:
+    pod = rendered_pods(cluster={"profile": "openshift"})[0]
+    pod["volumes"] = [*pod["volumes"], {"name": "host", "hostPath": {"path": "/dev/infiniband"}}]
+    assert "volume host: hostPath" in scc_violations(pod) and scc_violations(pod, PRIVILEGED) == []
