@@ -210,7 +210,8 @@ def router_flows(routing: RoutingConfig, server_port: int, prometheus: Pods | No
 
 def rank_flows(multinode: bool) -> list[Flow]:
     """All TCP between a group's ranks: --master-port is pinned, but NCCL's bootstrap and socket ports and the
-    mp executor's cross-node message queues are ephemeral (docs/multinode.md)."""
+    mp executor's cross-node message queues are ephemeral, and NCCL cannot pin its ports or confine them to a
+    range (NVIDIA/nccl#388, open; docs/multinode.md "Traffic between ranks"), so no port list would hold."""
     if not multinode:
         return []
     reason = "ranks of a group: --master-port, NCCL bootstrap/socket and the mp executor's message queues (ephemeral)"
