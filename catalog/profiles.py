@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 ProfileName = Literal["generic", "gpu-operator", "gke", "eks-karpenter", "aks", "openshift"]
+NodeAutoscaler = Literal["karpenter", "cluster-autoscaler", "none"]
 GpuLabelScheme = Literal["gfd", "gke-accelerator", "karpenter", "instance-type", "none"]
 
 
@@ -30,6 +31,17 @@ class DnsService:
     source: str
 
 
+# The pod annotation each node autoscaler honours before removing a node a pod runs on; each removal of a
+# serving pod costs a full reload (30-90 min for the large models). Karpenter: drift, expiry and consolidation
+# skip the node (karpenter.sh docs, Disruption, "Pod-Level Controls"). Cluster Autoscaler (GKE's and AKS's
+# autoscaler) does not scale down a node running such a pod (kubernetes/autoscaler cluster-autoscaler/FAQ.md,
+# "What types of pods can prevent CA from removing a node?"). docs/sources.md §S8.
+DO_NOT_EVICT: dict[NodeAutoscaler, dict[str, str]] = {
+    "karpenter": {"karpenter.sh/do-not-disrupt": "true"},
+    "cluster-autoscaler": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
+    "none": {},
+}
+
 # kube-dns and CoreDNS both carry k8s-app: kube-dns in kube-system.
 KUBE_DNS = DnsService("kube-system", {"k8s-app": "kube-dns"}, 53, (), "kube-dns in kube-system")
 # openshift/cluster-dns-operator assets/dns/daemonset.yaml (label, containerPort 5353) and service.yaml (53 -> 5353).
@@ -42,13 +54,42 @@ OPENSHIFT_DNS = DnsService(
 )
 # GKE: kube-dns, or NodeLocal DNSCache on the host network at 169.254.20.10 (kubernetes
 # cluster/addons/dns/nodelocaldns/README.md), or Cloud DNS through the metadata server 169.254.169.254:53.
-# Which one runs is a cluster setting the offline render cannot see, so all three are admitted.
+# Which one runs is a cluster setting the offline render cannot see, so all three are admitted; the cluster
+# check (cluster/dns.py) reads the nodes. GKE labels a node addon.gke.io/node-local-dns-ds-ready=true once
+# NodeLocal DNSCache runs on it (cloud.google.com/kubernetes-engine/docs/how-to/nodelocal-dns-cache), and
+# every GKE node cloud.google.com/gke-nodepool. docs/sources.md §S8.
+NODE_LOCAL_DNS_ADDRESS, CLOUD_DNS_ADDRESS = "169.254.20.10", "169.254.169.254"
+NODE_LOCAL_DNS_LABEL = ("addon.gke.io/node-local-dns-ds-ready", "true")
+GKE_NODE_LABEL = "cloud.google.com/gke-nodepool"
 GKE_DNS = DnsService(
     "kube-system",
     {"k8s-app": "kube-dns"},
     53,
-    ("169.254.20.10", "169.254.169.254"),
-    "kube-dns, NodeLocal DNSCache 169.254.20.10 or Cloud DNS 169.254.169.254",
+    (NODE_LOCAL_DNS_ADDRESS, CLOUD_DNS_ADDRESS),
+    f"kube-dns, NodeLocal DNSCache {NODE_LOCAL_DNS_ADDRESS} or Cloud DNS {CLOUD_DNS_ADDRESS}",
+)
+
+
+@dataclass(frozen=True)
+class UserWorkloadMonitoring:
+    """OpenShift's monitoring for user-defined projects: a Prometheus in its own namespace scrapes every
+    ServiceMonitor and PrometheusRule of the user projects, selecting no labels, and the Custom Metrics Autoscaler
+    (KEDA in openshift-keda) queries the Thanos Querier's namespace-scoped (tenancy) port with a bearer token.
+    openshift/openshift-docs modules/nodes-cma-autoscaling-custom-prometheus-config.adoc@02546003: the address,
+    `authModes: bearer`, the trigger's `namespace`, a TriggerAuthentication with the token Secret's `token` and
+    `ca.crt`, and the Role `thanos-metrics-reader` (RULES below) bound to its ServiceAccount. docs/sources.md §S8."""
+
+    prometheus_namespace: str = "openshift-user-workload-monitoring"
+    thanos_querier: str = "https://thanos-querier.openshift-monitoring.svc.cluster.local:9092"
+    thanos_namespace: str = "openshift-monitoring"
+    thanos_port: int = 9092
+    keda_namespace: str = "openshift-keda"
+
+
+# The Role the docs above bind to the token's ServiceAccount, as (apiGroups, resources, verbs).
+THANOS_READER_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
+    (("",), ("pods",), ("get",)),
+    (("metrics.k8s.io",), ("pods", "nodes"), ("get", "list", "watch")),
 )
 
 
@@ -61,12 +102,11 @@ class Profile:
     runtime_class: str | None  # runtimeClassName for GPU pods; None where the default runtime has the GPU hook
     gpu_tolerations: tuple[dict[str, str], ...] = field(default=())  # GPU pool taints besides the vendor's
     dns: DnsService = KUBE_DNS
-    gpu_pod_annotations: dict[str, str] = field(default_factory=dict)  # on the GPU pods' templates
-    assigns_uids: bool = False  # (below: OpenShift)
+    node_autoscaler: NodeAutoscaler = "none"  # what may remove a GPU node under a serving pod (DO_NOT_EVICT)
+    assigns_uids: bool = False  # OpenShift restricted-v2 (MustRunAsRange): pods must not fix UID/GID/fsGroup
     # GKE Gateway: the load balancer health-checks `/` unless a HealthCheckPolicy says otherwise, from these ranges.
-    load_balancer_probe_cidrs: tuple[
-        str, ...
-    ] = ()  # OpenShift restricted-v2 (MustRunAsRange): pods must not fix UID/GID/fsGroup
+    load_balancer_probe_cidrs: tuple[str, ...] = ()
+    user_workload_monitoring: UserWorkloadMonitoring | None = None  # OpenShift's Prometheus and Thanos
 
 
 PROFILES: dict[str, Profile] = {
@@ -83,13 +123,10 @@ PROFILES: dict[str, Profile] = {
         None,
         dns=GKE_DNS,
         load_balancer_probe_cidrs=("35.191.0.0/16", "130.211.0.0/22"),  # docs/sources.md §S8
+        node_autoscaler="cluster-autoscaler",
     ),
     # EKS with Karpenter: labels known before the node exists (scale from zero).
-    # karpenter.sh/do-not-disrupt: Karpenter's drift, expiry and consolidation skip a node running such a pod
-    # (karpenter.sh docs, Disruption, "Pod-Level Controls"): each would cost a 30-90 min reload.
-    "eks-karpenter": Profile(
-        "eks-karpenter", "karpenter", "gp2", "efs-sc", None, gpu_pod_annotations={"karpenter.sh/do-not-disrupt": "true"}
-    ),
+    "eks-karpenter": Profile("eks-karpenter", "karpenter", "gp2", "efs-sc", None, node_autoscaler="karpenter"),
     # AKS: the accelerator label is vendor only; the instance type names the GPU.
     # AKS's GPU guides taint GPU pools sku=gpu:NoSchedule (MicrosoftDocs/azure-docs articles/aks/gpu-cluster.md,
     # use-node-taints.md: `az aks nodepool add ... --node-taints sku=gpu:NoSchedule`).
@@ -100,8 +137,18 @@ PROFILES: dict[str, Profile] = {
         "azurefile-csi",
         None,
         ({"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},),
+        node_autoscaler="cluster-autoscaler",
     ),
     # OpenShift: GPUs come through the NVIDIA GPU Operator (GFD labels); restricted-v2 assigns the UIDs from
     # the project's openshift.io/sa.scc.uid-range; DNS is openshift-dns on 5353.
-    "openshift": Profile("openshift", "gfd", None, None, None, dns=OPENSHIFT_DNS, assigns_uids=True),
+    "openshift": Profile(
+        "openshift",
+        "gfd",
+        None,
+        None,
+        None,
+        dns=OPENSHIFT_DNS,
+        assigns_uids=True,
+        user_workload_monitoring=UserWorkloadMonitoring(),
+    ),
 }

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import pulumi
 
 from components.kube import register
-from components.render.keda import render_scaled_object
+from components.render.keda import keda_objects
 from plan.scaling import ScalingPlan, hpa_name
 
 TYPE_TOKEN = "vllm-serving:index:KedaAutoscaler"
@@ -38,10 +38,31 @@ class KedaAutoscaler(pulumi.ComponentResource):
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.scaled_object_name = args.scaling.scaled_object_name
         self.hpa_name = hpa_name(self.scaled_object_name)
+        access: list[pulumi.Resource] = []
+        *auth, scaled_object = keda_objects(args.scaling)
+        for obj in auth:  # OpenShift: the Thanos token KEDA's triggers authenticate with
+            access.append(
+                register(
+                    f"{name}-{_SUFFIX[obj['kind']]}",
+                    obj,
+                    pulumi.ResourceOptions(parent=self, depends_on=access[-1:]),
+                    namespace=args.namespace,
+                )
+            )
         self.scaled_object = register(
             f"{name}-scaledobject",
-            render_scaled_object(args.scaling),
-            pulumi.ResourceOptions(parent=self, depends_on=list(args.wait_for)),
+            scaled_object,
+            pulumi.ResourceOptions(parent=self, depends_on=[*args.wait_for, *access]),
             namespace=args.namespace,
         )
         self.register_outputs({"scaledObjectName": self.scaled_object_name, "hpaName": self.hpa_name})
+
+
+# Pulumi resource names per kind (`<component>-<suffix>`): part of every URN, so they never change.
+_SUFFIX = {
+    "ServiceAccount": "thanos-sa",
+    "Secret": "thanos-token",
+    "Role": "thanos-role",
+    "RoleBinding": "thanos-role-binding",
+    "TriggerAuthentication": "thanos-trigger-auth",
+}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field, NonNegativeInt, PositiveInt
 
-from catalog.profiles import PROFILES, GpuLabelScheme, Profile, ProfileName
+from catalog.profiles import PROFILES, GpuLabelScheme, NodeAutoscaler, Profile, ProfileName
 from config.base import ConfigGroup
 
 
@@ -33,6 +33,12 @@ class ClusterConfig(ConfigGroup):
         description="How pods select the GPU: gfd (nvidia.com/gpu.product), gke-accelerator, karpenter "
         "(instance-gpu-name + instance-gpu-memory), instance-type, or none; defaults to the profile's.",
     )
+    node_autoscaler: NodeAutoscaler | None = Field(
+        None,
+        description="What removes idle nodes: karpenter, cluster-autoscaler or none; the serving pods carry the "
+        "annotation it honours so it never evicts them (a full reload each). Defaults to the profile's "
+        "(cluster-autoscaler on gke and aks, karpenter on eks-karpenter, none elsewhere).",
+    )
     snapshot_files: tuple[str, ...] = Field(
         (),
         description="`kubectl get ... -o json` files to check instead of reading the live cluster "
@@ -43,7 +49,9 @@ class ClusterConfig(ConfigGroup):
         False, description="Stop when the cluster cannot be read; false reports `cluster: not checked` and goes on."
     )
     keda_namespace: str = Field(
-        "keda", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", description="Namespace of the keda-operator Deployment."
+        "keda",
+        pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+        description="Namespace of the keda-operator Deployment (openshift-keda on the openshift profile unless set).",
     )
     node_pools: tuple[NodePoolConfig, ...] = Field(
         (), description="Autoscaled GPU pools that can create nodes the cluster does not show yet."
@@ -52,6 +60,18 @@ class ClusterConfig(ConfigGroup):
     @property
     def defaults(self) -> Profile:
         return PROFILES[self.profile]
+
+    @property
+    def keda_operator_namespace(self) -> str:
+        """keda_namespace, or on OpenShift the Custom Metrics Autoscaler's namespace unless it is set."""
+        platform = self.defaults.user_workload_monitoring
+        if platform is not None and "keda_namespace" not in self.model_fields_set:
+            return platform.keda_namespace
+        return self.keda_namespace
+
+    @property
+    def autoscaler(self) -> NodeAutoscaler:
+        return self.node_autoscaler or self.defaults.node_autoscaler
 
     @property
     def gpu_label_scheme(self) -> GpuLabelScheme:

@@ -15,7 +15,7 @@ from typing import Annotated, Literal, Self
 from pydantic import Field, PositiveInt, StringConstraints, field_validator, model_validator
 
 from config.base import ConfigGroup
-from config.network import NamespaceName, _check_cidr
+from config.network import NamespaceName, Port, _check_cidr
 from config.syntax import DnsSubdomain
 from config.syntax import check_label as _check_label
 
@@ -42,6 +42,32 @@ def _labels_valid(labels: dict[str, str]) -> dict[str, str]:
     return labels
 
 
+class EndpointPickerConfig(ConfigGroup):
+    """The Endpoint Picker an InferencePool names (endpointPickerRef): a Service in the stack's namespace, run by
+    your platform (GIE's inferencepool chart, llm-d). The chart names it `<release>-epp` on port 9002 and labels
+    its pods `inferencepool: <release>-epp` (kubernetes-sigs/gateway-api-inference-extension
+    config/charts/inferencepool/templates/epp-service.yaml, _helpers.tpl, inferencepool.yaml)."""
+
+    service: ObjectName = Field(description="The picker's Service, in the stack's namespace (endpointPickerRef.name).")
+    port: Port = Field(9002, description="The Service's ext-proc port (endpointPickerRef.port.number).")
+    failure_mode: Literal["FailClose", "FailOpen"] = Field(
+        "FailClose", description="What the gateway does when the picker does not answer: refuse, or pick any pod."
+    )
+    pod_selector: dict[str, str] | None = Field(
+        None,
+        description="Labels of the picker's pods, admitted to the API port (it scrapes /metrics); default "
+        "inferencepool: <service> (the chart's selector).",
+    )
+
+    @field_validator("pod_selector")
+    @classmethod
+    def _pod_labels(cls, labels: dict[str, str] | None) -> dict[str, str] | None:
+        return None if labels is None else _labels_valid(labels)
+
+    def pods(self) -> dict[str, str]:
+        return dict(self.pod_selector) if self.pod_selector is not None else {"inferencepool": self.service}
+
+
 class GatewayConfig(ConfigGroup):
     """An existing Gateway (gateway.networking.k8s.io/v1) the HTTPRoute attaches to."""
 
@@ -57,6 +83,9 @@ class GatewayConfig(ConfigGroup):
         "Service",
         description="Route to the Service, or to an InferencePool (inference.networking.k8s.io/v1) "
         "over the server pods, for gateways implementing the Inference Extension.",
+    )
+    endpoint_picker: EndpointPickerConfig | None = Field(
+        None, description="With backend InferencePool: the Endpoint Picker the pool names (required there)."
     )
     request_timeout_seconds: PositiveInt | None = Field(
         300,

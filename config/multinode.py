@@ -35,6 +35,12 @@ class MultinodeConfig(ConfigGroup):
     ipc_lock: bool | None = Field(
         None, description="Add the IPC_LOCK capability (RDMA pins memory); defaults to true when rdma_resources is set."
     )
+    openshift_scc: str | None = Field(
+        None,
+        pattern=r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$",
+        description="On cluster.profile openshift with ipc_lock: an SCC admitting IPC_LOCK and UID 0 (e.g. "
+        "privileged, or your own); the stack grants the server ServiceAccount `use` on it (Role, RoleBinding).",
+    )
     nccl_env: dict[str, str] = Field(
         default_factory=dict,
         description="NCCL_*, UCX_*, NVSHMEM_* or GLOO_* variables for every rank, e.g. {NCCL_IB_HCA: mlx5}.",

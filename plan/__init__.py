@@ -69,7 +69,9 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
         server=server,
         placement=resolve_placement(cfg, delivery.most_replicas),
         multinode=resolve_multinode(cfg),
-        traffic=resolve_traffic(cfg, identity, delivery, launch_of(server.args, server.env)),
+        traffic=resolve_traffic(
+            cfg, identity, delivery, launch_of(server.args, server.env), scaling.enabled and scaling.thanos is not None
+        ),
         routing=routing,
         scaling=scaling,
         monitoring=monitoring,

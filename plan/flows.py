@@ -72,6 +72,7 @@ class FlowsPlan:
     enabled: bool  # network_policy.enabled: false renders no policy
     components: tuple[str, ...]  # each gets one policy denying what no flow admits
     flows: tuple[Flow, ...]
+    dns: DnsService  # the resolvers the DNS flows admit (the cluster check compares the nodes' with it)
 
 
 def pods(labels: dict[str, str], namespaces: tuple[str, ...] | None = None) -> Pods:
@@ -150,6 +151,10 @@ def caller_flows(
         proxies = pods(gateway.proxy_pod_selector(), (gateway.proxy_namespace(namespace),))
         sources: tuple[Peer, ...] = (proxies, *(Addresses(cidr) for cidr in gateway.source_cidrs))
         flows.append(Flow(sources, Own(entry), api, "the Gateway's proxy forwards the routed paths"))
+    picker = gateway.endpoint_picker if gateway is not None and gateway.backend == "InferencePool" else None
+    if picker is not None:
+        # The picker reads each server's /metrics (queue, KV cache) on the pool's target port to choose one.
+        flows.append(Flow((pods(picker.pods()),), Own(SERVER), (Port("TCP", port),), "the endpoint picker scrapes /metrics"))
     if ingress is not None:
         controller = pods(ingress.controller_pod_selector, (ingress.controller_namespace,))
         flows.append(Flow((controller,), Own(entry), api, "the ingress controller forwards the routed paths"))
@@ -160,18 +165,36 @@ def caller_flows(
     return flows
 
 
-def prometheus_flows(port: int, policy: NetworkPolicyConfig) -> list[Flow]:
-    if policy.prometheus_namespace is None:
+def scraper(policy: NetworkPolicyConfig, profile: Profile) -> Pods | None:
+    """The Prometheus pods that scrape the stack: network_policy.prometheus_*, where on OpenShift the namespace
+    is the user-workload Prometheus's unless prometheus_namespace is set (catalog/profiles.py)."""
+    namespace, platform = policy.prometheus_namespace, profile.user_workload_monitoring
+    if platform is not None and "prometheus_namespace" not in policy.model_fields_set:
+        namespace = platform.prometheus_namespace
+    return None if namespace is None else pods(policy.prometheus_pod_selector, (namespace,))
+
+
+def prometheus_flows(port: int, prometheus: Pods | None) -> list[Flow]:
+    if prometheus is None:
         return []
-    prometheus = pods(policy.prometheus_pod_selector, (policy.prometheus_namespace,))
     return [Flow((prometheus,), Own(SERVER), (Port("TCP", port),), "Prometheus scrapes /metrics on the API port")]
+
+
+def keda_flows(profile: Profile, keda_queries_thanos: bool) -> list[Flow]:
+    """KEDA's operator queries OpenShift's Thanos Querier on its tenancy port. Neither end is the stack's, so no
+    policy of the stack renders it; it is listed so the path is on record (and tested) with the others."""
+    platform = profile.user_workload_monitoring
+    if platform is None or not keda_queries_thanos:
+        return []
+    keda, thanos = pods({}, (platform.keda_namespace,)), pods({}, (platform.thanos_namespace,))
+    return [Flow((keda,), (thanos,), (Port("TCP", platform.thanos_port),), "KEDA's triggers query the Thanos Querier")]
 
 
 def smoke_flows(port: int, smoke_test: bool, entry: str = SERVER) -> list[Flow]:
     return [Flow(Own(SMOKE_TEST), Own(entry), (Port("TCP", port),), "the smoke test calls the API")] if smoke_test else []
 
 
-def router_flows(routing: RoutingConfig, server_port: int, policy: NetworkPolicyConfig, dns: DnsService) -> list[Flow]:
+def router_flows(routing: RoutingConfig, server_port: int, prometheus: Pods | None, dns: DnsService) -> list[Flow]:
     """The router's own flows: it calls the servers it discovers, watches their pods through the API server
     (any address on its ports unless routing.api_server_cidrs names it), and is scraped by Prometheus."""
     api_server = tuple(Addresses(cidr) for cidr in routing.api_server_cidrs) or (Addresses("0.0.0.0/0"),)
@@ -180,15 +203,15 @@ def router_flows(routing: RoutingConfig, server_port: int, policy: NetworkPolicy
         Flow(Own(ROUTER), api_server, tuple(Port("TCP", p) for p in routing.api_server_ports), "pod discovery (watch)"),
         *dns_flows(ROUTER, dns),
     ]
-    if policy.prometheus_namespace is not None:
-        prometheus = pods(policy.prometheus_pod_selector, (policy.prometheus_namespace,))
+    if prometheus is not None:
         flows.append(Flow((prometheus,), Own(ROUTER), (Port("TCP", routing.prometheus_port),), "Prometheus scrapes the router"))
     return flows
 
 
 def rank_flows(multinode: bool) -> list[Flow]:
     """All TCP between a group's ranks: --master-port is pinned, but NCCL's bootstrap and socket ports and the
-    mp executor's cross-node message queues are ephemeral (docs/multinode.md)."""
+    mp executor's cross-node message queues are ephemeral, and NCCL cannot pin its ports or confine them to a
+    range (NVIDIA/nccl#388, open; docs/multinode.md "Traffic between ranks"), so no port list would hold."""
     if not multinode:
         return []
     reason = "ranks of a group: --master-port, NCCL bootstrap/socket and the mp executor's message queues (ephemeral)"
@@ -208,15 +231,16 @@ def resolve_flows(
     copies_to_bucket: bool,
     smoke_test: bool,
     routing: RoutingConfig,
+    keda_queries_thanos: bool = False,
 ) -> FlowsPlan:
     """Every flow the stack needs; with routing on, callers and the smoke test reach the router, which alone
     reaches the servers' API port (Prometheus still scrapes the servers)."""
-    dns = dns_service(profile.dns, policy)
+    dns, prometheus = dns_service(profile.dns, policy), scraper(policy, profile)
     entry, entry_port = (ROUTER, routing.port) if routing.enabled else (SERVER, port)
     flows = [
         *caller_flows(entry_port, policy, exposure, namespace, profile.load_balancer_probe_cidrs, entry),
         *smoke_flows(entry_port, smoke_test, entry),
-        *prometheus_flows(port, policy),
+        *prometheus_flows(port, prometheus),
         *rank_flows(multinode),
         *dns_flows(SERVER, dns),
     ]
@@ -232,5 +256,6 @@ def resolve_flows(
         flows += dns_flows(SMOKE_TEST, dns)
     if routing.enabled:
         components.append(ROUTER)
-        flows += router_flows(routing, port, policy, dns)
-    return FlowsPlan(policy.enabled, tuple(components), tuple(flows))
+        flows += router_flows(routing, port, prometheus, dns)
+    flows += keda_flows(profile, keda_queries_thanos)
+    return FlowsPlan(policy.enabled, tuple(components), tuple(flows), dns)

@@ -10,12 +10,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catalog.gpus import NVIDIA, MetricsExporter
+from catalog.profiles import UserWorkloadMonitoring
 from catalog.vllm_metrics import VersionMetrics, metrics_for
 from config.observability import AutoscalingConfig, MonitoringConfig
 from config.stack import StackConfig
 from plan.delivery import DeliveryPlan
 from plan.identity import Identity
-from plan.scaling import Capacity, ScalingPlan, Workload, derived_queue_threshold, resolve_scaling, workload_name
+from plan.scaling import (
+    Capacity,
+    ScalingPlan,
+    Workload,
+    derived_queue_threshold,
+    resolve_scaling,
+    thanos_access,
+    workload_name,
+)
 from preflight.report import Sizing
 
 # kube-prometheus-stack's chart name, and its fullname limit: "We truncate at ... 63-35=26"
@@ -73,20 +82,30 @@ def prometheus_service(cfg: MonitoringConfig) -> str | None:
     return f"{kube_prometheus_stack_fullname(cfg.release)}-prometheus" if cfg.release else None
 
 
-def server_address(autoscaling: AutoscalingConfig, monitoring: MonitoringConfig) -> str | None:
-    """autoscaling.server_address, or the in-cluster URL of the Prometheus Service monitoring names; None when
-    neither is known (the config cross-check refuses that with autoscaling on)."""
+def server_address(
+    autoscaling: AutoscalingConfig, monitoring: MonitoringConfig, platform: UserWorkloadMonitoring | None = None
+) -> str | None:
+    """autoscaling.server_address, or OpenShift's Thanos Querier (tenancy port), or the in-cluster URL of the
+    Prometheus Service monitoring names; None when none is known (the config cross-check refuses that with
+    autoscaling on)."""
     if autoscaling.server_address:
         return autoscaling.server_address
+    if platform is not None:
+        return platform.thanos_querier
     service = prometheus_service(monitoring)
     if service is None:
         return None
     return f"http://{service}.{monitoring.prometheus_namespace}.svc:{monitoring.prometheus_port}"
 
 
-def selection_labels(cfg: MonitoringConfig) -> tuple[dict[str, str], dict[str, str]]:
-    """(monitor labels, rule labels) that Prometheus selects on, without this program's own labels."""
-    monitor = dict(cfg.monitor_labels) if cfg.monitor_labels is not None else ({"release": cfg.release} if cfg.release else {})
+def selection_labels(
+    cfg: MonitoringConfig, platform: UserWorkloadMonitoring | None = None
+) -> tuple[dict[str, str], dict[str, str]]:
+    """(monitor labels, rule labels) that Prometheus selects on, without this program's own labels. OpenShift's
+    user-workload Prometheus selects every monitor and rule of a user project, so there the release label is
+    added only when monitoring.release is set explicitly."""
+    release = cfg.release if platform is None or "release" in cfg.model_fields_set else None
+    monitor = dict(cfg.monitor_labels) if cfg.monitor_labels is not None else ({"release": release} if release else {})
     rule = dict(cfg.rule_labels) if cfg.rule_labels is not None else dict(monitor)
     return monitor, rule
 
@@ -97,16 +116,19 @@ def object_labels(selector_labels: dict[str, str], extra: dict[str, str]) -> dic
 
 
 def prometheus_wiring(
-    monitoring: MonitoringConfig, autoscaling: AutoscalingConfig, selector_labels: dict[str, str]
+    monitoring: MonitoringConfig,
+    autoscaling: AutoscalingConfig,
+    selector_labels: dict[str, str],
+    platform: UserWorkloadMonitoring | None = None,
 ) -> PrometheusWiring:
     """The full metadata.labels of the monitor and the rule (the server's selector labels plus the selection
     labels) and KEDA's address: what a cluster check compares with the Prometheus objects in the cluster."""
-    monitor, rule = selection_labels(monitoring)
+    monitor, rule = selection_labels(monitoring, platform)
     return PrometheusWiring(
         monitor_kind=monitoring.monitor_kind,
         monitor_labels=object_labels(selector_labels, monitor),
         rule_labels=object_labels(selector_labels, rule),
-        server_address=server_address(autoscaling, monitoring),
+        server_address=server_address(autoscaling, monitoring, platform),
     )
 
 
@@ -136,14 +158,16 @@ def resolve_observability(
     """KEDA and monitoring share the workload, the metric names and the thresholds: the queue alert fires where
     the scaler acts."""
     server, metrics = identity.selector("server"), metrics_for(cfg.vllm.version)
-    wiring = prometheus_wiring(cfg.monitoring, cfg.autoscaling, server)
+    platform = cfg.cluster.defaults.user_workload_monitoring
+    wiring = prometheus_wiring(cfg.monitoring, cfg.autoscaling, server, platform)
     workload = Workload(
         identity.namespace,
         cfg.served_model_name,
         workload_name(identity.names, cfg.engine.nnodes),
         kind=delivery.workload_kind,
     )
-    scaling = resolve_scaling(cfg.autoscaling, identity, sizing, workload, wiring.server_address, metrics)
+    thanos = thanos_access(identity) if platform is not None and not cfg.autoscaling.server_address else None
+    scaling = resolve_scaling(cfg.autoscaling, identity, sizing, workload, wiring.server_address, metrics, thanos)
     queue = scaling.thresholds.queue if scaling.enabled else None
     rollout = delivery.new_replica_seconds
     exporter = sizing.resolved.gpu.vendor.exporter

@@ -12,6 +12,12 @@ from dataclasses import dataclass
 from config.stack import StackConfig
 
 LEADER_ADDRESS, WORKER_INDEX = "$(LWS_LEADER_ADDRESS)", "$(LWS_WORKER_INDEX)"
+# A capability in `capabilities.add` reaches a non-root process's bounding set only: execve clears the permitted
+# and effective sets of a non-root UID without file capabilities or ambient ones (capabilities(7),
+# "Transformation of capabilities during execve()"), and Kubernetes sets no ambient capabilities
+# (kubernetes/kubernetes#56374, open; KEP kubernetes/enhancements#2757, not merged). So a rank that adds
+# IPC_LOCK runs as UID 0, with every other capability still dropped and no privilege escalation.
+RANK_ROOT = {"runAsUser": 0, "runAsNonRoot": False}
 
 
 @dataclass(frozen=True)
@@ -20,7 +26,10 @@ class MultinodePlan:
     leader_flags: tuple[str, ...]  # after the single-node args on the leader (rank 0, the HTTP server)
     worker_flags: tuple[str, ...]  # after them on every worker: its rank and --headless
     rdma_resources: dict[str, int]  # requested and limited on every rank
-    ipc_lock: bool  # RDMA pins memory: the containers add IPC_LOCK and the namespace must admit it
+    # RDMA pins memory: the rank containers add IPC_LOCK and run as UID 0, the only way the capability takes
+    # effect (RANK_ROOT); the namespace must admit them (PSA privileged; on OpenShift the SCC below).
+    ipc_lock: bool
+    scc: str | None  # multinode.openshift_scc: the SCC the server ServiceAccount may `use` (Role, RoleBinding)
     nccl_env: dict[str, str]
     exclusive_topology: str | None  # the node label key one group owns alone
     ready_when: str  # Pulumi's await on the LWS (pulumi.com/waitFor)
@@ -61,6 +70,7 @@ def resolve_multinode(cfg: StackConfig) -> MultinodePlan | None:
         worker_flags=(*multinode_flags(nnodes, port, WORKER_INDEX), "--headless"),
         rdma_resources=dict(cfg.multinode.rdma_resources),
         ipc_lock=cfg.multinode.adds_ipc_lock,
+        scc=cfg.multinode.openshift_scc if cfg.multinode.adds_ipc_lock else None,
         nccl_env=dict(cfg.multinode.nccl_env),
         exclusive_topology=cfg.multinode.exclusive_topology,
         ready_when=ready_when(cfg.autoscaling.enabled, cfg.replicas),

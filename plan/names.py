@@ -36,6 +36,10 @@ class Names:
         return f"{self.instance}-router"
 
     @property
+    def thanos_reader(self) -> str:  # KEDA's token for OpenShift's Thanos: ServiceAccount, Role, RoleBinding, auth
+        return f"{self.instance}-thanos-reader"
+
+    @property
     def hf_token_secret(self) -> str:
         return f"{self.instance}-hf-token"
 

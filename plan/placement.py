@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from catalog.profiles import DO_NOT_EVICT
 from catalog.selectors import Term, gpu_selector_terms, label_scheme
 from config.cluster import ClusterConfig
 from config.gpu import GpuConfig
@@ -41,7 +42,7 @@ class Placement:
     pull_secrets: tuple[str, ...]
     several_replicas: bool  # more than one replica can run at once: rolling updates, spread
     spread: Spread | None = field(default=None)  # None: spread none, or a single replica
-    pod_annotations: dict[str, str] = field(default_factory=dict)  # the profile's, on the GPU pods' templates
+    pod_annotations: dict[str, str] = field(default_factory=dict)  # on the GPU pods' templates (do_not_evict)
 
 
 def gpu_affinity_terms(gpu: GpuConfig, scheduling: SchedulingConfig, cluster: ClusterConfig) -> tuple[Term, ...]:
@@ -64,6 +65,11 @@ def extra_tolerations(scheduling: SchedulingConfig) -> tuple[dict[str, str], ...
 def runtime_class_name(scheduling: SchedulingConfig, cluster: ClusterConfig) -> str | None:
     """scheduling.runtime_class_name, or the profile's runtime class for GPU pods."""
     return scheduling.runtime_class_name or cluster.defaults.runtime_class
+
+
+def do_not_evict(cluster: ClusterConfig) -> dict[str, str]:
+    """The annotation the cluster's node autoscaler honours before removing a serving pod's node."""
+    return dict(DO_NOT_EVICT[cluster.autoscaler])
 
 
 def can_have_several_replicas(replicas: int, autoscaling: AutoscalingConfig) -> bool:
@@ -103,5 +109,5 @@ def resolve_placement(cfg: StackConfig, most_replicas: int) -> Placement:
         pull_secrets=tuple(cfg.server.image_pull_secrets),
         several_replicas=several,
         spread=spread(cfg.scheduling, several, most_replicas),
-        pod_annotations=dict(cfg.cluster.defaults.gpu_pod_annotations),
+        pod_annotations=do_not_evict(cfg.cluster),
     )

@@ -96,6 +96,26 @@ class Workload:
 
 
 @dataclass(frozen=True)
+class ThanosAccess:
+    """KEDA's bearer token for OpenShift's Thanos Querier (catalog/profiles.py UserWorkloadMonitoring): one
+    ServiceAccount, its token Secret, the Role reading the namespace's metrics, its RoleBinding and the
+    TriggerAuthentication the triggers name, all called `name`, in `namespace` (the tenancy port scopes every
+    query to it)."""
+
+    name: str
+    namespace: str
+    labels: dict[str, str]
+
+    @property
+    def token_secret(self) -> str:
+        return f"{self.name}-token"
+
+
+def thanos_access(identity: Identity) -> ThanosAccess:
+    return ThanosAccess(identity.names.thanos_reader, identity.namespace, identity.labels("autoscaling"))
+
+
+@dataclass(frozen=True)
 class ScalingPlan:
     config: AutoscalingConfig
     scaled_object_name: str  # the instance
@@ -106,6 +126,7 @@ class ScalingPlan:
     server_address: str  # Prometheus for the triggers; "" when not derivable (refused with autoscaling on)
     keda_features: frozenset[str]  # cluster/versions.py KEDA_FEATURES keys the ScaledObject uses
     metrics: VersionMetrics  # the vLLM release's metric names (catalog/vllm_metrics.py)
+    thanos: ThanosAccess | None = None  # OpenShift: the triggers authenticate to the Thanos Querier
 
     @property
     def enabled(self) -> bool:
@@ -175,6 +196,7 @@ def resolve_scaling(
     workload: Workload,
     server_address: str | None,
     metrics: VersionMetrics,
+    thanos: ThanosAccess | None = None,
 ) -> ScalingPlan:
     """`workload` as the queries see it without KEDA; the HPA's name is added when autoscaling is on."""
     capacity, instance = capacity_of(report), identity.instance
@@ -188,4 +210,5 @@ def resolve_scaling(
         server_address=server_address or "",
         keda_features=keda_features(cfg),
         metrics=metrics,
+        thanos=thanos,
     )

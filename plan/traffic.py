@@ -139,8 +139,11 @@ def client_url(exposure: ExposureConfig, identity: Identity, port: int, routing:
     return service_url(identity, port, routing)
 
 
-def resolve_traffic(cfg: StackConfig, identity: Identity, delivery: DeliveryPlan, launch: tuple[str, ...]) -> TrafficPlan:
-    """`launch`: the server's command line and environment (launch_of), which the smoke test's key covers."""
+def resolve_traffic(
+    cfg: StackConfig, identity: Identity, delivery: DeliveryPlan, launch: tuple[str, ...], keda_queries_thanos: bool = False
+) -> TrafficPlan:
+    """`launch`: the server's command line and environment (launch_of), which the smoke test's key covers;
+    `keda_queries_thanos`: KEDA's triggers query OpenShift's Thanos Querier (plan/scaling.py ThanosAccess)."""
     port, routing = cfg.server.port, cfg.routing
     backend_service, backend_port = backend(identity, port, routing)
     return TrafficPlan(
@@ -168,6 +171,7 @@ def resolve_traffic(cfg: StackConfig, identity: Identity, delivery: DeliveryPlan
             copies_to_bucket=delivery.copies_to_bucket,
             smoke_test=cfg.smoke_test.enabled,
             routing=cfg.routing,
+            keda_queries_thanos=keda_queries_thanos,
         ),
         smoke=resolve_smoke(cfg, identity.instance, delivery.security, launch) if cfg.smoke_test.enabled else None,
     )

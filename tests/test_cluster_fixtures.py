@@ -312,3 +312,20 @@ def test_prod_on_a_cluster_running_keda_2_20_names_the_keda_version_that_renders
         "out fallback.behavior (KEDA >= 2.17), so a Prometheus outage sets the static fallback.replicas instead of "
         'keeping the current count. Fix: set autoscaling.keda_version: "2.20".'
     ]
+
+
+def dns_lines(capsys, path: Path) -> list[str]:  # type: ignore[no-untyped-def]
+    _, lines = cluster_section(capsys, path, "gke-node-local-dns")
+    return [line for line in lines if "] dns:" in line]
+
+
+def test_the_node_local_dns_snapshot_blocks_the_generic_profile_naming_the_address_and_the_fix(capsys) -> None:  # type: ignore[no-untyped-def]
+    (line,) = dns_lines(capsys, STACKS / "Pulumi.dev.yaml")
+    assert line.startswith("  [block] dns: 2 node(s) run NodeLocal DNSCache") and "169.254.20.10:53" in line
+    assert "Fix: set cluster.profile: gke" in line
+
+
+def test_the_node_local_dns_snapshot_passes_the_gke_profile(capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert dns_lines(capsys, with_profile(tmp_path, "dev", "gke")) == [
+        "  [ok] dns: NodeLocal DNSCache on 2 node(s): 169.254.20.10:53 admitted."
+    ]

@@ -25,6 +25,7 @@ GATEWAY = {
     "section_name": "https",
     "hostnames": ["llm.example.com"],
 }
+POOL = {"backend": "InferencePool", "endpoint_picker": {"service": "prod-epp"}}
 UNGUARDED = ("/invocations", "/tokenize", "/detokenize", "/metrics", "/pooling", "/score", "/rerank", "/health")
 
 
@@ -59,11 +60,11 @@ def test_the_route_validates_strictly_against_the_gateway_api_v1_6_1_crd() -> No
 
 
 def test_the_route_to_an_inference_pool_validates_strictly_against_the_crd() -> None:
-    assert crd_errors(route(backend="InferencePool"), "gateway.networking.k8s.io_httproutes.yaml") == []
+    assert crd_errors(route(**POOL), "gateway.networking.k8s.io_httproutes.yaml") == []
 
 
 def test_the_inference_pool_validates_strictly_against_the_inference_extension_v1_crd() -> None:
-    pool, _ = render_exposure(*parts(exposed(gateway={**GATEWAY, "backend": "InferencePool"})))
+    pool, _ = render_exposure(*parts(exposed(gateway={**GATEWAY, **POOL})))
     assert crd_errors(pool, "inference.networking.k8s.io_inferencepools.yaml") == []
 
 
@@ -102,7 +103,7 @@ def test_the_route_sends_to_the_service_port() -> None:
 
 
 def test_the_route_sends_to_the_inference_pool_when_asked() -> None:
-    assert route(backend="InferencePool")["spec"]["rules"][0]["backendRefs"] == [
+    assert route(**POOL)["spec"]["rules"][0]["backendRefs"] == [
         {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "prod-server"}
     ]
 
@@ -116,12 +117,12 @@ def test_a_null_request_timeout_leaves_timeouts_out() -> None:
 
 
 def test_the_route_lives_in_the_stacks_namespace_beside_its_backend_so_no_reference_grant_is_needed() -> None:
-    objects = render_exposure(*parts(exposed(gateway={**GATEWAY, "backend": "InferencePool"})))
+    objects = render_exposure(*parts(exposed(gateway={**GATEWAY, **POOL})))
     assert [(o["kind"], o["metadata"]["namespace"]) for o in objects] == [("InferencePool", "prod"), ("HTTPRoute", "prod")]
 
 
-def test_the_inference_pool_selects_the_server_pods_on_the_api_port_without_an_endpoint_picker() -> None:
-    pool, _ = render_exposure(*parts(exposed(gateway={**GATEWAY, "backend": "InferencePool"})))
+def test_the_inference_pool_selects_the_server_pods_on_the_api_port_and_names_its_endpoint_picker() -> None:
+    pool, _ = render_exposure(*parts(exposed(gateway={**GATEWAY, **POOL})))
     assert pool["spec"] == {
         "selector": {
             "matchLabels": {
@@ -132,7 +133,15 @@ def test_the_inference_pool_selects_the_server_pods_on_the_api_port_without_an_e
         },
         "targetPorts": [{"number": 8000}],
         "appProtocol": "http",
+        "endpointPickerRef": {"kind": "Service", "name": "prod-epp", "port": {"number": 9002}, "failureMode": "FailClose"},
     }
+
+
+def test_an_inference_pool_without_an_endpoint_picker_is_refused_naming_the_key_and_the_fix() -> None:
+    with pytest.raises(ConfigError) as refused:
+        exposed(gateway={**GATEWAY, "backend": "InferencePool"})
+    (issue,) = refused.value.issues
+    assert issue.key == "exposure.gateway.backend" and "exposure.gateway.endpoint_picker.service" in issue.fix
 
 
 def test_the_ingress_validates_strictly_against_the_newest_kubernetes_schema() -> None:

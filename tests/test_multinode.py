@@ -279,10 +279,18 @@ def test_rdma_adds_ipc_lock_and_the_nccl_settings(container: Any) -> None:
     assert {"name": "NCCL_IB_HCA", "value": "mlx5"} in container()["env"]
 
 
+@pytest.mark.parametrize("container", [leader, worker])
+def test_a_rank_that_adds_ipc_lock_runs_as_uid_0_so_the_capability_is_effective(container: Any) -> None:
+    # capabilities(7): execve clears a non-root UID's permitted and effective sets; Kubernetes sets no ambient ones.
+    context = container()["securityContext"]
+    assert (context["runAsUser"], context["runAsNonRoot"], context["allowPrivilegeEscalation"]) == (0, False, False)
+
+
 def test_without_rdma_no_capability_is_added_and_the_namespace_stays_restricted() -> None:
     objects = manifests(*planned(two_node_405b()))
     container = one(objects, "LeaderWorkerSet")["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]
     assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    assert container["securityContext"]["runAsNonRoot"] is True and "runAsUser" not in container["securityContext"]
     assert one(objects, "Namespace")["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
 
 

@@ -28,6 +28,11 @@ GKE_METADATA = Host("GKE metadata server", "169.254.169.254")
 GKE_METADATA_V1 = Host("GKE metadata server (Dataplane V1)", "169.254.169.252")
 EKS_POD_IDENTITY = Host("EKS Pod Identity agent", "169.254.170.23")
 PROMETHEUS = Pod("prometheus", "monitoring", {"app.kubernetes.io/name": "prometheus"})
+# OpenShift's user-workload Prometheus scrapes user projects (catalog/profiles.py UserWorkloadMonitoring).
+UWM_PROMETHEUS = Pod(
+    "prometheus-user-workload-0", "openshift-user-workload-monitoring", {"app.kubernetes.io/name": "prometheus"}
+)
+SCRAPER = {profile: PROMETHEUS for profile in PROFILES} | {"openshift": UWM_PROMETHEUS}
 GRAFANA = Pod("grafana", "monitoring", {"app.kubernetes.io/name": "grafana"})
 OTHER_NAMESPACE = Pod("web", "team-a", {"app": "web"})
 GATEWAY_PROXY = Pod("proxy", "gateway-system", {"gateway.networking.k8s.io/gateway-name": "inference-gateway"})
@@ -116,6 +121,8 @@ def featured(profile: str, feature: str) -> Stack:
 @cache
 def llama_405b(profile: str) -> Stack:
     raw = example_stack("llama-405b-on-2x8-a100-80gb").model_dump(exclude_unset=True)
+    if profile == "openshift":  # its RDMA ranks need an SCC beyond restricted-v2 (tests/test_openshift_admission.py)
+        raw["multinode"] = {**raw["multinode"], "openshift_scc": "privileged"}
     return rendered(validate_config({**raw, "cluster": {"profile": profile}}))
 
 
@@ -123,6 +130,10 @@ FEATURES: dict[str, dict[str, Any]] = {
     "one replica": {},
     "several replicas": {"replicas": 3},
     "a Gateway": {"exposure": {"gateway": GATEWAY}, "security": {"require_api_key": True}},
+    "an InferencePool": {
+        "exposure": {"gateway": {**GATEWAY, "backend": "InferencePool", "endpoint_picker": {"service": "llama-epp"}}},
+        "security": {"require_api_key": True},
+    },
     "an Ingress": {"exposure": {"ingress": INGRESS}, "security": {"require_api_key": True}},
     "autoscaling": {"autoscaling": {"enabled": True, "min_replica_count": 1, "max_replica_count": 3}},
 }
@@ -143,7 +154,8 @@ def test_prometheus_and_the_smoke_test_reach_the_api_port_and_grafana_and_the_do
     stack = featured(profile, feature)
     port = stack.plan.traffic.port
     assert [
-        allowed(stack.policies, source, stack.leader, port) for source in (PROMETHEUS, stack.smoke, GRAFANA, stack.download)
+        allowed(stack.policies, source, stack.leader, port)
+        for source in (SCRAPER[profile], stack.smoke, GRAFANA, stack.download)
     ] == [
         True,
         True,
@@ -167,7 +179,10 @@ def test_without_exposure_a_pod_of_another_namespace_cannot_open_the_api_port(pr
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-@pytest.mark.parametrize(("feature", "proxy"), [("a Gateway", GATEWAY_PROXY), ("an Ingress", INGRESS_CONTROLLER)])
+@pytest.mark.parametrize(
+    ("feature", "proxy"),
+    [("a Gateway", GATEWAY_PROXY), ("an InferencePool", GATEWAY_PROXY), ("an Ingress", INGRESS_CONTROLLER)],
+)
 def test_with_exposure_only_its_proxy_opens_the_api_port(profile: str, feature: str, proxy: Pod) -> None:
     stack = featured(profile, feature)
     reached = [allowed(stack.policies, source, stack.leader, 8000) for source in (proxy, stack.notebook, OTHER_NAMESPACE)]
@@ -189,6 +204,26 @@ def test_the_405b_groups_ranks_reach_each_other_on_the_master_port_and_ephemeral
 def test_the_405b_workers_read_the_shared_volume_and_cannot_reach_the_hub(profile: str) -> None:
     stack = llama_405b(profile)
     assert not allowed(stack.policies, stack.worker, HUB, 443)
+
+
+ENDPOINT_PICKER = Pod("epp", "llama", {"inferencepool": "llama-epp"})
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_endpoint_picker_reads_the_servers_metrics_and_no_other_pod_of_the_namespace_does(profile: str) -> None:
+    stack = featured(profile, "an InferencePool")
+    assert allowed(stack.policies, ENDPOINT_PICKER, stack.leader, 8000)
+    assert not allowed(stack.policies, stack.notebook, stack.leader, 8000)
+
+
+def test_on_openshift_the_cluster_prometheus_namespace_monitoring_no_longer_scrapes() -> None:
+    stack = featured("openshift", "one replica")
+    assert not allowed(stack.policies, PROMETHEUS, stack.leader, stack.plan.traffic.port)
+
+
+def test_on_openshift_an_explicit_prometheus_namespace_is_kept() -> None:
+    stack = with_profile("openshift", network_policy={"prometheus_namespace": "monitoring"})
+    assert allowed(stack.policies, PROMETHEUS, stack.leader, stack.plan.traffic.port)
 
 
 def test_without_the_rank_to_rank_rule_the_405b_worker_cannot_reach_the_master_port() -> None:

@@ -44,6 +44,37 @@ def test_other_profiles_add_no_karpenter_annotation() -> None:
     assert DO_NOT_DISRUPT not in template_annotations(render_manifests(plan_of(make_config())), "Deployment")
 
 
+SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+
+
+@pytest.mark.parametrize("profile", ["gke", "aks"])
+def test_where_cluster_autoscaler_runs_the_server_pods_are_not_safe_to_evict(profile: str) -> None:
+    objects = render_manifests(plan_of(make_config(cluster={"profile": profile})))
+    assert template_annotations(objects, "Deployment") == {SAFE_TO_EVICT: "false"}
+
+
+def test_every_rank_of_a_multi_node_group_on_gke_is_not_safe_to_evict() -> None:
+    raw = example_stack("llama-405b-on-2x8-a100-80gb").model_dump(exclude_unset=True)
+    objects = render_manifests(plan_of(validate_config({**raw, "cluster": {"profile": "gke"}})))
+    assert template_annotations(objects, "LeaderWorkerSet")[SAFE_TO_EVICT] == "false"
+
+
+def test_a_generic_cluster_that_names_cluster_autoscaler_gets_its_annotation() -> None:
+    objects = render_manifests(plan_of(make_config(cluster={"node_autoscaler": "cluster-autoscaler"})))
+    assert template_annotations(objects, "Deployment") == {SAFE_TO_EVICT: "false"}
+
+
+def test_a_profile_whose_autoscaler_is_overridden_to_none_adds_no_annotation() -> None:
+    objects = render_manifests(plan_of(make_config(cluster={"profile": "gke", "node_autoscaler": "none"})))
+    assert template_annotations(objects, "Deployment") == {}
+
+
+def test_the_download_job_pods_carry_no_eviction_annotation() -> None:
+    objects = render_manifests(plan_of(make_config(cluster={"profile": "gke"})))
+    job = next(o for o in objects if o["kind"] == "Job")
+    assert SAFE_TO_EVICT not in job["spec"]["template"]["metadata"].get("annotations", {})
+
+
 DEDICATED = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
 DEDICATED_RENDERED = {"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
 

@@ -168,7 +168,7 @@ def test_routing_on_the_docker_target_is_refused_with_the_fix() -> None:
 
 
 def test_routing_to_an_inference_pool_is_refused_naming_the_key() -> None:
-    gateway = {**GATEWAY, "backend": "InferencePool"}
+    gateway = {**GATEWAY, "backend": "InferencePool", "endpoint_picker": {"service": "epp"}}
     with pytest.raises(ConfigError, match=r"vllm-serving:exposure\.gateway\.backend"):
         make_config(**ROUTED, security={"require_api_key": True}, exposure={"gateway": gateway})
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from cluster.capacity import Requirements
 from cluster.checks import ReplicaClaims
+from cluster.dns import check_dns
 from cluster.facts import ClaimTemplate, ClusterFacts, NodePool
 from cluster.findings import Finding
 from cluster.report import ClusterResult
@@ -128,9 +129,13 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
             wiring.rule_labels,
             namespace,
             ns_labels,
-            wiring.server_address if plan.scaling.enabled else None,
+            # KEDA on OpenShift queries the Thanos Querier, which reads every Prometheus: no Service to match.
+            wiring.server_address if plan.scaling.enabled and plan.scaling.thanos is None else None,
         )
     found += checks.check_namespace(facts, namespace, plan.identity.creates_namespace, plan.identity.instance)
+    flows = plan.traffic.flows
+    if flows.enabled:
+        found += check_dns(facts, flows.dns.addresses, plan.cluster.profile)
     return found
 
 
@@ -183,7 +188,7 @@ def _live(plan: Plan, kubeconfig: str | None, context: str | None) -> ClusterRes
     cluster = plan.cluster
     try:
         facts = live.read_live(
-            kubeconfig, context, cluster.keda_namespace, declared_pools(cluster), namespace=plan.identity.namespace
+            kubeconfig, context, cluster.keda_operator_namespace, declared_pools(cluster), namespace=plan.identity.namespace
         )
     except live.LiveReadError as error:
         if cluster.block_on_read_failure:

@@ -41,7 +41,33 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
                 "set monitoring.monitor_kind: ServiceMonitor (it selects the leaders through the Service).",
             )
         )
-    return issues + _delivery_issues(cfg)
+    return issues + _delivery_issues(cfg) + _scc_issues(cfg)
+
+
+def _scc_issues(cfg: StackConfig) -> list[ConfigIssue]:
+    """OpenShift's default restricted-v2 SCC admits neither an added IPC_LOCK nor UID 0 (docs/sources.md §S8)."""
+    multinode, profile = cfg.multinode, cfg.cluster.profile
+    if multinode.openshift_scc is not None and profile != "openshift":
+        return [
+            ConfigIssue(
+                "multinode.openshift_scc",
+                f"is {multinode.openshift_scc!r}, but cluster.profile is {profile}: SCCs exist only on OpenShift.",
+                "remove multinode.openshift_scc, or set cluster.profile: openshift.",
+            )
+        ]
+    if profile != "openshift" or not multinode.adds_ipc_lock or multinode.openshift_scc is not None:
+        return []
+    key = "multinode.ipc_lock" if multinode.ipc_lock else "multinode.rdma_resources"
+    return [
+        ConfigIssue(
+            key,
+            "makes every rank add IPC_LOCK and run as UID 0 (the only way the capability takes effect), but "
+            "OpenShift's default restricted-v2 SCC rejects both, so no rank of the group would be admitted.",
+            "name an SCC that admits them in multinode.openshift_scc (e.g. privileged, or one with "
+            "allowedCapabilities [IPC_LOCK] and runAsUser RunAsAny); the stack grants the server ServiceAccount "
+            "`use` on it. Or set multinode.ipc_lock: false if the nodes' memlock limit is unlimited.",
+        )
+    ]
 
 
 def _delivery_issues(cfg: StackConfig) -> list[ConfigIssue]:

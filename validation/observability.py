@@ -68,6 +68,8 @@ def _server_address_checks(cfg: StackConfig) -> list[ConfigIssue]:
     monitoring = cfg.monitoring
     if cfg.autoscaling.server_address or monitoring.release or monitoring.prometheus_service:
         return []
+    if cfg.cluster.defaults.user_workload_monitoring is not None:  # OpenShift: the Thanos Querier
+        return []
     return [
         ConfigIssue(
             "autoscaling.server_address",

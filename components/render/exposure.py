@@ -9,9 +9,9 @@ ReferenceGrant is needed (gateway-api: a ReferenceGrant is required for a route'
 namespace, not for a parentRef). A Gateway in another namespace must admit the route through its listener's
 allowedRoutes; that is the Gateway owner's side, and this stack does not own the Gateway.
 
-InferencePool (inference.networking.k8s.io/v1, GIE v1.6.0): `endpointPickerRef` is optional in v1 and left
-out. The endpoint picker is a separate Deployment this stack does not create, and since GIE v1.6.0 it is
-released by llm-d/llm-d-router (docs/sources.md §S5); without one, the gateway balances over the pool's pods.
+InferencePool (inference.networking.k8s.io/v1, GIE v1.6.0): `endpointPickerRef` names the picker
+(exposure.gateway.endpoint_picker, required with that backend: validation/exposure.py). The picker is a separate
+Deployment this stack does not create; since GIE v1.6.0 it is released by llm-d/llm-d-router (docs/sources.md §S5).
 """
 
 from __future__ import annotations
@@ -86,16 +86,26 @@ def _backend_ref(identity: Identity, traffic: TrafficPlan, gateway: GatewayConfi
 
 
 def render_inference_pool(identity: Identity, traffic: TrafficPlan) -> dict[str, Any]:
-    """The server pods (same selector as the Deployment) on the API port; no endpointPickerRef (module doc)."""
+    """The server pods (same selector as the Deployment) on the API port, and the picker that chooses one."""
+    spec: dict[str, Any] = {
+        "selector": {"matchLabels": identity.selector("server")},
+        "targetPorts": [{"number": traffic.port}],
+        "appProtocol": "http",
+    }
+    gateway = traffic.exposure.gateway
+    picker = gateway.endpoint_picker if gateway is not None else None
+    if picker is not None:
+        spec["endpointPickerRef"] = {
+            "kind": "Service",
+            "name": picker.service,
+            "port": {"number": picker.port},
+            "failureMode": picker.failure_mode,
+        }
     return {
         "apiVersion": f"{INFERENCE_GROUP}/v1",
         "kind": "InferencePool",
         "metadata": _metadata(identity),
-        "spec": {
-            "selector": {"matchLabels": identity.selector("server")},
-            "targetPorts": [{"number": traffic.port}],
-            "appProtocol": "http",
-        },
+        "spec": spec,
     }
 
 

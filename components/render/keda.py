@@ -14,6 +14,7 @@ from typing import Any
 from catalog import keda
 from catalog.vllm_metrics import VersionMetrics
 from components.render.promql import number, quantile
+from components.render.thanos import render_thanos_access, thanos_trigger_fields
 from config.observability import AutoscalingConfig
 from plan.scaling import ScalingPlan, Workload, hpa_name
 
@@ -59,6 +60,7 @@ def render_triggers(scaling: ScalingPlan) -> list[dict[str, Any]]:
         "latency": thresholds.latency_seconds,
     }
     queries = trigger_queries(scaling.metrics, scaling.workload)
+    auth, extra = thanos_trigger_fields(scaling.thanos) if scaling.thanos is not None else ({}, {})
     return [
         {
             "type": "prometheus",
@@ -69,7 +71,9 @@ def render_triggers(scaling: ScalingPlan) -> list[dict[str, Any]]:
                 "query": queries[name][0],
                 "threshold": number(values[name]),
                 "ignoreNullValues": "false",
+                **auth,
             },
+            **extra,
         }
         for name in scaling.config.triggers
     ]
@@ -117,6 +121,12 @@ def render_scaled_object_spec(scaling: ScalingPlan) -> dict[str, Any]:
         },
         "triggers": render_triggers(scaling),
     }
+
+
+def keda_objects(scaling: ScalingPlan) -> list[dict[str, Any]]:
+    """The ScaledObject, after what its triggers authenticate with on OpenShift (components/render/thanos.py)."""
+    access = render_thanos_access(scaling.thanos) if scaling.thanos is not None else []
+    return [*access, render_scaled_object(scaling)]
 
 
 def render_scaled_object(scaling: ScalingPlan) -> dict[str, Any]:

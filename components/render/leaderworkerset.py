@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from plan.multinode import MultinodePlan
+from plan.multinode import RANK_ROOT, MultinodePlan
 
 API_VERSION = "leaderworkerset.x-k8s.io/v1"
 KIND = "LeaderWorkerSet"
@@ -34,11 +34,13 @@ def leader_selector(selector: dict[str, str]) -> dict[str, str]:
 
 
 def _network(container: dict[str, Any], multinode: MultinodePlan) -> None:
-    """RDMA resources, IPC_LOCK and NCCL settings, identical on every rank."""
+    """RDMA resources, IPC_LOCK (as UID 0, so that it takes effect: plan/multinode.py) and NCCL settings,
+    identical on every rank."""
     resources = container["resources"]
     for name, count in sorted(multinode.rdma_resources.items()):
         resources["requests"][name] = resources["limits"][name] = str(count)
     if multinode.ipc_lock:
+        container["securityContext"] |= RANK_ROOT
         container["securityContext"]["capabilities"]["add"] = ["IPC_LOCK"]
     container["env"] += [{"name": key, "value": value} for key, value in sorted(multinode.nccl_env.items())]
 

@@ -13,7 +13,7 @@ from typing import Any
 from components.render import bucket_copy, cache, leaderworkerset, pod, scheduling
 from components.render import delivery as delivery_render
 from components.render.exposure import render_exposure
-from components.render.keda import render_scaled_object
+from components.render.keda import keda_objects
 from components.render.network_policy import render_network_policies
 from components.render.observability import monitoring_objects
 from components.render.probes import budget_annotations, render_probes
@@ -23,6 +23,7 @@ from components.render.security import (
     HF_TOKEN_KEY,
     pod_security_level,
     render_namespace,
+    render_scc_use,
     render_secret,
     render_service_account,
 )
@@ -127,9 +128,12 @@ def _with_identity(delivery: DeliveryPlan, account: dict[str, Any]) -> dict[str,
 
 
 def server_objects(plan: Plan) -> list[dict[str, Any]]:
-    """ServiceAccount, API-key Secret (when required), the workload, Service, PodDisruptionBudget."""
-    server = plan.server
+    """ServiceAccount, the SCC grant of a multi-node group on OpenShift, API-key Secret (when required), the
+    workload, Service, PodDisruptionBudget."""
+    server, multinode = plan.server, plan.multinode
     objects = [server_service_account(plan)]
+    if multinode is not None and multinode.scc is not None:
+        objects += render_scc_use(f"{server.name}-scc", server.namespace, server.labels, multinode.scc, server.service_account)
     if server.api_key_secret:
         objects.append(render_secret(server.api_key_secret, server.namespace, server.labels, API_KEY_KEY, SECRET_PLACEHOLDER))
     return [*objects, render_workload(plan, server_delivery(plan)), render_server_service(plan), pod.render_pdb(server)]
@@ -194,7 +198,7 @@ def traffic_manifests(plan: Plan) -> list[dict[str, Any]]:
 def observability_manifests(plan: Plan) -> list[dict[str, Any]]:
     """KEDA's ScaledObject (when on), then the monitoring objects; the queue alert fires where KEDA acts."""
     scaling, monitoring = plan.scaling, plan.monitoring
-    objects = [render_scaled_object(scaling)] if scaling.enabled else []
+    objects = keda_objects(scaling) if scaling.enabled else []
     return objects + (monitoring_objects(monitoring, scaling.workload) if monitoring.enabled else [])
 
 

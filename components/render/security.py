@@ -47,6 +47,28 @@ def render_namespace(name: str, labels: dict[str, str], level: str = "restricted
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {**labels, **psa}}}
 
 
+RBAC_API = "rbac.authorization.k8s.io/v1"
+# OpenShift authorises an SCC for a pod by RBAC: `use` on securitycontextconstraints in the pod's namespace, for
+# the pod's ServiceAccount (docs.openshift.com, "Managing security context constraints", "Role-based access to
+# security context constraints").
+SCC_GROUP, SCC_RESOURCE = "security.openshift.io", "securitycontextconstraints"
+
+
+def render_scc_use(name: str, namespace: str, labels: dict[str, str], scc: str, account: str) -> list[dict[str, Any]]:
+    """A Role allowing `use` of one SCC and its RoleBinding to one ServiceAccount."""
+    metadata = {"name": name, "namespace": namespace, "labels": dict(labels)}
+    rule = {"apiGroups": [SCC_GROUP], "resources": [SCC_RESOURCE], "resourceNames": [scc], "verbs": ["use"]}
+    role = {"apiVersion": RBAC_API, "kind": "Role", "metadata": metadata, "rules": [rule]}
+    binding = {
+        "apiVersion": RBAC_API,
+        "kind": "RoleBinding",
+        "metadata": dict(metadata, labels=dict(labels)),
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+    }
+    return [role, binding]
+
+
 def render_service_account(name: str, namespace: str, labels: dict[str, str]) -> dict[str, Any]:
     """The pods never call the Kubernetes API, so no token is mounted."""
     return {

@@ -57,7 +57,10 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
         },
     ),
     "prod-gateway": ("Pulumi.prod.yaml", {"exposure": {"gateway": GATEWAY}}),
-    "prod-inference-pool": ("Pulumi.prod.yaml", {"exposure": {"gateway": {**GATEWAY, "backend": "InferencePool"}}}),
+    "prod-inference-pool": (
+        "Pulumi.prod.yaml",
+        {"exposure": {"gateway": {**GATEWAY, "backend": "InferencePool", "endpoint_picker": {"service": "vllm-prod-epp"}}}},
+    ),
     "prod-ingress": ("Pulumi.prod.yaml", {"exposure": {"ingress": INGRESS}}),
     "prod-no-autoscaling": ("Pulumi.prod.yaml", {"autoscaling": {"enabled": False}}),
     "prod-no-monitoring": ("Pulumi.prod.yaml", {"monitoring": {"enabled": False}, "autoscaling": {"enabled": False}}),
@@ -84,6 +87,13 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "dev-cache-size": ("Pulumi.dev.yaml", {"cache": {"size_gib": 60}}),
     "dev-docker": ("Pulumi.dev.yaml", {"target": "docker", "docker": {}, "security": {"require_api_key": True}}),
     "dev-old-release": ("Pulumi.dev.yaml", {"vllm": {"version": "0.7.2"}}),
+    "405b-openshift": (
+        "examples/Pulumi.llama-405b-on-2x8-a100-80gb.yaml",
+        {
+            "cluster": {"profile": "openshift"},
+            "multinode": {"rdma_resources": {"rdma/ib": 1}, "nccl_env": {"NCCL_IB_HCA": "mlx5"}, "openshift_scc": "privileged"},
+        },
+    ),
     "405b-gateway": (
         "examples/Pulumi.llama-405b-on-2x8-a100-80gb.yaml",
         {"exposure": {"gateway": GATEWAY}, "security": {"require_api_key": True}},
