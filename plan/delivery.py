@@ -252,7 +252,7 @@ def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names,
         probes=cfg.probes,
         security=resolve_pod_security(cfg.security, cfg.cluster.defaults),
         warnings=throughput_warnings
-        + tuple(page_cache_warnings(kubernetes_volume, weights, cfg.server, cfg.engine.gpus_per_node)),
+        + tuple(page_cache_warnings(kubernetes_volume, weights, cfg.server, cfg.engine.gpus_per_node, cfg.vllm.version)),
         needs_download=from_hub,
         copies_to_bucket=bucket is not None and bucket.copy_from_hub,
         bucket=bucket,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from catalog.models import MODELS
 from catalog.vllm_images import image_size
+from catalog.vllm_releases import version_key
 from config.delivery import CacheVolume, Throughput
 from config.engine import EngineConfig, SpeculativeConfig
 from config.kubernetes import ProbesConfig, ServerConfig
@@ -21,6 +22,7 @@ _DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
 # vLLM 0.33.0 prefetches a checkpoint on a network file system only when it fits in 90 % of the available
 # (cgroup-limited) RAM (model_executor/model_loader/weight_utils.py, "Skipping auto-prefetch"; docs/sources.md §S2).
 PREFETCH_RAM_SHARE = 0.9
+AUTO_PREFETCH_SINCE = "0.33.0"  # the first release that prefetches from NFS by default (docs/model-delivery.md)
 
 
 @dataclass(frozen=True)
@@ -167,10 +169,15 @@ def server_memory_limit_gib(server: ServerConfig, gpus_per_node: int) -> float:
     return (server.memory_gib or 16.0 + 12.0 * gpus_per_node) + shm_gib(server, gpus_per_node)
 
 
-def page_cache_warnings(volume: CacheVolume | None, weights_gib: float, server: ServerConfig, gpus_per_node: int) -> list[str]:
+def page_cache_warnings(
+    volume: CacheVolume | None, weights_gib: float, server: ServerConfig, gpus_per_node: int, vllm_version: str
+) -> list[str]:
     """A shared network volume is read fast only through the page cache; the limit must leave room for it.
-    `volume`: the Kubernetes model volume (None on Docker or object storage); `weights_gib`: every checkpoint."""
+    `volume`: the Kubernetes model volume (None on Docker or object storage); `weights_gib`: every checkpoint.
+    Only releases that prefetch from a network file system on their own skip it for want of memory."""
     if volume is None or volume.access_mode != "ReadWriteMany":  # block disks are not read through NFS prefetch
+        return []
+    if version_key(vllm_version) < version_key(AUTO_PREFETCH_SINCE):
         return []
     limit = server_memory_limit_gib(server, gpus_per_node)
     if weights_gib <= PREFETCH_RAM_SHARE * limit:
@@ -179,7 +186,7 @@ def page_cache_warnings(volume: CacheVolume | None, weights_gib: float, server: 
     shm = shm_gib(server, gpus_per_node)
     return [
         f"delivery: the server's memory limit ({limit:g} GiB) is below the {needed:.1f} GiB (the {weights_gib:.1f} GiB "
-        "checkpoint / 0.9) vLLM 0.33.0 needs to prefetch from a network file system: it then skips the prefetch "
+        f"checkpoint / 0.9) vLLM {vllm_version} needs to prefetch from a network file system: it then skips the prefetch "
         '(weight_utils.py "Skipping auto-prefetch") and reads the shared volume lazily, far below its '
         f"throughput. Fix: set server.memory_gib to at least {math.ceil(needed - shm)} (the limit adds "
         f"{shm:g} GiB of /dev/shm), or use delivery.mode per_replica_volume or object_storage."

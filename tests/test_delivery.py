@@ -367,3 +367,12 @@ def claim_specs(objects: list[dict]) -> list[dict]:
 def test_no_shipped_stack_renders_read_write_many_without_a_storage_class(path):  # type: ignore[no-untyped-def]
     specs = claim_specs(render_stack(path)["manifests"])
     assert all(s.get("storageClassName") for s in specs if s["accessModes"] == ["ReadWriteMany"])
+
+
+def test_a_release_that_does_not_prefetch_from_nfs_gets_no_page_cache_warning():
+    report = stack_with("prod", vllm={"version": "0.7.2"})[1]
+    assert not any("memory limit" in w for w in report.verdict.warnings)
+
+
+def test_the_page_cache_warning_names_the_stacks_release():
+    assert any("vLLM 0.33.0 needs to prefetch" in w for w in stack("prod")[1].verdict.warnings)
