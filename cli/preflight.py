@@ -154,6 +154,7 @@ def _config_error(args: argparse.Namespace, error: ConfigError) -> int:
 def _print_report(args: argparse.Namespace, verdict: Verdict, logged: LoggedStartup | None = None) -> None:
     report = verdict.report
     assert report is not None  # sized whenever there is no config error
+    zero = verdict.plan.zero if verdict.plan is not None else None
     if args.json:
         data = report.as_dict()
         data["cluster"] = verdict.cluster.as_dict()
@@ -162,12 +163,16 @@ def _print_report(args: argparse.Namespace, verdict: Verdict, logged: LoggedStar
             from preflight.startup_log import log_check_dict
 
             data["startup_log"] = log_check_dict(report, logged)
+        if zero is not None:
+            data["scale_to_zero"] = zero.as_dict()
         print(json.dumps(data, indent=2))
         return
     if args.markdown:
         print(markdown_text(report, Path(args.stack_file).name, verdict.cluster))
     else:
         print(table_text(report, verdict.cluster))
+    if zero is not None and not args.markdown:
+        print("\n".join(f"  {label:<20} {value}" for label, value in zero.rows()))
     if logged is not None:
         from preflight.startup_log import render_log_check
 

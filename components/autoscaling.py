@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 import pulumi
 
 from components.kube import register
-from components.render.keda import render_scaled_object
+from components.render.keda import render_autoscaler
 from plan.scaling import ScalingPlan, hpa_name
+from plan.zero import ZeroPlan
 
 TYPE_TOKEN = "vllm-serving:index:KedaAutoscaler"
 
@@ -23,13 +24,14 @@ class KedaAutoscalerArgs:
     scaling: ScalingPlan  # thresholds, workload, Prometheus address and KEDA features, decided in the plan
     namespace: pulumi.Input[str]  # where the workload runs (ServingStack.namespace)
     wait_for: Sequence[pulumi.Resource] = field(default_factory=tuple)  # the scale target
+    zero: ZeroPlan | None = None  # the KEDA HTTP add-on: its HTTPScaledObject replaces the ScaledObject
 
 
 class KedaAutoscaler(pulumi.ComponentResource):
-    """One ScaledObject.
+    """One ScaledObject, or with the KEDA HTTP add-on one HTTPScaledObject (the add-on makes its ScaledObject).
 
     Attributes:
-        scaled_object: the keda.sh/v1alpha1 ScaledObject.
+        scaled_object: the keda.sh/v1alpha1 ScaledObject, or the http.keda.sh/v1alpha1 HTTPScaledObject.
         scaled_object_name: its Kubernetes name.
         hpa_name: the HPA KEDA creates for it (the at-max-replicas alert watches it).
     """
@@ -38,9 +40,11 @@ class KedaAutoscaler(pulumi.ComponentResource):
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.scaled_object_name = args.scaling.scaled_object_name
         self.hpa_name = hpa_name(self.scaled_object_name)
+        rendered = render_autoscaler(args.scaling, args.zero)
+        suffix = "scaledobject" if args.zero is None else "httpscaledobject"
         self.scaled_object = register(
-            f"{name}-scaledobject",
-            render_scaled_object(args.scaling),
+            f"{name}-{suffix}",
+            rendered,
             pulumi.ResourceOptions(parent=self, depends_on=list(args.wait_for)),
             namespace=args.namespace,
         )

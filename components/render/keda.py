@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from catalog import keda
+from catalog import keda, keda_http
 from catalog.vllm_metrics import VersionMetrics
 from components.render.promql import number, quantile
 from config.observability import AutoscalingConfig
 from plan.scaling import ScalingPlan, Workload, hpa_name
+from plan.zero import ZeroPlan
 
 API_VERSION = "keda.sh/v1alpha1"
 KIND = "ScaledObject"
@@ -131,3 +132,34 @@ def render_scaled_object(scaling: ScalingPlan) -> dict[str, Any]:
         },
         "spec": render_scaled_object_spec(scaling),
     }
+
+
+def render_http_scaled_object(zero: ZeroPlan) -> dict[str, Any]:
+    """The KEDA HTTP add-on's HTTPScaledObject (http.keda.sh/v1alpha1, plan/zero.py): the interceptor routes the
+    one host to the server's Service and holds a request until it has a ready endpoint; the add-on creates the
+    ScaledObject (and its HPA keda-hpa-<name>) that scales on the interceptor's in-flight requests, to zero after
+    scaledownPeriod idle seconds."""
+    cfg = zero.config
+    return {
+        "apiVersion": keda_http.HTTP_SCALED_OBJECT_API,
+        "kind": keda_http.HTTP_SCALED_OBJECT,
+        "metadata": {"name": zero.name, "namespace": zero.namespace, "labels": dict(zero.labels)},
+        "spec": {
+            "hosts": [zero.route_host],
+            "pathPrefixes": ["/"],
+            "scaleTargetRef": {**zero.workload.scale_target, "service": zero.service, "port": zero.port},
+            "replicas": {"min": zero.min_replicas, "max": zero.max_replicas},
+            "scaledownPeriod": cfg.scaledown_period_seconds,
+            "scalingMetric": {"concurrency": {"targetValue": zero.target_concurrency}},
+            "timeouts": {
+                "conditionWait": f"{zero.condition_wait_seconds}s",
+                "responseHeader": f"{zero.response_header_seconds}s",
+            },
+        },
+    }
+
+
+def render_autoscaler(scaling: ScalingPlan, zero: ZeroPlan | None) -> dict[str, Any]:
+    """The ScaledObject, or with the KEDA HTTP add-on its HTTPScaledObject: the add-on then creates the
+    ScaledObject itself, and two on one target would fight."""
+    return render_scaled_object(scaling) if zero is None else render_http_scaled_object(zero)
