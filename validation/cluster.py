@@ -99,6 +99,10 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
     if plan.scaling.enabled:
         found += checks.check_keda(facts, set(plan.scaling.keda_features))
         found += checks.check_keda_release(facts.keda_version, plan.scaling.config.keda_version)
+    if plan.zero is not None:
+        add_on = plan.zero.config
+        add_on_needs = checks.AddOnNeeds(add_on.version, add_on.namespace, add_on.request_timeout_seconds)
+        found += checks.check_http_add_on(facts, add_on_needs)
     if plan.monitoring.enabled:
         wiring = plan.monitoring.wiring
         ns_labels = {NAMESPACE_NAME_LABEL: namespace, **_namespace_labels(facts, namespace)}
