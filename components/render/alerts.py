@@ -432,7 +432,7 @@ def interceptor_alerts(zero: ZeroPlan, workload: Workload) -> list[Alert]:
             "VllmColdStartTooLong",
             f"({held} > 0) and on () (sum({available}) == 0)",
             "critical",
-            f"Requests held with no vLLM replica in {{{{ $labels.namespace }}}}/{zero.workload.deployment_name}",
+            f"Requests held with no vLLM replica in {zero.namespace}/{zero.workload.deployment_name}",
             f"The KEDA HTTP add-on's interceptor has held requests with no ready replica of the {owner} for "
             f"longer than the cold start's budget ({budget} s: {zero.cold_start.explain()}).",
             "1. kubectl get pods: Pending on a GPU node (node provisioning, quota), pulling the image, or loading? "
