@@ -388,5 +388,5 @@ def test_the_docs_state_the_cold_starts_the_program_computes() -> None:
     dev = example_plan().zero
     prod = plan_of(validate_config(prod_at_zero())).zero
     assert dev is not None and prod is not None
-    stated = set(map(int, re.findall(r"cold start from zero of (\d+) s", page)))
+    stated = set(map(int, re.findall(r"cold\s+start\s+from\s+zero\s+of\s+(\d+)\s+s", page)))
     assert stated == {dev.cold_start.seconds, prod.cold_start.seconds}
