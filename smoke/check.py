@@ -1,6 +1,6 @@
 """Post-deploy smoke test: one chat completion against a vLLM OpenAI-compatible server. Standard library only.
 
-    python smoke/check.py --base-url URL --model NAME [--api-key-file FILE] [--timeout-seconds N]
+    python smoke/check.py --base-url URL --model NAME [--api-key-file FILE] [--timeout-seconds N] [--host HOST]
 
 Exit 0 when the server answers within the bound with the served model name and a non-empty message;
 otherwise exit 1 with one line on stderr naming the URL, the HTTP status and the (truncated) response body
