@@ -79,7 +79,13 @@ def test_the_http_scaled_object_scales_the_server_from_zero_and_waits_on_its_ser
     spec = scaled["spec"]
     assert (spec["replicas"], spec["scaleTargetRef"]) == (
         {"min": 0, "max": 2},
-        {"apiVersion": "apps/v1", "kind": "Deployment", "name": plan.identity.names.server, "service": plan.identity.names.server, "port": plan.server.port},
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "name": plan.identity.names.server,
+            "service": plan.identity.names.server,
+            "port": plan.server.port,
+        },
     )
 
 
@@ -207,7 +213,10 @@ def test_the_smoke_test_reaches_the_interceptor_and_not_the_server() -> None:
     plan = example_plan()
     policies = render_network_policies(plan.identity, plan.traffic)
     smoke = pod_of(plan, "smoke-test")
-    assert (allowed(policies, smoke, INTERCEPTOR, 8080), allowed(policies, smoke, pod_of(plan, "server"), plan.server.port)) == (
+    assert (
+        allowed(policies, smoke, INTERCEPTOR, 8080),
+        allowed(policies, smoke, pod_of(plan, "server"), plan.server.port),
+    ) == (
         True,
         False,
     )
@@ -261,7 +270,10 @@ def test_prod_keeping_one_replica_behind_the_add_on_is_accepted() -> None:
 def test_the_gateways_default_request_timeout_binds_and_is_named_as_the_key_to_raise() -> None:
     gateway = {**example_raw()["exposure"]["gateway"], "request_timeout_seconds": 300}
     (message,) = assessed_issues(example_raw(exposure={"gateway": gateway}))
-    assert "300 s (exposure.gateway.request_timeout_seconds)" in message and "raise exposure.gateway.request_timeout_seconds" in message
+    assert (
+        "300 s (exposure.gateway.request_timeout_seconds)" in message
+        and "raise exposure.gateway.request_timeout_seconds" in message
+    )
 
 
 def test_the_interceptors_install_wide_request_timeout_bounds_the_wait_too() -> None:
@@ -370,9 +382,14 @@ def test_go_durations_read_as_seconds(text: str, seconds: float | None) -> None:
 
 def test_the_dashboard_shows_the_requests_held_at_the_interceptor_for_this_route() -> None:
     plan = example_plan()
-    board = render_dashboard(plan.monitoring.config, plan.monitoring.metrics, plan.scaling.workload, plan.monitoring.limits.gpu_exporter, plan.zero)
+    board = render_dashboard(
+        plan.monitoring.config, plan.monitoring.metrics, plan.scaling.workload, plan.monitoring.limits.gpu_exporter, plan.zero
+    )
     exprs = [t["expr"] for p in board["panels"] for t in p["targets"]]
-    assert f'sum(interceptor_request_concurrency{{route_name="{plan.identity.instance}",route_namespace="{plan.identity.namespace}"}})' in exprs
+    assert (
+        f'sum(interceptor_request_concurrency{{route_name="{plan.identity.instance}",route_namespace="{plan.identity.namespace}"}})'
+        in exprs
+    )
 
 
 def test_the_preflight_json_reports_the_cold_start_and_the_longest_wait(capsys: pytest.CaptureFixture[str]) -> None:
@@ -380,7 +397,10 @@ def test_the_preflight_json_reports_the_cold_start_and_the_longest_wait(capsys: 
 
     assert main([str(EXAMPLE), "--json"]) == 0
     zero = json.loads(capsys.readouterr().out)["scale_to_zero"]
-    assert (zero["fits"], zero["longest_wait"]) == (True, {"key": "autoscaling.http_add_on.client_timeout_seconds", "seconds": 600})
+    assert (zero["fits"], zero["longest_wait"]) == (
+        True,
+        {"key": "autoscaling.http_add_on.client_timeout_seconds", "seconds": 600},
+    )
 
 
 def test_the_docs_state_the_cold_starts_the_program_computes() -> None:

@@ -39,7 +39,10 @@ def deployment(metric: str, values: str) -> tuple[str, str]:
 
 def held(values: str) -> tuple[str, str]:
     p = plan()
-    return (f'interceptor_request_concurrency{{namespace="keda",route_name="{p.identity.instance}",route_namespace="{p.identity.namespace}"}}', values)
+    return (
+        f'interceptor_request_concurrency{{namespace="keda",route_name="{p.identity.instance}",route_namespace="{p.identity.namespace}"}}',
+        values,
+    )
 
 
 def answered(code: str, values: str) -> tuple[str, str]:
@@ -94,13 +97,13 @@ REPLICA_PAGES = ("VllmMetricsAbsent", "VllmNoReplicaAvailable", "VllmReplicasNot
 
 
 def test_no_replica_or_metrics_page_while_the_stack_is_at_zero_by_design(tmp_path: Path) -> None:
-    promtool_test(tmp_path, at_zero(180), dict.fromkeys(REPLICA_PAGES, []), "170m")
+    promtool_test(tmp_path, at_zero(180), {alert: [] for alert in REPLICA_PAGES}, "170m")
 
 
 def test_no_page_during_a_cold_start_within_its_budget(tmp_path: Path) -> None:
     budget_minutes = plan().zero.cold_start.budget_seconds // 60  # type: ignore[union-attr]
     series = cold_start(60, budget_minutes + 30)
-    promtool_test(tmp_path, series, dict.fromkeys(REPLICA_PAGES, []), f"{60 + budget_minutes - 1}m")
+    promtool_test(tmp_path, series, {alert: [] for alert in REPLICA_PAGES}, f"{60 + budget_minutes - 1}m")
 
 
 def test_requests_held_longer_than_the_cold_starts_budget_page(tmp_path: Path) -> None:

@@ -137,8 +137,8 @@ def render_scaled_object(scaling: ScalingPlan) -> dict[str, Any]:
 def render_http_scaled_object(zero: ZeroPlan) -> dict[str, Any]:
     """The KEDA HTTP add-on's HTTPScaledObject (http.keda.sh/v1alpha1, plan/zero.py): the interceptor routes the
     one host to the server's Service and holds a request until it has a ready endpoint; the add-on creates the
-    ScaledObject (and its HPA keda-hpa-<name>) that scales on the interceptor's in-flight requests, to zero after
-    scaledownPeriod idle seconds."""
+    ScaledObject, named after it (docs/sources.md §S10: so its HPA is keda-hpa-<name>), that scales on the
+    interceptor's in-flight requests, to zero after scaledownPeriod idle seconds."""
     cfg = zero.config
     return {
         "apiVersion": keda_http.HTTP_SCALED_OBJECT_API,
