@@ -410,3 +410,18 @@ def test_the_docs_state_the_cold_starts_the_program_computes() -> None:
     assert dev is not None and prod is not None
     stated = set(map(int, re.findall(r"cold\s+start\s+from\s+zero\s+of\s+(\d+)\s+s", page)))
     assert stated == {dev.cold_start.seconds, prod.cold_start.seconds}
+
+
+def test_the_capacity_check_asks_room_for_one_replica_at_zero() -> None:
+    from validation.cluster import capacity_needs
+
+    assert capacity_needs(example_plan()).min_replicas == 1
+
+
+def test_without_monitoring_the_add_on_still_scales_because_it_counts_requests_itself() -> None:
+    assert assessed_issues(example_raw(monitoring={"enabled": False})) == []
+
+
+def test_without_monitoring_the_prometheus_scaled_object_is_still_refused() -> None:
+    raw = example_raw(autoscaling={"min_replica_count": 1, "http_add_on": None}, monitoring={"enabled": False})
+    assert "autoscaling.enabled" in issue_keys(raw)

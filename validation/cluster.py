@@ -51,7 +51,8 @@ def capacity_needs(plan: Plan) -> Requirements:
     return Requirements(
         gpus_per_pod=plan.server.resources.gpus,
         gpu_resource=plan.server.resources.gpu_resource,
-        min_replicas=plan.scaling.config.min_replica_count if plan.scaling.enabled else plan.server.replicas or 1,
+        # At zero the first request needs one replica: a cluster that cannot hold one never answers it.
+        min_replicas=max(1, plan.scaling.config.min_replica_count) if plan.scaling.enabled else plan.server.replicas or 1,
         max_replicas=plan.delivery.most_replicas,
         nodes_per_replica=1 if multinode is None else multinode.nnodes,
         rdma_resources={} if multinode is None else dict(multinode.rdma_resources),
@@ -113,7 +114,7 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
             wiring.rule_labels,
             namespace,
             ns_labels,
-            wiring.server_address if plan.scaling.enabled else None,
+            wiring.server_address if plan.scaling.enabled and plan.zero is None else None,
         )
     found += checks.check_namespace(facts, namespace, plan.identity.creates_namespace, plan.identity.instance)
     return found

@@ -85,6 +85,11 @@ def _server_address_checks(cfg: StackConfig) -> list[ConfigIssue]:
     ]
 
 
+def scaling_reads_prometheus(scaling: AutoscalingConfig) -> bool:
+    """The ScaledObject's triggers query Prometheus; the add-on's scale on the interceptor's own count."""
+    return scaling.http_add_on is None
+
+
 def _enabled_checks(cfg: StackConfig) -> list[ConfigIssue]:
     issues: list[ConfigIssue] = []
     if cfg.target != "kubernetes":
@@ -95,7 +100,7 @@ def _enabled_checks(cfg: StackConfig) -> list[ConfigIssue]:
                 "set autoscaling.enabled: false, or target: kubernetes.",
             )
         )
-    if not cfg.monitoring.enabled:
+    if not cfg.monitoring.enabled and scaling_reads_prometheus(cfg.autoscaling):
         issues.append(
             ConfigIssue(
                 "autoscaling.enabled",
@@ -104,7 +109,8 @@ def _enabled_checks(cfg: StackConfig) -> list[ConfigIssue]:
                 "set monitoring.enabled: true, or autoscaling.enabled: false.",
             )
         )
-    issues += _server_address_checks(cfg)
+    if scaling_reads_prometheus(cfg.autoscaling):
+        issues += _server_address_checks(cfg)
     scaling = cfg.autoscaling
     bounds_valid = scaling.min_replica_count <= scaling.max_replica_count  # else already reported
     if bounds_valid and not scaling.min_replica_count <= cfg.replicas <= scaling.max_replica_count:
