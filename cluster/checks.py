@@ -618,18 +618,19 @@ class AddOnNeeds:
     version: str
     namespace: str
     request_timeout_seconds: int | None
+    crd: str = keda_http.HTTP_SCALED_OBJECT_CRD  # the rendered resource's: HTTPScaledObject or InterceptorRoute
 
 
 def check_http_add_on(facts: ClusterFacts, needs: AddOnNeeds) -> list[Finding]:
     """The add-on's CRD is served, its interceptor runs the stated release, and its install-wide request timeout
     is the one the feasibility check used."""
-    if not facts.has_crd(keda_http.HTTP_SCALED_OBJECT_CRD):
+    if not facts.has_crd(needs.crd):
         return [
             Finding(
                 "keda-http-add-on",
                 "block",
-                f"the KEDA HTTP add-on is not installed (no {keda_http.HTTP_SCALED_OBJECT_CRD} CRD): the "
-                "HTTPScaledObject cannot be created and nothing would hold requests at zero.",
+                f"the KEDA HTTP add-on is not installed (no {needs.crd} CRD): the route cannot be created and "
+                "nothing would hold requests at zero.",
                 f"install it (helm install http-add-on kedacore/keda-add-ons-http -n {needs.namespace}, "
                 f"{keda_http.OLDEST_SUPPORTED} or newer), or remove autoscaling.http_add_on and set "
                 "autoscaling.min_replica_count to 1 or more.",
@@ -641,7 +642,7 @@ def check_http_add_on(facts: ClusterFacts, needs: AddOnNeeds) -> list[Finding]:
             Finding(
                 "keda-http-add-on",
                 "warn",
-                "the HTTPScaledObject CRD is served, but no interceptor Deployment was read, so its release and "
+                f"the {needs.crd} CRD is served, but no interceptor Deployment was read, so its release and "
                 "request timeout are unchecked.",
                 f"include namespace {needs.namespace}'s Deployments in the snapshot (or cluster.keda_namespace).",
             )

@@ -28,9 +28,11 @@ class KedaAutoscalerArgs:
 
 
 class KedaAutoscaler(pulumi.ComponentResource):
-    """One ScaledObject, or with the KEDA HTTP add-on one HTTPScaledObject (the add-on makes its ScaledObject).
+    """One ScaledObject; with the KEDA HTTP add-on one HTTPScaledObject (the add-on makes its ScaledObject), or an
+    InterceptorRoute and the ScaledObject on the add-on's external scaler.
 
     Attributes:
+        resources: what it registered, the ScaledObject (or HTTPScaledObject) last.
         scaled_object: the keda.sh/v1alpha1 ScaledObject, or the http.keda.sh/v1alpha1 HTTPScaledObject.
         scaled_object_name: its Kubernetes name.
         hpa_name: the HPA KEDA creates for it (the at-max-replicas alert watches it).
@@ -40,12 +42,10 @@ class KedaAutoscaler(pulumi.ComponentResource):
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.scaled_object_name = args.scaling.scaled_object_name
         self.hpa_name = hpa_name(self.scaled_object_name)
-        rendered = render_autoscaler(args.scaling, args.zero)
-        suffix = "scaledobject" if args.zero is None else "httpscaledobject"
-        self.scaled_object = register(
-            f"{name}-{suffix}",
-            rendered,
-            pulumi.ResourceOptions(parent=self, depends_on=list(args.wait_for)),
-            namespace=args.namespace,
-        )
+        child = pulumi.ResourceOptions(parent=self, depends_on=list(args.wait_for))
+        self.resources = [
+            register(f"{name}-{manifest['kind'].lower()}", manifest, child, namespace=args.namespace)
+            for manifest in render_autoscaler(args.scaling, args.zero)
+        ]
+        self.scaled_object = self.resources[-1]
         self.register_outputs({"scaledObjectName": self.scaled_object_name, "hpaName": self.hpa_name})

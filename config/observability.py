@@ -45,12 +45,21 @@ class HttpAddOnConfig(ConfigGroup):
         pattern=r"^v?[0-9]+\.[0-9]+(\.[0-9]+)?$",
         description="The installed add-on release (0.14 or newer: the interceptor's metrics and timeouts this program reads).",
     )
+    resource: Literal["HTTPScaledObject", "InterceptorRoute"] = Field(
+        "HTTPScaledObject",
+        description="HTTPScaledObject (v1alpha1: the add-on creates the ScaledObject) or InterceptorRoute (v1beta1, "
+        "0.14 on, which upstream moves to: the stack renders the ScaledObject with the add-on's external scaler).",
+    )
     namespace: DnsLabel = Field(keda_http.NAMESPACE, description="Namespace the add-on is installed in.")
     interceptor_service: DnsSubdomain = Field(
         keda_http.INTERCEPTOR_SERVICE, description="The interceptor's proxy Service (the chart's <chart>-interceptor-proxy)."
     )
     interceptor_port: int = Field(
         keda_http.INTERCEPTOR_PORT, gt=0, le=65535, description="Port of the proxy Service (interceptor.proxy.port)."
+    )
+    external_scaler_service: DnsSubdomain = Field(
+        keda_http.EXTERNAL_SCALER_SERVICE,
+        description="The add-on's external scaler Service, which an InterceptorRoute's ScaledObject names (port 9090).",
     )
     interceptor_pod_selector: Labels = Field(
         default_factory=lambda: dict(keda_http.INTERCEPTOR_POD_LABELS),

@@ -82,6 +82,11 @@ class ZeroPlan:
         return f"{self.config.interceptor_service}.{self.config.namespace}.svc"
 
     @property
+    def scaler_address(self) -> str:
+        """The external scaler an InterceptorRoute's ScaledObject triggers on (host:port)."""
+        return f"{self.config.external_scaler_service}.{self.config.namespace}:{keda_http.EXTERNAL_SCALER_PORT}"
+
+    @property
     def interceptor_url(self) -> str:
         return f"http://{self.interceptor_host}:{self.config.interceptor_port}"
 

@@ -425,3 +425,54 @@ def test_without_monitoring_the_add_on_still_scales_because_it_counts_requests_i
 def test_without_monitoring_the_prometheus_scaled_object_is_still_refused() -> None:
     raw = example_raw(autoscaling={"min_replica_count": 1, "http_add_on": None}, monitoring={"enabled": False})
     assert "autoscaling.enabled" in issue_keys(raw)
+
+
+# --- the InterceptorRoute (v1beta1) ---------------------------------------------------------------------------
+
+
+def route_plan() -> Plan:
+    return example_plan(autoscaling={"http_add_on": {"resource": "InterceptorRoute"}})
+
+
+def test_an_interceptor_route_is_valid_against_the_add_ons_crd() -> None:
+    (route,) = objects(route_plan(), "InterceptorRoute")
+    assert crd_errors(route, "http.keda.sh_interceptorroutes.yaml") == []
+
+
+def test_the_interceptor_routes_scaled_object_is_valid_against_the_keda_crd() -> None:
+    (scaled,) = objects(route_plan(), "ScaledObject")
+    assert crd_errors(scaled, "keda.sh_scaledobjects.yaml") == []
+
+
+def test_the_interceptor_routes_scaled_object_triggers_on_the_add_ons_external_scaler_only() -> None:
+    plan = route_plan()
+    (scaled,) = objects(plan, "ScaledObject")
+    assert (scaled["spec"]["minReplicaCount"], scaled["spec"]["cooldownPeriod"], scaled["spec"]["triggers"]) == (
+        0,
+        900,
+        [
+            {
+                "type": "external-push",
+                "metadata": {
+                    "interceptorRoute": plan.identity.instance,
+                    "scalerAddress": "keda-add-ons-http-external-scaler.keda:9090",
+                },
+            }
+        ],
+    )
+
+
+def test_the_interceptor_route_waits_for_readiness_as_long_as_the_http_scaled_object_would() -> None:
+    plan = route_plan()
+    assert plan.zero is not None
+    (route,) = objects(plan, "InterceptorRoute")
+    assert (route["spec"]["timeouts"]["readiness"], objects(plan, "HTTPScaledObject")) == (
+        f"{plan.zero.condition_wait_seconds}s",
+        [],
+    )
+
+
+def test_with_an_interceptor_route_the_cluster_check_looks_for_its_crd() -> None:
+    needs = AddOnNeeds("0.15.0", "keda", None, keda_http.INTERCEPTOR_ROUTE_CRD)
+    (finding,) = check_http_add_on(facts(crd(keda_http.HTTP_SCALED_OBJECT_CRD)), needs)
+    assert (finding.level, keda_http.INTERCEPTOR_ROUTE_CRD in finding.message) == ("block", True)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from catalog import keda_http
 from cluster.capacity import Requirements
 from cluster.facts import ClusterFacts, NodePool
 from cluster.findings import Finding
@@ -102,7 +103,8 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
         found += checks.check_keda_release(facts.keda_version, plan.scaling.config.keda_version)
     if plan.zero is not None:
         add_on = plan.zero.config
-        add_on_needs = checks.AddOnNeeds(add_on.version, add_on.namespace, add_on.request_timeout_seconds)
+        crd = keda_http.INTERCEPTOR_ROUTE_CRD if add_on.resource == "InterceptorRoute" else keda_http.HTTP_SCALED_OBJECT_CRD
+        add_on_needs = checks.AddOnNeeds(add_on.version, add_on.namespace, add_on.request_timeout_seconds, crd)
         found += checks.check_http_add_on(facts, add_on_needs)
     if plan.monitoring.enabled:
         wiring = plan.monitoring.wiring

@@ -195,7 +195,7 @@ def observability_manifests(plan: Plan) -> list[dict[str, Any]]:
     """KEDA's ScaledObject, or the add-on's HTTPScaledObject (when on), then the monitoring objects; the queue
     alert fires where KEDA acts."""
     scaling, monitoring = plan.scaling, plan.monitoring
-    objects = [render_autoscaler(scaling, plan.zero)] if scaling.enabled else []
+    objects = render_autoscaler(scaling, plan.zero) if scaling.enabled else []
     return objects + (monitoring_objects(monitoring, scaling.workload, plan.zero) if monitoring.enabled else [])
 
 
