@@ -33,7 +33,8 @@ INTERCEPTOR_ROUTE_API = f"{GROUP}/v1beta1"
 INTERCEPTOR_ROUTE_CRD = f"interceptorroutes.{GROUP}"
 # An InterceptorRoute routes only: the ScaledObject is the user's, with the add-on's external scaler as trigger
 # (type external-push, metadata interceptorRoute and scalerAddress <chart>-external-scaler.<namespace>:9090;
-# kedacore/http-add-on tests/ e2e templates; keda.sh/http-add-on/0.14/operations/migrate-httpscaledobject-to-interceptorroute).
+# kedacore/http-add-on tests/checks/scaling_phase_statefulset/scaling_phase_statefulset_test.go@4dd989f1;
+# keda.sh/http-add-on/0.14/operations/migrate-httpscaledobject-to-interceptorroute).
 EXTERNAL_SCALER_SERVICE = "keda-add-ons-http-external-scaler"
 EXTERNAL_SCALER_PORT = 9090
 RELEASE = "0.15.0"  # the release the CRDs above come from
