@@ -151,6 +151,11 @@ def _config_error(args: argparse.Namespace, error: ConfigError) -> int:
     return EXIT_CONFIG_ERROR
 
 
+def _zero_markdown(rows: list[tuple[str, str]]) -> str:
+    """The scale-to-zero rows (plan/zero.py) as a Markdown table."""
+    return "\n".join(["", "| KEDA HTTP add-on | |", "| --- | --- |", *(f"| {k} | {v} |" for k, v in rows)])
+
+
 def _print_report(args: argparse.Namespace, verdict: Verdict, logged: LoggedStartup | None = None) -> None:
     report = verdict.report
     assert report is not None  # sized whenever there is no config error
@@ -171,8 +176,8 @@ def _print_report(args: argparse.Namespace, verdict: Verdict, logged: LoggedStar
         print(markdown_text(report, Path(args.stack_file).name, verdict.cluster))
     else:
         print(table_text(report, verdict.cluster))
-    if zero is not None and not args.markdown:
-        print("\n".join(f"  {label:<20} {value}" for label, value in zero.rows()))
+    if zero is not None:
+        print(_zero_markdown(zero.rows()) if args.markdown else "\n".join(f"  {k:<20} {v}" for k, v in zero.rows()))
     if logged is not None:
         from preflight.startup_log import render_log_check
 
