@@ -118,7 +118,9 @@ class ZeroPlan:
             ("Cold start from zero", f"{self.cold_start.explain()} (predicted)"),
             (
                 "Longest wait",
-                f"{wait.render()}, the tightest of " + ", ".join(w.render() for w in self.waits) + f": the cold start {verdict}",
+                f"{wait.render()}, the tightest of "
+                + ", ".join(w.render() for w in self.waits)
+                + f": the cold start {verdict}",
             ),
             (
                 "Interceptor timeouts",

@@ -476,3 +476,8 @@ def test_with_an_interceptor_route_the_cluster_check_looks_for_its_crd() -> None
     needs = AddOnNeeds("0.15.0", "keda", None, keda_http.INTERCEPTOR_ROUTE_CRD)
     (finding,) = check_http_add_on(facts(crd(keda_http.HTTP_SCALED_OBJECT_CRD)), needs)
     assert (finding.level, keda_http.INTERCEPTOR_ROUTE_CRD in finding.message) == ("block", True)
+
+
+def test_a_route_without_a_request_timeout_is_refused_at_zero_since_the_gateways_own_is_unknown() -> None:
+    gateway = {**example_raw()["exposure"]["gateway"], "request_timeout_seconds": None}
+    assert issue_keys(example_raw(exposure={"gateway": gateway})) == ["exposure.gateway.request_timeout_seconds"]

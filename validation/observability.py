@@ -156,6 +156,15 @@ def add_on_checks(cfg: StackConfig, add_on: HttpAddOnConfig) -> list[ConfigIssue
             )
         )
     gateway = cfg.exposure.gateway
+    if gateway is not None and gateway.request_timeout_seconds is None and cfg.autoscaling.min_replica_count == 0:
+        issues.append(
+            ConfigIssue(
+                "exposure.gateway.request_timeout_seconds",
+                "is null with autoscaling.min_replica_count 0: the route then takes the Gateway implementation's "
+                "own request timeout, often seconds, which no cold start fits and the check cannot read.",
+                "set exposure.gateway.request_timeout_seconds to the longest a request may wait (e.g. 600).",
+            )
+        )
     if gateway is not None and gateway.backend == "InferencePool":
         issues.append(
             ConfigIssue(
