@@ -481,3 +481,12 @@ def test_with_an_interceptor_route_the_cluster_check_looks_for_its_crd() -> None
 def test_a_route_without_a_request_timeout_is_refused_at_zero_since_the_gateways_own_is_unknown() -> None:
     gateway = {**example_raw()["exposure"]["gateway"], "request_timeout_seconds": None}
     assert issue_keys(example_raw(exposure={"gateway": gateway})) == ["exposure.gateway.request_timeout_seconds"]
+
+
+def test_the_cluster_check_on_a_snapshot_without_the_add_on_blocks_and_skips_the_fallback_release_advice() -> None:
+    from tests.cluster_facts import fixture
+    from validation.cluster import check_snapshots
+
+    result = check_snapshots(example_plan(), [fixture("eks-karpenter-scale-from-zero")])
+    found = {(f.check, f.level) for f in result.findings}
+    assert ("keda-http-add-on", "block") in found and ("keda", "warn") not in found

@@ -100,7 +100,8 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
             found += checks.check_read_throughput(facts, volume.storage_class_name, size, delivery_terms)
     if plan.scaling.enabled:
         found += checks.check_keda(facts, set(plan.scaling.keda_features))
-        found += checks.check_keda_release(facts.keda_version, plan.scaling.config.keda_version)
+        if plan.zero is None:  # the add-on's ScaledObjects carry no fallback, the only version-gated field
+            found += checks.check_keda_release(facts.keda_version, plan.scaling.config.keda_version)
     if plan.zero is not None:
         add_on = plan.zero.config
         crd = keda_http.INTERCEPTOR_ROUTE_CRD if add_on.resource == "InterceptorRoute" else keda_http.HTTP_SCALED_OBJECT_CRD
