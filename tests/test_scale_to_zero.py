@@ -490,3 +490,17 @@ def test_the_cluster_check_on_a_snapshot_without_the_add_on_blocks_and_skips_the
     result = check_snapshots(example_plan(), [fixture("eks-karpenter-scale-from-zero")])
     found = {(f.check, f.level) for f in result.findings}
     assert ("keda-http-add-on", "block") in found and ("keda", "warn") not in found
+
+
+def test_the_docs_state_the_add_ons_defaults_the_config_has() -> None:
+    from config.observability import HttpAddOnConfig
+
+    page = " ".join((REPO / "docs" / "scale-to-zero.md").read_text(encoding="utf-8").split())
+    defaults = HttpAddOnConfig()
+    stated = (
+        f"`scaledown_period_seconds` idle ({defaults.scaledown_period_seconds} by default)",
+        f"(`http_add_on.node_provisioning_seconds`, {defaults.node_provisioning_seconds} by default",
+        f"(`http_add_on.client_timeout_seconds`, {defaults.client_timeout_seconds})",
+        f"(`keda-add-ons-http-interceptor-proxy:{defaults.interceptor_port}` by default)",
+    )
+    assert [claim for claim in stated if claim not in page] == []
