@@ -189,11 +189,17 @@ def _config_error(args: argparse.Namespace, error: ConfigError) -> int:
     return EXIT_CONFIG_ERROR
 
 
+def _zero_markdown(rows: list[tuple[str, str]]) -> str:
+    """The scale-to-zero rows (plan/zero.py) as a Markdown table."""
+    return "\n".join(["", "| KEDA HTTP add-on | |", "| --- | --- |", *(f"| {k} | {v} |" for k, v in rows)])
+
+
 def _print_report(
     args: argparse.Namespace, verdict: Verdict, logged: LoggedStartup | None = None, upgrade: UpgradeImpact | None = None
 ) -> None:
     report = verdict.report
     assert report is not None  # sized whenever there is no config error
+    zero = verdict.plan.zero if verdict.plan is not None else None
     if args.json:
         data = report.as_dict()
         data["cluster"] = verdict.cluster.as_dict()
@@ -202,6 +208,8 @@ def _print_report(
             from preflight.startup_log import log_check_dict
 
             data["startup_log"] = log_check_dict(report, logged)
+        if zero is not None:
+            data["scale_to_zero"] = zero.as_dict()
         if args.against:  # null: the base runs the same release and image
             data["upgrade"] = None if upgrade is None else upgrade.as_dict()
         print(json.dumps(data, indent=2))
@@ -210,6 +218,8 @@ def _print_report(
         print(markdown_text(report, Path(args.stack_file).name, verdict.cluster))
     else:
         print(table_text(report, verdict.cluster))
+    if zero is not None:
+        print(_zero_markdown(zero.rows()) if args.markdown else "\n".join(f"  {k:<20} {v}" for k, v in zero.rows()))
     if args.against:
         print(_upgrade_text(args, upgrade))
     if logged is not None:

@@ -6,11 +6,12 @@ checks what is deployed, not a copy of the config rules.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from catalog import keda
+from catalog import keda, keda_http
 from catalog.gpus import GpuVendor
 from catalog.selectors import Term
 from catalog.storage import ClassSpec, volume_throughput
@@ -19,6 +20,7 @@ from cluster.facts import (
     OWNER_LABEL,
     ClaimTemplate,
     ClusterFacts,
+    Interceptor,
     Node,
     NodePool,
     Prometheus,
@@ -647,5 +649,110 @@ def check_replica_claims(facts: ClusterFacts, claims: ReplicaClaims) -> list[Fin
             message,
             f"keep the claims: set cache.size_gib to {before.storage.removesuffix('Gi')} if the new model fits in it; "
             "or accept the outage for this update with delivery.accept_replacement_outage: true (then remove it).",
+        )
+    ]
+
+
+# --- KEDA HTTP add-on -----------------------------------------------------------------------------------
+
+_GO_DURATION = re.compile(r"([0-9]+(?:\.[0-9]+)?)(h|ms|m|s)")
+_GO_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+def go_duration_seconds(text: str) -> float | None:
+    """A Go duration (300s, 5m, 1h30m, 0s) in seconds; None when it is not one."""
+    parts = _GO_DURATION.findall(text.strip())
+    if not parts or "".join(a + u for a, u in parts) != text.strip():
+        return None
+    return sum(float(amount) * _GO_UNITS[unit] for amount, unit in parts)
+
+
+@dataclass(frozen=True)
+class AddOnNeeds:
+    """What the stack assumes of the KEDA HTTP add-on (autoscaling.http_add_on)."""
+
+    version: str
+    namespace: str
+    request_timeout_seconds: int | None
+    crd: str = keda_http.HTTP_SCALED_OBJECT_CRD  # the rendered resource's: HTTPScaledObject or InterceptorRoute
+
+
+def check_http_add_on(facts: ClusterFacts, needs: AddOnNeeds) -> list[Finding]:
+    """The add-on's CRD is served, its interceptor runs the stated release, and its install-wide request timeout
+    is the one the feasibility check used."""
+    if not facts.has_crd(needs.crd):
+        return [
+            Finding(
+                "keda-http-add-on",
+                "block",
+                f"the KEDA HTTP add-on is not installed (no {needs.crd} CRD): the route cannot be created and "
+                "nothing would hold requests at zero.",
+                f"install it (helm install http-add-on kedacore/keda-add-ons-http -n {needs.namespace}, "
+                f"{keda_http.OLDEST_SUPPORTED} or newer), or remove autoscaling.http_add_on and set "
+                "autoscaling.min_replica_count to 1 or more.",
+            )
+        ]
+    found = facts.interceptor
+    if found is None:
+        return [
+            Finding(
+                "keda-http-add-on",
+                "warn",
+                f"the {needs.crd} CRD is served, but no interceptor Deployment was read, so its release and "
+                "request timeout are unchecked.",
+                f"include namespace {needs.namespace}'s Deployments in the snapshot (or cluster.keda_namespace).",
+            )
+        ]
+    return _interceptor_findings(found, needs)
+
+
+def _interceptor_findings(found: Interceptor, needs: AddOnNeeds) -> list[Finding]:
+    findings: list[Finding] = []
+    if found.version is not None and not keda_http.supported(found.version):
+        findings.append(
+            Finding(
+                "keda-http-add-on",
+                "block",
+                f"the interceptor runs {found.version}, older than {keda_http.OLDEST_SUPPORTED}: its metrics and "
+                "timeouts differ from what the HTTPScaledObject and the alerts expect.",
+                f"upgrade the add-on to {keda_http.RELEASE} or newer.",
+            )
+        )
+    elif found.version is not None and keda_http.parse_version(found.version) != keda_http.parse_version(needs.version):
+        findings.append(
+            Finding(
+                "keda-http-add-on",
+                "warn",
+                f"the interceptor runs {found.version}, but autoscaling.http_add_on.version is {needs.version!r}.",
+                f'set autoscaling.http_add_on.version: "{found.version}".',
+            )
+        )
+    if found.namespace and found.namespace != needs.namespace:
+        findings.append(
+            Finding(
+                "keda-http-add-on",
+                "block",
+                f"the interceptor runs in namespace {found.namespace}, but the route and the ReferenceGrant name "
+                f"{needs.namespace} (autoscaling.http_add_on.namespace).",
+                f"set autoscaling.http_add_on.namespace: {found.namespace}.",
+            )
+        )
+    findings += _timeout_findings(found, needs)
+    return findings or [Finding("keda-http-add-on", "ok", f"the KEDA HTTP add-on {found.version} runs in {found.namespace}.")]
+
+
+def _timeout_findings(found: Interceptor, needs: AddOnNeeds) -> list[Finding]:
+    seconds = go_duration_seconds(found.request_timeout) if found.request_timeout else None
+    installed = int(seconds) if seconds else None  # 0s and unset: no deadline
+    if installed == needs.request_timeout_seconds:
+        return []
+    return [
+        Finding(
+            "keda-http-add-on",
+            "warn",
+            f"the interceptor's KEDA_HTTP_REQUEST_TIMEOUT is {found.request_timeout or 'unset'}, but "
+            f"autoscaling.http_add_on.request_timeout_seconds is {needs.request_timeout_seconds}: the cold-start "
+            "check compared the wrong deadline.",
+            f"set autoscaling.http_add_on.request_timeout_seconds: {installed if installed else 'null'}.",
         )
     ]

@@ -17,6 +17,19 @@ from catalog.gpus import VENDORS
 OWNER_LABEL = "app.kubernetes.io/instance"  # who created a namespace (plan/names.py labels)
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 KEDA_OPERATOR = "keda-operator"  # the Deployment (and container) name in KEDA's Helm chart and manifests
+# The KEDA HTTP add-on's interceptor image (ghcr.io/kedacore/http-add-on-interceptor:<release>, kedacore/charts
+# http-add-on values.yaml images.interceptor) and the timeout it reads from its environment (catalog/keda_http.py).
+INTERCEPTOR_IMAGE = "http-add-on-interceptor"
+REQUEST_TIMEOUT_ENV = "KEDA_HTTP_REQUEST_TIMEOUT"
+
+
+@dataclass(frozen=True)
+class Interceptor:
+    """The KEDA HTTP add-on's interceptor Deployment, as found."""
+
+    namespace: str
+    version: str | None  # its image tag
+    request_timeout: str | None  # KEDA_HTTP_REQUEST_TIMEOUT as set (a Go duration); None: unset, no deadline
 
 
 @dataclass(frozen=True)
@@ -92,6 +105,7 @@ class ClusterFacts:
     keda_version: str | None = None  # from the keda-operator image tag, e.g. "2.16.1"
     # "namespace/name" -> the claim templates of each StatefulSet read; None: StatefulSets not read
     statefulsets: Mapping[str, tuple[ClaimTemplate, ...]] | None = None
+    interceptor: Interceptor | None = None  # the KEDA HTTP add-on's, when a Deployment runs its image
     kinds_read: frozenset[str] = frozenset()
 
     def has_crd(self, name: str) -> bool:
@@ -120,6 +134,7 @@ def facts_from_items(
         statefulsets={_namespaced(i): _claim_templates(i) for i in by_kind["StatefulSet"]}
         if "StatefulSet" in by_kind
         else None,
+        interceptor=next(filter(None, map(_interceptor, by_kind.get("Deployment", []))), None),
         kinds_read=frozenset(by_kind),
     )
 
@@ -350,3 +365,20 @@ def slim_item(item: dict[str, Any]) -> dict[str, Any]:
             if isinstance(version, dict):
                 version.pop("schema", None)
     return item
+
+
+def _interceptor(item: Mapping[str, Any]) -> Interceptor | None:
+    """The add-on's interceptor, from a Deployment whose container runs its image."""
+    for container in _containers(item):
+        if not isinstance(container, Mapping):
+            continue
+        image = str(container.get("image", "")).split("@")[0]
+        name, _, tag = image.rpartition("/")[2].partition(":")
+        if name != INTERCEPTOR_IMAGE:
+            continue
+        match = _VERSION.match(tag)
+        env = container.get("env")
+        found = [e for e in env if isinstance(e, Mapping)] if isinstance(env, list) else []
+        timeout = next((str(e.get("value", "")) for e in found if e.get("name") == REQUEST_TIMEOUT_ENV), None)
+        return Interceptor(str(_meta(item).get("namespace", "")), match.group(1) if match else None, timeout)
+    return None

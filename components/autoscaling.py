@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 import pulumi
 
 from components.kube import register
-from components.render.keda import keda_objects
+from components.render.keda import render_autoscaler
 from plan.scaling import ScalingPlan, hpa_name
+from plan.zero import ZeroPlan
 
 TYPE_TOKEN = "vllm-serving:index:KedaAutoscaler"
 
@@ -23,13 +24,16 @@ class KedaAutoscalerArgs:
     scaling: ScalingPlan  # thresholds, workload, Prometheus address and KEDA features, decided in the plan
     namespace: pulumi.Input[str]  # where the workload runs (ServingStack.namespace)
     wait_for: Sequence[pulumi.Resource] = field(default_factory=tuple)  # the scale target
+    zero: ZeroPlan | None = None  # the KEDA HTTP add-on: its HTTPScaledObject replaces the ScaledObject
 
 
 class KedaAutoscaler(pulumi.ComponentResource):
-    """One ScaledObject.
+    """One ScaledObject; with the KEDA HTTP add-on one HTTPScaledObject (the add-on makes its ScaledObject), or an
+    InterceptorRoute and the ScaledObject on the add-on's external scaler.
 
     Attributes:
-        scaled_object: the keda.sh/v1alpha1 ScaledObject.
+        resources: what it registered, the ScaledObject (or HTTPScaledObject) last.
+        scaled_object: the keda.sh/v1alpha1 ScaledObject, or the http.keda.sh/v1alpha1 HTTPScaledObject.
         scaled_object_name: its Kubernetes name.
         hpa_name: the HPA KEDA creates for it (the at-max-replicas alert watches it).
     """
@@ -38,23 +42,13 @@ class KedaAutoscaler(pulumi.ComponentResource):
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.scaled_object_name = args.scaling.scaled_object_name
         self.hpa_name = hpa_name(self.scaled_object_name)
-        access: list[pulumi.Resource] = []
-        *auth, scaled_object = keda_objects(args.scaling)
-        for obj in auth:  # OpenShift: the Thanos token KEDA's triggers authenticate with
-            access.append(
-                register(
-                    f"{name}-{_SUFFIX[obj['kind']]}",
-                    obj,
-                    pulumi.ResourceOptions(parent=self, depends_on=access[-1:]),
-                    namespace=args.namespace,
-                )
-            )
-        self.scaled_object = register(
-            f"{name}-scaledobject",
-            scaled_object,
-            pulumi.ResourceOptions(parent=self, depends_on=[*args.wait_for, *access]),
-            namespace=args.namespace,
-        )
+        registered: list[pulumi.Resource] = []
+        for manifest in render_autoscaler(args.scaling, args.zero):  # OpenShift: the Thanos token first
+            suffix = _SUFFIX.get(manifest["kind"], manifest["kind"].lower())
+            options = pulumi.ResourceOptions(parent=self, depends_on=[*args.wait_for, *registered])
+            registered.append(register(f"{name}-{suffix}", manifest, options, namespace=args.namespace))
+        self.resources = registered
+        self.scaled_object = registered[-1]
         self.register_outputs({"scaledObjectName": self.scaled_object_name, "hpaName": self.hpa_name})
 
 

@@ -34,8 +34,14 @@ class Exposure(pulumi.ComponentResource):
     def __init__(self, name: str, args: ExposureArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on))
+        # A ReferenceGrant lives in the backend's namespace (the add-on's), not the stack's.
         self.resources: list[pulumi.Resource] = [
-            register(f"{name}-{manifest['kind'].lower()}", manifest, child, namespace=args.namespace)
+            register(
+                f"{name}-{manifest['kind'].lower()}",
+                manifest,
+                child,
+                namespace=None if manifest["kind"] == "ReferenceGrant" else args.namespace,
+            )
             for manifest in render_exposure(args.identity, args.traffic)
         ]
         self.client_url = pulumi.Output.from_input(args.traffic.client_url)

@@ -17,6 +17,7 @@ from components.kube import register
 from components.render.observability import monitoring_objects
 from plan.monitoring import MonitoringPlan
 from plan.scaling import Workload
+from plan.zero import ZeroPlan
 
 TYPE_TOKEN = "vllm-serving:index:Monitoring"
 
@@ -27,6 +28,7 @@ class MonitoringArgs:
     workload: Workload  # plan.scaling.workload: the alerts' and dashboard's queries; hpa_name when KEDA is on
     namespace: pulumi.Input[str]  # where the workload and Service run (ServingStack.namespace)
     wait_for: Sequence[pulumi.Resource] = field(default_factory=tuple)  # the workload the objects watch
+    zero: ZeroPlan | None = None  # the KEDA HTTP add-on in front: its alerts and panel, quiet replica alerts at zero
 
 
 class Monitoring(pulumi.ComponentResource):
@@ -43,7 +45,7 @@ class Monitoring(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, depends_on=list(args.wait_for))
         cfg = args.monitoring.config
         # The same list `python -m components.render` writes: the monitor, then the rule and the dashboard.
-        objects = monitoring_objects(args.monitoring, args.workload)
+        objects = monitoring_objects(args.monitoring, args.workload, args.zero)
         self.monitor = register(f"{name}-{cfg.monitor_kind.lower()}", objects[0], child, namespace=args.namespace)
         self.rules = register(f"{name}-rules", objects[1], child, namespace=args.namespace) if cfg.alerts else None
         # The dashboard lives in monitoring.dashboard_namespace when set, so its namespace stays as rendered.

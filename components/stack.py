@@ -73,10 +73,12 @@ def _observability(plan: Plan, serving: ServingStack, child: pulumi.ResourceOpti
     scaling, workload = plan.scaling, (serving.server.deployment,)
     if scaling.enabled:
         KedaAutoscaler(
-            f"{scaling.scaled_object_name}-autoscaler", KedaAutoscalerArgs(scaling, serving.namespace, workload), child
+            f"{scaling.scaled_object_name}-autoscaler",
+            KedaAutoscalerArgs(scaling, serving.namespace, workload, plan.zero),
+            child,
         )
     if plan.monitoring.enabled:
-        args = MonitoringArgs(plan.monitoring, scaling.workload, serving.namespace, workload)
+        args = MonitoringArgs(plan.monitoring, scaling.workload, serving.namespace, workload, plan.zero)
         Monitoring(plan.monitoring.name, args, child)
 
 

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field, PositiveFloat, field_validator
 
+from catalog import keda_http
 from catalog.keda import OLDEST_SUPPORTED
 from config.base import ConfigGroup
 from config.syntax import MAX_REPLICAS, DnsLabel, DnsSubdomain, Labels, NonNegativeInt, PositiveInt, Replicas
@@ -35,6 +36,61 @@ def _fraction(value: float, key: str, example: float) -> float:
     return value
 
 
+class HttpAddOnConfig(ConfigGroup):
+    """The KEDA HTTP add-on, installed in the cluster: its interceptor holds requests while the server scales from
+    zero (docs/scale-to-zero.md). Setting this group is what allows autoscaling.min_replica_count: 0."""
+
+    version: str = Field(
+        keda_http.RELEASE,
+        pattern=r"^v?[0-9]+\.[0-9]+(\.[0-9]+)?$",
+        description="The installed add-on release (0.14 or newer: the interceptor's metrics and timeouts this program reads).",
+    )
+    resource: Literal["HTTPScaledObject", "InterceptorRoute"] = Field(
+        "HTTPScaledObject",
+        description="HTTPScaledObject (v1alpha1: the add-on creates the ScaledObject) or InterceptorRoute (v1beta1, "
+        "0.14 on, which upstream moves to: the stack renders the ScaledObject with the add-on's external scaler).",
+    )
+    namespace: DnsLabel = Field(keda_http.NAMESPACE, description="Namespace the add-on is installed in.")
+    interceptor_service: DnsSubdomain = Field(
+        keda_http.INTERCEPTOR_SERVICE, description="The interceptor's proxy Service (the chart's <chart>-interceptor-proxy)."
+    )
+    interceptor_port: int = Field(
+        keda_http.INTERCEPTOR_PORT, gt=0, le=65535, description="Port of the proxy Service (interceptor.proxy.port)."
+    )
+    external_scaler_service: DnsSubdomain = Field(
+        keda_http.EXTERNAL_SCALER_SERVICE,
+        description="The add-on's external scaler Service, which an InterceptorRoute's ScaledObject names (port 9090).",
+    )
+    interceptor_pod_selector: Labels = Field(
+        default_factory=lambda: dict(keda_http.INTERCEPTOR_POD_LABELS),
+        description="Labels of the interceptor pods, which the server's NetworkPolicy admits.",
+    )
+    request_timeout_seconds: PositiveInt | None = Field(
+        None,
+        description="The install's KEDA_HTTP_REQUEST_TIMEOUT in seconds (a total deadline per request); null: "
+        "none, the add-on's default.",
+    )
+    scaledown_period_seconds: PositiveInt = Field(
+        900, le=86400, description="HTTPScaledObject scaledownPeriod: idle seconds before the last replica goes."
+    )
+    client_timeout_seconds: PositiveInt = Field(
+        600,
+        le=86400,
+        description="The longest a client waits for an answer (its HTTP timeout): the cold start from zero must fit in it.",
+    )
+    node_provisioning_seconds: NonNegativeInt = Field(
+        120,
+        le=3600,
+        description="Seconds from a pending pod to a Ready GPU node when the node was scaled away too (e.g. "
+        "Karpenter's launch to Ready); an assumption, not a measured figure: 0 when GPU nodes stay up.",
+    )
+    target_concurrency: PositiveInt | None = Field(
+        None,
+        description="HTTPScaledObject scalingMetric.concurrency.targetValue: in-flight requests per replica; the "
+        "derived running threshold (autoscaling.running_headroom x capacity) when unset.",
+    )
+
+
 class AutoscalingConfig(ConfigGroup):
     """KEDA ScaledObject on vLLM's Prometheus metrics. Field names follow KEDA's, in snake_case."""
 
@@ -43,8 +99,13 @@ class AutoscalingConfig(ConfigGroup):
         1,
         ge=0,
         le=MAX_REPLICAS,
-        description="KEDA minReplicaCount. Must be >= 1: vLLM's metrics vanish at zero pods "
-        "(docs/autoscaling-and-monitoring.md).",
+        description="KEDA minReplicaCount. 0 needs autoscaling.http_add_on (vLLM's metrics vanish at zero pods, "
+        "so only a request buffer outside them can scale back up; docs/scale-to-zero.md).",
+    )
+    http_add_on: HttpAddOnConfig | None = Field(
+        None,
+        description="The KEDA HTTP add-on in front of the server: an HTTPScaledObject replaces the ScaledObject "
+        "and the route goes through its interceptor (docs/scale-to-zero.md).",
     )
     max_replica_count: Replicas = Field(4, description="KEDA maxReplicaCount.")
     polling_interval: PositiveInt = Field(30, description="KEDA pollingInterval: seconds between trigger queries.")

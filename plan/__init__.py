@@ -23,6 +23,7 @@ from plan.scaling import ScalingPlan
 from plan.server import ServerPlan, resolve_server
 from plan.sizing import resolve_sizing
 from plan.traffic import TrafficPlan, launch_of, resolve_traffic
+from plan.zero import ZeroPlan, resolve_zero
 from preflight.report import PreflightReport
 from preflight.resolve import ResolvedEngine
 
@@ -40,6 +41,7 @@ class Plan:
     traffic: TrafficPlan  # exposure, client URL, network-policy inputs, smoke test
     routing: RoutingPlan | None  # vLLM's router in front of the replicas; None when routing.enabled is false
     scaling: ScalingPlan  # KEDA: capacity, thresholds, the workload PromQL queries, server address
+    zero: ZeroPlan | None  # the KEDA HTTP add-on in front of the server (scale to zero); None without it
     monitoring: MonitoringPlan  # Prometheus wiring and alert limits
     model: ModelConfig  # the model as the stack names it (id, revision, local_path)
     cluster: ClusterConfig  # the cluster profile and where the cluster check reads its facts
@@ -59,6 +61,9 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
     sizing = replace(sizing, verdict=verdict, startup=delivery.budget)
     scaling, monitoring = resolve_observability(cfg, identity, sizing, delivery)
     server = resolve_server(cfg, identity, sizing.resolved, delivery)
+    zero = resolve_zero(
+        cfg.autoscaling, cfg.exposure, identity, scaling.workload, server.port, scaling.thresholds.running, delivery.budget
+    )
     routing = resolve_routing(cfg.routing, identity, cfg.security, delivery.security, server.port, server.startup_seconds)
     return Plan(
         target=cfg.target,
@@ -70,10 +75,11 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
         placement=resolve_placement(cfg, delivery.most_replicas),
         multinode=resolve_multinode(cfg),
         traffic=resolve_traffic(
-            cfg, identity, delivery, launch_of(server.args, server.env), scaling.enabled and scaling.thanos is not None
+            cfg, identity, delivery, launch_of(server.args, server.env), zero, scaling.enabled and scaling.thanos is not None
         ),
         routing=routing,
         scaling=scaling,
+        zero=zero,
         monitoring=monitoring,
         model=cfg.model,
         cluster=cfg.cluster,

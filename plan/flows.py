@@ -68,6 +68,14 @@ class Flow:
 
 
 @dataclass(frozen=True)
+class Interceptor:
+    """The KEDA HTTP add-on's interceptor: callers reach it, it reaches the server (plan/zero.py)."""
+
+    pods: Pods
+    port: int  # its proxy port: the Service's and the container's
+
+
+@dataclass(frozen=True)
 class FlowsPlan:
     enabled: bool  # network_policy.enabled: false renders no policy
     components: tuple[str, ...]  # each gets one policy denying what no flow admits
@@ -165,6 +173,23 @@ def caller_flows(
     return flows
 
 
+def interceptor_flows(interceptor: Interceptor, entry: str, entry_port: int, smoke_test: bool) -> list[Flow]:
+    """The interceptor forwards each request to the entry; the smoke test calls the interceptor. The callers'
+    own flows to the interceptor are the add-on's namespace's policies, not this stack's."""
+    flows = [
+        Flow(
+            (interceptor.pods,),
+            Own(entry),
+            (Port("TCP", entry_port),),
+            "the KEDA HTTP add-on's interceptor forwards each request",
+        )
+    ]
+    if smoke_test:
+        reason = "the smoke test calls the API through the interceptor"
+        flows.append(Flow(Own(SMOKE_TEST), (interceptor.pods,), (Port("TCP", interceptor.port),), reason))
+    return flows
+
+
 def scraper(policy: NetworkPolicyConfig, profile: Profile) -> Pods | None:
     """The Prometheus pods that scrape the stack: network_policy.prometheus_*, where on OpenShift the namespace
     is the user-workload Prometheus's unless prometheus_namespace is set (catalog/profiles.py)."""
@@ -232,14 +257,21 @@ def resolve_flows(
     smoke_test: bool,
     routing: RoutingConfig,
     keda_queries_thanos: bool = False,
+    interceptor: Interceptor | None = None,
 ) -> FlowsPlan:
     """Every flow the stack needs; with routing on, callers and the smoke test reach the router, which alone
-    reaches the servers' API port (Prometheus still scrapes the servers)."""
+    reaches the servers' API port (Prometheus still scrapes the servers). With the KEDA HTTP add-on, callers and
+    the smoke test reach its interceptor, which alone reaches the entry."""
     dns, prometheus = dns_service(profile.dns, policy), scraper(policy, profile)
     entry, entry_port = (ROUTER, routing.port) if routing.enabled else (SERVER, port)
+    callers = (
+        caller_flows(entry_port, policy, exposure, namespace, profile.load_balancer_probe_cidrs, entry)
+        + smoke_flows(entry_port, smoke_test, entry)
+        if interceptor is None
+        else interceptor_flows(interceptor, entry, entry_port, smoke_test)
+    )
     flows = [
-        *caller_flows(entry_port, policy, exposure, namespace, profile.load_balancer_probe_cidrs, entry),
-        *smoke_flows(entry_port, smoke_test, entry),
+        *callers,
         *prometheus_flows(port, prometheus),
         *rank_flows(multinode),
         *dns_flows(SERVER, dns),

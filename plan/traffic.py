@@ -14,10 +14,11 @@ from config.network import NetworkPolicyConfig
 from config.routing import RoutingConfig
 from config.stack import StackConfig
 from plan.delivery import DeliveryPlan
-from plan.flows import FlowsPlan, resolve_flows
+from plan.flows import FlowsPlan, Interceptor, pods, resolve_flows
 from plan.identity import Identity
 from plan.names import cache_key
 from plan.security import PodSecurity
+from plan.zero import ZeroPlan
 
 SCRIPT_PATH = Path(__file__).resolve().parents[1] / "smoke" / "check.py"
 IMAGE_PULL_SECONDS = 300  # the smoke test's small python image, pulled on a CPU node
@@ -38,6 +39,7 @@ class SmokePlan:
     name: str  # <instance>-smoke-test-<key>: the ConfigMap and the Job
     deadline_seconds: int  # the Job's activeDeadlineSeconds
     security: PodSecurity  # the Job's pod security (components/render/security.py)
+    host: str | None = None  # the Host header it sends: the HTTPScaledObject's, through the interceptor
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,8 @@ class TrafficPlan:
     service_url: str  # the in-cluster Service clients and the smoke test call: the router's when routing is on
     backend_service: str  # the Service the route or Ingress forwards to: the router's when routing is on
     backend_port: int
+    backend_namespace: str | None  # the backend's namespace when not the stack's: the add-on's interceptor
+    route_host: str | None  # the Host the route rewrites requests to, which the interceptor routes on
     routed: bool  # routing.enabled: callers reach the router, the router reaches the servers
     client_url: str  # what clients use: the route's first hostname, the Ingress host, or the Service
     network_policy: NetworkPolicyConfig  # the client namespaces the stack's report names
@@ -96,19 +100,28 @@ def smoke_deadline_seconds(timeout_seconds: int) -> int:
     return (RETRIES + 1) * (timeout_seconds + 60) + IMAGE_PULL_SECONDS
 
 
-def resolve_smoke(cfg: StackConfig, instance: str, security: PodSecurity, launch: tuple[str, ...]) -> SmokePlan:
-    """`launch`: the server's command line and environment (launch_of)."""
+def smoke_timeout_seconds(timeout_seconds: int, zero: ZeroPlan | None) -> int:
+    """The one request's bound: through the interceptor at zero it first waits out the cold start."""
+    return timeout_seconds + (zero.condition_wait_seconds if zero is not None and zero.at_zero else 0)
+
+
+def resolve_smoke(
+    cfg: StackConfig, instance: str, security: PodSecurity, launch: tuple[str, ...], zero: ZeroPlan | None = None
+) -> SmokePlan:
+    """`launch`: the server's command line and environment (launch_of); `zero`: the interceptor it goes through."""
     key = smoke_key(cfg, launch)
+    timeout = smoke_timeout_seconds(cfg.smoke_test.timeout_seconds, zero)
     return SmokePlan(
         image=cfg.smoke_test.image,
-        timeout_seconds=cfg.smoke_test.timeout_seconds,
+        timeout_seconds=timeout,
         max_tokens=cfg.smoke_test.max_tokens,
         served_model_name=cfg.served_model_name,
         require_api_key=cfg.security.require_api_key,
         key=key,
         name=f"{instance}-smoke-test-{key}",
-        deadline_seconds=smoke_deadline_seconds(cfg.smoke_test.timeout_seconds),
+        deadline_seconds=smoke_deadline_seconds(timeout),
         security=security,
+        host=zero.route_host if zero is not None else None,
     )
 
 
@@ -117,7 +130,10 @@ def backend(identity: Identity, port: int, routing: RoutingConfig) -> tuple[str,
     return (identity.names.router, routing.port) if routing.enabled else (identity.names.server, port)
 
 
-def service_url(identity: Identity, port: int, routing: RoutingConfig = NO_ROUTING) -> str:
+def service_url(identity: Identity, port: int, routing: RoutingConfig = NO_ROUTING, zero: ZeroPlan | None = None) -> str:
+    """The in-cluster URL callers use: the interceptor's with the add-on, else the router's or the server's."""
+    if zero is not None:
+        return zero.interceptor_url
     name, backend_port = backend(identity, port, routing)
     return f"http://{name}.{identity.namespace}.svc:{backend_port}"
 
@@ -127,7 +143,9 @@ def gateway_ref(gateway: GatewayConfig, namespace: str) -> str:
     return f"{gateway.namespace or namespace}/{gateway.name}"
 
 
-def client_url(exposure: ExposureConfig, identity: Identity, port: int, routing: RoutingConfig = NO_ROUTING) -> str:
+def client_url(
+    exposure: ExposureConfig, identity: Identity, port: int, routing: RoutingConfig = NO_ROUTING, zero: ZeroPlan | None = None
+) -> str:
     """The base URL clients use: the route's first hostname, the Ingress host, or the in-cluster Service."""
     gateway, ingress = exposure.gateway, exposure.ingress
     if gateway is not None:
@@ -136,28 +154,47 @@ def client_url(exposure: ExposureConfig, identity: Identity, port: int, routing:
         return f"{gateway.url_scheme}://{host.replace('*', '<host>')}"
     if ingress is not None:
         return f"{'https' if ingress.tls_secret_name else 'http'}://{ingress.host}"
-    return service_url(identity, port, routing)
+    return service_url(identity, port, routing, zero)
+
+
+def interceptor_peer(zero: ZeroPlan | None) -> Interceptor | None:
+    if zero is None:
+        return None
+    return Interceptor(pods(zero.config.interceptor_pod_selector, (zero.config.namespace,)), zero.config.interceptor_port)
 
 
 def resolve_traffic(
-    cfg: StackConfig, identity: Identity, delivery: DeliveryPlan, launch: tuple[str, ...], keda_queries_thanos: bool = False
+    cfg: StackConfig,
+    identity: Identity,
+    delivery: DeliveryPlan,
+    launch: tuple[str, ...],
+    zero: ZeroPlan | None = None,
+    keda_queries_thanos: bool = False,
 ) -> TrafficPlan:
-    """`launch`: the server's command line and environment (launch_of), which the smoke test's key covers;
+    """`launch`: the server's command line and environment (launch_of), which the smoke test's key covers; `zero`:
+    the add-on's interceptor, which then receives the route, the clients and the smoke test;
     `keda_queries_thanos`: KEDA's triggers query OpenShift's Thanos Querier (plan/scaling.py ThanosAccess)."""
     port, routing = cfg.server.port, cfg.routing
     backend_service, backend_port = backend(identity, port, routing)
+    if zero is not None:
+        backend_service, backend_port = zero.config.interceptor_service, zero.config.interceptor_port
     return TrafficPlan(
         exposure=cfg.exposure,
         port=port,
         served_model_name=cfg.served_model_name,
         require_api_key=cfg.security.require_api_key,
-        service_url=service_url(identity, port, routing),
+        service_url=service_url(identity, port, routing, zero),
         backend_service=backend_service,
         backend_port=backend_port,
+        backend_namespace=zero.config.namespace if zero is not None else None,
+        route_host=zero.route_host if zero is not None else None,
         routed=routing.enabled,
-        client_url=client_url(cfg.exposure, identity, port, routing),
+        client_url=client_url(cfg.exposure, identity, port, routing, zero),
         network_policy=cfg.network_policy,
-        health_check_policy=cfg.exposure.gateway is not None and bool(cfg.cluster.defaults.load_balancer_probe_cidrs),
+        # With the add-on the load balancer checks the interceptor's Service, in the add-on's namespace.
+        health_check_policy=zero is None
+        and cfg.exposure.gateway is not None
+        and bool(cfg.cluster.defaults.load_balancer_probe_cidrs),
         flows=resolve_flows(
             namespace=identity.namespace,
             port=port,
@@ -172,6 +209,7 @@ def resolve_traffic(
             smoke_test=cfg.smoke_test.enabled,
             routing=cfg.routing,
             keda_queries_thanos=keda_queries_thanos,
+            interceptor=interceptor_peer(zero),
         ),
-        smoke=resolve_smoke(cfg, identity.instance, delivery.security, launch) if cfg.smoke_test.enabled else None,
+        smoke=resolve_smoke(cfg, identity.instance, delivery.security, launch, zero) if cfg.smoke_test.enabled else None,
     )

@@ -1,6 +1,6 @@
 """Post-deploy smoke test: one chat completion against a vLLM OpenAI-compatible server. Standard library only.
 
-    python smoke/check.py --base-url URL --model NAME [--api-key-file FILE] [--timeout-seconds N]
+    python smoke/check.py --base-url URL --model NAME [--api-key-file FILE] [--timeout-seconds N] [--host HOST]
 
 Exit 0 when the server answers within the bound with the served model name and a non-empty message;
 otherwise exit 1 with one line on stderr naming the URL, the HTTP status and the (truncated) response body
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         key = _read_key(args.api_key_file)
         started = time.monotonic()
-        status, body = _post(url, _request(args.model, args.max_tokens), key, args.timeout_seconds)
+        status, body = _post(url, _request(args.model, args.max_tokens), key, args.timeout_seconds, args.host)
         answer = _check(status, body, args.model)
         if time.monotonic() - started > args.timeout_seconds:
             raise SmokeFailure(
@@ -55,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--api-key-file", help="File holding the API key (sent as a Bearer token); none sends no key.")
     parser.add_argument("--timeout-seconds", type=float, default=120.0, help="Bound on the whole request.")
     parser.add_argument("--max-tokens", type=int, default=16, help="max_tokens of the request.")
+    parser.add_argument("--host", help="Host header to send (the KEDA HTTP add-on's interceptor routes on it).")
     return parser
 
 
@@ -76,8 +77,10 @@ def _request(model: str, max_tokens: int) -> bytes:
     return json.dumps(body).encode()
 
 
-def _post(url: str, data: bytes, key: str | None, timeout: float) -> tuple[int, str]:
+def _post(url: str, data: bytes, key: str | None, timeout: float, host: str | None = None) -> tuple[int, str]:
     headers = {"Content-Type": "application/json"}
+    if host:
+        headers["Host"] = host
     if key:
         headers["Authorization"] = f"Bearer {key}"
     request = urllib.request.Request(url, data=data, headers=headers, method="POST")

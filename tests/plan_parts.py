@@ -44,6 +44,8 @@ def traffic_of(
         service_url=service_url(identity, port),
         backend_service=identity.names.server,
         backend_port=port,
+        backend_namespace=None,
+        route_host=None,
         routed=False,
         client_url=client_url(exposure, identity, port),
         network_policy=policy,

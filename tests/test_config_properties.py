@@ -139,7 +139,7 @@ def in_range_stacks(draw: st.DrawFn) -> dict[str, Any]:
     raw["engine"] = engine
     scaling = raw.get("autoscaling") or {}
     if scaling.get("enabled"):  # replicas is the starting count inside KEDA's bounds
-        low, high = scaling.get("min_replica_count", 1), scaling.get("max_replica_count", 4)
+        low, high = max(1, scaling.get("min_replica_count", 1)), scaling.get("max_replica_count", 4)
     else:
         low, high = 1, 64
     raw["replicas"] = draw(st.integers(min_value=low, max_value=high))

@@ -80,12 +80,12 @@ def test_min_above_max_names_both_keys_and_the_fix() -> None:
     ]
 
 
-def test_min_replica_count_zero_is_refused_with_the_scale_to_zero_reason() -> None:
+def test_min_replica_count_zero_without_the_http_add_on_is_refused_with_the_scale_to_zero_reason() -> None:
     issues = rendered_issues(autoscaling={"min_replica_count": 0})
     assert len(issues) == 1
     assert issues[0].startswith(
-        "vllm-serving:autoscaling.min_replica_count: is 0, but every trigger reads vLLM's own "
-        "metrics, which vanish with the last pod"
+        "vllm-serving:autoscaling.min_replica_count: is 0 without autoscaling.http_add_on: every trigger reads "
+        "vLLM's own metrics, which vanish with the last pod"
     )
 
 

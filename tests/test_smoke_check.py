@@ -210,3 +210,13 @@ def test_an_openai_style_base_url_ending_in_v1_reaches_the_same_path(server: Thr
 def test_an_answer_of_whitespace_passes_because_the_model_generated(server: ThreadingHTTPServer) -> None:
     server.reply = (200, completion(content="\n\n"), 0.0)  # type: ignore[attr-defined]
     assert run_check(url(server)).returncode == 0
+
+
+def test_the_host_option_sends_the_host_the_interceptor_routes_on(server: ThreadingHTTPServer) -> None:
+    assert run_check(url(server), "--host", "llama-server.llm.svc").returncode == 0
+    assert server.seen[0][1]["Host"] == "llama-server.llm.svc"  # type: ignore[attr-defined]
+
+
+def test_without_the_host_option_the_url_names_the_host(server: ThreadingHTTPServer) -> None:
+    assert run_check(url(server)).returncode == 0
+    assert server.seen[0][1]["Host"] == url(server).removeprefix("http://")  # type: ignore[attr-defined]

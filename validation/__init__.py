@@ -23,6 +23,7 @@ from plan.names import instance_name
 from preflight.report import PreflightReport
 from validation.delivery import startup_probe_issues
 from validation.kubernetes import check_kubernetes
+from validation.observability import zero_issues
 from validation.secrets import missing_secrets
 from validation.values import check_token_budget
 from validation.vllm import check_rendered_args, check_vllm_config
@@ -133,7 +134,7 @@ def assess(
         plan = resolve(cfg, instance_name(stack), hf_token=token)
     except ConfigError as error:  # e.g. an unreadable model.config_json
         return Verdict(None, tuple(error.issues))
-    issues = tuple(check_stack(cfg, plan.sizing, secrets_present))
+    issues = tuple(check_stack(cfg, plan.sizing, secrets_present)) + tuple(zero_issues(plan.zero))
     if issues or cluster_check is None or cfg.target != "kubernetes":
         return Verdict(plan, issues)
     return Verdict(plan, issues, cluster_check(plan))

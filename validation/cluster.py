@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from catalog import keda_http
 from cluster.capacity import Requirements
 from cluster.checks import ReplicaClaims
 from cluster.dns import check_dns
@@ -54,7 +55,8 @@ def capacity_needs(plan: Plan) -> Requirements:
     return Requirements(
         gpus_per_pod=plan.server.resources.gpus,
         gpu_resource=plan.server.resources.gpu_resource,
-        min_replicas=plan.scaling.config.min_replica_count if plan.scaling.enabled else plan.server.replicas or 1,
+        # At zero the first request needs one replica: a cluster that cannot hold one never answers it.
+        min_replicas=max(1, plan.scaling.config.min_replica_count) if plan.scaling.enabled else plan.server.replicas or 1,
         max_replicas=plan.delivery.most_replicas,
         nodes_per_replica=1 if multinode is None else multinode.nnodes,
         rdma_resources={} if multinode is None else dict(multinode.rdma_resources),
@@ -118,7 +120,13 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
         found += checks.check_replica_claims(facts, replica_claims(plan))
     if plan.scaling.enabled:
         found += checks.check_keda(facts, set(plan.scaling.keda_features))
-        found += checks.check_keda_release(facts.keda_version, plan.scaling.config.keda_version)
+        if plan.zero is None:  # the add-on's ScaledObjects carry no fallback, the only version-gated field
+            found += checks.check_keda_release(facts.keda_version, plan.scaling.config.keda_version)
+    if plan.zero is not None:
+        add_on = plan.zero.config
+        crd = keda_http.INTERCEPTOR_ROUTE_CRD if add_on.resource == "InterceptorRoute" else keda_http.HTTP_SCALED_OBJECT_CRD
+        add_on_needs = checks.AddOnNeeds(add_on.version, add_on.namespace, add_on.request_timeout_seconds, crd)
+        found += checks.check_http_add_on(facts, add_on_needs)
     if plan.monitoring.enabled:
         wiring = plan.monitoring.wiring
         ns_labels = {NAMESPACE_NAME_LABEL: namespace, **_namespace_labels(facts, namespace)}
@@ -129,8 +137,9 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
             wiring.rule_labels,
             namespace,
             ns_labels,
-            # KEDA on OpenShift queries the Thanos Querier, which reads every Prometheus: no Service to match.
-            wiring.server_address if plan.scaling.enabled and plan.scaling.thanos is None else None,
+            # KEDA on OpenShift queries the Thanos Querier, which reads every Prometheus: no Service to match;
+            # at zero the add-on scales on the interceptor's counts, not a Prometheus query.
+            wiring.server_address if plan.scaling.enabled and plan.scaling.thanos is None and plan.zero is None else None,
         )
     found += checks.check_namespace(facts, namespace, plan.identity.creates_namespace, plan.identity.instance)
     flows = plan.traffic.flows

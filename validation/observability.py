@@ -2,26 +2,32 @@
 
 from __future__ import annotations
 
+from catalog import keda_http
 from catalog.keda import Feature, supports
 from config.errors import ConfigIssue, show
-from config.observability import AutoscalingConfig
+from config.observability import AutoscalingConfig, HttpAddOnConfig
 from config.stack import StackConfig
+from plan.zero import ZeroPlan
+
+ADD_ON = "autoscaling.http_add_on"
 
 
 def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
     """Rules spanning autoscaling, monitoring and the rest of the stack."""
     scaling = cfg.autoscaling
     issues: list[ConfigIssue] = []
-    if scaling.min_replica_count == 0:
+    if scaling.min_replica_count == 0 and scaling.http_add_on is None:
         issues.append(
             ConfigIssue(
                 "autoscaling.min_replica_count",
-                "is 0, but every trigger reads vLLM's own metrics, which vanish with the last pod, so KEDA would "
-                "never scale back up.",
-                "set autoscaling.min_replica_count to 1 or more (scale-to-zero needs a signal from outside the "
-                "vLLM pods; see docs/autoscaling-and-monitoring.md).",
+                "is 0 without autoscaling.http_add_on: every trigger reads vLLM's own metrics, which vanish with the "
+                "last pod, so KEDA would never scale back up, and no endpoint would hold a request meanwhile.",
+                "install the KEDA HTTP add-on (0.14 or newer) and set autoscaling.http_add_on (its namespace and "
+                "interceptor Service; docs/scale-to-zero.md), or set autoscaling.min_replica_count to 1 or more.",
             )
         )
+    if scaling.http_add_on is not None:
+        issues += add_on_checks(cfg, scaling.http_add_on)
     if scaling.min_replica_count > scaling.max_replica_count:
         issues.append(
             ConfigIssue(
@@ -81,6 +87,11 @@ def _server_address_checks(cfg: StackConfig) -> list[ConfigIssue]:
     ]
 
 
+def scaling_reads_prometheus(scaling: AutoscalingConfig) -> bool:
+    """The ScaledObject's triggers query Prometheus; the add-on's scale on the interceptor's own count."""
+    return scaling.http_add_on is None
+
+
 def _enabled_checks(cfg: StackConfig) -> list[ConfigIssue]:
     issues: list[ConfigIssue] = []
     if cfg.target != "kubernetes":
@@ -91,7 +102,7 @@ def _enabled_checks(cfg: StackConfig) -> list[ConfigIssue]:
                 "set autoscaling.enabled: false, or target: kubernetes.",
             )
         )
-    if not cfg.monitoring.enabled:
+    if not cfg.monitoring.enabled and scaling_reads_prometheus(cfg.autoscaling):
         issues.append(
             ConfigIssue(
                 "autoscaling.enabled",
@@ -100,7 +111,8 @@ def _enabled_checks(cfg: StackConfig) -> list[ConfigIssue]:
                 "set monitoring.enabled: true, or autoscaling.enabled: false.",
             )
         )
-    issues += _server_address_checks(cfg)
+    if scaling_reads_prometheus(cfg.autoscaling):
+        issues += _server_address_checks(cfg)
     scaling = cfg.autoscaling
     bounds_valid = scaling.min_replica_count <= scaling.max_replica_count  # else already reported
     if bounds_valid and not scaling.min_replica_count <= cfg.replicas <= scaling.max_replica_count:
@@ -113,3 +125,82 @@ def _enabled_checks(cfg: StackConfig) -> list[ConfigIssue]:
             )
         )
     return issues
+
+
+def add_on_checks(cfg: StackConfig, add_on: HttpAddOnConfig) -> list[ConfigIssue]:
+    """What the KEDA HTTP add-on's interceptor needs of the rest of the stack (docs/scale-to-zero.md)."""
+    issues: list[ConfigIssue] = []
+    if not keda_http.supported(add_on.version):
+        issues.append(
+            ConfigIssue(
+                f"{ADD_ON}.version",
+                f"is {show(add_on.version)}; the rendered objects and the alerts need the add-on "
+                f"{keda_http.OLDEST_SUPPORTED} or newer (route_name metrics, unbounded request timeouts).",
+                f"upgrade the add-on and set {ADD_ON}.version to the installed release (e.g. {keda_http.RELEASE}).",
+            )
+        )
+    if not cfg.autoscaling.enabled:
+        issues.append(
+            ConfigIssue(
+                ADD_ON,
+                "is set, but autoscaling.enabled is false: the HTTPScaledObject is an autoscaler.",
+                "set autoscaling.enabled: true, or remove autoscaling.http_add_on.",
+            )
+        )
+    if cfg.exposure.ingress is not None:
+        issues.append(
+            ConfigIssue(
+                "exposure.ingress",
+                f"is set with {ADD_ON}: an Ingress can only forward to a Service in its own namespace, and the "
+                f"interceptor's Service is in {show(add_on.namespace)}.",
+                "use exposure.gateway instead (the stack renders the ReferenceGrant that lets its HTTPRoute reach "
+                "the interceptor), or remove exposure.ingress and send clients to the interceptor's Service.",
+            )
+        )
+    gateway = cfg.exposure.gateway
+    if gateway is not None and gateway.request_timeout_seconds is None and cfg.autoscaling.min_replica_count == 0:
+        issues.append(
+            ConfigIssue(
+                "exposure.gateway.request_timeout_seconds",
+                "is null with autoscaling.min_replica_count 0: the route then takes the Gateway implementation's "
+                "own request timeout, often seconds, which no cold start fits and the check cannot read.",
+                "set exposure.gateway.request_timeout_seconds to the longest a request may wait (e.g. 600).",
+            )
+        )
+    if gateway is not None and gateway.backend == "InferencePool":
+        issues.append(
+            ConfigIssue(
+                "exposure.gateway.backend",
+                f"is 'InferencePool' with {ADD_ON}: the pool sends requests straight to the server pods, past the "
+                "interceptor that holds them while the server is at zero.",
+                "set exposure.gateway.backend: Service, or remove autoscaling.http_add_on.",
+            )
+        )
+    if cfg.routing.enabled:
+        issues.append(
+            ConfigIssue(
+                "routing.enabled",
+                f"is true with {ADD_ON}: the interceptor waits for a ready endpoint of the Service it forwards to, "
+                "and the router's Service is ready while no server is, so a request would reach a router with no "
+                "server (interceptor/middleware/endpoint_resolver.go).",
+                "set routing.enabled: false to scale the server to zero, or remove autoscaling.http_add_on.",
+            )
+        )
+    return issues
+
+
+def zero_issues(zero: ZeroPlan | None) -> list[ConfigIssue]:
+    """The feasibility of zero: the predicted cold start must end before the request path gives up."""
+    if zero is None or not zero.at_zero or zero.fits:
+        return []
+    cold, wait = zero.cold_start, zero.longest_wait
+    return [
+        ConfigIssue(
+            "autoscaling.min_replica_count",
+            f"is 0, but a start from zero takes {cold.explain()} (predicted), longer than the longest wait the "
+            f"request path allows, {wait.render()}: every request arriving at zero would time out.",
+            f"keep one replica (autoscaling.min_replica_count: 1); or deliver faster (delivery.mode object_storage, "
+            f"a provisioned-throughput class, GPU nodes kept up: {ADD_ON}.node_provisioning_seconds 0); or raise "
+            f"{wait.key} above {cold.seconds}.",
+        )
+    ]

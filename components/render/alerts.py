@@ -12,11 +12,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from catalog import keda_http
 from catalog.vllm_metrics import VersionMetrics
 from components.render.promql import number, quantile
 from config.observability import MonitoringConfig
 from plan.monitoring import AlertThresholds
 from plan.scaling import KEDA_HPA_PREFIX, Workload, selector
+from plan.zero import ZeroPlan
 
 LATENCY_QUANTILE = 0.99
 SLOW = "10m"  # long enough that a burst the autoscaler absorbs does not page
@@ -64,12 +66,38 @@ class Alert:
         return rule
 
 
-def engine_alerts(cfg: MonitoringConfig, limits: AlertThresholds, metrics: VersionMetrics, workload: Workload) -> list[Alert]:
+def at_zero_lately(workload: Workload, window: str) -> str:
+    """Series while the workload was scaled to zero at some point in `window`: at zero by design, or starting
+    from zero (kube-state-metrics' wanted replicas, docs/scale-to-zero.md)."""
+    wanted, _available, _owner = workload.replica_series()
+    return f"(min_over_time({wanted}[{window}]) == 0)"
+
+
+def zero_window(configured: str, limits: AlertThresholds, zero: ZeroPlan | None) -> str:
+    """How long pods may be unready or silent: with scale to zero, also a whole cold start from zero."""
+    rollout = max(limits.rollout_seconds, zero.cold_start.budget_seconds if zero is not None and zero.at_zero else 0)
+    return not_ready_window(configured, rollout)
+
+
+def unless_at_zero(expr: str, workload: Workload, window: str, zero: ZeroPlan | None, on: str) -> str:
+    """`expr`, quiet while the workload is at zero by design or coming up from it."""
+    if zero is None or not zero.at_zero:
+        return expr
+    return f"({expr}) unless {on} {at_zero_lately(workload, window)}"
+
+
+def engine_alerts(
+    cfg: MonitoringConfig,
+    limits: AlertThresholds,
+    metrics: VersionMetrics,
+    workload: Workload,
+    zero: ZeroPlan | None = None,
+) -> list[Alert]:
     """Saturation of the vLLM engine, from its own gauges and counters."""
     match, by = workload.vllm, "namespace, model_name"
     kv = number(cfg.kv_cache_usage_alert_threshold)
     queue = number(limits.queue_per_replica)
-    silent = not_ready_window(cfg.not_ready_for, limits.rollout_seconds)  # no vLLM pod is up while it loads
+    silent = zero_window(cfg.not_ready_for, limits, zero)  # no vLLM pod is up while it loads, nor at zero
     return [
         Alert(
             "VllmKvCacheNearlyFull",
@@ -105,7 +133,7 @@ def engine_alerts(cfg: MonitoringConfig, limits: AlertThresholds, metrics: Versi
         ),
         Alert(
             "VllmMetricsAbsent",
-            f"absent(vllm:num_requests_running{match})",
+            unless_at_zero(f"absent(vllm:num_requests_running{match})", workload, silent, zero, "on ()"),
             "critical",
             "No vLLM metrics for {{ $labels.model_name }}",
             f"Prometheus has had no vllm:num_requests_running series for {silent}, longer than a model "
@@ -184,7 +212,7 @@ def rollout_stuck_alert(workload: Workload) -> Alert:
     )
 
 
-def no_replica_alert(unready: str, workload: Workload) -> Alert:
+def no_replica_alert(unready: str, workload: Workload, zero: ZeroPlan | None = None) -> Alert:
     """A total outage: no replica available while some are wanted. A LeaderWorkerSet has no kube-state-metrics
     series of its own (custom resources need a custom-resource-state configuration), but the leader StatefulSet
     LWS creates under its name has, and a leader is ready only once its whole group has joined (docs/multinode.md).
@@ -194,9 +222,10 @@ def no_replica_alert(unready: str, workload: Workload) -> Alert:
     on = f"on (namespace, {owner})"
     created = f"kube_{owner}_created{selector({'namespace': workload.namespace, owner: workload.deployment_name})}"
     age = int(duration_seconds(unready))
+    expr = f"({available} == 0) and {on} ({wanted} > 0) and {on} (time() - {created} > {age})"
     return Alert(
         "VllmNoReplicaAvailable",
-        f"({available} == 0) and {on} ({wanted} > 0) and {on} (time() - {created} > {age})",
+        unless_at_zero(expr, workload, unready, zero, on),
         "critical",
         f"No vLLM replica available in {{{{ $labels.namespace }}}}/{{{{ $labels.{owner} }}}}",
         f"Every replica has been unavailable for {OUTAGE_FOR}: requests to the model fail. With one replica a "
@@ -208,13 +237,13 @@ def no_replica_alert(unready: str, workload: Workload) -> Alert:
     )
 
 
-def replicas_short_alert(unready: str, workload: Workload) -> Alert:
+def replicas_short_alert(unready: str, workload: Workload, zero: ZeroPlan | None = None) -> Alert:
     """A capacity shortfall (a scale-up waiting for GPU nodes, one replica lost): a warning, and only once a
     new replica has had the time it may take; no replica at all is VllmNoReplicaAvailable."""
     wanted, available, owner = workload.replica_series()
     return Alert(
         "VllmReplicasNotReady",
-        f"{wanted} > on (namespace, {owner}) {available}",
+        unless_at_zero(f"{wanted} > on (namespace, {owner}) {available}", workload, unready, zero, f"on (namespace, {owner})"),
         "warning",
         f"vLLM replicas not ready in {{{{ $labels.namespace }}}}/{{{{ $labels.{owner} }}}}",
         f"Fewer replicas are available than wanted for {unready}, longer than a new replica may take "
@@ -249,13 +278,15 @@ def startup_failing_alert(unready: str, workload: Workload) -> Alert:
     )
 
 
-def kubernetes_alerts(cfg: MonitoringConfig, limits: AlertThresholds, workload: Workload) -> list[Alert]:
+def kubernetes_alerts(
+    cfg: MonitoringConfig, limits: AlertThresholds, workload: Workload, zero: ZeroPlan | None = None
+) -> list[Alert]:
     """Pod lifecycle from kube-state-metrics."""
     pods = workload.pods()
-    unready = not_ready_window(cfg.not_ready_for, limits.rollout_seconds)
+    unready = zero_window(cfg.not_ready_for, limits, zero)
     alerts = [
-        no_replica_alert(unready, workload),
-        replicas_short_alert(unready, workload),
+        no_replica_alert(unready, workload, zero),
+        replicas_short_alert(unready, workload, zero),
         startup_failing_alert(unready, workload),
         Alert(
             "VllmContainerRestarting",
@@ -383,17 +414,65 @@ def gpu_alerts(cfg: MonitoringConfig, limits: AlertThresholds, workload: Workloa
     ]
 
 
+def interceptor_match(zero: ZeroPlan, **extra: str) -> str:
+    """The interceptor's series for this HTTPScaledObject (catalog/keda_http.py: route_name, route_namespace)."""
+    return selector({"route_name": zero.name, "route_namespace": zero.namespace, **extra})
+
+
+def interceptor_alerts(zero: ZeroPlan, workload: Workload) -> list[Alert]:
+    """Requests the KEDA HTTP add-on holds longer than a cold start may take, and requests it gave up on. Its
+    metrics come from the interceptor's own scrape (port 2223 /metrics), which the add-on's install configures."""
+    _wanted, available, owner = workload.replica_series()
+    budget = zero.cold_start.budget_seconds
+    held = f"sum({keda_http.CONCURRENCY}{interceptor_match(zero)})"
+    codes = "|".join(keda_http.GAVE_UP_CODES)
+    gave_up = f'sum(increase({keda_http.REQUEST_COUNT}{interceptor_match(zero)[:-1]},code=~"{codes}"}}[5m]))'
+    return [
+        Alert(
+            "VllmColdStartTooLong",
+            f"({held} > 0) and on () (sum({available}) == 0)",
+            "critical",
+            f"Requests held with no vLLM replica in {zero.namespace}/{zero.workload.deployment_name}",
+            f"The KEDA HTTP add-on's interceptor has held requests with no ready replica of the {owner} for "
+            f"longer than the cold start's budget ({budget} s: {zero.cold_start.explain()}).",
+            "1. kubectl get pods: Pending on a GPU node (node provisioning, quota), pulling the image, or loading? "
+            "2. kubectl get httpscaledobject and the ScaledObject the add-on made: Ready, Active? "
+            "3. If starts are this slow, keep a replica (autoscaling.min_replica_count: 1) or deliver faster.",
+            for_=f"{math.ceil(budget / 60)}m",
+        ),
+        Alert(
+            "VllmInterceptorGaveUp",
+            f"{gave_up} > 0",
+            "critical",
+            f"The KEDA HTTP add-on dropped requests for {zero.namespace}/{zero.name}",
+            f"The interceptor answered {' or '.join(keda_http.GAVE_UP_CODES)} in the last 5m: a request outwaited "
+            f"timeouts.conditionWait ({zero.condition_wait_seconds} s) or the server could not be reached.",
+            "1. Was the server at zero? Compare the cold start with conditionWait (python -m preflight STACK). "
+            "2. kubectl logs -n <add-on namespace> the interceptor. 3. Keep one replica, or raise the timeouts "
+            "on the path (docs/scale-to-zero.md).",
+            for_=None,
+        ),
+    ]
+
+
 def render_rule_groups(
-    cfg: MonitoringConfig, limits: AlertThresholds, metrics: VersionMetrics, workload: Workload
+    cfg: MonitoringConfig,
+    limits: AlertThresholds,
+    metrics: VersionMetrics,
+    workload: Workload,
+    zero: ZeroPlan | None = None,
 ) -> list[dict[str, Any]]:
-    """PrometheusRule spec.groups; also a valid Prometheus rule file as {"groups": ...}."""
+    """PrometheusRule spec.groups; also a valid Prometheus rule file as {"groups": ...}. `zero`: the KEDA HTTP
+    add-on in front, whose interceptor's alerts join, and at zero by design the replica alerts stay quiet."""
     prefix = workload.deployment_name
     groups = [
-        (f"{prefix}-vllm-engine", engine_alerts(cfg, limits, metrics, workload)),
+        (f"{prefix}-vllm-engine", engine_alerts(cfg, limits, metrics, workload, zero)),
         (f"{prefix}-vllm-latency", latency_alerts(cfg, metrics, workload)),
-        (f"{prefix}-vllm-kubernetes", kubernetes_alerts(cfg, limits, workload)),
+        (f"{prefix}-vllm-kubernetes", kubernetes_alerts(cfg, limits, workload, zero)),
         (f"{prefix}-vllm-gpu", gpu_alerts(cfg, limits, workload)),
     ]
+    if zero is not None:
+        groups.append((f"{prefix}-keda-http-add-on", interceptor_alerts(zero, workload)))
     return [{"name": name, "rules": [alert.rule() for alert in alerts]} for name, alerts in groups]
 
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from catalog import keda_http
 from catalog.gpus import MetricsExporter
 from catalog.vllm_metrics import VersionMetrics
 from components.render.promql import quantile, ratio_of_rates
 from config.observability import MonitoringConfig
 from plan.scaling import Workload, quote, selector
+from plan.zero import ZeroPlan
 
 SIDECAR_LABEL = {"grafana_dashboard": "1"}
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
@@ -132,11 +134,34 @@ def variables(workload: Workload) -> list[dict[str, Any]]:
     ]
 
 
+def interceptor_panels(zero: ZeroPlan | None) -> list[tuple[str, str, list[Target]]]:
+    """The KEDA HTTP add-on's interceptor for this route: requests it holds or forwards, and those it gave up on."""
+    if zero is None:
+        return []
+    match = selector({"route_name": zero.name, "route_namespace": zero.namespace})
+    codes = "|".join(keda_http.GAVE_UP_CODES)
+    gave_up = match[:-1] + f',code=~"{codes}"}}'
+    return [
+        (
+            "Requests at the interceptor (held while at zero)",
+            "short",
+            [
+                (f"sum({keda_http.CONCURRENCY}{match})", "in flight"),
+                (f"sum(rate({keda_http.REQUEST_COUNT}{gave_up}[5m]))", "gave up (502/504) per s"),
+            ],
+        )
+    ]
+
+
 def render_dashboard(
-    cfg: MonitoringConfig, metrics: VersionMetrics, workload: Workload, exporter: MetricsExporter
+    cfg: MonitoringConfig,
+    metrics: VersionMetrics,
+    workload: Workload,
+    exporter: MetricsExporter,
+    zero: ZeroPlan | None = None,
 ) -> dict[str, Any]:
     match = model_selector(workload)
-    panels = engine_panels(metrics, match) + cluster_panels(cfg, workload, exporter)
+    panels = engine_panels(metrics, match) + cluster_panels(cfg, workload, exporter) + interceptor_panels(zero)
     return {
         "uid": f"vllm-{workload.namespace}-{workload.deployment_name}"[:40],  # Grafana uids: at most 40 chars
         "title": f"vLLM {workload.deployment_name} ({workload.namespace})",

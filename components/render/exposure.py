@@ -6,8 +6,12 @@ so /invocations, /tokenize, /detokenize, /pooling, /score, /rerank and /metrics 
 
 Cross-namespace: the route and its backend (Service or InferencePool) live in the stack's namespace, so no
 ReferenceGrant is needed (gateway-api: a ReferenceGrant is required for a route's backendRef into another
-namespace, not for a parentRef). A Gateway in another namespace must admit the route through its listener's
-allowedRoutes; that is the Gateway owner's side, and this stack does not own the Gateway.
+namespace, not for a parentRef). With the KEDA HTTP add-on (plan/zero.py) the backend is the interceptor's
+proxy Service in the add-on's namespace: the route then rewrites the Host to the one the HTTPScaledObject
+routes on (URLRewrite, Extended support) and a ReferenceGrant there admits it. An Ingress cannot reach another
+namespace's Service at all, which validation/observability.py refuses.
+A Gateway in another namespace must admit the route through its listener's allowedRoutes; that is the
+Gateway owner's side, and this stack does not own the Gateway.
 
 InferencePool (inference.networking.k8s.io/v1, GIE v1.6.0): `endpointPickerRef` names the picker
 (exposure.gateway.endpoint_picker, required with that backend: validation/exposure.py). The picker is a separate
@@ -36,7 +40,8 @@ def render_exposure(identity: Identity, traffic: TrafficPlan) -> list[dict[str, 
     if gateway is not None:
         pool = [render_inference_pool(identity, traffic)] if gateway.backend == "InferencePool" else []
         health = [render_health_check_policy(identity, traffic)] if traffic.health_check_policy else []
-        return [*pool, render_http_route(identity, traffic, gateway), *health]
+        grant = [render_reference_grant(identity, traffic)] if traffic.backend_namespace else []
+        return [*pool, render_http_route(identity, traffic, gateway), *health, *grant]
     if ingress is not None:
         return [render_ingress(identity, traffic, ingress)]
     return []
@@ -56,6 +61,8 @@ def render_http_route(identity: Identity, traffic: TrafficPlan, gateway: Gateway
         "matches": [{"path": {"type": "Exact", "value": path}} for path in traffic.exposure.paths],
         "backendRefs": [_backend_ref(identity, traffic, gateway)],
     }
+    if traffic.route_host is not None:
+        rule["filters"] = [{"type": "URLRewrite", "urlRewrite": {"hostname": traffic.route_host}}]
     if gateway.request_timeout_seconds is not None:
         rule["timeouts"] = {"request": f"{gateway.request_timeout_seconds}s"}
     spec: dict[str, Any] = {"parentRefs": [parent]}
@@ -82,7 +89,28 @@ def render_health_check_policy(identity: Identity, traffic: TrafficPlan) -> dict
 def _backend_ref(identity: Identity, traffic: TrafficPlan, gateway: GatewayConfig) -> dict[str, Any]:
     if gateway.backend == "InferencePool":
         return {"group": INFERENCE_GROUP, "kind": "InferencePool", "name": identity.names.server}
-    return {"group": "", "kind": "Service", "name": traffic.backend_service, "port": traffic.backend_port}
+    ref: dict[str, Any] = {"group": "", "kind": "Service", "name": traffic.backend_service, "port": traffic.backend_port}
+    if traffic.backend_namespace:
+        ref["namespace"] = traffic.backend_namespace
+    return ref
+
+
+def render_reference_grant(identity: Identity, traffic: TrafficPlan) -> dict[str, Any]:
+    """In the backend's namespace: admits this stack's HTTPRoute to the one Service (gateway-api ReferenceGrant
+    v1beta1, standard channel). Named after the stack's namespace and server, unique among stacks there."""
+    return {
+        "apiVersion": f"{GATEWAY_GROUP}/v1beta1",
+        "kind": "ReferenceGrant",
+        "metadata": {
+            "name": f"{identity.namespace}-{identity.names.server}",
+            "namespace": traffic.backend_namespace,
+            "labels": identity.labels(COMPONENT),
+        },
+        "spec": {
+            "from": [{"group": GATEWAY_GROUP, "kind": "HTTPRoute", "namespace": identity.namespace}],
+            "to": [{"group": "", "kind": "Service", "name": traffic.backend_service}],
+        },
+    }
 
 
 def render_inference_pool(identity: Identity, traffic: TrafficPlan) -> dict[str, Any]:
@@ -136,5 +164,8 @@ def curl_command(identity: Identity, traffic: TrafficPlan) -> str:
     if traffic.exposed:
         return f"curl -sS {traffic.client_url}{rest}"
     port = traffic.backend_port
-    forward = f"kubectl port-forward -n {ns} svc/{traffic.backend_service} {port}:{port} & sleep 2; "
+    if traffic.route_host is not None:  # the interceptor routes on the Host header
+        rest = rest.replace(" -H", f" -H 'Host: {traffic.route_host}' -H", 1)
+    backend_ns = traffic.backend_namespace or ns
+    forward = f"kubectl port-forward -n {backend_ns} svc/{traffic.backend_service} {port}:{port} & sleep 2; "
     return f"{forward}curl -sS http://127.0.0.1:{port}{rest}"

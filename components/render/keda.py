@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from catalog import keda
+from catalog import keda, keda_http
 from catalog.vllm_metrics import VersionMetrics
 from components.render.promql import number, quantile
 from components.render.thanos import render_thanos_access, thanos_trigger_fields
 from config.observability import AutoscalingConfig
 from plan.scaling import ScalingPlan, Workload, hpa_name
+from plan.zero import ZeroPlan
 
 API_VERSION = "keda.sh/v1alpha1"
 KIND = "ScaledObject"
@@ -141,3 +142,82 @@ def render_scaled_object(scaling: ScalingPlan) -> dict[str, Any]:
         },
         "spec": render_scaled_object_spec(scaling),
     }
+
+
+def render_http_scaled_object(zero: ZeroPlan) -> dict[str, Any]:
+    """The KEDA HTTP add-on's HTTPScaledObject (http.keda.sh/v1alpha1, plan/zero.py): the interceptor routes the
+    one host to the server's Service and holds a request until it has a ready endpoint; the add-on creates the
+    ScaledObject, named after it (docs/sources.md §S10: so its HPA is keda-hpa-<name>), that scales on the
+    interceptor's in-flight requests, to zero after scaledownPeriod idle seconds."""
+    cfg = zero.config
+    return {
+        "apiVersion": keda_http.HTTP_SCALED_OBJECT_API,
+        "kind": keda_http.HTTP_SCALED_OBJECT,
+        "metadata": {"name": zero.name, "namespace": zero.namespace, "labels": dict(zero.labels)},
+        "spec": {
+            "hosts": [zero.route_host],
+            "pathPrefixes": ["/"],
+            "scaleTargetRef": {**zero.workload.scale_target, "service": zero.service, "port": zero.port},
+            "replicas": {"min": zero.min_replicas, "max": zero.max_replicas},
+            "scaledownPeriod": cfg.scaledown_period_seconds,
+            "scalingMetric": {"concurrency": {"targetValue": zero.target_concurrency}},
+            "timeouts": {
+                "conditionWait": f"{zero.condition_wait_seconds}s",
+                "responseHeader": f"{zero.response_header_seconds}s",
+            },
+        },
+    }
+
+
+def render_interceptor_route(zero: ZeroPlan) -> dict[str, Any]:
+    """The add-on's InterceptorRoute (http.keda.sh/v1beta1): routing, the scaling metric and the timeouts only
+    (readiness is HTTPScaledObject's conditionWait; responseHeader excludes the cold-start wait)."""
+    timeouts = {"readiness": f"{zero.condition_wait_seconds}s", "responseHeader": f"{zero.response_header_seconds}s"}
+    return {
+        "apiVersion": keda_http.INTERCEPTOR_ROUTE_API,
+        "kind": keda_http.INTERCEPTOR_ROUTE,
+        "metadata": {"name": zero.name, "namespace": zero.namespace, "labels": dict(zero.labels)},
+        "spec": {
+            "target": {"service": zero.service, "port": zero.port},
+            "rules": [{"hosts": [zero.route_host]}],
+            "scalingMetric": {"concurrency": {"targetValue": zero.target_concurrency}},
+            "timeouts": timeouts,
+        },
+    }
+
+
+def render_push_scaled_object(scaling: ScalingPlan, zero: ZeroPlan) -> dict[str, Any]:
+    """The ScaledObject of an InterceptorRoute: the add-on's external scaler as its one trigger, the idle period
+    as cooldownPeriod, the stack's HPA behavior; no fallback (no Prometheus to lose)."""
+    cfg = scaling.config
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {"name": scaling.scaled_object_name, "namespace": zero.namespace, "labels": dict(scaling.labels)},
+        "spec": {
+            "scaleTargetRef": zero.workload.scale_target,
+            "pollingInterval": cfg.polling_interval,
+            "cooldownPeriod": zero.config.scaledown_period_seconds,
+            "minReplicaCount": zero.min_replicas,
+            "maxReplicaCount": zero.max_replicas,
+            "advanced": {
+                "horizontalPodAutoscalerConfig": {
+                    "name": hpa_name(scaling.scaled_object_name),
+                    "behavior": render_behavior(cfg),
+                },
+            },
+            "triggers": [
+                {"type": "external-push", "metadata": {"interceptorRoute": zero.name, "scalerAddress": zero.scaler_address}}
+            ],
+        },
+    }
+
+
+def render_autoscaler(scaling: ScalingPlan, zero: ZeroPlan | None) -> list[dict[str, Any]]:
+    """The ScaledObject; with the KEDA HTTP add-on its HTTPScaledObject (the add-on then creates the ScaledObject
+    itself, and two on one target would fight), or its InterceptorRoute and the ScaledObject that reads it."""
+    if zero is None:
+        return keda_objects(scaling)
+    if zero.config.resource == keda_http.INTERCEPTOR_ROUTE:
+        return [render_interceptor_route(zero), render_push_scaled_object(scaling, zero)]
+    return [render_http_scaled_object(zero)]

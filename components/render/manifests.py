@@ -13,7 +13,7 @@ from typing import Any
 from components.render import bucket_copy, cache, leaderworkerset, pod, scheduling
 from components.render import delivery as delivery_render
 from components.render.exposure import render_exposure
-from components.render.keda import keda_objects
+from components.render.keda import render_autoscaler
 from components.render.network_policy import render_network_policies
 from components.render.observability import monitoring_objects
 from components.render.probes import budget_annotations, render_probes
@@ -196,10 +196,11 @@ def traffic_manifests(plan: Plan) -> list[dict[str, Any]]:
 
 
 def observability_manifests(plan: Plan) -> list[dict[str, Any]]:
-    """KEDA's ScaledObject (when on), then the monitoring objects; the queue alert fires where KEDA acts."""
+    """KEDA's ScaledObject, or the add-on's HTTPScaledObject (when on), then the monitoring objects; the queue
+    alert fires where KEDA acts."""
     scaling, monitoring = plan.scaling, plan.monitoring
-    objects = keda_objects(scaling) if scaling.enabled else []
-    return objects + (monitoring_objects(monitoring, scaling.workload) if monitoring.enabled else [])
+    objects = render_autoscaler(scaling, plan.zero) if scaling.enabled else []
+    return objects + (monitoring_objects(monitoring, scaling.workload, plan.zero) if monitoring.enabled else [])
 
 
 def stack_manifests(plan: Plan) -> list[dict[str, Any]]:

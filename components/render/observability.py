@@ -11,6 +11,7 @@ from components.render.dashboard import SIDECAR_LABEL, render_dashboard, render_
 from plan.monitoring import MonitoringPlan
 from plan.names import PORT_NAME
 from plan.scaling import Workload
+from plan.zero import ZeroPlan
 
 MONITORING_API = "monitoring.coreos.com/v1"
 
@@ -32,9 +33,9 @@ def render_monitor(monitoring: MonitoringPlan, namespace: str) -> dict[str, Any]
     }
 
 
-def render_dashboard_configmap(monitoring: MonitoringPlan, workload: Workload) -> dict[str, Any]:
+def render_dashboard_configmap(monitoring: MonitoringPlan, workload: Workload, zero: ZeroPlan | None = None) -> dict[str, Any]:
     """The dashboard for Grafana's sidecar, in monitoring.dashboard_namespace or the stack's."""
-    board = render_dashboard(monitoring.config, monitoring.metrics, workload, monitoring.limits.gpu_exporter)
+    board = render_dashboard(monitoring.config, monitoring.metrics, workload, monitoring.limits.gpu_exporter, zero)
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -47,13 +48,13 @@ def render_dashboard_configmap(monitoring: MonitoringPlan, workload: Workload) -
     }
 
 
-def monitoring_objects(monitoring: MonitoringPlan, workload: Workload) -> list[dict[str, Any]]:
-    """Monitor, then the PrometheusRule and the dashboard ConfigMap when switched on."""
+def monitoring_objects(monitoring: MonitoringPlan, workload: Workload, zero: ZeroPlan | None = None) -> list[dict[str, Any]]:
+    """Monitor, then the PrometheusRule and the dashboard ConfigMap when switched on; `zero`: the KEDA HTTP add-on."""
     cfg = monitoring.config
     objects = [render_monitor(monitoring, workload.namespace)]
     if cfg.alerts:
-        groups = render_rule_groups(cfg, monitoring.limits, monitoring.metrics, workload)
+        groups = render_rule_groups(cfg, monitoring.limits, monitoring.metrics, workload, zero)
         objects.append(render_prometheus_rule(monitoring.name, monitoring.wiring.rule_labels, groups, workload.namespace))
     if cfg.dashboard:
-        objects.append(render_dashboard_configmap(monitoring, workload))
+        objects.append(render_dashboard_configmap(monitoring, workload, zero))
     return objects

@@ -34,7 +34,8 @@ def render_smoke_configmap(identity: Identity, smoke: SmokePlan) -> dict[str, An
 
 
 def check_command(smoke: SmokePlan, script: str, base_url: str, key_file: str) -> list[str]:
-    """`python3 smoke/check.py ...` against the server; the key file only when the server requires a key."""
+    """`python3 smoke/check.py ...` against the server; the Host header through the KEDA HTTP add-on's interceptor;
+    the key file only when the server requires a key."""
     command = [
         "python3",
         "-B",
@@ -48,6 +49,8 @@ def check_command(smoke: SmokePlan, script: str, base_url: str, key_file: str) -
         "--max-tokens",
         str(smoke.max_tokens),
     ]
+    if smoke.host is not None:
+        command += ["--host", smoke.host]
     return [*command, "--api-key-file", key_file] if smoke.require_api_key else command
 
 

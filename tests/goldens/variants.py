@@ -98,4 +98,14 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
         "examples/Pulumi.llama-405b-on-2x8-a100-80gb.yaml",
         {"exposure": {"gateway": GATEWAY}, "security": {"require_api_key": True}},
     ),
+    # Scale to zero (docs/scale-to-zero.md): the InterceptorRoute form, the Service only, and prod refused at zero.
+    "zero-interceptor-route": (
+        "examples/Pulumi.dev-scale-to-zero.yaml",
+        {"autoscaling": {"http_add_on": {"version": "0.15.0", "resource": "InterceptorRoute"}}},
+    ),
+    "zero-service-only": ("examples/Pulumi.dev-scale-to-zero.yaml", {"exposure": {"gateway": None}}),
+    "prod-at-zero": (
+        "Pulumi.prod.yaml",
+        {"autoscaling": {"enabled": True, "min_replica_count": 0, "max_replica_count": 4, "http_add_on": {}}},
+    ),
 }

@@ -73,6 +73,8 @@ UPSTREAM_CRDS = {
     "leaderworkerset.x-k8s.io_leaderworkersets.yaml": "kubernetes-sigs/lws config/crd/bases/",
     "gateway.networking.k8s.io_httproutes.yaml": "kubernetes-sigs/gateway-api config/crd/standard/",
     "inference.networking.k8s.io_inferencepools.yaml": "kubernetes-sigs/gateway-api-inference-extension config/crd/bases/",
+    "gateway.networking.k8s.io_referencegrants.yaml": "kubernetes-sigs/gateway-api config/crd/standard/",
+    "http.keda.sh_httpscaledobjects.yaml": "kedacore/http-add-on config/crd/bases/",
 }
 
 
