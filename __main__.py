@@ -8,6 +8,7 @@ from components.stack import build_stack
 from config.errors import ConfigError
 from config.sources import load_kubernetes_provider_settings, load_pulumi_secrets
 from plan import Plan
+from plan.cost import cost_rows
 from preflight.text import blocked_text, table_text
 from validation import Outcome, assess
 from validation.cluster import program_cluster_result
@@ -31,7 +32,7 @@ plan, cluster = verdict.plan, verdict.cluster
 assert plan is not None  # planned whenever the config is valid
 report = plan.sizing
 
-pulumi.log.info(table_text(report, cluster))
+pulumi.log.info(table_text(report, cluster, cost_rows(plan.cost)))
 for warning in report.verdict.warnings:
     pulumi.log.warn(f"preflight: {warning}")
 for finding in cluster.findings:
@@ -52,5 +53,6 @@ if cluster.blocked:
 outputs = build_stack(plan, load_pulumi_secrets())
 pulumi.export("preflight", report.as_dict())
 pulumi.export("cluster", cluster.as_dict())
+pulumi.export("cost", plan.cost.as_dict())
 for name, value in outputs.items():
     pulumi.export(name, value)

@@ -1,4 +1,5 @@
-"""`python -m preflight STACK_FILE [--against BASE_STACK_FILE] [--cluster FILE ...] [--log FILE] [--json | --markdown]`.
+"""`python -m preflight STACK_FILE [--against BASE_STACK_FILE] [--cluster FILE ...] [--log FILE] [--json | --markdown]`
+`[--frontier]`.
 
 Exit 0 fits, 1 blocked (a memory, structural or cluster verdict), 2 config error, 3 internal error (a bug: one
 line asking to report it; the traceback only with --debug). The verdict is validation.assess's, the same call
@@ -24,6 +25,9 @@ from cluster.report import ClusterResult
 from config.errors import ConfigError, ConfigIssue
 from config.stack import StackConfig
 from plan import Plan
+from plan.cost import cost_rows
+from plan.frontier import Frontier, frontier_rows, frontier_summary, resolve_frontier
+from plan.sizing import sizing_inputs
 from preflight.text import markdown_text, table_text
 from preflight.text import verdict as text_verdict
 from validation import ClusterCheck, Outcome, Verdict, assess
@@ -53,6 +57,7 @@ examples:
   python -m preflight stacks/Pulumi.prod.yaml --cluster nodes.json --cluster storageclasses.json
   python -m preflight stacks/Pulumi.dev.yaml --log vllm-startup.log
   python -m preflight stacks/Pulumi.prod.yaml --against base/stacks/Pulumi.prod.yaml   # what an upgrade changes
+  python -m preflight stacks/Pulumi.prod.yaml --frontier
 """
 
 
@@ -99,6 +104,11 @@ def _parser() -> argparse.ArgumentParser:
         help="the same stack before the change (e.g. the pull request's base): report what a vLLM upgrade changes",
     )
     parser.add_argument("--log", metavar="FILE", help="a vLLM start-up log: set its figures beside the prediction")
+    parser.add_argument(
+        "--frontier",
+        action="store_true",
+        help="name the cheapest GPU layout that meets the target and list every catalog layout, priced (--json has them)",
+    )
     parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     return parser
 
@@ -136,7 +146,7 @@ def _run(args: argparse.Namespace) -> int:
             return _config_error(args, error)
     for issue in missing_secrets(cfg, secrets):
         print(f"note: {issue.render()} (pulumi preview stops unless it is set elsewhere)", file=sys.stderr)
-    _print_report(args, verdict, logged, upgrade)
+    _print_report(args, verdict, _frontier(args, cfg, verdict), logged, upgrade)
     return verdict.outcome.value
 
 
@@ -159,6 +169,13 @@ def _upgrade(base_file: str, stack: str, cfg: StackConfig, verdict: Verdict) -> 
     if not is_upgrade(base.plan, verdict.plan):
         return None
     return upgrade_impact(base.plan, verdict.plan, cfg, verdict.cluster)
+
+
+def _frontier(args: argparse.Namespace, cfg: StackConfig, verdict: Verdict) -> Frontier | None:
+    """Every catalog layout, for --json and --frontier only: one preflight evaluation per layout (docs/cost.md)."""
+    if verdict.plan is None or not (args.json or args.frontier):
+        return None
+    return resolve_frontier(sizing_inputs(cfg), verdict.plan.cost)
 
 
 def _snapshot_check(files: list[str]) -> ClusterCheck:
@@ -195,13 +212,19 @@ def _zero_markdown(rows: list[tuple[str, str]]) -> str:
 
 
 def _print_report(
-    args: argparse.Namespace, verdict: Verdict, logged: LoggedStartup | None = None, upgrade: UpgradeImpact | None = None
+    args: argparse.Namespace,
+    verdict: Verdict,
+    frontier: Frontier | None,
+    logged: LoggedStartup | None = None,
+    upgrade: UpgradeImpact | None = None,
 ) -> None:
-    report = verdict.report
-    assert report is not None  # sized whenever there is no config error
-    zero = verdict.plan.zero if verdict.plan is not None else None
+    plan = verdict.plan
+    assert plan is not None  # planned whenever there is no config error
+    report, zero = plan.sizing, plan.zero
     if args.json:
         data = report.as_dict()
+        data["cost"] = plan.cost.as_dict()
+        data["frontier"] = None if frontier is None else frontier.as_dict()
         data["cluster"] = verdict.cluster.as_dict()
         data["verdict"]["overall"] = text_verdict(report, verdict.cluster)  # the cluster's findings included
         if logged is not None:
@@ -214,12 +237,16 @@ def _print_report(
             data["upgrade"] = None if upgrade is None else upgrade.as_dict()
         print(json.dumps(data, indent=2))
         return
+    rows = [*cost_rows(plan.cost), *(frontier_summary(frontier) if frontier else [])]
     if args.markdown:
-        print(markdown_text(report, Path(args.stack_file).name, verdict.cluster))
+        print(markdown_text(report, Path(args.stack_file).name, verdict.cluster, rows))
     else:
-        print(table_text(report, verdict.cluster))
+        print(table_text(report, verdict.cluster, rows))
     if zero is not None:
         print(_zero_markdown(zero.rows()) if args.markdown else "\n".join(f"  {k:<20} {v}" for k, v in zero.rows()))
+    if frontier is not None:
+        print("Capacity frontier (USD per replica-month, cheapest first):")
+        print("\n".join(f"  {line}" for line in frontier_rows(frontier)))
     if args.against:
         print(_upgrade_text(args, upgrade))
     if logged is not None:

@@ -9,6 +9,7 @@ from pydantic import Field, ValidationError
 
 from config.base import ConfigGroup
 from config.cluster import ClusterConfig
+from config.cost import CostConfig
 from config.delivery import DeliveryConfig
 from config.docker import DockerConfig
 from config.engine import EngineConfig
@@ -64,6 +65,7 @@ class StackConfig(ConfigGroup):
     )
     cluster: ClusterConfig = Field(default_factory=ClusterConfig, description="Cluster profile and fact sources.")
     preflight: PreflightConfig = Field(default_factory=PreflightConfig, description="Preflight policies.")
+    cost: CostConfig = Field(default_factory=CostConfig, description="The price of the report's monthly cost.")
     render_yaml_to_directory: str | None = Field(
         None, description="Write Kubernetes manifests to this folder instead of applying them (secrets in plain text)."
     )

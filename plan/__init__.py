@@ -13,6 +13,7 @@ from typing import Literal
 from config.cluster import ClusterConfig
 from config.model import ModelConfig
 from config.stack import StackConfig
+from plan.cost import CostPlan, replica_bounds, resolve_cost
 from plan.delivery import DeliveryPlan, resolve_delivery
 from plan.identity import Identity, resolve_identity
 from plan.monitoring import MonitoringPlan, resolve_observability
@@ -45,6 +46,7 @@ class Plan:
     monitoring: MonitoringPlan  # Prometheus wiring and alert limits
     model: ModelConfig  # the model as the stack names it (id, revision, local_path)
     cluster: ClusterConfig  # the cluster profile and where the cluster check reads its facts
+    cost: CostPlan  # GPUs, GPU-hours and USD per month at the fewest and the most replicas
     render_yaml_to_directory: str | None  # manifests written to this folder instead of applied
 
 
@@ -64,6 +66,8 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
     zero = resolve_zero(
         cfg.autoscaling, cfg.exposure, identity, scaling.workload, server.port, scaling.thresholds.running, delivery.budget
     )
+    bounds = replica_bounds(cfg.replicas, cfg.autoscaling)
+    cost = resolve_cost(cfg.cost, cfg.gpu, sizing.resolved, bounds, cfg.cluster.profile)
     routing = resolve_routing(cfg.routing, identity, cfg.security, delivery.security, server.port, server.startup_seconds)
     return Plan(
         target=cfg.target,
@@ -83,5 +87,6 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
         monitoring=monitoring,
         model=cfg.model,
         cluster=cfg.cluster,
+        cost=cost,
         render_yaml_to_directory=cfg.render_yaml_to_directory,
     )

@@ -23,6 +23,7 @@ from config.kubernetes import CacheConfig, ProbesConfig
 from config.stack import StackConfig
 from config.vllm import VllmConfig
 from plan import cache
+from plan.cost import replica_bounds
 from plan.names import Names
 from plan.security import PodSecurity, resolve_pod_security
 from preflight.delivery import (
@@ -141,10 +142,6 @@ class DeliveryPlan:
         return self.volume is not None and self.volume.access_mode == "ReadWriteOnce"
 
 
-def _most_replicas(cfg: StackConfig) -> int:
-    return cfg.autoscaling.max_replica_count if cfg.autoscaling.enabled else cfg.replicas
-
-
 def workload_kind(nnodes: int, mode: DeliveryMode) -> str:
     """The server's kind: a LeaderWorkerSet runs a replica across nodes (docs/multinode.md); a StatefulSet owns one
     claim per replica; otherwise a Deployment."""
@@ -213,7 +210,7 @@ def _image_pull(cfg: StackConfig) -> ImagePull:
 def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names, hf_token_secret: str | None) -> DeliveryPlan:
     """The delivery of a parsed stack. `weights_on_disk_gib`: the model's checkpoint (the preflight's); `names`:
     the instance's object names; `hf_token_secret`: the Secret the downloads mount, when the token is set."""
-    most, nnodes, store = _most_replicas(cfg), cfg.engine.nnodes, cfg.cache
+    most, nnodes, store = replica_bounds(cfg.replicas, cfg.autoscaling)[1], cfg.engine.nnodes, cfg.cache
     mode = mode_for(cfg.delivery.mode, nnodes, most, store.storage_class_name, store.existing_claim)
     volume = volume_for(mode, most, nnodes, store.access_mode, store.storage_class_name)
     created = created_storage_class(names.instance, store.provisioned_throughput_mib_per_s) if volume else None

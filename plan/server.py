@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from config.docker import DockerConfig, docker_settings
 from config.stack import StackConfig
+from plan.cost import replica_bounds
 from plan.delivery import DeliveryPlan
 from plan.identity import Identity
 from plan.security import PodSecurity
@@ -112,7 +113,7 @@ def resolve_server(cfg: StackConfig, identity: Identity, engine: ResolvedEngine,
         tmp_size_gib=cfg.server.tmp_size_gib,
         pre_stop_sleep_seconds=cfg.server.pre_stop_sleep_seconds,
         termination_grace_period_seconds=cfg.server.termination_grace_period_seconds,
-        replicas=cfg.autoscaling.min_replica_count if cfg.autoscaling.enabled else cfg.replicas,
+        replicas=replica_bounds(cfg.replicas, cfg.autoscaling)[0],
         autoscaled=cfg.autoscaling.enabled,
         weights_on_disk_gib=delivery.weights_on_disk_gib,
         docker=docker_settings(cfg.docker) if cfg.target == "docker" else None,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from cluster.report import NOT_CHECKED, ClusterResult
 from preflight.report import PreflightReport
 
@@ -85,8 +87,12 @@ def verdict(report: PreflightReport, cluster: ClusterResult = NOT_CHECKED) -> st
     return "FITS" if report.verdict.fits and not cluster.blocked else "BLOCKED"
 
 
-def table_text(report: PreflightReport, cluster: ClusterResult = NOT_CHECKED) -> str:
-    rows = figures(report)
+Rows = Sequence[tuple[str, str]]
+
+
+def table_text(report: PreflightReport, cluster: ClusterResult = NOT_CHECKED, more: Rows = ()) -> str:
+    """`more`: rows the plan adds after the preflight's figures (its cost, plan/cost.py)."""
+    rows = [*figures(report), *more]
     width = max(len(label) for label, _ in rows)
     lines = [f"vLLM preflight: {verdict(report, cluster)}", *(f"  {label:<{width}}  {value}" for label, value in rows)]
     lines += _bullets("Blocked because", report.verdict.reasons)
@@ -103,10 +109,10 @@ def blocked_text(report: PreflightReport) -> str:
     return "\n".join([*lines, "", table_text(report)])
 
 
-def markdown_text(report: PreflightReport, title: str, cluster: ClusterResult = NOT_CHECKED) -> str:
+def markdown_text(report: PreflightReport, title: str, cluster: ClusterResult = NOT_CHECKED, more: Rows = ()) -> str:
     icon = "✅" if verdict(report, cluster) == "FITS" else "⛔"
     lines = [f"### {icon} {title}: {verdict(report, cluster)}", "", "| Figure | Value |", "| --- | --- |"]
-    lines += [f"| {label} | {value} |" for label, value in figures(report)]
+    lines += [f"| {label} | {value} |" for label, value in [*figures(report), *more]]
     for heading, items in (
         ("Blocked because", report.verdict.reasons),
         ("Warnings", report.verdict.warnings),

@@ -43,6 +43,13 @@ def test_the_prod_stack_exports_the_preflight_report_and_the_service() -> None:
     assert registered.exports["servedModelName"] == "llama-70b"
 
 
+def test_the_prod_stack_exports_its_monthly_cost_at_both_replica_bounds() -> None:
+    registered, error = run_stack_file(STACKS / "Pulumi.prod.yaml", extra={"api_key": "sk-test"})
+    cost = registered.exports["cost"]
+    assert error is None and cost["price"]["instance"] == "p4de.24xlarge"
+    assert (cost["min_replicas"]["replicas"], cost["max_replicas"]["replicas"]) == (2, 4)
+
+
 def test_the_prod_stack_registers_the_whole_kubernetes_target() -> None:
     registered, _ = run_stack_file(STACKS / "Pulumi.prod.yaml", extra={"api_key": "sk-test"})
     assert {

@@ -16,6 +16,7 @@ from config.secrets import SECRET_KEYS
 from config.stack import StackConfig, parse_config
 from validation import (
     cluster_profile,
+    cost,
     credentials,
     delivery,
     docker,
@@ -43,6 +44,7 @@ KEY_RULES: tuple[Callable[[StackConfig], list[ConfigIssue]], ...] = (
     values.cross_checks,
     credentials.cross_checks,
     routing.cross_checks,
+    cost.cross_checks,
 )
 
 
