@@ -1,4 +1,4 @@
-"""`python -m preflight STACK_FILE [--cluster FILE ...] [--log FILE] [--json | --markdown] [--debug]`.
+"""`python -m preflight STACK_FILE [--cluster FILE ...] [--log FILE [--events FILE]] [--json | --markdown] [--debug]`.
 
 Exit 0 fits, 1 blocked (a memory, structural or cluster verdict), 2 config error, 3 internal error (a bug: one
 line asking to report it; the traceback only with --debug). The verdict is validation.assess's, the same call
@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,8 +28,9 @@ from validation.cluster import check_snapshots, stack_name_of
 from validation.secrets import missing_secrets
 from validation.sources import load_stack_file_with_secrets
 
-if TYPE_CHECKING:  # the log module (its patterns) is imported only with --log
+if TYPE_CHECKING:  # the log modules (their patterns) are imported only with --log
     from preflight.startup_log import LoggedStartup
+    from preflight.startup_phases import LoggedPhases
 
 EXIT_FITS, EXIT_BLOCKED, EXIT_CONFIG_ERROR = Outcome.FITS.value, Outcome.BLOCKED.value, Outcome.CONFIG_ERROR.value
 EXIT_INTERNAL_ERROR = 3
@@ -47,6 +49,7 @@ examples:
   python -m preflight stacks/Pulumi.prod.yaml --json | jq .verdict
   python -m preflight stacks/Pulumi.prod.yaml --cluster nodes.json --cluster storageclasses.json
   python -m preflight stacks/Pulumi.dev.yaml --log vllm-startup.log
+  python -m preflight stacks/Pulumi.prod.yaml --log vllm.log --events events.txt  # kubectl logs / describe pod
 """
 
 
@@ -87,17 +90,26 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="a `kubectl get ... -o json` snapshot of the cluster (repeatable)",
     )
-    parser.add_argument("--log", metavar="FILE", help="a vLLM start-up log: set its figures beside the prediction")
+    parser.add_argument(
+        "--log", metavar="FILE", help="a vLLM start-up log: set its figures and phases beside the prediction"
+    )
+    parser.add_argument(
+        "--events", metavar="FILE", help="with --log: the pod's events (kubectl describe pod), for the image pull"
+    )
     parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     return parser
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.events and not args.log:
+        return _config_error(args, ConfigError([ConfigIssue("", "--events: given without --log. Fix: add --log FILE.")]))
     if args.log:  # a bad log path is reported before the stack is read
         from preflight.startup_log import LogError, check_startup_log, read_startup_log
+        from preflight.startup_phases import parse_phases
 
         try:
             log_text = read_startup_log(args.log)
+            phases = parse_phases(log_text, read_startup_log(args.events, "--events") if args.events else None)
         except LogError as error:
             return _config_error(args, ConfigError([ConfigIssue("", str(error))]))
     try:
@@ -111,16 +123,27 @@ def _run(args: argparse.Namespace) -> int:
         return _config_error(args, error)
     if verdict.outcome is Outcome.CONFIG_ERROR:
         return _config_error(args, ConfigError(list(verdict.issues)))
-    logged = None
+    logged, timing = None, None
     if args.log:  # checked before anything is printed: --json prints one document
         try:
-            logged = check_startup_log(args.log, log_text, (cfg.model.id, cfg.model.local_path or ""))
+            served = (cfg.model.id, cfg.model.local_path or "")
+            logged = check_startup_log(args.log, log_text, served, timed=phases.found)
         except LogError as error:
             return _config_error(args, ConfigError([ConfigIssue("", str(error))]))
+        timing = PhaseArgs(phases, cfg.engine.gpus_per_node - 1, cfg.probes.per_gpu_start_seconds) if phases.found else None
     for issue in missing_secrets(cfg, secrets):
         print(f"note: {issue.render()} (pulumi preview stops unless it is set elsewhere)", file=sys.stderr)
-    _print_report(args, verdict, logged)
+    _print_report(args, verdict, logged, timing)
     return verdict.outcome.value
+
+
+@dataclass(frozen=True)
+class PhaseArgs:
+    """The logged phases and what the budget's per-GPU term needs to turn them into stack settings."""
+
+    phases: LoggedPhases
+    extra_gpus: int
+    per_gpu_seconds: int
 
 
 def _snapshot_check(files: list[str]) -> ClusterCheck:
@@ -151,9 +174,12 @@ def _config_error(args: argparse.Namespace, error: ConfigError) -> int:
     return EXIT_CONFIG_ERROR
 
 
-def _print_report(args: argparse.Namespace, verdict: Verdict, logged: LoggedStartup | None = None) -> None:
+def _print_report(
+    args: argparse.Namespace, verdict: Verdict, logged: LoggedStartup | None = None, timing: PhaseArgs | None = None
+) -> None:
     report = verdict.report
     assert report is not None  # sized whenever there is no config error
+    budget = report.startup if timing is not None else None
     if args.json:
         data = report.as_dict()
         data["cluster"] = verdict.cluster.as_dict()
@@ -162,16 +188,24 @@ def _print_report(args: argparse.Namespace, verdict: Verdict, logged: LoggedStar
             from preflight.startup_log import log_check_dict
 
             data["startup_log"] = log_check_dict(report, logged)
+        if budget is not None and timing is not None:
+            from preflight.startup_phases import phase_check_dict
+
+            data["startup_phases"] = phase_check_dict(budget, timing.phases, timing.extra_gpus, timing.per_gpu_seconds)
         print(json.dumps(data, indent=2))
         return
     if args.markdown:
         print(markdown_text(report, Path(args.stack_file).name, verdict.cluster))
     else:
         print(table_text(report, verdict.cluster))
-    if logged is not None:
+    if logged is not None and (logged.has_figures or timing is None):
         from preflight.startup_log import render_log_check
 
         print(render_log_check(report, logged))
+    if budget is not None and timing is not None:
+        from preflight.startup_phases import render_phase_check
+
+        print(render_phase_check(budget, timing.phases, timing.extra_gpus, timing.per_gpu_seconds))
 
 
 if __name__ == "__main__":
