@@ -90,9 +90,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="a `kubectl get ... -o json` snapshot of the cluster (repeatable)",
     )
-    parser.add_argument(
-        "--log", metavar="FILE", help="a vLLM start-up log: set its figures and phases beside the prediction"
-    )
+    parser.add_argument("--log", metavar="FILE", help="a vLLM start-up log: set its figures and phases beside the prediction")
     parser.add_argument(
         "--events", metavar="FILE", help="with --log: the pod's events (kubectl describe pod), for the image pull"
     )

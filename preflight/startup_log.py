@@ -195,7 +195,9 @@ def read_startup_log(path: str, option: str = "--log") -> str:
     from config.errors import show
     from reading.files import FileReadError, read_text_prefix
 
-    what = "the pod's events were saved to (kubectl describe pod)" if option == "--events" else "a vLLM server's start-up log was saved to"
+    what = "a vLLM server's start-up log was saved to"
+    if option == "--events":
+        what = "the pod's events were saved to (kubectl describe pod)"
     try:
         return read_text_prefix(path, MAX_LOG_BYTES)
     except FileReadError as error:
