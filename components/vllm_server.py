@@ -76,6 +76,12 @@ class VllmServer(pulumi.ComponentResource):
 
 
 # Pulumi resource names per kind (`<component>-<suffix>`): part of every URN, so they never change.
-_SUFFIX = {"ServiceAccount": "sa", "Secret": "api-key", "Service": "service", "PodDisruptionBudget": "pdb"}
+_SUFFIX = {
+    "ServiceAccount": "sa",
+    "Secret": "api-key",
+    "Service": "service",
+    "PodDisruptionBudget": "pdb",
+    "DaemonSet": "image-prepull",
+}
 _WORKLOAD_SUFFIX = {"Deployment": "deployment", "StatefulSet": "statefulset", "LeaderWorkerSet": "leaderworkerset"}
 WORKLOAD = "workload"  # the key of whichever kind the server runs as

@@ -168,6 +168,7 @@ def resolve_traffic(cfg: StackConfig, identity: Identity, delivery: DeliveryPlan
             copies_to_bucket=delivery.copies_to_bucket,
             smoke_test=cfg.smoke_test.enabled,
             routing=cfg.routing,
+            image_prepull=cfg.server.prepull_image and cfg.target == "kubernetes",
         ),
         smoke=resolve_smoke(cfg, identity.instance, delivery.security, launch) if cfg.smoke_test.enabled else None,
     )
