@@ -1,8 +1,8 @@
 """The image pre-pull DaemonSet (server.prepull_image): one pod per GPU node of the server, whose container is the
 vLLM image running `sleep infinity`, so the image is on the node before a replica lands there and stays (the
 kubelet garbage-collects unused images only: kubernetes.io/docs/concepts/architecture/garbage-collection).
-No GPU, no network flow, no API token,
-a few MiB of memory; Pulumi does not await it (a pull on every node may take longer than a deploy). Pure."""
+No GPU, no network flow, no API token, a few MiB of memory; Pulumi does not await it (a pull on every node may
+take longer than a deploy). Pure."""
 
 from __future__ import annotations
 
