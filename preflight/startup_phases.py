@@ -50,7 +50,8 @@ _MATCHERS = {
     name: tuple(AnchoredPattern(literal_start(p), re.compile(p, re.ASCII)) for p in patterns)
     for name, patterns in PHASE_PATTERNS.items()
 }
-_PULLED = re.compile(r"Successfully pulled image \"[^\"\n]{1,300}\" in ((?:[0-9.]+(?:h|ms|m|s))+)", re.ASCII)
+# `describe pod` quotes the image, `get events -o json` escapes the quotes: anything up to 300 characters.
+_PULLED = re.compile(r"Successfully pulled image [^\n]{1,300}? in ((?:[0-9.]+(?:h|ms|m|s))+)", re.ASCII)
 _PRESENT = "already present on machine"
 _GO_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 

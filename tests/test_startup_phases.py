@@ -78,6 +78,11 @@ def test_the_kubelets_pull_event_gives_the_image_pull_in_seconds() -> None:
     assert image_pull_seconds(events) == 62.5
 
 
+def test_the_pull_event_of_kubectl_get_events_json_is_read() -> None:
+    events = json.dumps({"items": [{"reason": "Pulled", "message": 'Successfully pulled image "vllm/vllm-openai" in 850ms'}]})
+    assert image_pull_seconds(events) == 0.85
+
+
 def test_an_image_already_on_the_node_is_a_pull_of_zero() -> None:
     assert image_pull_seconds('Container image "vllm/vllm-openai:v0.19.0" already present on machine') == 0.0
 
