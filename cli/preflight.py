@@ -1,5 +1,5 @@
-"""`python -m preflight STACK_FILE [--against BASE_STACK_FILE] [--cluster FILE ...] [--log FILE] [--json | --markdown]`
-`[--frontier]`.
+"""`python -m preflight STACK_FILE [--against BASE_STACK_FILE] [--cluster FILE ...] [--log FILE [--events FILE]]`
+`[--json | --markdown] [--frontier] [--debug]`.
 
 Exit 0 fits, 1 blocked (a memory, structural or cluster verdict), 2 config error, 3 internal error (a bug: one
 line asking to report it; the traceback only with --debug). The verdict is validation.assess's, the same call
@@ -17,8 +17,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cli.pipe import EXIT_CLOSED_PIPE, quiet_on_closed_pipe
 from cluster.report import ClusterResult
@@ -35,9 +36,10 @@ from validation.cluster import check_snapshots, stack_name_of
 from validation.secrets import missing_secrets
 from validation.sources import load_stack_file_with_secrets
 
-if TYPE_CHECKING:  # the log module (its patterns) and the upgrade report (the renderers) load only when asked
+if TYPE_CHECKING:  # the log modules (their patterns) and the upgrade report (the renderers) load only when asked
     from cli.upgrade import UpgradeImpact
     from preflight.startup_log import LoggedStartup
+    from preflight.startup_phases import LoggedPhases
 
 EXIT_FITS, EXIT_BLOCKED, EXIT_CONFIG_ERROR = Outcome.FITS.value, Outcome.BLOCKED.value, Outcome.CONFIG_ERROR.value
 EXIT_INTERNAL_ERROR = 3
@@ -58,6 +60,7 @@ examples:
   python -m preflight stacks/Pulumi.dev.yaml --log vllm-startup.log
   python -m preflight stacks/Pulumi.prod.yaml --against base/stacks/Pulumi.prod.yaml   # what an upgrade changes
   python -m preflight stacks/Pulumi.prod.yaml --frontier
+  python -m preflight stacks/Pulumi.prod.yaml --log vllm.log --events events.txt  # kubectl logs / describe pod
 """
 
 
@@ -103,7 +106,10 @@ def _parser() -> argparse.ArgumentParser:
         metavar="BASE_STACK_FILE",
         help="the same stack before the change (e.g. the pull request's base): report what a vLLM upgrade changes",
     )
-    parser.add_argument("--log", metavar="FILE", help="a vLLM start-up log: set its figures beside the prediction")
+    parser.add_argument("--log", metavar="FILE", help="a vLLM start-up log: set its figures and phases beside the prediction")
+    parser.add_argument(
+        "--events", metavar="FILE", help="with --log: the pod's events (kubectl describe pod), for the image pull"
+    )
     parser.add_argument(
         "--frontier",
         action="store_true",
@@ -114,11 +120,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.events and not args.log:
+        return _config_error(args, ConfigError([ConfigIssue("", "--events: given without --log. Fix: add --log FILE.")]))
     if args.log:  # a bad log path is reported before the stack is read
         from preflight.startup_log import LogError, check_startup_log, read_startup_log
+        from preflight.startup_phases import parse_phases
 
         try:
             log_text = read_startup_log(args.log)
+            phases = parse_phases(log_text, read_startup_log(args.events, "--events") if args.events else None)
         except LogError as error:
             return _config_error(args, ConfigError([ConfigIssue("", str(error))]))
     try:
@@ -132,12 +142,14 @@ def _run(args: argparse.Namespace) -> int:
         return _config_error(args, error)
     if verdict.outcome is Outcome.CONFIG_ERROR:
         return _config_error(args, ConfigError(list(verdict.issues)))
-    logged = None
+    logged, timing = None, None
     if args.log:  # checked before anything is printed: --json prints one document
         try:
-            logged = check_startup_log(args.log, log_text, (cfg.model.id, cfg.model.local_path or ""))
+            served = (cfg.model.id, cfg.model.local_path or "")
+            logged = check_startup_log(args.log, log_text, served, timed=phases.found)
         except LogError as error:
             return _config_error(args, ConfigError([ConfigIssue("", str(error))]))
+        timing = PhaseArgs(phases, cfg.engine.gpus_per_node - 1, cfg.probes.per_gpu_start_seconds) if phases.found else None
     upgrade: UpgradeImpact | None = None
     if args.against:
         try:
@@ -146,7 +158,7 @@ def _run(args: argparse.Namespace) -> int:
             return _config_error(args, error)
     for issue in missing_secrets(cfg, secrets):
         print(f"note: {issue.render()} (pulumi preview stops unless it is set elsewhere)", file=sys.stderr)
-    _print_report(args, verdict, _frontier(args, cfg, verdict), logged, upgrade)
+    _print_report(args, verdict, _frontier(args, cfg, verdict), logged, upgrade, timing)
     return verdict.outcome.value
 
 
@@ -176,6 +188,15 @@ def _frontier(args: argparse.Namespace, cfg: StackConfig, verdict: Verdict) -> F
     if verdict.plan is None or not (args.json or args.frontier):
         return None
     return resolve_frontier(sizing_inputs(cfg), verdict.plan.cost)
+
+
+@dataclass(frozen=True)
+class PhaseArgs:
+    """The logged phases and what the budget's per-GPU term needs to turn them into stack settings."""
+
+    phases: LoggedPhases
+    extra_gpus: int
+    per_gpu_seconds: int
 
 
 def _snapshot_check(files: list[str]) -> ClusterCheck:
@@ -217,26 +238,15 @@ def _print_report(
     frontier: Frontier | None,
     logged: LoggedStartup | None = None,
     upgrade: UpgradeImpact | None = None,
+    timing: PhaseArgs | None = None,
 ) -> None:
+    """The report, then what the flags asked for beside it: one JSON document with --json."""
+    if args.json:
+        print(json.dumps(_json_document(args, verdict, frontier, logged, upgrade, timing), indent=2))
+        return
     plan = verdict.plan
     assert plan is not None  # planned whenever there is no config error
     report, zero = plan.sizing, plan.zero
-    if args.json:
-        data = report.as_dict()
-        data["cost"] = plan.cost.as_dict()
-        data["frontier"] = None if frontier is None else frontier.as_dict()
-        data["cluster"] = verdict.cluster.as_dict()
-        data["verdict"]["overall"] = text_verdict(report, verdict.cluster)  # the cluster's findings included
-        if logged is not None:
-            from preflight.startup_log import log_check_dict
-
-            data["startup_log"] = log_check_dict(report, logged)
-        if zero is not None:
-            data["scale_to_zero"] = zero.as_dict()
-        if args.against:  # null: the base runs the same release and image
-            data["upgrade"] = None if upgrade is None else upgrade.as_dict()
-        print(json.dumps(data, indent=2))
-        return
     rows = [*cost_rows(plan.cost), *(frontier_summary(frontier) if frontier else [])]
     if args.markdown:
         print(markdown_text(report, Path(args.stack_file).name, verdict.cluster, rows))
@@ -249,10 +259,45 @@ def _print_report(
         print("\n".join(f"  {line}" for line in frontier_rows(frontier)))
     if args.against:
         print(_upgrade_text(args, upgrade))
-    if logged is not None:
+    if logged is not None and (logged.has_figures or timing is None):
         from preflight.startup_log import render_log_check
 
         print(render_log_check(report, logged))
+    if timing is not None and report.startup is not None:
+        from preflight.startup_phases import render_phase_check
+
+        print(render_phase_check(report.startup, timing.phases, timing.extra_gpus, timing.per_gpu_seconds))
+
+
+def _json_document(
+    args: argparse.Namespace,
+    verdict: Verdict,
+    frontier: Frontier | None,
+    logged: LoggedStartup | None,
+    upgrade: UpgradeImpact | None,
+    timing: PhaseArgs | None,
+) -> dict[str, Any]:
+    plan = verdict.plan
+    assert plan is not None  # planned whenever there is no config error
+    report = plan.sizing
+    data = report.as_dict()
+    data["cost"] = plan.cost.as_dict()
+    data["frontier"] = None if frontier is None else frontier.as_dict()
+    data["cluster"] = verdict.cluster.as_dict()
+    data["verdict"]["overall"] = text_verdict(report, verdict.cluster)  # the cluster's findings included
+    if logged is not None:
+        from preflight.startup_log import log_check_dict
+
+        data["startup_log"] = log_check_dict(report, logged)
+    if plan.zero is not None:
+        data["scale_to_zero"] = plan.zero.as_dict()
+    if args.against:  # null: the base runs the same release and image
+        data["upgrade"] = None if upgrade is None else upgrade.as_dict()
+    if timing is not None and report.startup is not None:
+        from preflight.startup_phases import phase_check_dict
+
+        data["startup_phases"] = phase_check_dict(report.startup, timing.phases, timing.extra_gpus, timing.per_gpu_seconds)
+    return data
 
 
 def _upgrade_text(args: argparse.Namespace, upgrade: UpgradeImpact | None) -> str:

@@ -18,6 +18,7 @@ from components.render.docker import docker_of
 from components.router import Router, RouterArgs
 from components.serving_stack import ServingStack, ServingStackArgs
 from components.smoke_test import SmokeTest, SmokeTestArgs
+from components.startup_report import startup_phases_output
 from config.secrets import StackSecrets
 from plan import Plan
 from plan.identity import Identity
@@ -58,13 +59,19 @@ def build_kubernetes_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
         router = Router(f"{name}-router", RouterArgs(plan.routing, plan.monitoring, serving.namespace, server), child)
         front = (router.deployment, router.service)
     exposure = Exposure(f"{name}-exposure", ExposureArgs(identity, traffic, serving.namespace, depends_on=front), child)
+    started: list[pulumi.Output[Any]] = [serving.server.deployment_name]  # resolves once the rollout is awaited
     if traffic.smoke is not None:  # after the rollout: the server, its Service and the policies that admit the Job
         wait_for = (serving.server.deployment, serving.server.service, *front, *policies.all)
-        SmokeTest(f"{name}-smoke-test", SmokeTestArgs(identity, traffic, traffic.smoke, serving.namespace, wait_for), child)
+        smoke = SmokeTest(
+            f"{name}-smoke-test", SmokeTestArgs(identity, traffic, traffic.smoke, serving.namespace, wait_for), child
+        )
+        started.append(smoke.job_name)
     direct = not traffic.exposed and bool(traffic.network_policy.client_namespaces)
     (pulumi.log.warn if direct else pulumi.log.info)(how_clients_reach_it(identity, traffic))
     _observability(plan, serving, child)
-    return {**serving.outputs(), "clientUrl": exposure.client_url, "curl": exposure.curl}
+    outputs = {**serving.outputs(), "clientUrl": exposure.client_url, "curl": exposure.curl}
+    phases = startup_phases_output(plan, serving.namespace, started)
+    return outputs if phases is None else {**outputs, "startupPhases": phases}
 
 
 def _observability(plan: Plan, serving: ServingStack, child: pulumi.ResourceOptions) -> None:

@@ -83,6 +83,7 @@ _SUFFIX = {
     "Secret": "api-key",
     "Service": "service",
     "PodDisruptionBudget": "pdb",
+    "DaemonSet": "image-prepull",
 }
 _WORKLOAD_SUFFIX = {"Deployment": "deployment", "StatefulSet": "statefulset", "LeaderWorkerSet": "leaderworkerset"}
 WORKLOAD = "workload"  # the key of whichever kind the server runs as

@@ -192,6 +192,11 @@ class ServerConfig(ConfigGroup):
     termination_grace_period_seconds: PositiveInt = Field(
         180, description="terminationGracePeriodSeconds: preStop plus time for in-flight requests to finish."
     )
+    prepull_image: bool = Field(
+        False,
+        description="A DaemonSet on the GPU nodes pulls the vLLM image and keeps it (a sleeping container, no GPU), "
+        "so a replica on a node that joined earlier finds the image there.",
+    )
     image_pull_seconds: PositiveInt | None = Field(
         None,
         description="Time to pull the vLLM image on a node without it, added to the Pulumi timeout; unset: the "

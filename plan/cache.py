@@ -75,6 +75,14 @@ def download_seconds(weights_gib: float, download_gib_per_s: float) -> int:
     return math.ceil(weights_gib / download_gib_per_s * 1.5)
 
 
+COPY_FACTOR = 1.5 * 2  # fetching and uploading (twice the bytes), x1.5
+
+
 def copy_seconds(weights_gib: float, download_gib_per_s: float) -> int:
     """One attempt: fetching and uploading (twice the bytes) at the configured download speed, x1.5."""
-    return int(weights_gib / download_gib_per_s * 1.5 * 2)
+    return int(weights_gib / download_gib_per_s * COPY_FACTOR)
+
+
+def copy_seconds_per_gib(download_gib_per_s: float) -> float:
+    """The same rate per GiB: the bucket copy's deadline for each file is its size times this."""
+    return COPY_FACTOR / download_gib_per_s

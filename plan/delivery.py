@@ -122,6 +122,7 @@ class DeliveryPlan:
     # claim's binding, the image pull and the pod's start; the Job retries a stopped attempt, which resumes.
     download_deadline_seconds: int
     copy_seconds: int  # one bucket-copy attempt's deadline (the script's)
+    copy_seconds_per_gib: float  # each file's deadline in the copy: its GiB times this (at least a minute)
     copy_deadline_seconds: int  # every attempt: the script's deadline, the image pull and the pod's start
     claim_bind_timeout_seconds: int
     accept_replacement_outage: bool  # per_replica_volume: a claim-template change may replace the StatefulSet
@@ -268,6 +269,7 @@ def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names,
         download_seconds=download,
         download_deadline_seconds=download + cfg.delivery.claim_bind_timeout_seconds + pull + POD_START_SECONDS,
         copy_seconds=copy,
+        copy_seconds_per_gib=cache.copy_seconds_per_gib(store.download_throughput_gib_per_s),
         copy_deadline_seconds=copy + pull + POD_START_SECONDS,
         claim_bind_timeout_seconds=cfg.delivery.claim_bind_timeout_seconds,
         accept_replacement_outage=cfg.delivery.accept_replacement_outage,

@@ -23,6 +23,7 @@ SERVER = "server"  # app.kubernetes.io/component of the vLLM server pods (leader
 MODEL_CACHE = "model-cache"  # the download Job's and the bucket copy Job's pods
 SMOKE_TEST = "smoke-test"  # the smoke-test Job's pods
 ROUTER = "router"  # vLLM's router pods (plan/routing.py), when routing is on
+IMAGE_PREPULL = "image-prepull"  # the image pre-pull DaemonSet's pods (server.prepull_image): no flow at all
 
 
 @dataclass(frozen=True)
@@ -256,6 +257,7 @@ def resolve_flows(
     copies_to_bucket: bool,
     smoke_test: bool,
     routing: RoutingConfig,
+    image_prepull: bool,
     keda_queries_thanos: bool = False,
     interceptor: Interceptor | None = None,
 ) -> FlowsPlan:
@@ -289,5 +291,7 @@ def resolve_flows(
     if routing.enabled:
         components.append(ROUTER)
         flows += router_flows(routing, port, prometheus, dns)
+    if image_prepull:  # a policy and no flow: the sleeping pods send and accept nothing
+        components.append(IMAGE_PREPULL)
     flows += keda_flows(profile, keda_queries_thanos)
     return FlowsPlan(policy.enabled, tuple(components), tuple(flows), dns)

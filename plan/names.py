@@ -27,6 +27,10 @@ class Names:
     def server(self) -> str:  # Deployment, Service, ServiceAccount, PodDisruptionBudget
         return f"{self.instance}-server"
 
+    @property
+    def image_prepull(self) -> str:  # the DaemonSet that keeps the vLLM image on the GPU nodes
+        return f"{self.instance}-image-prepull"
+
     def cache_claim(self, volume_key: str) -> str:
         """A new name per volume spec (size, class, access mode), so a changed volume is created beside the old."""
         return f"{self.instance}-model-cache-{volume_key}"

@@ -14,6 +14,7 @@ from config.docker import DockerConfig, docker_settings
 from config.stack import StackConfig
 from plan.cost import replica_bounds
 from plan.delivery import DeliveryPlan
+from plan.flows import IMAGE_PREPULL
 from plan.identity import Identity
 from plan.security import PodSecurity
 from plan.vllm_args import vllm_args, vllm_env
@@ -30,6 +31,20 @@ class Resources:
     shm_gib: float  # /dev/shm: NCCL moves tensor-parallel traffic through it
     gpus: int  # per pod
     gpu_resource: str  # the GPU vendor's extended resource
+
+
+@dataclass(frozen=True)
+class PrepullPlan:
+    """server.prepull_image: a DaemonSet on the server's GPU nodes whose one container, the vLLM image sleeping,
+    keeps the image on each node (the kubelet's image GC spares images of running containers)."""
+
+    name: str
+    namespace: str
+    labels: dict[str, str]
+    selector: dict[str, str]
+    image: str
+    image_pull_policy: str
+    security: PodSecurity
 
 
 @dataclass(frozen=True)
@@ -59,6 +74,7 @@ class ServerPlan:
     autoscaled: bool  # KEDA owns later changes: Pulumi ignores spec.replicas on update (components/vllm_server.py)
     weights_on_disk_gib: float  # what the server loads; the per-replica claim template is sized from it
     docker: DockerConfig | None  # the docker target's host settings
+    prepull: PrepullPlan | None  # server.prepull_image on the kubernetes target
 
 
 def server_cpu(cpu: str | None, gpus_per_node: int) -> str:
@@ -117,4 +133,19 @@ def resolve_server(cfg: StackConfig, identity: Identity, engine: ResolvedEngine,
         autoscaled=cfg.autoscaling.enabled,
         weights_on_disk_gib=delivery.weights_on_disk_gib,
         docker=docker_settings(cfg.docker) if cfg.target == "docker" else None,
+        prepull=_prepull(cfg, identity, delivery.security),
+    )
+
+
+def _prepull(cfg: StackConfig, identity: Identity, security: PodSecurity) -> PrepullPlan | None:
+    if not cfg.server.prepull_image or cfg.target != "kubernetes":
+        return None
+    return PrepullPlan(
+        name=identity.names.image_prepull,
+        namespace=identity.namespace,
+        labels=identity.labels(IMAGE_PREPULL),
+        selector=identity.selector(IMAGE_PREPULL),
+        image=cfg.vllm.image_ref,
+        image_pull_policy=cfg.vllm.image_pull_policy,
+        security=security,
     )

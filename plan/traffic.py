@@ -210,6 +210,7 @@ def resolve_traffic(
             routing=cfg.routing,
             keda_queries_thanos=keda_queries_thanos,
             interceptor=interceptor_peer(zero),
+            image_prepull=cfg.server.prepull_image and cfg.target == "kubernetes",
         ),
         smoke=resolve_smoke(cfg, identity.instance, delivery.security, launch, zero) if cfg.smoke_test.enabled else None,
     )

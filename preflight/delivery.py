@@ -55,12 +55,24 @@ class DeliveryBudget:
     def image_pull_seconds(self) -> int:
         return int(self.terms[0].seconds)
 
+    @property
+    def expected_start_seconds(self) -> int:
+        """A start on a node with the image and the weights in place: the probe's terms without the safety factor
+        (the probe allows more before it kills the pod), or the set probes.startup_seconds."""
+        probe = self.probe
+        if probe.overridden:
+            return probe.total_seconds
+        return math.ceil(probe.load_seconds + probe.engine_start_seconds + probe.cuda_graph_seconds)
+
     def new_replica_sum(self) -> str:
         """A replica added after the first start (the weights are on the volume or in the bucket): on a node that
-        has the image only the startup probe counts; a new node pulls the image first (its own provisioning, e.g.
-        Karpenter's, comes on top)."""
-        warm, pull = self.probe.total_seconds, self.image_pull_seconds
-        return f"{warm} s on a node with the image (startup probe), {warm + pull} s on a new node (+ {pull} s image pull)"
+        has the image its start, which the startup probe bounds; a new node pulls the image first (its own
+        provisioning, e.g. Karpenter's, comes on top)."""
+        warm, pull, probe = self.expected_start_seconds, self.image_pull_seconds, self.probe.total_seconds
+        return (
+            f"{warm} s expected on a node with the image (the startup probe allows {probe} s), {warm + pull} s on a "
+            f"new node (+ {pull} s image pull)"
+        )
 
     def explain(self) -> str:
         terms = "; ".join(term.render() for term in self.terms)

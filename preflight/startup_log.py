@@ -190,27 +190,29 @@ def _number(text: str, name: str) -> float | int:
     return int(value) if name in WHOLE_FIELDS else value
 
 
-def read_startup_log(path: str) -> str:
-    """The log's first MAX_LOG_BYTES as text (a regular file only). Raises LogError naming the file."""
+def read_startup_log(path: str, option: str = "--log") -> str:
+    """The file's first MAX_LOG_BYTES as text (a regular file only). Raises LogError naming the option and file."""
     from config.errors import show
     from reading.files import FileReadError, read_text_prefix
 
+    what = "a vLLM server's start-up log was saved to"
+    if option == "--events":
+        what = "the pod's events were saved to (kubectl describe pod)"
     try:
         return read_text_prefix(path, MAX_LOG_BYTES)
     except FileReadError as error:
-        raise LogError(
-            f"--log {show(path)}: {error.reason}. Fix: pass the file a vLLM server's start-up log was saved to."
-        ) from None
+        raise LogError(f"{option} {show(path)}: {error.reason}. Fix: pass the file {what}.") from None
 
 
-def check_startup_log(path: str, text: str, served: tuple[str, ...]) -> LoggedStartup:
+def check_startup_log(path: str, text: str, served: tuple[str, ...], timed: bool = False) -> LoggedStartup:
     """The log's figures, when they are a start-up of the model the stack serves (`served`: the model id and
-    paths vLLM may have been given). Raises LogError: no figures, another model, a figure out of bounds."""
+    paths vLLM may have been given; `timed`: the log times a start-up phase, which is enough without memory
+    figures). Raises LogError: no figures, another model, a figure out of bounds."""
     try:
         logged = parse_startup_log(text)
     except LogError as error:
         raise LogError(f"--log {path}: {error}. Fix: pass the log vLLM wrote, unedited.") from None
-    if not logged.has_figures:
+    if not logged.has_figures and not timed:
         raise LogError(
             f"--log {path}: no vLLM start-up figures found in {path}. Fix: pass the log of a vLLM server's "
             "start-up (kubectl logs <pod> > vllm.log), which prints its memory profile and KV cache size."

@@ -1,4 +1,4 @@
-"""No test reaches a cluster: the live reader answers "not reachable" unless a test puts facts in its place.
+"""No test reaches a cluster: the live readers answer "not reachable" unless a test puts facts in their place.
 
 Every skip prints its reason in the summary (pytest's `-rs`): a clone without ../shared skips the CRD schema
 tests, and the reason says how to enable them (VLLM_SERVING_CRDS, tests/promtool/__init__.py).
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from cluster import live
+from cluster import live, pod_start
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -23,3 +23,4 @@ def _no_live_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
         raise live.LiveReadError("no cluster in tests")
 
     monkeypatch.setattr(live, "read_live", unreachable)
+    monkeypatch.setattr(pod_start, "read_pod_start", unreachable)

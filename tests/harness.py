@@ -19,12 +19,17 @@ PROJECT = "vllm-serving"
 
 
 class RecordingMocks(pulumi.runtime.Mocks):
-    """Echo every resource's inputs back as its state, and keep them."""
+    """Echo every resource's inputs back as its state, and keep them. `fail`: the error a resource's create
+    stops with, as the provider would raise it when its await fails (None: it is created)."""
 
-    def __init__(self) -> None:
+    def __init__(self, fail: Callable[[pulumi.runtime.MockResourceArgs], str | None] | None = None) -> None:
         self.resources: list[pulumi.runtime.MockResourceArgs] = []
+        self.fail = fail
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        failure = self.fail(args) if self.fail is not None else None
+        if failure is not None:
+            raise RuntimeError(failure)
         self.resources.append(args)
         return f"{args.name}-id", dict(args.inputs)
 
@@ -72,9 +77,10 @@ def run_program_catching(
     config: Mapping[str, Any] | None = None,
     secret_keys: tuple[str, ...] = (),
     stack: str = "test",
+    mocks: RecordingMocks | None = None,
 ) -> tuple[Registered, BaseException | None]:
     """Like run_program, but a failing program still returns what it registered before it failed."""
-    mocks = RecordingMocks()
+    mocks = mocks or RecordingMocks()
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False)
     values = {
         k if ":" in k else f"{PROJECT}:{k}": v if isinstance(v, str) else json.dumps(v) for k, v in (config or {}).items()

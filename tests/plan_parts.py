@@ -62,6 +62,7 @@ def traffic_of(
             copies_to_bucket=False,
             smoke_test=smoke_test,
             routing=RoutingConfig(),
+            image_prepull=False,
         ),
         smoke=resolve_smoke(make_config(), instance, PodSecurity(10001, 10001, 10001), ()) if smoke_test else None,
     )

@@ -11,7 +11,7 @@ import yaml
 from config.errors import PROJECT
 from config.sources import read_stack_file
 from tests.factories import REPO
-from tests.harness import Registered, run_program_catching
+from tests.harness import RecordingMocks, Registered, run_program_catching
 
 SECRET_VALUES = {"hf_token": "hf_test_token", "api_key": "sk-test-key"}
 
@@ -30,6 +30,7 @@ def run_main(
     secret_keys: tuple[str, ...] = (),
     stack: str = "test",
     hf_token: bool = True,
+    mocks: RecordingMocks | None = None,
 ) -> tuple[Registered, BaseException | None]:
     """Run __main__.py; return what it registered and the error it stopped with, if any. `hf_token`: the
     operator has set the hf_token secret, which the stacks' gated models need (validation/secrets.py)."""
@@ -40,16 +41,20 @@ def run_main(
         config=config,
         secret_keys=secret_keys,
         stack=stack,
+        mocks=mocks,
     )
 
 
-def run_stack_file(path: Path, extra: dict[str, Any] | None = None) -> tuple[Registered, BaseException | None]:
+def run_stack_file(
+    path: Path, extra: dict[str, Any] | None = None, mocks: RecordingMocks | None = None
+) -> tuple[Registered, BaseException | None]:
     config, secret_keys = stack_file_config(path)
     config.update(extra or {})
     return run_main(
         config,
         secret_keys + tuple(k for k in (extra or {}) if k in SECRET_VALUES),
         stack=path.name.removeprefix("Pulumi.").removesuffix(".yaml"),
+        mocks=mocks,
     )
 
 

@@ -3,6 +3,7 @@ the stack can create, and the image pull from the release's image size."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -145,7 +146,19 @@ def test_a_set_image_pull_time_wins() -> None:
 
 def test_the_report_separates_a_node_with_the_image_from_a_new_node() -> None:
     budget = plan_of(configured(server={"image_pull_seconds": 42})[0]).delivery.budget
-    assert budget.new_replica_sum().endswith(f"{budget.probe.total_seconds + 42} s on a new node (+ 42 s image pull)")
+    assert budget.new_replica_sum().endswith(f"{budget.expected_start_seconds + 42} s on a new node (+ 42 s image pull)")
+
+
+def test_a_new_replica_is_expected_in_the_probes_terms_without_the_safety_factor() -> None:
+    budget = plan_of(configured()[0]).delivery.budget
+    probe = budget.probe
+    terms = probe.load_seconds + probe.engine_start_seconds + probe.cuda_graph_seconds
+    assert budget.expected_start_seconds == math.ceil(terms) < probe.total_seconds
+
+
+def test_a_set_startup_budget_is_the_expected_start() -> None:
+    budget = plan_of(configured(probes={"startup_seconds": 300})[0]).delivery.budget
+    assert budget.expected_start_seconds == 300
 
 
 def test_every_profile_s_default_class_is_in_the_storage_table() -> None:

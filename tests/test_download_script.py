@@ -116,7 +116,13 @@ class FakeS3:
         self.objects[Key] = len(Body)
 
 
-def run_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, s3: FakeS3, files: dict[str, bytes]) -> list[str]:
+def run_copy(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    s3: FakeS3,
+    files: dict[str, bytes],
+    seconds_per_gib: str = "30",
+) -> list[str]:
     """Runs the copy script; returns the files it fetched from the Hub."""
     from components.render.bucket_copy import COMPLETE_OBJECT, COPY_SCRIPT
 
@@ -150,6 +156,8 @@ def run_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, s3: FakeS3, files:
         "DOWNLOADS": json.dumps([["org/model", "abc"]]),
         "IGNORE_PATTERNS": json.dumps(["original/*"]),
         "SCRATCH": str(tmp_path),
+        "COPY_SECONDS_PER_GIB": seconds_per_gib,
+        "COPY_FILE_MIN_SECONDS": "60",
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
@@ -180,3 +188,41 @@ def test_a_copy_retry_fetches_only_the_files_the_bucket_lacks_by_the_hubs_sizes(
     s3 = FakeS3({"llama/model-1.safetensors": 7})  # the first shard made it before the deadline
     fetched = run_copy(tmp_path, monkeypatch, s3, {"model-1.safetensors": b"weights", "model-2.safetensors": b"more"})
     assert fetched == ["model-2.safetensors"]
+
+
+def recorder(alarms: list[int]):  # type: ignore[no-untyped-def]
+    def alarm(seconds: int) -> int:
+        alarms.append(seconds)
+        return 0
+
+    return alarm
+
+
+def test_each_file_of_the_copy_gets_its_own_deadline_within_the_attempts(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    alarms: list[int] = []
+    monkeypatch.setattr(signal, "alarm", recorder(alarms))
+    files = {"model-1.safetensors": b"x" * 700, "config.json": b"{}"}
+    # 700 bytes at 1e8 s per GiB: 66 s; 2 bytes: the one-minute floor
+    run_copy(tmp_path, monkeypatch, FakeS3({}), files, seconds_per_gib="1e8")
+    assert alarms[:3] == [600, 66, 60]
+
+
+def test_a_files_deadline_never_outlasts_the_attempts(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    alarms: list[int] = []
+    monkeypatch.setattr(signal, "alarm", recorder(alarms))
+    run_copy(tmp_path, monkeypatch, FakeS3({}), {"model-1.safetensors": b"x" * 700}, seconds_per_gib="1e12")
+    assert alarms[1] <= 600
+
+
+def test_the_copy_job_passes_the_plans_rate_per_gib() -> None:
+    from tests.kubernetes_fixtures import configured, manifests, of_kind, plan_of
+
+    bucket = {"mode": "object_storage", "object_storage": {"uri": "s3://m/llama", "copy_from_hub": True}}
+    cfg, report = configured(
+        delivery=bucket,
+        model={"id": "meta-llama/Llama-3.1-8B-Instruct", "revision": "0e9e39f249a16976918f6564b8830bc894c89659"},
+    )
+    job = of_kind(manifests(cfg, report), "Job")[0]
+    env = {e["name"]: e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+    rate = plan_of(cfg).delivery.copy_seconds_per_gib
+    assert float(env["COPY_SECONDS_PER_GIB"]) == rate == 3 / cfg.cache.download_throughput_gib_per_s

@@ -59,6 +59,7 @@ VARIANTS = {
         model={"revision": "aaaa111"},
         delivery={"mode": "object_storage", "object_storage": {"uri": "s3://models/llama-70b/", "copy_from_hub": True}},
     ),
+    "image pre-pull DaemonSet and its policy": lambda: configured(server={"prepull_image": True}),
     "local path on an existing claim": lambda: configured(
         model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "llama"}, cache={"existing_claim": "models"}
     ),

@@ -3,7 +3,8 @@
 File by file: each is fetched with huggingface_hub into a small scratch directory, uploaded with boto3 and
 deleted, so the scratch holds one shard at a time. A file already in the bucket with the size the Hub's
 metadata gives is skipped before it is fetched (a retry resumes), and a completion object is written last; a
-later run that finds it exits at once. A 401, 403 or 404 fails with its cause (cache.py FAILURE_REASONS).
+later run that finds it exits at once. Each file has its own deadline (its size at the copy's rate), within the
+attempt's. A 401, 403 or 404 fails with its cause (cache.py FAILURE_REASONS).
 boto3 is in the vllm-openai images (`vllm-openai-base` stage of vllm-project/vllm docker/Dockerfile installs
 it), so the vLLM image serves; gs:// and az:// would need other clients and are refused by the config check.
 """
@@ -29,18 +30,28 @@ from plan.security import PodSecurity
 
 COMPLETE_OBJECT = ".vllm-serving-complete"
 SCRATCH_GIB = 20  # one safetensors shard at a time (Hub checkpoints shard at about 5-10 GB)
+FILE_MIN_SECONDS = 60  # a small file's deadline: the Hub's and the bucket's round trips, not its bytes
 
 COPY_SCRIPT = (
     """\
-import fnmatch, json, os, signal, sys
+import fnmatch, json, math, os, signal, sys, time
 import boto3
 from huggingface_hub import HfApi, hf_hub_download
 deadline = int(os.environ["COPY_DEADLINE_SECONDS"])
+end = time.monotonic() + deadline  # counts from here: not the time queued for a node, not the image pull
+current = ["the Hub's file list"]
 def give_up(*_):
-    print(f"copy deadline of {deadline} s passed; a retry skips the files already in the bucket", flush=True)
+    print(f"copy deadline passed on {current[0]}; a retry skips the files already in the bucket", flush=True)
     os._exit(1)
 signal.signal(signal.SIGALRM, give_up)
-signal.alarm(deadline)  # counts from here: not the time queued for a node, not the image pull
+signal.alarm(deadline)
+def arm(name, nbytes):
+    # One file's own deadline (its size at the copy's rate, at least a minute), within the whole attempt's: a
+    # stalled shard stops the attempt when it is overdue, not when the attempt's deadline for every file is.
+    current[0] = name
+    own = math.ceil((nbytes or 0) / 2**30 * float(os.environ["COPY_SECONDS_PER_GIB"]))
+    own = max(int(os.environ["COPY_FILE_MIN_SECONDS"]), own)
+    signal.alarm(max(1, min(own, math.ceil(end - time.monotonic()))))
 bucket, _, prefix = os.environ["TARGET"].removeprefix("s3://").partition("/")
 prefix = prefix.rstrip("/") + "/" if prefix else ""
 s3 = boto3.client("s3")
@@ -62,6 +73,7 @@ def copy():
         if hub_size is not None and size(prefix + name) == hub_size:
             print(f"already in the bucket: {name}", flush=True)
             continue
+        arm(name, hub_size)
         local = hf_hub_download(repo, name, revision=revision, cache_dir=os.environ["SCRATCH"])
         s3.upload_file(local, bucket, prefix + name)
         os.remove(os.path.realpath(local))
@@ -91,6 +103,8 @@ def _copy_env(delivery: DeliveryPlan, cache: CacheConfig, with_token: bool) -> l
         "SCRATCH": "/tmp/hub",
         "IGNORE_PATTERNS": json.dumps(list(cache.download_ignore_patterns)),
         "COPY_DEADLINE_SECONDS": str(delivery.copy_seconds),
+        "COPY_SECONDS_PER_GIB": f"{delivery.copy_seconds_per_gib:g}",
+        "COPY_FILE_MIN_SECONDS": str(FILE_MIN_SECONDS),
         "HF_HUB_DOWNLOAD_TIMEOUT": "60",
         "HF_HUB_DISABLE_TELEMETRY": "1",
         "HF_XET_CHUNK_CACHE_SIZE_BYTES": "0",

@@ -16,6 +16,7 @@ from components.render.exposure import render_exposure
 from components.render.keda import render_autoscaler
 from components.render.network_policy import render_network_policies
 from components.render.observability import monitoring_objects
+from components.render.prepull import render_prepull_daemonset
 from components.render.probes import budget_annotations, render_probes
 from components.render.router import router_objects
 from components.render.security import (
@@ -129,14 +130,17 @@ def _with_identity(delivery: DeliveryPlan, account: dict[str, Any]) -> dict[str,
 
 def server_objects(plan: Plan) -> list[dict[str, Any]]:
     """ServiceAccount, the SCC grant of a multi-node group on OpenShift, API-key Secret (when required), the
-    workload, Service, PodDisruptionBudget."""
+    workload, Service, PodDisruptionBudget, and the image pre-pull DaemonSet (server.prepull_image)."""
     server, multinode = plan.server, plan.multinode
     objects = [server_service_account(plan)]
     if multinode is not None and multinode.scc is not None:
         objects += render_scc_use(f"{server.name}-scc", server.namespace, server.labels, multinode.scc, server.service_account)
     if server.api_key_secret:
         objects.append(render_secret(server.api_key_secret, server.namespace, server.labels, API_KEY_KEY, SECRET_PLACEHOLDER))
-    return [*objects, render_workload(plan, server_delivery(plan)), render_server_service(plan), pod.render_pdb(server)]
+    objects += [render_workload(plan, server_delivery(plan)), render_server_service(plan), pod.render_pdb(server)]
+    if server.prepull is not None:
+        objects.append(render_prepull_daemonset(server.prepull, plan.placement))
+    return objects
 
 
 def render_workload(plan: Plan, pod_delivery: pod.PodDelivery) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """NetworkPolicies (networking.k8s.io/v1), rendered from the plan's list of flows (plan/flows.py) and nothing else.
 
-One policy per own component (server, model-cache, smoke-test), listing both policy types so an empty rule
-list denies that direction. A flow whose destination is the component becomes one of its ingress rules; a flow
+One policy per own component (server, model-cache, smoke-test, router, image-prepull), listing both policy types
+so an empty rule list denies that direction. A flow whose destination is the component becomes one of its ingress rules; a flow
 whose source is the component one of its egress rules; a flow between two own components both.
 Pods are selected by the same three labels the workload selectors use (plan/names.py).
 Pure: plain dicts with Kubernetes' camelCase field names, no pulumi import.

@@ -1,0 +1,289 @@
+"""The phases of one vLLM start-up, read from its log (and the pod's events), beside the startup budget's terms.
+
+Each phase is what a release logs (quoted from tests/data/startup-logs/phases, sources in its README):
+- process start: from the first timestamped line to `Starting to load model` (imports, the API server, the
+  engine core and its workers, distributed init).
+- weight load: `Loading weights took X seconds` (the read alone), else `Model loading took X GiB and Y seconds`
+  (0.19.0 adds `memory`; it also counts a download when the cache was empty).
+- compile: `torch.compile takes|took X s in total`, or 0.21's `init engine ... took T s (compilation: X s)`.
+- CUDA graphs: `Graph capturing finished in X secs`.
+- KV cache init: `init engine (profile, create kv cache, warmup model) took T seconds` less compile and graphs
+  (memory profiling, the KV cache allocation, the warm-up).
+- API ready: from the `init engine` line to `Starting vLLM (API) server on`.
+- image pull: the kubelet's `Successfully pulled image "..." in 1m2.5s` event (0 when `already present`).
+The budget's terms (preflight/delivery.py) cover them: load; engine start = process start + KV cache init + API
+ready; compile + graphs = compile + CUDA graphs. A term is split between its phases by the shares fitted on
+public start-ups (catalog/startup_phases.py), so the phases of a term add up to it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from catalog.startup_phases import ENGINE_START_PHASES, GRAPH_PHASES, share
+from preflight.delivery import DeliveryBudget
+from preflight.startup_log import AnchoredPattern, literal_start
+from reading.numbers import NumberError
+from reading.numbers import figure as parse_figure
+
+TOLERANCE = 0.30  # a phase further than this from its share of the budget is reported
+_NUMBER = r"([0-9][0-9,]*(?:\.[0-9]+)?)"
+# vLLM's logger: "INFO 04-22 01:47:08 [..." (month-day, no year); the first stamped line starts the process.
+_STAMP = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR) ([01][0-9])-([0-3][0-9]) ([0-2][0-9]):([0-5][0-9]):([0-5][0-9])", re.ASCII)
+PHASE_PATTERNS: dict[str, tuple[str, ...]] = {
+    "load_start": (r"Starting to load model",),
+    "weights_read_s": (rf"Loading weights took {_NUMBER} seconds",),
+    "model_load_s": (rf"Model loading took [0-9.]+ ?GiB(?: memory)? and {_NUMBER} s",),
+    "compile_s": (
+        rf"torch\.compile (?:takes|took) {_NUMBER} s in total",
+        rf"init engine \(profile, create kv cache, warmup model\) took [0-9.]+ s \(compilation: {_NUMBER} s\)",
+    ),
+    "graphs_s": (rf"Graph capturing finished in {_NUMBER} secs",),
+    "init_engine_s": (rf"init engine \(profile, create kv cache, warmup model\) took {_NUMBER} s",),
+    "api_ready": (r"Starting vLLM (?:API )?server on",),
+}
+_MATCHERS = {
+    name: tuple(AnchoredPattern(literal_start(p), re.compile(p, re.ASCII)) for p in patterns)
+    for name, patterns in PHASE_PATTERNS.items()
+}
+# `describe pod` quotes the image, `get events -o json` escapes the quotes: anything up to 300 characters.
+_PULLED = re.compile(r"Successfully pulled image [^\n]{1,300}? in ((?:[0-9.]+(?:h|ms|m|s))+)", re.ASCII)
+_PRESENT = "already present on machine"
+_GO_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+@dataclass(frozen=True)
+class LoggedPhases:
+    """Seconds per phase as the log shows them (None: the release or the excerpt does not print it)."""
+
+    image_pull: float | None = None
+    process_start: float | None = None
+    weight_load: float | None = None
+    compile: float | None = None
+    cuda_graphs: float | None = None
+    kv_cache_init: float | None = None
+    api_ready: float | None = None
+    total: float | None = None  # first line to the server's start (the image pull not included)
+    load_includes_download: bool = False  # the figure is `Model loading took`, which counts a download
+
+    @property
+    def found(self) -> bool:
+        return any(getattr(self, name) is not None for name in PHASES)
+
+
+# (phase field, label, budget term it falls under)
+PHASE_ROWS: tuple[tuple[str, str, str], ...] = (
+    ("image_pull", "image pull", "image pull"),
+    ("process_start", "process start to engine start", "engine start"),
+    ("weight_load", "weight load", "load"),
+    ("compile", "compile (torch.compile)", "compile + graphs"),
+    ("cuda_graphs", "CUDA graphs", "compile + graphs"),
+    ("kv_cache_init", "KV cache initialisation", "engine start"),
+    ("api_ready", "API ready", "engine start"),
+)
+PHASES = tuple(name for name, _, _ in PHASE_ROWS)
+
+
+def _stamp_seconds(match: re.Match[str]) -> float | None:
+    month, day, hour, minute, second = (int(g) for g in match.groups())
+    try:  # a leap year, so that 02-29 parses; only differences are used
+        return datetime(2024, month, day, hour, minute, second).timestamp()
+    except ValueError:
+        return None
+
+
+def _stamp_before(text: str, position: int) -> float | None:
+    """The timestamp of the line holding `position`."""
+    start = text.rfind("\n", 0, position) + 1
+    match = _STAMP.search(text, start, position)
+    return _stamp_seconds(match) if match else None
+
+
+def _first(text: str, name: str) -> re.Match[str] | None:
+    hits = [match for m in _MATCHERS[name] if (match := m.first(text))]
+    return min(hits, key=lambda match: match.start()) if hits else None
+
+
+def _value(match: re.Match[str] | None) -> float | None:
+    if match is None or not match.groups():
+        return None
+    try:
+        return parse_figure(match.group(1))
+    except NumberError:
+        return None
+
+
+def go_duration_seconds(text: str) -> float:
+    """`1m2.5s`, `850ms`, `1h2m3s` (the kubelet prints Go durations)."""
+    return sum(float(number) * _GO_UNITS[unit] for number, unit in re.findall(r"([0-9.]+)(ms|h|m|s)", text))
+
+
+def image_pull_seconds(events: str) -> float | None:
+    """The pull the kubelet reported in the pod's events (`kubectl describe pod` or `get events -o json`)."""
+    pulled = _PULLED.search(events)
+    if pulled:
+        return round(go_duration_seconds(pulled.group(1)), 3)
+    return 0.0 if _PRESENT in events else None
+
+
+def _between(text: str, start: re.Match[str] | None, end: re.Match[str] | None, first: float | None) -> float | None:
+    begin = first if start is None else _stamp_before(text, start.start())
+    finish = None if end is None else _stamp_before(text, end.start())
+    return None if begin is None or finish is None else max(0.0, finish - begin)
+
+
+def parse_phases(text: str, events: str | None = None) -> LoggedPhases:
+    """The phases a log shows; `events`: the pod's events, for the image pull."""
+    stamp = _STAMP.search(text)
+    first = _stamp_seconds(stamp) if stamp else None
+    found = {name: _first(text, name) for name in PHASE_PATTERNS}
+    read, model = _value(found["weights_read_s"]), _value(found["model_load_s"])
+    compile_s, graphs, init = _value(found["compile_s"]), _value(found["graphs_s"]), _value(found["init_engine_s"])
+    kv = None if init is None or compile_s is None or graphs is None else round(max(0.0, init - compile_s - graphs), 2)
+    started = found["load_start"] is not None  # an excerpt without it does not show the process start
+    return LoggedPhases(
+        image_pull=None if events is None else image_pull_seconds(events),
+        process_start=_between(text, None, found["load_start"], first) if started else None,
+        weight_load=read if read is not None else model,
+        compile=compile_s,
+        cuda_graphs=graphs,
+        kv_cache_init=kv,
+        api_ready=_between(text, found["init_engine_s"], found["api_ready"], first) if found["init_engine_s"] else None,
+        total=_between(text, None, found["api_ready"], first) if started else None,
+        load_includes_download=read is None and model is not None,
+    )
+
+
+@dataclass(frozen=True)
+class PhaseCheck:
+    phase: str  # LoggedPhases field
+    label: str
+    term: str  # the budget term it falls under
+    logged: float | None
+    budget: float  # its share of the term
+
+    @property
+    def error_percent(self) -> float | None:
+        if self.logged is None or self.budget == 0:
+            return None
+        return (self.logged - self.budget) / self.budget * 100
+
+    @property
+    def off(self) -> bool:
+        error = self.error_percent
+        return error is not None and abs(error) > TOLERANCE * 100
+
+
+def _budget_of(phase: str, budget: DeliveryBudget) -> float:
+    probe = budget.probe
+    if phase == "image_pull":
+        return float(budget.image_pull_seconds)
+    if phase == "weight_load":
+        return probe.load_seconds
+    if phase in ENGINE_START_PHASES:
+        return probe.engine_start_seconds * share(phase, ENGINE_START_PHASES)
+    return probe.cuda_graph_seconds * share(phase, GRAPH_PHASES)
+
+
+def check_phases(budget: DeliveryBudget, logged: LoggedPhases) -> list[PhaseCheck]:
+    return [
+        PhaseCheck(phase, label, term, getattr(logged, phase), round(_budget_of(phase, budget), 2))
+        for phase, label, term in PHASE_ROWS
+    ]
+
+
+def achieved_gib_per_s(budget: DeliveryBudget, logged: LoggedPhases) -> float | None:
+    """The checkpoint's GiB over the logged load: the throughput to put into probes.load_throughput_gib_per_s."""
+    if not logged.weight_load:
+        return None
+    return math.floor(budget.weights_gib / logged.weight_load * 100) / 100
+
+
+def _sum(logged: LoggedPhases, phases: tuple[str, ...]) -> float | None:
+    values = [getattr(logged, phase) for phase in phases]
+    return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+
+def measured_settings(budget: DeliveryBudget, logged: LoggedPhases, extra_gpus: int, per_gpu: int) -> dict[str, float]:
+    """The stack keys the log measures: the throughput, the engine start (less the per-GPU term the budget adds
+    for `extra_gpus`) and the compile + graphs term. Only what the log shows completely."""
+    settings: dict[str, float] = {}
+    throughput = achieved_gib_per_s(budget, logged)
+    if throughput and not logged.load_includes_download:
+        settings["probes.load_throughput_gib_per_s"] = throughput
+    engine = _sum(logged, ENGINE_START_PHASES)
+    if engine is not None:
+        settings["probes.engine_start_seconds"] = max(1, math.ceil(engine - per_gpu * extra_gpus))
+    graphs = _sum(logged, GRAPH_PHASES)
+    if graphs is not None and budget.probe.cuda_graph_seconds:
+        settings["probes.cuda_graph_capture_seconds"] = math.ceil(graphs)
+    return settings
+
+
+def _row(check: PhaseCheck) -> str:
+    logged = "-" if check.logged is None else f"{check.logged:,.1f}"
+    error = check.error_percent
+    flag = "  << beyond 30 %" if check.off else ""
+    return (
+        f"  {check.label:<30} {logged:>9} {check.budget:>9,.1f}  {'' if error is None else f'{error:+.0f} %':>7}"
+        f"  {check.term}{flag}"
+    )
+
+
+def phase_warnings(checks: list[PhaseCheck]) -> list[str]:
+    warnings = []
+    for check in checks:
+        if not check.off or check.logged is None:
+            continue
+        way = "over" if check.logged > check.budget else "under"
+        warnings.append(
+            f"{check.label}: {check.logged:.1f} s logged, {way} its {check.budget:.1f} s share of the budget's "
+            f"{check.term} term by more than {TOLERANCE:.0%}"
+        )
+    return warnings
+
+
+def render_phase_check(budget: DeliveryBudget, logged: LoggedPhases, extra_gpus: int, per_gpu: int) -> str:
+    checks = check_phases(budget, logged)
+    lines = [
+        "Start-up phases against the startup budget (seconds; a term split by the fitted shares):",
+        f"  {'phase':<30} {'logged':>9} {'budget':>9}  {'error':>7}  term",
+        *(_row(check) for check in checks),
+    ]
+    total = "-" if logged.total is None else f"{logged.total:,.0f} s"
+    lines.append(f"  whole start (log): {total}; startup probe allows {budget.probe.total_seconds} s")
+    throughput = achieved_gib_per_s(budget, logged)
+    if throughput is not None:
+        how = " (counts a download: the log has no `Loading weights took`)" if logged.load_includes_download else ""
+        lines.append(
+            f"  achieved load: {budget.weights_gib:.1f} GiB / {logged.weight_load:.1f} s = {throughput:g} GiB/s"
+            f"{how}; the budget assumes {budget.throughput.gib_per_s:.3g} GiB/s ({budget.throughput.source})"
+        )
+    lines += [f"  warning: {warning}" for warning in phase_warnings(checks)]
+    settings = measured_settings(budget, logged, extra_gpus, per_gpu)
+    if settings:
+        lines.append("  measured, to put into the stack: " + ", ".join(f"{k}: {v:g}" for k, v in settings.items()))
+    return "\n".join(lines)
+
+
+def phase_check_dict(budget: DeliveryBudget, logged: LoggedPhases, extra_gpus: int, per_gpu: int) -> dict[str, Any]:
+    """The phase check as the JSON report's `startup_phases` section."""
+    checks = check_phases(budget, logged)
+    return {
+        "phases": [
+            {"phase": c.phase, "term": c.term, "logged_seconds": c.logged, "budget_seconds": c.budget}
+            | {"error_percent": c.error_percent, "beyond_tolerance": c.off}
+            for c in checks
+        ],
+        "tolerance_percent": TOLERANCE * 100,
+        "whole_start_seconds": logged.total,
+        "startup_probe_seconds": budget.probe.total_seconds,
+        "achieved_gib_per_s": achieved_gib_per_s(budget, logged),
+        "load_includes_download": logged.load_includes_download,
+        "warnings": phase_warnings(checks),
+        "measured_settings": measured_settings(budget, logged, extra_gpus, per_gpu),
+    }

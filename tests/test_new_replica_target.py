@@ -1,0 +1,45 @@
+"""The 5/10-minute target for a new replica, by the report's terms, in docs/model-delivery.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from plan import resolve
+from plan.names import instance_name
+from preflight.delivery import DeliveryBudget
+from validation.sources import load_stack_file_with_secrets
+
+REPO = Path(__file__).resolve().parent.parent
+DOC = REPO / "docs" / "model-delivery.md"
+STACKS = (
+    "stacks/Pulumi.prod.yaml",
+    "stacks/examples/Pulumi.70b-on-8x-a100-40gb.yaml",
+    "stacks/examples/Pulumi.gcs-workload-identity.yaml",
+    "stacks/examples/Pulumi.llama-70b-fast-start-on-4x-h100.yaml",
+)
+FAST = "stacks/examples/Pulumi.llama-70b-fast-start-on-4x-h100.yaml"
+
+
+def budget_of(path: str) -> DeliveryBudget:
+    cfg = load_stack_file_with_secrets(REPO / path)[0]
+    return resolve(cfg, instance_name(Path(path).stem.removeprefix("Pulumi."))).delivery.budget
+
+
+def row(path: str) -> str:
+    budget = budget_of(path)
+    warm = budget.expected_start_seconds
+    return (
+        f"| [`{Path(path).stem.removeprefix('Pulumi.')}`](../{path}) | {budget.probe.load_seconds:.0f} s at "
+        f"{budget.throughput.mib_per_s:g} MiB/s ({budget.mode}) | {warm} s | {warm + budget.image_pull_seconds} s | "
+        f"{budget.probe.total_seconds} s |"
+    )
+
+
+def test_the_doc_holds_each_stack_s_new_replica_by_the_report_s_terms() -> None:
+    text = DOC.read_text()
+    assert [path for path in STACKS if row(path) not in text] == []
+
+
+def test_the_fast_start_example_is_within_5_minutes_and_10_on_a_new_node() -> None:
+    budget = budget_of(FAST)
+    assert budget.expected_start_seconds <= 300 and budget.expected_start_seconds + budget.image_pull_seconds <= 600

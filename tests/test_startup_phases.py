@@ -1,0 +1,172 @@
+"""`python -m preflight STACK --log FILE [--events FILE]`: the phases of stored GPU start-ups (releases 0.19.0,
+0.21.0 and the V1 release of 2025-06) beside the startup budget, and the fit of the fixed phases."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from catalog.startup_phases import ENGINE_START_PHASES, FITTED_SECONDS, GRAPH_PHASES
+from cli.preflight import main
+from preflight.startup_phases import (
+    TOLERANCE,
+    LoggedPhases,
+    achieved_gib_per_s,
+    check_phases,
+    go_duration_seconds,
+    image_pull_seconds,
+    measured_settings,
+    parse_phases,
+    phase_warnings,
+)
+from tests.factories import make_config
+from tests.kubernetes_fixtures import plan_of
+
+LOGS = Path(__file__).parent / "data" / "startup-phases"
+STACKS = Path(__file__).parent.parent / "stacks"
+DOCS = Path(__file__).parent.parent / "docs" / "calibration.md"
+_SPEC = importlib.util.spec_from_file_location("fit_startup_phases", STACKS.parent / "scripts" / "fit_startup_phases.py")
+assert _SPEC is not None and _SPEC.loader is not None
+fit = importlib.util.module_from_spec(_SPEC)
+sys.modules[_SPEC.name] = fit  # its dataclass looks itself up there
+_SPEC.loader.exec_module(fit)
+
+
+def phases_of(name: str) -> LoggedPhases:
+    return parse_phases((LOGS / name).read_text())
+
+
+def budget():  # type: ignore[no-untyped-def]
+    return plan_of(make_config()).delivery.budget
+
+
+def test_a_0_19_log_gives_every_phase_and_the_whole_start() -> None:
+    logged = phases_of("L1-0.19.0.log")
+    assert (logged.process_start, logged.weight_load, logged.compile, logged.cuda_graphs) == (19.0, 8.88, 11.07, 3.0)
+    assert (logged.kv_cache_init, logged.api_ready, logged.total) == (7.64, 2.0, 53.0)
+
+
+def test_the_weight_read_is_preferred_to_model_loading_which_counts_a_download() -> None:
+    logged = phases_of("L3-0.19.0.log")  # Model loading took 38.07 s, 25.85 s of it downloading
+    assert (logged.weight_load, logged.load_includes_download, logged.total) == (11.11, False, 94.0)
+
+
+def test_the_0_21_init_engine_line_gives_the_compilation_it_includes() -> None:
+    logged = phases_of("I4-0.21.0.log")
+    assert (logged.compile, logged.api_ready, logged.cuda_graphs, logged.kv_cache_init) == (10.69, 6.0, None, None)
+
+
+def test_an_excerpt_without_the_process_start_gives_no_whole_start() -> None:
+    logged = phases_of("I1-2025-06.log")
+    assert (logged.compile, logged.cuda_graphs, logged.kv_cache_init, logged.api_ready) == (45.81, 37.0, 8.03, 1.0)
+    assert (logged.process_start, logged.total) == (None, None)
+
+
+def test_model_loading_stands_for_the_load_when_the_release_prints_nothing_else() -> None:
+    text = "(EngineCore pid=1) INFO 01-02 03:04:05 [gpu_model_runner.py:1] Model loading took 7.6785 GiB and 2.195456 seconds\n"
+    logged = parse_phases(text)
+    assert (logged.weight_load, logged.load_includes_download) == (2.195456, True)
+
+
+def test_the_kubelets_pull_event_gives_the_image_pull_in_seconds() -> None:
+    events = 'Normal  Pulled  kubelet  Successfully pulled image "vllm/vllm-openai:v0.19.0" in 1m2.5s (1m2.5s waiting)'
+    assert image_pull_seconds(events) == 62.5
+
+
+def test_the_pull_event_of_kubectl_get_events_json_is_read() -> None:
+    events = json.dumps({"items": [{"reason": "Pulled", "message": 'Successfully pulled image "vllm/vllm-openai" in 850ms'}]})
+    assert image_pull_seconds(events) == 0.85
+
+
+def test_an_image_already_on_the_node_is_a_pull_of_zero() -> None:
+    assert image_pull_seconds('Container image "vllm/vllm-openai:v0.19.0" already present on machine') == 0.0
+
+
+def test_go_durations_of_hours_minutes_and_milliseconds_are_read() -> None:
+    assert (go_duration_seconds("1h2m3s"), go_duration_seconds("850ms")) == (3723.0, 0.85)
+
+
+def test_the_phases_of_a_term_add_up_to_the_term() -> None:
+    plan_budget = budget()
+    checks = {check.phase: check.budget for check in check_phases(plan_budget, phases_of("L1-0.19.0.log"))}
+    assert sum(checks[p] for p in ENGINE_START_PHASES) == pytest.approx(plan_budget.probe.engine_start_seconds, abs=0.02)
+    assert sum(checks[p] for p in GRAPH_PHASES) == pytest.approx(plan_budget.probe.cuda_graph_seconds, abs=0.02)
+
+
+def test_a_phase_beyond_the_tolerance_is_flagged_and_one_within_is_not() -> None:
+    checks = {check.phase: check for check in check_phases(budget(), phases_of("L1-0.19.0.log"))}
+    within = LoggedPhases(compile=checks["compile"].budget * (1 + TOLERANCE / 2))
+    assert checks["compile"].off and not {c.phase: c for c in check_phases(budget(), within)}["compile"].off
+
+
+def test_a_phase_over_its_share_is_warned_as_over() -> None:
+    slow = LoggedPhases(api_ready=600.0)
+    assert any(w.startswith("API ready: 600.0 s logged, over") for w in phase_warnings(check_phases(budget(), slow)))
+
+
+def test_the_achieved_throughput_is_the_checkpoint_over_the_logged_load() -> None:
+    plan_budget = budget()
+    assert achieved_gib_per_s(plan_budget, LoggedPhases(weight_load=10.0)) == int(plan_budget.weights_gib * 10) / 100
+
+
+def test_the_measured_engine_start_leaves_out_the_per_gpu_term_the_budget_adds() -> None:
+    logged = LoggedPhases(process_start=40.0, kv_cache_init=10.0, api_ready=2.0)
+    assert measured_settings(budget(), logged, extra_gpus=3, per_gpu=15)["probes.engine_start_seconds"] == 7
+
+
+def test_a_load_that_counts_a_download_is_not_offered_as_the_throughput() -> None:
+    logged = LoggedPhases(weight_load=30.0, load_includes_download=True)
+    assert "probes.load_throughput_gib_per_s" not in measured_settings(budget(), logged, 0, 15)
+
+
+def test_the_cli_prints_each_phase_beside_its_budget_and_the_settings_to_measure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = tmp_path / "events.txt"
+    events.write_text('Successfully pulled image "vllm/vllm-openai:v0.19.0" in 3m12.5s\n')
+    log = str(LOGS / "L1-0.19.0.log")
+    assert main([str(STACKS / "Pulumi.dev.yaml"), "--log", log, "--events", str(events)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"image pull +192\.5 ", out) and re.search(r"CUDA graphs +3\.0 ", out)
+    assert "measured, to put into the stack: probes.load_throughput_gib_per_s: " in out
+
+
+def test_json_holds_the_phases_beside_the_memory_check(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(STACKS / "Pulumi.dev.yaml"), "--json", "--log", str(LOGS / "L1-0.19.0.log")]) == 0
+    data = json.loads(capsys.readouterr().out)
+    phases = {row["phase"]: row["logged_seconds"] for row in data["startup_phases"]["phases"]}
+    assert (phases["compile"], data["startup_phases"]["whole_start_seconds"], "startup_log" in data) == (11.07, 53.0, True)
+
+
+def test_a_log_with_phases_and_no_memory_figures_is_compared(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(STACKS / "Pulumi.dev.yaml"), "--log", str(LOGS / "I4-0.21.0.log")]) == 0
+    out = capsys.readouterr().out
+    assert "Start-up phases against the startup budget" in out and "Start-up log against the preflight" not in out
+
+
+def test_events_without_a_log_is_a_config_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    events = tmp_path / "events.txt"
+    events.write_text("")
+    assert main([str(STACKS / "Pulumi.dev.yaml"), "--events", str(events)]) == 2
+    assert "--events: given without --log. Fix: add --log FILE." in capsys.readouterr().err
+
+
+def test_the_catalog_holds_the_fit_of_the_stored_start_ups() -> None:
+    assert fit.fit(fit.load_rows()) == FITTED_SECONDS
+
+
+def test_the_fit_uses_at_least_eight_public_start_ups_and_holds_some_out() -> None:
+    rows = fit.load_rows()
+    assert len(rows) >= 8 and {row["held_out"] for row in rows} == {"yes", "no"}
+
+
+def test_the_calibration_doc_prints_every_held_out_miss_of_the_fit() -> None:
+    text = DOCS.read_text()
+    for miss in fit.held_out_misses(fit.load_rows(), FITTED_SECONDS):
+        row = f"| {miss.row} | {miss.phase} | {miss.logged:g} | {miss.predicted:g} | {miss.error_percent:+.0f} % |"
+        assert row in text, row
