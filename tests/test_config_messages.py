@@ -112,13 +112,6 @@ MESSAGES: dict[str, tuple[dict[str, Any], str, tuple[type[BaseModel], str] | Non
         f"Fix: use one of {', '.join(GPUS)}, or describe it with gpu.memory_gib and gpu.label.",
         None,
     ),
-    "unknown model": (
-        {"model": {"id": "meta-llama/Llama-3.1-8B"}},
-        "vllm-serving:model: 'meta-llama/Llama-3.1-8B' is not in the catalog and no architecture was given "
-        "(did you mean `meta-llama/Llama-3.1-8B-Instruct`?). Fix: use a catalog model "
-        f"({', '.join(MODELS)}), or describe it with model.architecture (config.json keys) or model.config_json.",
-        None,
-    ),
     "unsupported version": (
         {"vllm": {"version": "0.5.0"}},
         "vllm-serving:vllm.version: vLLM '0.5.0' is not a release this program has flag and metric tables "

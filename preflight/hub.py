@@ -1,0 +1,226 @@
+"""Model facts from the Hugging Face Hub: config.json, the safetensors headers and the gated flag, at a revision.
+
+Read through huggingface_hub (`HfApi.model_info`, `hf_hub_download`, `get_safetensors_metadata`, which reads
+each shard's header with range requests, never the weights), against `HF_ENDPOINT` when set. The token is
+huggingface_hub's own (`HF_TOKEN`, or `huggingface-cli login`). What was read is kept in an on-disk cache
+(`PREFLIGHT_HUB_CACHE`, default ~/.cache/vllm-serving/hub), one JSON file per repository and revision, so a
+second preview needs no network; `HF_HUB_OFFLINE=1` (the CLI's --offline) reads only the cache. huggingface_hub
+is imported only here, when a model outside the catalog is sized: it is heavy and the catalog needs none of it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from config.errors import ConfigError, ConfigIssue, show
+from preflight.checkpoint import Tensor
+from reading.files import FileReadError, read_text
+
+CACHE_FORMAT = 1
+MAX_CACHE_BYTES = 16 * 1024 * 1024  # a 1,000-tensor header list is ~100 KB; config.json a few KB
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+TOKEN_FIX = "export HF_TOKEN=<token> for the CLI (pulumi config set --secret hf_token <token> for the deploy)"
+
+
+@dataclass(frozen=True)
+class HubFacts:
+    """What the Hub says about one repository at one revision. `source`: "Hub" (read now) or "Hub cache"."""
+
+    repo_id: str
+    revision: str  # as asked ("main" when unpinned)
+    sha: str | None  # the commit the revision resolved to
+    gated: bool
+    config: dict[str, Any]
+    tensors: tuple[Tensor, ...]
+    source: str = "Hub"
+
+
+def cache_dir() -> Path:
+    configured = os.environ.get("PREFLIGHT_HUB_CACHE")
+    return Path(configured) if configured else Path.home() / ".cache" / "vllm-serving" / "hub"
+
+
+def cache_path(repo_id: str, revision: str) -> Path:
+    return cache_dir() / f"{repo_id.replace('/', '--')}@{revision.replace('/', '--')}.json"
+
+
+def offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+
+
+def hub_facts(repo_id: str, revision: str | None) -> HubFacts:
+    """The facts at `revision`: from the Hub (and cached), else from the cache. Raises ConfigError naming the key."""
+    rev = revision or "main"
+    if offline():
+        cached = read_cache(repo_id, rev)
+        if cached is None:
+            raise ConfigError(
+                [
+                    _issue(
+                        "model.id",
+                        repo_id,
+                        f"is not in the catalog nor the Hub cache ({cache_path(repo_id, rev)}), and --offline (HF_HUB_OFFLINE) forbids reading the Hub",
+                        "run once with the network to fill the cache, or use a catalog model.",
+                    )
+                ]
+            )
+        return cached
+    try:
+        facts = _read_hub(repo_id, rev)
+    except _NetworkDown as down:
+        cached = read_cache(repo_id, rev)
+        if cached is None:
+            raise ConfigError(
+                [
+                    _issue(
+                        "model.id",
+                        repo_id,
+                        f"cannot be read: the Hub is unreachable ({down}) and the Hub cache has no copy ({cache_path(repo_id, rev)})",
+                        "retry with the network, or use a catalog model.",
+                    )
+                ]
+            ) from None
+        return HubFacts(**{**cached.__dict__, "source": f"Hub cache (the Hub is unreachable: {down})"})
+    write_cache(facts)
+    return facts
+
+
+class _NetworkDown(Exception):
+    pass
+
+
+def _not_found(repo_id: str) -> ConfigIssue:
+    from catalog.models import MODELS
+    from config.errors import suggest_name
+
+    hint = suggest_name(repo_id, list(MODELS))
+    return _issue(
+        "model.id",
+        repo_id,
+        "is neither in the catalog nor a repository on the Hub (404; a private one looks the same without a token)"
+        + (f"; {hint}" if hint else ""),
+        f"check the spelling, set hf_token for a private repository ({TOKEN_FIX}), or describe the model with "
+        "model.architecture (config.json keys) or model.config_json.",
+    )
+
+
+def _issue(key: str, value: str, cause: str, fix: str) -> ConfigIssue:
+    return ConfigIssue(key, f"{show(value)} {cause}.", fix)
+
+
+def _read_hub(repo_id: str, revision: str) -> HubFacts:
+    import httpx
+    from huggingface_hub import HfApi
+    from huggingface_hub import errors as hub_errors
+
+    api = HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)
+    try:
+        info = api.model_info(repo_id, revision=revision)
+        config_file = api.hf_hub_download(repo_id, "config.json", revision=info.sha or revision)
+        config = _load_config(Path(config_file), repo_id)
+        metadata = api.get_safetensors_metadata(repo_id, revision=info.sha or revision)
+    except hub_errors.GatedRepoError:
+        has_token = bool(api.token or os.environ.get("HF_TOKEN"))
+        cause = (
+            "is gated and the token's account has not accepted its licence (403)"
+            if has_token
+            else "is gated on the Hub and no token is set (401)"
+        )
+        fix = "accept the licence on the model's page with the token's account" if has_token else f"set hf_token: {TOKEN_FIX}"
+        raise ConfigError([_issue("hf_token", repo_id, cause, fix + ".")]) from None
+    except hub_errors.RevisionNotFoundError:
+        raise ConfigError(
+            [
+                _issue(
+                    "model.revision",
+                    revision,
+                    f"is not a revision of {repo_id} on the Hub (404)",
+                    "pin a commit sha or tag the repository has.",
+                )
+            ]
+        ) from None
+    except hub_errors.RepositoryNotFoundError:
+        raise ConfigError([_not_found(repo_id)]) from None
+    except hub_errors.NotASafetensorsRepoError:
+        raise ConfigError(
+            [
+                _issue(
+                    "model.id",
+                    repo_id,
+                    "has no safetensors weights on the Hub (model.safetensors or its index), which vLLM needs to size it",
+                    "serve a safetensors checkpoint, or describe it with model.architecture.",
+                )
+            ]
+        ) from None
+    except (httpx.TransportError, hub_errors.LocalEntryNotFoundError, hub_errors.OfflineModeIsEnabled) as error:
+        raise _NetworkDown(type(error).__name__) from None
+    except hub_errors.HfHubHTTPError as error:
+        status = error.response.status_code if error.response is not None else "?"
+        raise _NetworkDown(f"HTTP {status}") from None
+    tensors = tuple(
+        Tensor(name, info_.dtype, tuple(info_.shape), info_.data_offsets[1] - info_.data_offsets[0])
+        for file in metadata.files_metadata.values()
+        for name, info_ in file.tensors.items()
+    )
+    return HubFacts(repo_id, revision, info.sha, bool(info.gated), config, tensors)
+
+
+def _load_config(path: Path, repo_id: str) -> dict[str, Any]:
+    try:
+        data = json.loads(read_text(path, MAX_CONFIG_BYTES, "a config.json is a few kilobytes"))
+    except (FileReadError, ValueError) as error:
+        raise ConfigError(
+            [
+                _issue(
+                    "model.id",
+                    repo_id,
+                    f"has a config.json on the Hub that cannot be read ({str(error)[:120]})",
+                    "use model.architecture instead.",
+                )
+            ]
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError(
+            [_issue("model.id", repo_id, "has a config.json that is not a JSON mapping", "use model.architecture instead.")]
+        )
+    return data
+
+
+def write_cache(facts: HubFacts) -> None:
+    """Keep the facts for the next run; a cache that cannot be written only costs a Hub read next time."""
+    path = cache_path(facts.repo_id, facts.revision)
+    document = {
+        "format": CACHE_FORMAT,
+        "repo_id": facts.repo_id,
+        "revision": facts.revision,
+        "sha": facts.sha,
+        "gated": facts.gated,
+        "config": facts.config,
+        "tensors": [[t.name, t.dtype, list(t.shape), t.nbytes] for t in facts.tensors],
+    }
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(document, separators=(",", ":")), encoding="utf-8")
+        temporary.replace(path)
+    except OSError:
+        pass
+
+
+def read_cache(repo_id: str, revision: str) -> HubFacts | None:
+    """The cached facts, or None when there is no usable copy (absent, too large, or not this format)."""
+    path = cache_path(repo_id, revision)
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(read_text(path, MAX_CACHE_BYTES, "a Hub cache entry is a few hundred kilobytes"))
+        tensors = tuple(Tensor(str(n), str(d), tuple(int(x) for x in s), int(b)) for n, d, s, b in data["tensors"])
+        if data.get("format") != CACHE_FORMAT or not isinstance(data["config"], dict):
+            return None
+        return HubFacts(repo_id, revision, data.get("sha"), bool(data.get("gated")), data["config"], tensors, "Hub cache")
+    except (FileReadError, ValueError, KeyError, TypeError):
+        return None
