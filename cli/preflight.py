@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,6 +48,7 @@ examples:
   python -m preflight stacks/Pulumi.prod.yaml --json | jq .verdict
   python -m preflight stacks/Pulumi.prod.yaml --cluster nodes.json --cluster storageclasses.json
   python -m preflight stacks/Pulumi.dev.yaml --log vllm-startup.log
+  python -m preflight stacks/Pulumi.dev.yaml --offline
 """
 
 
@@ -88,6 +90,11 @@ def _parser() -> argparse.ArgumentParser:
         help="a `kubectl get ... -o json` snapshot of the cluster (repeatable)",
     )
     parser.add_argument("--log", metavar="FILE", help="a vLLM start-up log: set its figures beside the prediction")
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="read no model facts from the Hub: a model outside the catalog comes from the Hub cache (HF_HUB_OFFLINE=1)",
+    )
     parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     return parser
 
@@ -100,6 +107,8 @@ def _run(args: argparse.Namespace) -> int:
             log_text = read_startup_log(args.log)
         except LogError as error:
             return _config_error(args, ConfigError([ConfigIssue("", str(error))]))
+    if args.offline:  # preflight/hub.py reads the cache only (huggingface_hub's own switch, for the same reason)
+        os.environ["HF_HUB_OFFLINE"] = "1"
     try:
         cfg, secrets = load_stack_file_with_secrets(args.stack_file)
     except ConfigError as error:
@@ -117,6 +126,9 @@ def _run(args: argparse.Namespace) -> int:
             logged = check_startup_log(args.log, log_text, (cfg.model.id, cfg.model.local_path or ""))
         except LogError as error:
             return _config_error(args, ConfigError([ConfigIssue("", str(error))]))
+    source = verdict.report.resolved.architecture.source if verdict.report else "catalog"
+    if args.offline or source != "catalog":
+        print(f"note: model facts of {cfg.model.id} from the {source}{' (--offline)' if args.offline else ''}", file=sys.stderr)
     for issue in missing_secrets(cfg, secrets):
         print(f"note: {issue.render()} (pulumi preview stops unless it is set elsewhere)", file=sys.stderr)
     _print_report(args, verdict, logged)

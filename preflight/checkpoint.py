@@ -60,7 +60,7 @@ def checkpoint_bytes(tensors: Iterable[Tensor], num_hidden_layers: int) -> Check
     formats: dict[str, int] = {}
     for tensor in tensors:
         formats[storage_format(tensor)] = formats.get(storage_format(tensor), 0) + tensor.nbytes
-        whole = len(tensor.shape) <= 1 and "norm" in tensor.name or bool(_ROUTER.search(tensor.name))
+        whole = (len(tensor.shape) <= 1 and "norm" in tensor.name) or bool(_ROUTER.search(tensor.name))
         part = StageBytes(0, tensor.nbytes) if whole else StageBytes(tensor.nbytes, 0)
         match = _LAYER.search(tensor.name)
         if any(word in tensor.name for word in _VISION):

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from config.errors import ConfigError, ConfigIssue, show
+from catalog.models import MODELS
+from config.errors import ConfigError, ConfigIssue, show, suggest_name
 from preflight.checkpoint import Tensor
 from reading.files import FileReadError, read_text
 
@@ -63,7 +64,8 @@ def hub_facts(repo_id: str, revision: str | None) -> HubFacts:
                     _issue(
                         "model.id",
                         repo_id,
-                        f"is not in the catalog nor the Hub cache ({cache_path(repo_id, rev)}), and --offline (HF_HUB_OFFLINE) forbids reading the Hub",
+                        f"is not in the catalog nor the Hub cache ({cache_path(repo_id, rev)}), and --offline "
+                        "(HF_HUB_OFFLINE) forbids reading the Hub",
                         "run once with the network to fill the cache, or use a catalog model.",
                     )
                 ]
@@ -79,7 +81,8 @@ def hub_facts(repo_id: str, revision: str | None) -> HubFacts:
                     _issue(
                         "model.id",
                         repo_id,
-                        f"cannot be read: the Hub is unreachable ({down}) and the Hub cache has no copy ({cache_path(repo_id, rev)})",
+                        f"cannot be read: the Hub is unreachable ({down}) and the Hub cache has no copy "
+                        f"({cache_path(repo_id, rev)})",
                         "retry with the network, or use a catalog model.",
                     )
                 ]
@@ -94,9 +97,6 @@ class _NetworkDown(Exception):
 
 
 def _not_found(repo_id: str) -> ConfigIssue:
-    from catalog.models import MODELS
-    from config.errors import suggest_name
-
     hint = suggest_name(repo_id, list(MODELS))
     return _issue(
         "model.id",
@@ -113,10 +113,12 @@ def _issue(key: str, value: str, cause: str, fix: str) -> ConfigIssue:
 
 
 def _read_hub(repo_id: str, revision: str) -> HubFacts:
-    import httpx
+    import httpx2
     from huggingface_hub import HfApi
     from huggingface_hub import errors as hub_errors
+    from huggingface_hub.utils import disable_progress_bars
 
+    disable_progress_bars()  # stderr carries the preflight's notes, not a bar per shard
     api = HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)
     try:
         info = api.model_info(repo_id, revision=revision)
@@ -156,7 +158,7 @@ def _read_hub(repo_id: str, revision: str) -> HubFacts:
                 )
             ]
         ) from None
-    except (httpx.TransportError, hub_errors.LocalEntryNotFoundError, hub_errors.OfflineModeIsEnabled) as error:
+    except (httpx2.TransportError, hub_errors.LocalEntryNotFoundError, hub_errors.OfflineModeIsEnabled) as error:
         raise _NetworkDown(type(error).__name__) from None
     except hub_errors.HfHubHTTPError as error:
         status = error.response.status_code if error.response is not None else "?"

@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 Entry = tuple[str, str, tuple[int, ...]]  # name, safetensors dtype, shape
 ITEM_BYTES = {"BF16": 2, "F16": 2, "F32": 4, "I32": 4, "U8": 1, "F8_E4M3": 1}
-DATA = json.loads(open(__file__.replace("hub_checkpoints.py", "data/hub/models.json"), encoding="utf-8").read())
+DATA = json.loads((Path(__file__).parent / "data" / "hub" / "models.json").read_text(encoding="utf-8"))
 MODELS: dict[str, dict[str, Any]] = DATA["models"]
 
 
@@ -57,7 +58,9 @@ def _mlp(p: str, h: int, inter: int, dtype: str, q: str | None) -> Iterator[Entr
     yield from _linear(f"{p}.down_proj", h, inter, dtype, q)
 
 
-def _norms(p: str, h: int, dtype: str, names: tuple[str, ...] = ("input_layernorm", "post_attention_layernorm")) -> Iterator[Entry]:
+def _norms(
+    p: str, h: int, dtype: str, names: tuple[str, ...] = ("input_layernorm", "post_attention_layernorm")
+) -> Iterator[Entry]:
     yield from ((f"{p}.{name}.weight", dtype, (h,)) for name in names)
 
 
@@ -99,7 +102,11 @@ def _moe(c: dict[str, Any], family: str) -> Iterator[Entry]:
             yield from _attention(p, c, dtype, None)
             yield f"{p}.block_sparse_moe.gate.weight", dtype, (c["num_local_experts"], h)
             for e in range(c["num_local_experts"]):
-                for w, shape in (("w1", (c["intermediate_size"], h)), ("w2", (h, c["intermediate_size"])), ("w3", (c["intermediate_size"], h))):
+                for w, shape in (
+                    ("w1", (c["intermediate_size"], h)),
+                    ("w2", (h, c["intermediate_size"])),
+                    ("w3", (c["intermediate_size"], h)),
+                ):
                     yield f"{p}.block_sparse_moe.experts.{e}.{w}.weight", dtype, shape
         elif family == "qwen3_moe":
             yield from _attention(p, c, dtype, None)
@@ -108,7 +115,9 @@ def _moe(c: dict[str, Any], family: str) -> Iterator[Entry]:
             for e in range(c["num_experts"]):
                 yield from _mlp(f"{p}.mlp.experts.{e}", h, c["moe_intermediate_size"], dtype, None)
         else:  # deepseek_v2 (modeling_deepseek.py): MLA without q compression, shared + routed experts
-            heads, nope, rope, v, rank = (c[k] for k in ("num_attention_heads", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "kv_lora_rank"))
+            heads, nope, rope, v, rank = (
+                c[k] for k in ("num_attention_heads", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "kv_lora_rank")
+            )
             yield f"{p}.self_attn.q_proj.weight", dtype, (heads * (nope + rope), h)
             yield f"{p}.self_attn.kv_a_proj_with_mqa.weight", dtype, (rank + rope, h)
             yield f"{p}.self_attn.kv_a_layernorm.weight", dtype, (rank,)
@@ -126,7 +135,17 @@ def _moe(c: dict[str, Any], family: str) -> Iterator[Entry]:
 def _gpt_oss(c: dict[str, Any]) -> Iterator[Entry]:
     """gpt-oss: bf16 attention (with biases and sinks), router and embeddings; experts in MXFP4 as U8 blocks
     of 16 bytes (32 E2M1 values) and one U8 (E8M0) scale per block, bf16 expert biases."""
-    h, inter, experts, heads, kv, d = (c[k] for k in ("hidden_size", "intermediate_size", "num_local_experts", "num_attention_heads", "num_key_value_heads", "head_dim"))
+    h, inter, experts, heads, kv, d = (
+        c[k]
+        for k in (
+            "hidden_size",
+            "intermediate_size",
+            "num_local_experts",
+            "num_attention_heads",
+            "num_key_value_heads",
+            "head_dim",
+        )
+    )
     yield "model.embed_tokens.weight", "BF16", (c["vocab_size"], h)
     yield "model.norm.weight", "BF16", (h,)
     yield "lm_head.weight", "BF16", (c["vocab_size"], h)
@@ -159,10 +178,18 @@ def _gemma3(c: dict[str, Any]) -> Iterator[Entry]:
         yield from _attention(p, text, dtype, None)
         yield from ((f"{p}.self_attn.{n}.weight", dtype, (t["head_dim"],)) for n in ("q_norm", "k_norm"))
         yield from _mlp(f"{p}.mlp", h, t["intermediate_size"], dtype, None)
-        yield from _norms(p, h, dtype, ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm"))
+        yield from _norms(
+            p,
+            h,
+            dtype,
+            ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm"),
+        )
     vh, vi, patch = v["hidden_size"], v["intermediate_size"], v["patch_size"]
     base = "vision_tower.vision_model"
-    yield from ((f"{base}.embeddings.patch_embedding.weight", dtype, (vh, 3, patch, patch)), (f"{base}.embeddings.patch_embedding.bias", dtype, (vh,)))
+    yield from (
+        (f"{base}.embeddings.patch_embedding.weight", dtype, (vh, 3, patch, patch)),
+        (f"{base}.embeddings.patch_embedding.bias", dtype, (vh,)),
+    )
     yield f"{base}.embeddings.position_embedding.weight", dtype, ((v["image_size"] // patch) ** 2, vh)
     for i in range(v["num_hidden_layers"]):
         p = f"{base}.encoder.layers.{i}"

@@ -1,0 +1,174 @@
+"""Models outside the catalog, read from the Hub (a local server speaking its API, tests/fake_hub.py): exact
+bytes from the safetensors headers, the cache that makes a second read offline, and every error's key."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import math
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import safetensors
+
+from config.errors import ConfigError
+from preflight.checkpoint import Tensor, checkpoint_bytes, pp_layer_counts
+from preflight.hub import cache_path
+from preflight.memory import GIB, weights_gib_per_gpu, weights_on_disk_gib
+from preflight.model_source import from_hub
+from tests import hub_checkpoints
+from tests.fake_hub import Repo, serving
+
+POPULAR = hub_checkpoints.MODELS
+REAL = [(repo, real) for repo, model in POPULAR.items() for real in model["real"]]
+
+
+@pytest.fixture
+def hub_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setenv("PREFLIGHT_HUB_CACHE", str(tmp_path / "facts"))
+    return tmp_path / "facts"
+
+
+@pytest.fixture(scope="module")
+def popular_repos() -> dict[str, Repo]:
+    return {repo: Repo(hub_checkpoints.repository_files(repo), gated=model["gated"]) for repo, model in POPULAR.items()}
+
+
+@pytest.fixture
+def hub(popular_repos: dict[str, Repo], hub_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Repo]]:
+    with serving(popular_repos) as endpoint:
+        monkeypatch.setenv("HF_ENDPOINT", endpoint)
+        monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+        yield popular_repos
+
+
+def test_the_data_holds_at_least_ten_models_each_with_its_sources() -> None:
+    assert len(POPULAR) >= 10
+    assert all(model["config_source"] and all(real["source"] for real in model["real"]) for model in POPULAR.values())
+
+
+@pytest.mark.parametrize(("repo", "real"), REAL, ids=[f"{repo}-{i}" for i, (repo, _) in enumerate(REAL)])
+def test_a_popular_model_sizes_from_its_headers_within_one_percent_of_its_real_bytes(hub, repo, real) -> None:  # type: ignore[no-untyped-def]
+    arch = from_hub(repo, None)
+    if "disk_bytes" in real:
+        assert weights_on_disk_gib(arch) * GIB == pytest.approx(real["disk_bytes"], rel=0.01)
+    else:
+        quantization = arch.quantization
+        sized = weights_gib_per_gpu(arch, "auto", quantization, real["tp"], real["pp"])
+        assert sized == pytest.approx(real["gib_per_gpu"], rel=0.01)
+
+
+def test_gpt_oss_stores_its_experts_in_mxfp4_beside_bf16_attention(hub) -> None:  # type: ignore[no-untyped-def]
+    arch = from_hub("openai/gpt-oss-20b", None)
+    assert arch.checkpoint is not None
+    assert [label.split(":")[0] for label in arch.checkpoint.formats] == ["MXFP4 (U8 blocks + E8M0 scales, 32 per block)", "BF16"]
+    assert (arch.quantization, arch.num_sliding_window_layers, arch.num_local_experts) == ("mxfp4", 12, 32)
+
+
+def test_the_fp8_checkpoint_keeps_its_lm_head_in_bf16(hub) -> None:  # type: ignore[no-untyped-def]
+    arch = from_hub("RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic", None)
+    assert arch.checkpoint is not None
+    bf16 = next(label for label in arch.checkpoint.formats if label.startswith("BF16"))
+    assert bf16 == "BF16: 3.92 GiB"  # embeddings + lm_head + norms: 2 x 128256 x 8192 x 2 B
+
+
+def test_gemma_3_is_read_from_its_nested_text_config_with_transformers_defaults(hub) -> None:  # type: ignore[no-untyped-def]
+    arch = from_hub("google/gemma-3-27b-it", None)
+    assert (arch.vocab_size, arch.max_position_embeddings, arch.num_hidden_layers) == (262208, 131072, 62)
+    assert (arch.sliding_window, arch.num_sliding_window_layers, arch.head_dim) == (1024, 52, 128)
+
+
+def test_a_tensor_parallel_split_divides_the_matrices_and_keeps_the_norms_whole() -> None:
+    tensors = [Tensor("model.layers.0.mlp.down_proj.weight", "BF16", (8, 8), 128), Tensor("model.layers.0.input_layernorm.weight", "BF16", (8,), 16)]
+    layer = checkpoint_bytes(tensors, 1).layers[0]
+    assert (layer.split, layer.replicated, layer.per_rank(4)) == (128, 16, 48)
+
+
+def test_pipeline_stages_take_layers_as_vllm_splits_them() -> None:
+    assert pp_layer_counts(62, 4) == [15, 16, 16, 15]  # get_pp_indices: the remainder to the stages before the last
+
+
+def test_headers_written_by_the_safetensors_library_size_exactly(hub_cache, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    config = {**POPULAR["meta-llama/Llama-3.1-8B-Instruct"]["config"], "num_hidden_layers": 1, "hidden_size": 64,
+              "intermediate_size": 128, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 32, "vocab_size": 100}
+    shapes = {
+        "model.embed_tokens.weight": ("bfloat16", [100, 64], 2),
+        "model.layers.0.mlp.experts.down_proj_blocks": ("uint8", [2, 64, 4, 16], 1),
+        "model.layers.0.self_attn.q_proj.weight": ("float8_e4m3fn", [64, 64], 1),
+        "model.layers.0.input_layernorm.weight": ("float32", [64], 4),
+    }
+    buffers = {name: ctypes.create_string_buffer(math.prod(shape) * size) for name, (_, shape, size) in shapes.items()}
+    specs = {
+        name: safetensors.TensorSpec(dtype=dtype, shape=shape, data_ptr=ctypes.addressof(buffers[name]), data_len=len(buffers[name]))
+        for name, (dtype, shape, _) in shapes.items()
+    }
+    file = bytes(safetensors.serialize(specs, metadata={"format": "pt"}))
+    with serving({"tiny/model": Repo({"config.json": json.dumps(config).encode(), "model.safetensors": file})}) as endpoint:
+        monkeypatch.setenv("HF_ENDPOINT", endpoint)
+        arch = from_hub("tiny/model", None)
+    header = struct.unpack("<Q", file[:8])[0]
+    assert arch.checkpoint is not None and arch.checkpoint.total_bytes == len(file) - 8 - header
+
+
+def test_a_second_read_needs_no_network(hub, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from_hub("openai/gpt-oss-20b", None)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    arch = from_hub("openai/gpt-oss-20b", None)
+    assert arch.source.startswith("Hub cache (the Hub is unreachable")
+    assert arch.checkpoint is not None and arch.checkpoint.total_bytes == 13_761_264_768
+
+
+def test_offline_reads_the_cache_and_says_so(hub, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from_hub("openai/gpt-oss-20b", None)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    requests = len(hub["openai/gpt-oss-20b"].requests)
+    assert from_hub("openai/gpt-oss-20b", None).source == "Hub cache"
+    assert len(hub["openai/gpt-oss-20b"].requests) == requests
+
+
+def test_offline_without_a_cached_copy_names_model_id(hub, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ConfigError) as error:
+        from_hub("openai/gpt-oss-20b", None)
+    assert error.value.issues[0].key == "model.id" and "--offline" in error.value.issues[0].message
+
+
+def test_the_network_down_without_a_cache_names_model_id_and_the_cause(hub_cache) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ConfigError) as error:
+        from_hub("openai/gpt-oss-20b", None)
+    issue = error.value.issues[0]
+    assert issue.key == "model.id" and "the Hub is unreachable (ConnectError)" in issue.message
+    assert "the Hub cache has no copy" in issue.message
+
+
+def test_a_repository_the_hub_does_not_have_names_model_id(hub) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ConfigError) as error:
+        from_hub("meta-llama/Llama-3.1-8B-Instrct", None)
+    issue = error.value.issues[0]
+    assert issue.key == "model.id" and "nor a repository on the Hub (404" in issue.message
+
+
+def test_an_unknown_revision_names_model_revision(hub) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ConfigError) as error:
+        from_hub("openai/gpt-oss-20b", "v9.9")
+    assert error.value.issues[0].key == "model.revision"
+
+
+def test_a_gated_model_without_a_token_names_hf_token(hub, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("HF_TOKEN")
+    monkeypatch.setenv("HF_HOME", str(cache_path("x/y", "main").parent))  # no token saved by a login either
+    with pytest.raises(ConfigError) as error:
+        from_hub("google/gemma-3-27b-it", None)
+    issue = error.value.issues[0]
+    assert issue.key == "hf_token" and "gated on the Hub and no token is set (401)" in issue.message
+
+
+def test_a_pinned_revision_is_read_and_cached_under_its_name(hub) -> None:  # type: ignore[no-untyped-def]
+    sha = hub["openai/gpt-oss-120b"].sha
+    assert from_hub("openai/gpt-oss-120b", sha).source == "Hub"
+    assert cache_path("openai/gpt-oss-120b", sha).is_file()
