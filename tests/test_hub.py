@@ -172,3 +172,62 @@ def test_a_pinned_revision_is_read_and_cached_under_its_name(hub) -> None:  # ty
     sha = hub["openai/gpt-oss-120b"].sha
     assert from_hub("openai/gpt-oss-120b", sha).source == "Hub"
     assert cache_path("openai/gpt-oss-120b", sha).is_file()
+
+
+HUB_STACKS = Path(__file__).parent / "data" / "hub" / "stacks"
+
+
+@pytest.mark.parametrize("name", ["gemma-3-27b-it", "gpt-oss-20b", "gpt-oss-120b"])
+def test_a_hub_model_preflights_from_the_hub_alone(hub, name, capsys) -> None:  # type: ignore[no-untyped-def]
+    from cli.preflight import main
+
+    assert main([str(HUB_STACKS / f"Pulumi.{name}.yaml")]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("vLLM preflight: FITS")
+    assert f"model facts of {POPULAR_IDS[name]} from the Hub\n" in captured.err
+
+
+@pytest.mark.parametrize("name", ["gemma-3-27b-it", "gpt-oss-20b", "gpt-oss-120b"])
+def test_a_hub_model_renders_from_the_hub_alone(hub, name, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from cli.render import main
+
+    assert main([str(HUB_STACKS / f"Pulumi.{name}.yaml"), str(tmp_path)]) == 0
+    assert any(path.name.startswith("06-deployment-") for path in tmp_path.iterdir())
+
+
+def test_the_cli_offline_reads_the_hub_cache_and_says_so(hub, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    from cli.preflight import main
+
+    stack = str(HUB_STACKS / "Pulumi.gpt-oss-20b.yaml")
+    assert main([stack]) == 0
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")  # restored after the test: --offline sets it
+    capsys.readouterr()
+    assert main([stack, "--offline"]) == 0
+    assert "model facts of openai/gpt-oss-20b from the Hub cache (--offline)" in capsys.readouterr().err
+
+
+def test_the_cli_offline_with_a_catalog_model_says_the_catalog(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    from cli.preflight import main
+    from tests.factories import STACKS
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    assert main([str(STACKS / "Pulumi.dev.yaml"), "--offline"]) == 0
+    assert "model facts of meta-llama/Llama-3.1-8B-Instruct from the catalog (--offline)" in capsys.readouterr().err
+
+
+def test_a_catalog_model_never_imports_huggingface_hub() -> None:
+    import subprocess
+    import sys
+
+    from tests.factories import REPO
+
+    code = (
+        "import sys, runpy; sys.argv = ['preflight', 'stacks/Pulumi.prod.yaml']\n"
+        "try:\n    runpy.run_module('preflight', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "print('huggingface_hub' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert result.stdout.strip().splitlines()[-1] == "False"
+
+
+POPULAR_IDS = {repo.split("/")[1]: repo for repo in POPULAR}
