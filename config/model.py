@@ -7,7 +7,6 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from config.base import ConfigGroup
-from config.errors import show
 from config.syntax import HubRepoId, MountPath, NonNegativeInt, Revision
 from config.syntax import Quantity as PositiveInt
 

@@ -81,8 +81,8 @@ def hub_facts(repo_id: str, revision: str | None) -> HubFacts:
                     _issue(
                         "model.id",
                         repo_id,
-                        f"cannot be read: the Hub is unreachable ({down}) and the Hub cache has no copy "
-                        f"({cache_path(repo_id, rev)})",
+                        f"is not in the catalog and cannot be read: the Hub is unreachable ({down}) and the Hub "
+                        f"cache has no copy ({cache_path(repo_id, rev)}){_hint(repo_id)}",
                         "retry with the network, or use a catalog model.",
                     )
                 ]
@@ -97,15 +97,19 @@ class _NetworkDown(Exception):
 
 
 def _not_found(repo_id: str) -> ConfigIssue:
-    hint = suggest_name(repo_id, list(MODELS))
     return _issue(
         "model.id",
         repo_id,
-        "is neither in the catalog nor a repository on the Hub (404; a private one looks the same without a token)"
-        + (f"; {hint}" if hint else ""),
+        f"is neither in the catalog nor a repository on the Hub (404; a private one looks the same without a token)"
+        f"{_hint(repo_id)}",
         f"check the spelling, set hf_token for a private repository ({TOKEN_FIX}), or describe the model with "
         "model.architecture (config.json keys) or model.config_json.",
     )
+
+
+def _hint(repo_id: str) -> str:
+    hint = suggest_name(repo_id, list(MODELS))
+    return f" ({hint})" if hint else ""
 
 
 def _issue(key: str, value: str, cause: str, fix: str) -> ConfigIssue:

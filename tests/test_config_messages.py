@@ -13,7 +13,6 @@ import pytest
 from pydantic import BaseModel
 
 from catalog.gpus import GPUS
-from catalog.models import MODELS
 from catalog.vllm_versions import SUPPORTED_VERSIONS
 from config.engine import EngineConfig
 from config.errors import ConfigError, suggest

@@ -66,7 +66,10 @@ def test_a_popular_model_sizes_from_its_headers_within_one_percent_of_its_real_b
 def test_gpt_oss_stores_its_experts_in_mxfp4_beside_bf16_attention(hub) -> None:  # type: ignore[no-untyped-def]
     arch = from_hub("openai/gpt-oss-20b", None)
     assert arch.checkpoint is not None
-    assert [label.split(":")[0] for label in arch.checkpoint.formats] == ["MXFP4 (U8 blocks + E8M0 scales, 32 per block)", "BF16"]
+    assert [label.split(":")[0] for label in arch.checkpoint.formats] == [
+        "MXFP4 (U8 blocks + E8M0 scales, 32 per block)",
+        "BF16",
+    ]
     assert (arch.quantization, arch.num_sliding_window_layers, arch.num_local_experts) == ("mxfp4", 12, 32)
 
 
@@ -84,7 +87,10 @@ def test_gemma_3_is_read_from_its_nested_text_config_with_transformers_defaults(
 
 
 def test_a_tensor_parallel_split_divides_the_matrices_and_keeps_the_norms_whole() -> None:
-    tensors = [Tensor("model.layers.0.mlp.down_proj.weight", "BF16", (8, 8), 128), Tensor("model.layers.0.input_layernorm.weight", "BF16", (8,), 16)]
+    tensors = [
+        Tensor("model.layers.0.mlp.down_proj.weight", "BF16", (8, 8), 128),
+        Tensor("model.layers.0.input_layernorm.weight", "BF16", (8,), 16),
+    ]
     layer = checkpoint_bytes(tensors, 1).layers[0]
     assert (layer.split, layer.replicated, layer.per_rank(4)) == (128, 16, 48)
 
@@ -94,8 +100,16 @@ def test_pipeline_stages_take_layers_as_vllm_splits_them() -> None:
 
 
 def test_headers_written_by_the_safetensors_library_size_exactly(hub_cache, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    config = {**POPULAR["meta-llama/Llama-3.1-8B-Instruct"]["config"], "num_hidden_layers": 1, "hidden_size": 64,
-              "intermediate_size": 128, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 32, "vocab_size": 100}
+    config = {
+        **POPULAR["meta-llama/Llama-3.1-8B-Instruct"]["config"],
+        "num_hidden_layers": 1,
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 1,
+        "head_dim": 32,
+        "vocab_size": 100,
+    }
     shapes = {
         "model.embed_tokens.weight": ("bfloat16", [100, 64], 2),
         "model.layers.0.mlp.experts.down_proj_blocks": ("uint8", [2, 64, 4, 16], 1),
@@ -104,7 +118,9 @@ def test_headers_written_by_the_safetensors_library_size_exactly(hub_cache, monk
     }
     buffers = {name: ctypes.create_string_buffer(math.prod(shape) * size) for name, (_, shape, size) in shapes.items()}
     specs = {
-        name: safetensors.TensorSpec(dtype=dtype, shape=shape, data_ptr=ctypes.addressof(buffers[name]), data_len=len(buffers[name]))
+        name: safetensors.TensorSpec(
+            dtype=dtype, shape=shape, data_ptr=ctypes.addressof(buffers[name]), data_len=len(buffers[name])
+        )
         for name, (dtype, shape, _) in shapes.items()
     }
     file = bytes(safetensors.serialize(specs, metadata={"format": "pt"}))
