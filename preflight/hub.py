@@ -64,7 +64,7 @@ def hub_facts(repo_id: str, revision: str | None) -> HubFacts:
                     _issue(
                         "model.id",
                         repo_id,
-                        f"is not in the catalog nor the Hub cache ({cache_path(repo_id, rev)}), and --offline "
+                        "is neither in the catalog nor in the Hub cache (PREFLIGHT_HUB_CACHE, ~/.cache/vllm-serving/hub), and --offline "
                         "(HF_HUB_OFFLINE) forbids reading the Hub",
                         "run once with the network to fill the cache, or use a catalog model.",
                     )
@@ -82,7 +82,7 @@ def hub_facts(repo_id: str, revision: str | None) -> HubFacts:
                         "model.id",
                         repo_id,
                         f"is not in the catalog and cannot be read: the Hub is unreachable ({down}) and the Hub "
-                        f"cache has no copy ({cache_path(repo_id, rev)}){_hint(repo_id)}",
+                        f"cache (PREFLIGHT_HUB_CACHE) has no copy{_hint(repo_id)}",
                         "retry with the network, or use a catalog model.",
                     )
                 ]

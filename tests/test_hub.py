@@ -159,7 +159,7 @@ def test_the_network_down_without_a_cache_names_model_id_and_the_cause(hub_cache
         from_hub("openai/gpt-oss-20b", None)
     issue = error.value.issues[0]
     assert issue.key == "model.id" and "the Hub is unreachable (ConnectError)" in issue.message
-    assert "the Hub cache has no copy" in issue.message
+    assert "the Hub cache (PREFLIGHT_HUB_CACHE) has no copy" in issue.message
 
 
 def test_a_repository_the_hub_does_not_have_names_model_id(hub) -> None:  # type: ignore[no-untyped-def]
