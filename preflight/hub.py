@@ -14,7 +14,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from catalog.models import MODELS
 from config.errors import ConfigError, ConfigIssue, show, suggest_name
@@ -57,54 +57,41 @@ def hub_facts(repo_id: str, revision: str | None) -> HubFacts:
     """The facts at `revision`: from the Hub (and cached), else from the cache. Raises ConfigError naming the key."""
     rev = revision or "main"
     if offline():
-        cached = read_cache(repo_id, rev)
-        if cached is None:
-            raise ConfigError(
-                [
-                    _issue(
-                        "model.id",
-                        repo_id,
-                        "is neither in the catalog nor in the Hub cache (PREFLIGHT_HUB_CACHE, ~/.cache/vllm-serving/hub), and --offline "
-                        "(HF_HUB_OFFLINE) forbids reading the Hub",
-                        "run once with the network to fill the cache, or use a catalog model.",
-                    )
-                ]
-            )
-        return cached
+        return read_cache(repo_id, rev) or _fail("model.id", repo_id, OFFLINE_UNCACHED, FILL_CACHE)
     try:
         facts = _read_hub(repo_id, rev)
     except _NetworkDown as down:
         cached = read_cache(repo_id, rev)
         if cached is None:
-            raise ConfigError(
-                [
-                    _issue(
-                        "model.id",
-                        repo_id,
-                        f"is not in the catalog and cannot be read: the Hub is unreachable ({down}) and the Hub "
-                        f"cache (PREFLIGHT_HUB_CACHE) has no copy{_hint(repo_id)}",
-                        "retry with the network, or use a catalog model.",
-                    )
-                ]
-            ) from None
+            _fail("model.id", repo_id, UNREACHABLE.format(down=down) + _hint(repo_id), RETRY)
         return HubFacts(**{**cached.__dict__, "source": f"Hub cache (the Hub is unreachable: {down})"})
     write_cache(facts)
     return facts
 
 
+OFFLINE_UNCACHED = (
+    "is neither in the catalog nor in the Hub cache (PREFLIGHT_HUB_CACHE), and --offline (HF_HUB_OFFLINE) forbids "
+    "reading the Hub"
+)
+FILL_CACHE = "run once with the network to fill the cache, or use a catalog model."
+UNREACHABLE = (
+    "is not in the catalog and cannot be read: the Hub is unreachable ({down}) and the Hub cache "
+    "(PREFLIGHT_HUB_CACHE) has no copy"
+)
+RETRY = "retry with the network, or use a catalog model."
+NOT_FOUND = "is neither in the catalog nor a repository on the Hub (404; a private one looks the same without a token)"
+NOT_FOUND_FIX = (
+    f"check the spelling, set hf_token for a private repository ({TOKEN_FIX}), or describe the model with "
+    "model.architecture (config.json keys) or model.config_json."
+)
+GATED_NO_TOKEN = "is gated on the Hub and no token is set (401)"
+GATED_NOT_ACCEPTED = "is gated and the token's account has not accepted its licence (403)"
+NO_REVISION = "is not a revision of {repo} on the Hub (404)"
+NOT_SAFETENSORS = "has no safetensors weights on the Hub (model.safetensors or its index) to size it from"
+
+
 class _NetworkDown(Exception):
     pass
-
-
-def _not_found(repo_id: str) -> ConfigIssue:
-    return _issue(
-        "model.id",
-        repo_id,
-        f"is neither in the catalog nor a repository on the Hub (404; a private one looks the same without a token)"
-        f"{_hint(repo_id)}",
-        f"check the spelling, set hf_token for a private repository ({TOKEN_FIX}), or describe the model with "
-        "model.architecture (config.json keys) or model.config_json.",
-    )
 
 
 def _hint(repo_id: str) -> str:
@@ -112,13 +99,19 @@ def _hint(repo_id: str) -> str:
     return f" ({hint})" if hint else ""
 
 
-def _issue(key: str, value: str, cause: str, fix: str) -> ConfigIssue:
-    return ConfigIssue(key, f"{show(value)} {cause}.", fix)
+def _fail(key: str, value: str, cause: str, fix: str) -> NoReturn:
+    raise ConfigError([ConfigIssue(key, f"{show(value)} {cause}.", fix)])
+
+
+def _gated(repo_id: str, has_token: bool) -> NoReturn:
+    if has_token:
+        _fail("hf_token", repo_id, GATED_NOT_ACCEPTED, "accept the licence on the model's page with the token's account.")
+    _fail("hf_token", repo_id, GATED_NO_TOKEN, f"set hf_token: {TOKEN_FIX}.")
 
 
 def _read_hub(repo_id: str, revision: str) -> HubFacts:
     import httpx2
-    from huggingface_hub import HfApi
+    from huggingface_hub import HfApi, get_token
     from huggingface_hub import errors as hub_errors
     from huggingface_hub.utils import disable_progress_bars
 
@@ -130,43 +123,17 @@ def _read_hub(repo_id: str, revision: str) -> HubFacts:
         config = _load_config(Path(config_file), repo_id)
         metadata = api.get_safetensors_metadata(repo_id, revision=info.sha or revision)
     except hub_errors.GatedRepoError:
-        has_token = bool(api.token or os.environ.get("HF_TOKEN"))
-        cause = (
-            "is gated and the token's account has not accepted its licence (403)"
-            if has_token
-            else "is gated on the Hub and no token is set (401)"
-        )
-        fix = "accept the licence on the model's page with the token's account" if has_token else f"set hf_token: {TOKEN_FIX}"
-        raise ConfigError([_issue("hf_token", repo_id, cause, fix + ".")]) from None
+        _gated(repo_id, get_token() is not None)
     except hub_errors.RevisionNotFoundError:
-        raise ConfigError(
-            [
-                _issue(
-                    "model.revision",
-                    revision,
-                    f"is not a revision of {repo_id} on the Hub (404)",
-                    "pin a commit sha or tag the repository has.",
-                )
-            ]
-        ) from None
+        _fail("model.revision", revision, NO_REVISION.format(repo=repo_id), "pin a commit sha or tag the repository has.")
     except hub_errors.RepositoryNotFoundError:
-        raise ConfigError([_not_found(repo_id)]) from None
+        _fail("model.id", repo_id, NOT_FOUND + _hint(repo_id), NOT_FOUND_FIX)
     except hub_errors.NotASafetensorsRepoError:
-        raise ConfigError(
-            [
-                _issue(
-                    "model.id",
-                    repo_id,
-                    "has no safetensors weights on the Hub (model.safetensors or its index), which vLLM needs to size it",
-                    "serve a safetensors checkpoint, or describe it with model.architecture.",
-                )
-            ]
-        ) from None
+        _fail("model.id", repo_id, NOT_SAFETENSORS, "serve a safetensors checkpoint, or describe it with model.architecture.")
     except (httpx2.TransportError, hub_errors.LocalEntryNotFoundError, hub_errors.OfflineModeIsEnabled) as error:
         raise _NetworkDown(type(error).__name__) from None
-    except hub_errors.HfHubHTTPError as error:
-        status = error.response.status_code if error.response is not None else "?"
-        raise _NetworkDown(f"HTTP {status}") from None
+    except hub_errors.HfHubHTTPError as error:  # a 5xx, a proxy's answer: the Hub is not usable now
+        raise _NetworkDown(f"HTTP {error.response.status_code if error.response is not None else '?'}") from None
     tensors = tuple(
         Tensor(name, info_.dtype, tuple(info_.shape), info_.data_offsets[1] - info_.data_offsets[0])
         for file in metadata.files_metadata.values()
@@ -179,20 +146,9 @@ def _load_config(path: Path, repo_id: str) -> dict[str, Any]:
     try:
         data = json.loads(read_text(path, MAX_CONFIG_BYTES, "a config.json is a few kilobytes"))
     except (FileReadError, ValueError) as error:
-        raise ConfigError(
-            [
-                _issue(
-                    "model.id",
-                    repo_id,
-                    f"has a config.json on the Hub that cannot be read ({str(error)[:120]})",
-                    "use model.architecture instead.",
-                )
-            ]
-        ) from None
+        _fail("model.id", repo_id, f"has a config.json that cannot be read ({str(error)[:120]})", "use model.architecture.")
     if not isinstance(data, dict):
-        raise ConfigError(
-            [_issue("model.id", repo_id, "has a config.json that is not a JSON mapping", "use model.architecture instead.")]
-        )
+        _fail("model.id", repo_id, "has a config.json that is not a JSON mapping", "use model.architecture.")
     return data
 
 

@@ -23,6 +23,7 @@ from typing import ClassVar
 class Repo:
     files: dict[str, bytes]
     gated: bool = False
+    licence_accepted: bool = True  # by the account of any token sent
     sha: str = ""
     revisions: tuple[str, ...] = ("main",)
     requests: list[str] = field(default_factory=list)
@@ -91,6 +92,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if repo.gated and "authorization" not in {key.lower() for key in self.headers}:
             self._error(401, "GatedRepo", "Access to model is restricted. You must have access to it and be authenticated.")
+            return
+        if repo.gated and not repo.licence_accepted:
+            self._error(403, "GatedRepo", "Access to model is restricted and you are not in the authorized list.")
             return
         content = repo.files.get(resolve["file"])
         if content is None:

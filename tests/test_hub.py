@@ -30,6 +30,7 @@ def hub_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     import huggingface_hub.constants
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_TOKEN_PATH", str(tmp_path / "no-saved-token"))
     monkeypatch.setenv("PREFLIGHT_HUB_CACHE", str(tmp_path / "facts"))
     return tmp_path / "facts"
 
@@ -176,12 +177,23 @@ def test_an_unknown_revision_names_model_revision(hub) -> None:  # type: ignore[
 
 
 def test_a_gated_model_without_a_token_names_hf_token(hub, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.delenv("HF_TOKEN")
-    monkeypatch.setenv("HF_HOME", str(cache_path("x/y", "main").parent))  # no token saved by a login either
+    monkeypatch.delenv("HF_TOKEN")  # and no token saved by a login (the hub_cache fixture)
     with pytest.raises(ConfigError) as error:
         from_hub("google/gemma-3-27b-it", None)
     issue = error.value.issues[0]
     assert issue.key == "hf_token" and "gated on the Hub and no token is set (401)" in issue.message
+
+
+def test_a_gated_model_whose_licence_the_token_did_not_accept_names_hf_token(hub, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(hub["google/gemma-3-27b-it"], "licence_accepted", False)
+    with pytest.raises(ConfigError) as error:
+        from_hub("google/gemma-3-27b-it", None)
+    issue = error.value.issues[0]
+    assert issue.key == "hf_token" and "has not accepted its licence (403)" in issue.message
+
+
+def test_a_gated_model_with_a_token_is_read(hub) -> None:  # type: ignore[no-untyped-def]
+    assert from_hub("google/gemma-3-27b-it", None).source == "Hub"
 
 
 def test_a_pinned_revision_is_read_and_cached_under_its_name(hub) -> None:  # type: ignore[no-untyped-def]
