@@ -215,6 +215,16 @@ def test_a_hub_model_preflights_from_the_hub_alone(hub, name, capsys) -> None:  
     assert f"model facts of {POPULAR_IDS[name]} from the Hub\n" in captured.err
 
 
+def test_the_report_says_how_a_hub_checkpoint_is_stored(hub, capsys) -> None:  # type: ignore[no-untyped-def]
+    from cli.preflight import main
+
+    assert main([str(HUB_STACKS / "Pulumi.gpt-oss-20b.yaml")]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("  Checkpoint"))
+    assert row.split(None, 1)[1] == (
+        "MXFP4 (U8 blocks + E8M0 scales, 32 per block): 9.46 GiB; BF16: 3.36 GiB (safetensors headers, Hub)"
+    )
+
+
 @pytest.mark.parametrize("name", ["gemma-3-27b-it", "gpt-oss-20b", "gpt-oss-120b"])
 def test_a_hub_model_renders_from_the_hub_alone(hub, name, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from cli.render import main
