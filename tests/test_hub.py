@@ -269,3 +269,26 @@ def test_a_catalog_model_never_imports_huggingface_hub() -> None:
 
 
 POPULAR_IDS = {repo.split("/")[1]: repo for repo in POPULAR}
+
+
+def test_the_pulumi_program_reads_a_gated_hub_model_with_the_hf_token_secret(hub, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import yaml
+
+    from tests.program import run_main
+
+    monkeypatch.setenv("HF_TOKEN", "")  # only the stack's secret; restored (unset) after the test
+    config = yaml.safe_load((HUB_STACKS / "Pulumi.gemma-3-27b-it.yaml").read_text(encoding="utf-8"))["config"]
+    registered, error = run_main({key.removeprefix("vllm-serving:"): value for key, value in config.items()})
+    assert error is None
+    assert registered.exports["preflight"]["checkpoint"]["source"] == "Hub"
+
+
+def test_the_pulumi_program_without_hf_token_names_it_for_a_gated_hub_model(hub, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import yaml
+
+    from tests.program import run_main
+
+    monkeypatch.setenv("HF_TOKEN", "")
+    config = yaml.safe_load((HUB_STACKS / "Pulumi.gemma-3-27b-it.yaml").read_text(encoding="utf-8"))["config"]
+    _, error = run_main({key.removeprefix("vllm-serving:"): value for key, value in config.items()}, hf_token=False)
+    assert error is not None and "vllm-serving:hf_token: 'google/gemma-3-27b-it' is gated on the Hub" in str(error)
