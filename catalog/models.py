@@ -75,6 +75,7 @@ class Architecture:
     # come from ("catalog", "Hub", "Hub cache").
     checkpoint: CheckpointBytes | None = None
     source: str = "catalog"
+    gated: bool | None = None  # the Hub's gated flag, when read from the Hub (else gated_on_hub says)
 
     @property
     def uses_mla(self) -> bool:
@@ -199,6 +200,9 @@ GATED_ON_HUB: frozenset[str] = frozenset(
 )
 
 
-def gated_on_hub(model_id: str) -> bool | None:
-    """Whether the Hub gates the catalog model; None for a model the catalog does not list."""
+def gated_on_hub(model_id: str, arch: Architecture | None = None) -> bool | None:
+    """Whether the Hub gates the model: the flag read from the Hub with `arch`, else the catalog's list; None
+    for a model neither knows."""
+    if arch is not None and arch.gated is not None:
+        return arch.gated
     return model_id in GATED_ON_HUB if model_id in MODELS else None

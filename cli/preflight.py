@@ -126,10 +126,11 @@ def _run(args: argparse.Namespace) -> int:
             logged = check_startup_log(args.log, log_text, (cfg.model.id, cfg.model.local_path or ""))
         except LogError as error:
             return _config_error(args, ConfigError([ConfigIssue("", str(error))]))
-    source = verdict.report.resolved.architecture.source if verdict.report else "catalog"
+    arch = verdict.report.resolved.architecture if verdict.report else None
+    source = arch.source if arch else "catalog"
     if args.offline or source != "catalog":
         print(f"note: model facts of {cfg.model.id} from the {source}{' (--offline)' if args.offline else ''}", file=sys.stderr)
-    for issue in missing_secrets(cfg, secrets):
+    for issue in missing_secrets(cfg, secrets, arch):
         print(f"note: {issue.render()} (pulumi preview stops unless it is set elsewhere)", file=sys.stderr)
     _print_report(args, verdict, logged)
     return verdict.outcome.value

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +46,11 @@ def from_hub(repo_id: str, revision: str | None) -> Architecture:
                 )
             ]
         ) from None
+    read = replace(shape, source=facts.source, gated=facts.gated)
     if not facts.tensors:
-        return Architecture(**{**shape.__dict__, "source": facts.source})
+        return read
     params = sum(math.prod(tensor.shape) for tensor in facts.tensors)
-    checkpoint = checkpoint_bytes(facts.tensors, shape.num_hidden_layers)
-    return Architecture(**{**shape.__dict__, "num_parameters": params, "checkpoint": checkpoint, "source": facts.source})
+    return replace(read, num_parameters=params, checkpoint=checkpoint_bytes(facts.tensors, shape.num_hidden_layers))
 
 
 def from_config(arch: ArchitectureConfig) -> Architecture:

@@ -215,6 +215,22 @@ def test_a_hub_model_preflights_from_the_hub_alone(hub, name, capsys) -> None:  
     assert f"model facts of {POPULAR_IDS[name]} from the Hub\n" in captured.err
 
 
+def test_a_gated_hub_model_needs_the_hf_token_secret_for_its_download(hub, capsys) -> None:  # type: ignore[no-untyped-def]
+    from cli.preflight import main
+
+    assert main([str(HUB_STACKS / "Pulumi.gemma-3-27b-it.yaml")]) == 0
+    assert "vllm-serving:hf_token: is required because model.id 'google/gemma-3-27b-it' is gated on the Hugging " in (
+        capsys.readouterr().err
+    )
+
+
+def test_a_public_hub_model_needs_no_hf_token_secret(hub, capsys) -> None:  # type: ignore[no-untyped-def]
+    from cli.preflight import main
+
+    assert main([str(HUB_STACKS / "Pulumi.gpt-oss-20b.yaml")]) == 0
+    assert "hf_token" not in capsys.readouterr().err
+
+
 def test_the_report_says_how_a_hub_checkpoint_is_stored(hub, capsys) -> None:  # type: ignore[no-untyped-def]
     from cli.preflight import main
 
