@@ -148,6 +148,15 @@ def test_offline_reads_the_cache_and_says_so(hub, monkeypatch) -> None:  # type:
     assert len(hub["openai/gpt-oss-20b"].requests) == requests
 
 
+@pytest.mark.parametrize("content", ["not json", '{"format": 0, "config": {}, "tensors": []}', "[1, 2]"])
+def test_an_unusable_cache_entry_is_read_again_from_the_hub(hub, content) -> None:  # type: ignore[no-untyped-def]
+    path = cache_path("openai/gpt-oss-20b", "main")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content, encoding="utf-8")
+    assert from_hub("openai/gpt-oss-20b", None).source == "Hub"
+    assert json.loads(path.read_text(encoding="utf-8"))["format"] == 1
+
+
 def test_offline_without_a_cached_copy_names_model_id(hub, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ConfigError) as error:
