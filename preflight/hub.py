@@ -4,15 +4,17 @@ Read through huggingface_hub (`HfApi.model_info`, `hf_hub_download`, `get_safete
 each shard's header with range requests, never the weights), against `HF_ENDPOINT` when set. The token is
 huggingface_hub's own (`HF_TOKEN`, or `huggingface-cli login`). What was read is kept in an on-disk cache
 (`PREFLIGHT_HUB_CACHE`, default ~/.cache/vllm-serving/hub), one JSON file per repository and revision, so a
-second preview needs no network; `HF_HUB_OFFLINE=1` (the CLI's --offline) reads only the cache. huggingface_hub
-is imported only here, when a model outside the catalog is sized: it is heavy and the catalog needs none of it.
+second preview needs no network; `HF_HUB_OFFLINE=1` (the CLI's --offline) reads only the cache. The catalog keeps
+the same facts for the repositories it holds (catalog/data/hub/, one file each, written by `scripts/add_model.py
+--hub` from a Hub read), used offline whenever no other revision is pinned. huggingface_hub is imported only
+here, when the Hub itself is read: it is heavy and the catalog needs none of it.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -21,6 +23,7 @@ from config.errors import ConfigError, ConfigIssue, show, suggest_name
 from preflight.checkpoint import Tensor
 from reading.files import FileReadError, read_text
 
+CATALOG_FACTS = Path(__file__).resolve().parent.parent / "catalog" / "data" / "hub"  # Hub reads the catalog keeps
 CACHE_FORMAT = 1
 # ~90 B per tensor: a dense 70B model's 700 tensors take 60 KB, a 256-expert MoE's 100,000 about 9 MB.
 MAX_CACHE_BYTES = 64 * 1024 * 1024
@@ -46,6 +49,17 @@ def cache_dir() -> Path:
     return Path(configured) if configured else Path.home() / ".cache" / "vllm-serving" / "hub"
 
 
+def catalog_path(repo_id: str) -> Path:
+    return CATALOG_FACTS / f"{repo_id.replace('/', '--')}.json"
+
+
+def catalog_facts(repo_id: str) -> HubFacts | None:
+    """The facts the catalog keeps for the repository (scripts/add_model.py --hub copies a Hub read there)."""
+    path = catalog_path(repo_id)
+    facts = _read_facts(path, repo_id, "main") if path.is_file() else None
+    return None if facts is None else replace(facts, revision=facts.sha or "main", source=f"catalog (the Hub at {facts.sha})")
+
+
 def cache_path(repo_id: str, revision: str) -> Path:
     return cache_dir() / f"{repo_id.replace('/', '--')}@{revision.replace('/', '--')}.json"
 
@@ -55,7 +69,11 @@ def offline() -> bool:
 
 
 def hub_facts(repo_id: str, revision: str | None) -> HubFacts:
-    """The facts at `revision`: from the Hub (and cached), else from the cache. Raises ConfigError naming the key."""
+    """The facts at `revision`: the catalog's copy when it is of that revision (or none is pinned), else from the
+    Hub (and cached), else from the cache. Raises ConfigError naming the key."""
+    kept = catalog_facts(repo_id)
+    if kept is not None and revision in (None, kept.sha):
+        return kept
     rev = revision or "main"
     if offline():
         return read_cache(repo_id, rev) or _fail("model.id", repo_id, OFFLINE_UNCACHED, FILL_CACHE)
@@ -156,15 +174,7 @@ def _load_config(path: Path, repo_id: str) -> dict[str, Any]:
 def write_cache(facts: HubFacts) -> None:
     """Keep the facts for the next run; a cache that cannot be written only costs a Hub read next time."""
     path = cache_path(facts.repo_id, facts.revision)
-    document = {
-        "format": CACHE_FORMAT,
-        "repo_id": facts.repo_id,
-        "revision": facts.revision,
-        "sha": facts.sha,
-        "gated": facts.gated,
-        "config": facts.config,
-        "tensors": [[t.name, t.dtype, list(t.shape), t.nbytes] for t in facts.tensors],
-    }
+    document = facts_document(facts)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_suffix(".tmp")
@@ -177,8 +187,23 @@ def write_cache(facts: HubFacts) -> None:
 def read_cache(repo_id: str, revision: str) -> HubFacts | None:
     """The cached facts, or None when there is no usable copy (absent, too large, or not this format)."""
     path = cache_path(repo_id, revision)
-    if not path.exists():
-        return None
+    return _read_facts(path, repo_id, revision) if path.exists() else None
+
+
+def facts_document(facts: HubFacts) -> dict[str, Any]:
+    """The facts as the cache and the catalog keep them (JSON)."""
+    return {
+        "format": CACHE_FORMAT,
+        "repo_id": facts.repo_id,
+        "revision": facts.revision,
+        "sha": facts.sha,
+        "gated": facts.gated,
+        "config": facts.config,
+        "tensors": [[t.name, t.dtype, list(t.shape), t.nbytes] for t in facts.tensors],
+    }
+
+
+def _read_facts(path: Path, repo_id: str, revision: str) -> HubFacts | None:
     try:
         data = json.loads(read_text(path, MAX_CACHE_BYTES, "a Hub cache entry is a few hundred kilobytes"))
         tensors = tuple(Tensor(str(n), str(d), tuple(int(x) for x in s), int(b)) for n, d, s, b in data["tensors"])

@@ -2,15 +2,17 @@
 
 Usage: venv/bin/python scripts/gen_catalog_docs.py [--check]
 
-One row per model of catalog/models.py (MODELS, pre-quantized checkpoints included) and one per GPU product of
+One row per model of catalog/models.py (MODELS, pre-quantized checkpoints included) and of the Hub facts the
+catalog keeps (catalog/data/hub/, sized from their headers as the preflight sizes them), one per GPU product of
 catalog/gpus.py, with the provider labels of catalog/gpu_labels.py, then one per example in stacks/examples/ with
 its model, GPU and the first sentence of its header comment. The checkpoint size is the preflight's own
 (preflight/memory.py weights_on_disk_gib). Nothing is listed by hand, so an entry added to a catalog appears
-after regenerating. Pure: imports catalog/, preflight/memory.py and yaml only, never pulumi.
+after regenerating. Pure: imports catalog/, preflight/ and yaml only, never pulumi nor huggingface_hub.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +30,9 @@ import yaml  # noqa: E402
 from catalog.gpu_labels import PROVIDER_LABELS, ProviderLabels  # noqa: E402
 from catalog.gpus import GPUS, GpuProduct  # noqa: E402
 from catalog.models import MODELS, Architecture  # noqa: E402
+from preflight.hub import CATALOG_FACTS  # noqa: E402
 from preflight.memory import weights_on_disk_gib  # noqa: E402
+from preflight.model_source import from_hub  # noqa: E402
 
 HEADER = f"""# The catalog: models and GPUs
 
@@ -68,6 +72,8 @@ def notes(arch: Architecture) -> str:
         parts.append(f"MLA (KV LoRA rank {arch.kv_lora_rank})")
     if arch.tie_word_embeddings:
         parts.append("tied embeddings")
+    if arch.checkpoint is not None:  # kept from a Hub read (catalog/data/hub/)
+        parts.append(f"{arch.source}: {'; '.join(arch.checkpoint.formats)}")
     return "; ".join(parts)
 
 
@@ -164,8 +170,14 @@ def generate(
     return "\n".join(lines) + "\n"
 
 
+def hub_models(folder: Path = CATALOG_FACTS) -> dict[str, Architecture]:
+    """The models whose Hub facts the catalog keeps (catalog/data/hub/), sized as the preflight sizes them."""
+    repos = (json.loads(path.read_text(encoding="utf-8"))["repo_id"] for path in sorted(folder.glob("*.json")))
+    return {repo: from_hub(repo, None) for repo in repos}
+
+
 def render() -> str:
-    return generate(MODELS, GPUS, PROVIDER_LABELS, EXAMPLES)
+    return generate({**MODELS, **hub_models()}, GPUS, PROVIDER_LABELS, EXAMPLES)
 
 
 def main(argv: list[str]) -> int:

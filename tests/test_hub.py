@@ -317,3 +317,41 @@ def test_the_pulumi_program_without_hf_token_names_it_for_a_gated_hub_model(hub,
     config = yaml.safe_load((HUB_STACKS / "Pulumi.gemma-3-27b-it.yaml").read_text(encoding="utf-8"))["config"]
     _, error = run_main({key.removeprefix("vllm-serving:"): value for key, value in config.items()}, hf_token=False)
     assert error is not None and "vllm-serving:hf_token: 'google/gemma-3-27b-it' is gated on the Hub" in str(error)
+
+
+def _keep_in_catalog(repo: str, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import runpy
+
+    import preflight.hub
+    from tests.factories import REPO
+
+    monkeypatch.setattr(preflight.hub, "CATALOG_FACTS", folder)
+    script = runpy.run_path(str(REPO / "scripts" / "add_model.py"), run_name="add_model")
+    assert script["main"]([repo, "--hub", "--source", "read from tests/fake_hub.py"]) == 0
+
+
+def test_add_model_keeps_the_hub_facts_in_the_catalog_which_sizes_them_offline(hub, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    _keep_in_catalog("openai/gpt-oss-20b", tmp_path / "catalog-hub", monkeypatch)
+    read = from_hub("openai/gpt-oss-20b", None)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("PREFLIGHT_HUB_CACHE", str(tmp_path / "empty-cache"))
+    kept = from_hub("openai/gpt-oss-20b", None)
+    assert kept.source == f"catalog (the Hub at {hub['openai/gpt-oss-20b'].sha})"
+    assert kept.checkpoint == read.checkpoint
+
+
+def test_a_revision_other_than_the_catalogs_is_read_from_the_hub(hub, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    _keep_in_catalog("openai/gpt-oss-20b", tmp_path / "catalog-hub", monkeypatch)
+    assert from_hub("openai/gpt-oss-20b", "main").source == "Hub"
+
+
+def test_the_catalog_page_lists_the_hub_facts_it_keeps(hub, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import runpy
+
+    from tests.factories import REPO
+
+    _keep_in_catalog("openai/gpt-oss-20b", tmp_path / "catalog-hub", monkeypatch)
+    docs = runpy.run_path(str(REPO / "scripts" / "gen_catalog_docs.py"), run_name="gen_catalog_docs")
+    row = docs["model_row"]("openai/gpt-oss-20b", docs["hub_models"](tmp_path / "catalog-hub")["openai/gpt-oss-20b"])
+    assert row.startswith("| `openai/gpt-oss-20b` | 11.96 B | `mxfp4` | 12.8 GiB | 24 | 64 (8) | 64 | 131,072 |")
+    assert "catalog (the Hub at " in row and "MXFP4 (U8 blocks + E8M0 scales, 32 per block): 9.46 GiB" in row
