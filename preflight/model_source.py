@@ -183,6 +183,9 @@ def from_config_dict(data: dict[str, Any], num_parameters: int | None) -> Archit
             fields[key] = data[alias]
     if "torch_dtype" not in fields and data.get("dtype") in ("bfloat16", "float16", "float32"):
         fields["torch_dtype"] = data["dtype"]  # transformers >= 4.56 writes `dtype`
+    derived = derived_max_model_len(data)
+    if derived is not None:
+        fields["max_position_embeddings"] = derived
     sliding = _sliding_layers(data)
     if sliding is not None:
         fields["num_sliding_window_layers"] = sliding
@@ -190,6 +193,24 @@ def from_config_dict(data: dict[str, Any], num_parameters: int | None) -> Archit
     if num_parameters:
         fields["num_parameters"] = num_parameters
     return from_config(ArchitectureConfig.model_validate(fields))
+
+
+ROPE_KEEPS_LENGTH = ("su", "longrope", "llama3")  # RoPE types whose factor vLLM does not multiply the length by
+
+
+def derived_max_model_len(data: dict[str, Any]) -> int | None:
+    """The longest context vLLM derives from config.json: max_position_embeddings scaled by the RoPE factor
+    (yarn: original_max_position_embeddings x factor), except for the types that keep it and for gemma-3, whose
+    length is scaled already (vllm-project/vllm vllm/config/model.py@0052a5b8 _get_and_verify_max_len)."""
+    length, rope = data.get("max_position_embeddings"), data.get("rope_scaling") or data.get("rope_parameters")
+    if not isinstance(length, int) or not isinstance(rope, dict) or "gemma3" in str(data.get("model_type")):
+        return None
+    kind = rope.get("rope_type") or rope.get("type")
+    factor = rope.get("factor", 1.0)
+    if kind in ROPE_KEEPS_LENGTH or not isinstance(factor, (int, float)):
+        return None
+    original = rope.get("original_max_position_embeddings") if kind == "yarn" else None
+    return int((original if isinstance(original, int) else length) * factor)
 
 
 def _sliding_layers(data: dict[str, Any]) -> int | None:

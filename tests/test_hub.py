@@ -355,3 +355,23 @@ def test_the_catalog_page_lists_the_hub_facts_it_keeps(hub, tmp_path, monkeypatc
     row = docs["model_row"]("openai/gpt-oss-20b", docs["hub_models"](tmp_path / "catalog-hub")["openai/gpt-oss-20b"])
     assert row.startswith("| `openai/gpt-oss-20b` | 11.96 B | `mxfp4` | 12.8 GiB | 24 | 64 (8) | 64 | 131,072 |")
     assert "catalog (the Hub at " in row and "MXFP4 (U8 blocks + E8M0 scales, 32 per block): 9.46 GiB" in row
+
+
+def test_a_yarn_rope_scaling_lengthens_the_context_as_vllm_derives_it() -> None:
+    from preflight.model_source import from_config_dict
+
+    config = {**POPULAR["Qwen/Qwen2.5-7B-Instruct"]["config"]}
+    config["rope_scaling"] = {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+    assert from_config_dict(config, None).max_position_embeddings == 131072
+
+
+def test_gemma_3s_linear_rope_scaling_leaves_its_context_as_written() -> None:
+    from preflight.model_source import from_config_dict
+
+    assert from_config_dict(POPULAR["google/gemma-3-27b-it"]["config"], None).max_position_embeddings == 131072
+
+
+def test_llama_3s_rope_scaling_leaves_its_context_as_written() -> None:
+    from preflight.model_source import from_config_dict
+
+    assert from_config_dict(POPULAR["meta-llama/Llama-3.1-8B-Instruct"]["config"], None).max_position_embeddings == 131072
