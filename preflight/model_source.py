@@ -11,6 +11,7 @@ from catalog.models import INT4_G128_BYTES, MODELS, Architecture
 from config.errors import ConfigError, ConfigIssue, show
 from config.model import ArchitectureConfig, ModelConfig
 from preflight.checkpoint import checkpoint_bytes
+from preflight.hub import hub_facts
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 MAX_CONFIG_JSON_BYTES = 4 * 1024 * 1024  # Hugging Face config.json files are a few KB; multimodal ones < 100 KB
@@ -31,8 +32,6 @@ def resolve_architecture(model: ModelConfig) -> Architecture:
 
 def from_hub(repo_id: str, revision: str | None) -> Architecture:
     """The architecture from the Hub's facts: config.json for the shape, the headers for the exact bytes."""
-    from preflight.hub import hub_facts  # imports huggingface_hub: only for a model outside the catalog
-
     facts = hub_facts(repo_id, revision)
     try:
         shape = from_config_dict(facts.config, None)

@@ -51,6 +51,7 @@ def hub(popular_repos: dict[str, Repo], hub_cache: Path, monkeypatch: pytest.Mon
 def test_the_data_holds_at_least_ten_models_each_with_its_sources() -> None:
     assert len(POPULAR) >= 10
     assert all(model["config_source"] and all(real["source"] for real in model["real"]) for model in POPULAR.values())
+    assert all(model["real"] or model["real_missing"] for model in POPULAR.values())
 
 
 @pytest.mark.parametrize(("repo", "real"), REAL, ids=[f"{repo}-{i}" for i, (repo, _) in enumerate(REAL)])
