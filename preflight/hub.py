@@ -83,7 +83,7 @@ def hub_facts(repo_id: str, revision: str | None) -> HubFacts:
         cached = read_cache(repo_id, rev)
         if cached is None:
             _fail("model.id", repo_id, UNREACHABLE.format(down=down) + _hint(repo_id), RETRY)
-        return HubFacts(**{**cached.__dict__, "source": f"Hub cache (the Hub is unreachable: {down})"})
+        return replace(cached, source=f"Hub cache (the Hub is unreachable: {down})")
     write_cache(facts)
     return facts
 
@@ -106,7 +106,8 @@ NOT_FOUND_FIX = (
 GATED_NO_TOKEN = "is gated on the Hub and no token is set (401)"
 GATED_NOT_ACCEPTED = "is gated and the token's account has not accepted its licence (403)"
 NO_REVISION = "is not a revision of {repo} on the Hub (404)"
-NOT_SAFETENSORS = "has no safetensors weights on the Hub (model.safetensors or its index) to size it from"
+NO_CONFIG = "has no config.json on the Hub to size it from"
+NO_HEADERS_FIX = "describe the model with model.architecture (config.json keys) and model.architecture.num_parameters."
 
 
 class _NetworkDown(Exception):
@@ -138,25 +139,30 @@ def _read_hub(repo_id: str, revision: str) -> HubFacts:
     api = HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)
     try:
         info = api.model_info(repo_id, revision=revision)
-        config_file = api.hf_hub_download(repo_id, "config.json", revision=info.sha or revision)
-        config = _load_config(Path(config_file), repo_id)
-        metadata = api.get_safetensors_metadata(repo_id, revision=info.sha or revision)
+        pinned = info.sha or revision
+        config = _load_config(Path(api.hf_hub_download(repo_id, "config.json", revision=pinned)), repo_id)
+        try:
+            files = list(api.get_safetensors_metadata(repo_id, revision=pinned).files_metadata.values())
+        except hub_errors.NotASafetensorsRepoError:  # .bin weights only: sized from config.json alone
+            files = []
     except hub_errors.GatedRepoError:
         _gated(repo_id, get_token() is not None)
     except hub_errors.RevisionNotFoundError:
         _fail("model.revision", revision, NO_REVISION.format(repo=repo_id), "pin a commit sha or tag the repository has.")
     except hub_errors.RepositoryNotFoundError:
         _fail("model.id", repo_id, NOT_FOUND + _hint(repo_id), NOT_FOUND_FIX)
-    except hub_errors.NotASafetensorsRepoError:
-        _fail("model.id", repo_id, NOT_SAFETENSORS, "serve a safetensors checkpoint, or describe it with model.architecture.")
+    except hub_errors.RemoteEntryNotFoundError:
+        _fail("model.id", repo_id, NO_CONFIG, "describe it with model.architecture (config.json keys).")
+    except hub_errors.SafetensorsParsingError as error:
+        _fail("model.id", repo_id, f"has a safetensors header that cannot be parsed ({str(error)[:120]})", NO_HEADERS_FIX)
     except (httpx2.TransportError, hub_errors.LocalEntryNotFoundError, hub_errors.OfflineModeIsEnabled) as error:
         raise _NetworkDown(type(error).__name__) from None
     except hub_errors.HfHubHTTPError as error:  # a 5xx, a proxy's answer: the Hub is not usable now
         raise _NetworkDown(f"HTTP {error.response.status_code if error.response is not None else '?'}") from None
     tensors = tuple(
-        Tensor(name, info_.dtype, tuple(info_.shape), info_.data_offsets[1] - info_.data_offsets[0])
-        for file in metadata.files_metadata.values()
-        for name, info_ in file.tensors.items()
+        Tensor(name, tensor.dtype, tuple(tensor.shape), tensor.data_offsets[1] - tensor.data_offsets[0])
+        for file in files
+        for name, tensor in file.tensors.items()
     )
     return HubFacts(repo_id, revision, info.sha, bool(info.gated), config, tensors)
 

@@ -46,8 +46,8 @@ def from_hub(repo_id: str, revision: str | None) -> Architecture:
             ]
         ) from None
     read = replace(shape, source=facts.source, gated=facts.gated)
-    if not facts.tensors:
-        return read
+    if not facts.tensors:  # no safetensors weights (.bin only): the parameters are estimated from the shape
+        return replace(read, source=f"{facts.source}, config.json only (no safetensors headers)")
     params = sum(math.prod(tensor.shape) for tensor in facts.tensors)
     return replace(read, num_parameters=params, checkpoint=checkpoint_bytes(facts.tensors, shape.num_hidden_layers))
 

@@ -127,7 +127,7 @@ def serving(repos: dict[str, Repo]) -> Iterator[str]:
     """Serve `repos` on a free local port; yields the endpoint URL."""
     handler = type("Handler", (_Handler,), {"repos": repos})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

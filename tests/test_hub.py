@@ -8,6 +8,7 @@ import json
 import math
 import struct
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -131,6 +132,38 @@ def test_headers_written_by_the_safetensors_library_size_exactly(hub_cache, monk
         arch = from_hub("tiny/model", None)
     header = struct.unpack("<Q", file[:8])[0]
     assert arch.checkpoint is not None and arch.checkpoint.total_bytes == len(file) - 8 - header
+
+
+@contextmanager
+def _serve_one(files: dict[str, bytes], monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    with serving({"someone/model": Repo(files)}) as endpoint:
+        monkeypatch.setenv("HF_ENDPOINT", endpoint)
+        yield
+
+
+def test_a_repository_without_safetensors_is_sized_from_its_config_and_says_so(hub_cache, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    config = json.dumps(POPULAR["Qwen/Qwen3-14B"]["config"]).encode()
+    with _serve_one({"config.json": config, "pytorch_model.bin": b""}, monkeypatch):
+        arch = from_hub("someone/model", None)
+    assert arch.checkpoint is None and arch.source == "Hub, config.json only (no safetensors headers)"
+    assert arch.num_parameters == pytest.approx(14.77e9, rel=0.01)  # estimated from the shape
+
+
+def test_a_repository_without_a_config_json_names_model_id(hub_cache, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    with _serve_one({"model.safetensors": hub_checkpoints.header_only([])}, monkeypatch):
+        with pytest.raises(ConfigError) as error:
+            from_hub("someone/model", None)
+    issue = error.value.issues[0]
+    assert issue.key == "model.id" and "has no config.json on the Hub" in issue.message
+
+
+def test_a_header_that_cannot_be_parsed_names_model_id(hub_cache, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    config = json.dumps(POPULAR["Qwen/Qwen3-14B"]["config"]).encode()
+    with _serve_one({"config.json": config, "model.safetensors": struct.pack("<Q", 12) + b"not json at all"}, monkeypatch):
+        with pytest.raises(ConfigError) as error:
+            from_hub("someone/model", None)
+    issue = error.value.issues[0]
+    assert issue.key == "model.id" and "has a safetensors header that cannot be parsed" in issue.message
 
 
 def test_a_second_read_needs_no_network(hub, monkeypatch) -> None:  # type: ignore[no-untyped-def]
