@@ -150,18 +150,18 @@ def test_a_repository_without_safetensors_is_sized_from_its_config_and_says_so(h
 
 
 def test_a_repository_without_a_config_json_names_model_id(hub_cache, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    with _serve_one({"model.safetensors": hub_checkpoints.header_only([])}, monkeypatch):
-        with pytest.raises(ConfigError) as error:
-            from_hub("someone/model", None)
+    files = {"model.safetensors": hub_checkpoints.header_only([])}
+    with _serve_one(files, monkeypatch), pytest.raises(ConfigError) as error:
+        from_hub("someone/model", None)
     issue = error.value.issues[0]
     assert issue.key == "model.id" and "has no config.json on the Hub" in issue.message
 
 
 def test_a_header_that_cannot_be_parsed_names_model_id(hub_cache, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     config = json.dumps(POPULAR["Qwen/Qwen3-14B"]["config"]).encode()
-    with _serve_one({"config.json": config, "model.safetensors": struct.pack("<Q", 12) + b"not json at all"}, monkeypatch):
-        with pytest.raises(ConfigError) as error:
-            from_hub("someone/model", None)
+    files = {"config.json": config, "model.safetensors": struct.pack("<Q", 12) + b"not json at all"}
+    with _serve_one(files, monkeypatch), pytest.raises(ConfigError) as error:
+        from_hub("someone/model", None)
     issue = error.value.issues[0]
     assert issue.key == "model.id" and "has a safetensors header that cannot be parsed" in issue.message
 
