@@ -76,6 +76,7 @@ class Architecture:
     checkpoint: CheckpointBytes | None = None
     source: str = "catalog"
     gated: bool | None = None  # the Hub's gated flag, when read from the Hub (else gated_on_hub says)
+    commit: str | None = None  # the commit the Hub facts were read at
 
     @property
     def uses_mla(self) -> bool:

@@ -45,7 +45,7 @@ def from_hub(repo_id: str, revision: str | None) -> Architecture:
                 )
             ]
         ) from None
-    read = replace(shape, source=facts.source, gated=facts.gated)
+    read = replace(shape, source=facts.source, gated=facts.gated, commit=facts.sha)
     if not facts.tensors:  # no safetensors weights (.bin only): the parameters are estimated from the shape
         return replace(read, source=f"{facts.source}, config.json only (no safetensors headers)")
     params = sum(math.prod(tensor.shape) for tensor in facts.tensors)

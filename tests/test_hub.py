@@ -274,6 +274,14 @@ def test_a_public_hub_model_needs_no_hf_token_secret(hub, capsys) -> None:  # ty
     assert "hf_token" not in capsys.readouterr().err
 
 
+def test_an_unpinned_hub_model_is_told_the_commit_main_is_at(hub, capsys) -> None:  # type: ignore[no-untyped-def]
+    from cli.preflight import main
+
+    assert main([str(HUB_STACKS / "Pulumi.gpt-oss-20b.yaml")]) == 0
+    sha = hub["openai/gpt-oss-20b"].sha
+    assert f"Fix: set model.revision to a commit sha (main was {sha} when the Hub was read)." in capsys.readouterr().out
+
+
 def test_the_report_says_how_a_hub_checkpoint_is_stored(hub, capsys) -> None:  # type: ignore[no-untyped-def]
     from cli.preflight import main
 
