@@ -6,7 +6,7 @@ import pulumi
 from cluster.report import ClusterResult
 from components.stack import build_stack
 from config.errors import ConfigError
-from config.sources import load_kubernetes_provider_settings, load_pulumi_secrets
+from config.sources import load_kubernetes_provider_settings, load_pulumi_secrets, share_hf_token_with_the_hub_read
 from plan import Plan
 from plan.cost import cost_rows
 from preflight.text import blocked_text, table_text
@@ -21,6 +21,7 @@ def live_cluster(plan: Plan) -> ClusterResult:
     return program_cluster_result(plan, kubeconfig, context)
 
 
+share_hf_token_with_the_hub_read()  # a gated model outside the catalog is read from the Hub at preview
 try:
     cfg, secrets_present = load_pulumi_config_with_secrets()
     verdict = assess(cfg, secrets_present, cluster_check=live_cluster, stack=pulumi.get_stack())

@@ -12,6 +12,38 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class StageBytes:
+    """Checkpoint bytes one pipeline stage is made of: `split` bytes that tensor parallelism divides across the
+    ranks (every matrix, experts included), `replicated` bytes each rank holds whole (norms, MoE routers)."""
+
+    split: int = 0
+    replicated: int = 0
+
+    def per_rank(self, tp: int) -> float:
+        return self.split / tp + self.replicated
+
+    def __add__(self, other: StageBytes) -> StageBytes:
+        return StageBytes(self.split + other.split, self.replicated + other.replicated)
+
+
+@dataclass(frozen=True)
+class CheckpointBytes:
+    """A checkpoint's exact bytes from its safetensors headers (preflight/checkpoint.py): per decoder layer, the
+    input side (embeddings, a vision tower: the first stage) and the output side (final norm, LM head: the last
+    stage), and which tensors are quantized how (`formats`: "MXFP4 (U8 blocks + E8M0 scales): 10.2 GB", ...)."""
+
+    layers: tuple[StageBytes, ...]
+    first: StageBytes
+    last: StageBytes
+    formats: tuple[str, ...] = ()
+
+    @property
+    def total_bytes(self) -> int:
+        parts = (*self.layers, self.first, self.last)
+        return sum(part.split + part.replicated for part in parts)
+
+
+@dataclass(frozen=True)
 class Architecture:
     num_hidden_layers: int
     num_attention_heads: int
@@ -38,6 +70,13 @@ class Architecture:
     # None: a 16-bit checkpoint stored in torch_dtype. Embeddings and the LM head stay 16-bit either way.
     quantization: str | None = None
     quantized_linear_bytes: float | None = None
+    # The checkpoint's safetensors headers, when read (the Hub or its cache): the exact bytes, which replace
+    # the estimate from num_parameters whenever vLLM loads the weights as stored. `source`: where these facts
+    # come from ("catalog", "Hub", "Hub cache").
+    checkpoint: CheckpointBytes | None = None
+    source: str = "catalog"
+    gated: bool | None = None  # the Hub's gated flag, when read from the Hub (else gated_on_hub says)
+    commit: str | None = None  # the commit the Hub facts were read at
 
     @property
     def uses_mla(self) -> bool:
@@ -162,6 +201,9 @@ GATED_ON_HUB: frozenset[str] = frozenset(
 )
 
 
-def gated_on_hub(model_id: str) -> bool | None:
-    """Whether the Hub gates the catalog model; None for a model the catalog does not list."""
+def gated_on_hub(model_id: str, arch: Architecture | None = None) -> bool | None:
+    """Whether the Hub gates the model: the flag read from the Hub with `arch`, else the catalog's list; None
+    for a model neither knows."""
+    if arch is not None and arch.gated is not None:
+        return arch.gated
     return model_id in GATED_ON_HUB if model_id in MODELS else None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +62,7 @@ examples:
   python -m preflight stacks/Pulumi.prod.yaml --against base/stacks/Pulumi.prod.yaml   # what an upgrade changes
   python -m preflight stacks/Pulumi.prod.yaml --frontier
   python -m preflight stacks/Pulumi.prod.yaml --log vllm.log --events events.txt  # kubectl logs / describe pod
+  python -m preflight stacks/Pulumi.dev.yaml --offline
 """
 
 
@@ -115,6 +117,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="name the cheapest GPU layout that meets the target and list every catalog layout, priced (--json has them)",
     )
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="read no model facts from the Hub: a model outside the catalog comes from the Hub cache (HF_HUB_OFFLINE=1)",
+    )
     parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     return parser
 
@@ -131,6 +138,8 @@ def _run(args: argparse.Namespace) -> int:
             phases = parse_phases(log_text, read_startup_log(args.events, "--events") if args.events else None)
         except LogError as error:
             return _config_error(args, ConfigError([ConfigIssue("", str(error))]))
+    if args.offline:  # preflight/hub.py reads the cache only (huggingface_hub's own switch, for the same reason)
+        os.environ["HF_HUB_OFFLINE"] = "1"
     try:
         cfg, secrets = load_stack_file_with_secrets(args.stack_file)
     except ConfigError as error:
@@ -156,7 +165,11 @@ def _run(args: argparse.Namespace) -> int:
             upgrade = _upgrade(args.against, stack, cfg, verdict)
         except ConfigError as error:
             return _config_error(args, error)
-    for issue in missing_secrets(cfg, secrets):
+    arch = verdict.report.resolved.architecture if verdict.report else None
+    source = arch.source if arch else "catalog"
+    if args.offline or source != "catalog":
+        print(f"note: model facts of {cfg.model.id} from the {source}{' (--offline)' if args.offline else ''}", file=sys.stderr)
+    for issue in missing_secrets(cfg, secrets, arch):
         print(f"note: {issue.render()} (pulumi preview stops unless it is set elsewhere)", file=sys.stderr)
     _print_report(args, verdict, _frontier(args, cfg, verdict), logged, upgrade, timing)
     return verdict.outcome.value

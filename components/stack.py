@@ -29,9 +29,10 @@ def build_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
     """Register every resource for the stack; return the stack outputs. The plan passed validation.assess
     (__main__.py), so nothing here re-checks it."""
     model = plan.model
-    # A gated catalog model without the token stopped in validation.assess (validation/secrets.py); a public one
-    # needs none. Only a model the catalog does not know may be either.
-    if secrets.hf_token is None and model.local_path is None and gated_on_hub(model.id) is None:
+    # A gated model without the token stopped in validation.assess (validation/secrets.py); a public one needs
+    # none. Only a model neither the catalog nor the Hub described (model.architecture, config_json) may be either.
+    gated = gated_on_hub(model.id, plan.sizing.resolved.architecture)
+    if secrets.hf_token is None and model.local_path is None and gated is None:
         pulumi.log.warn(
             f"no hf_token secret: downloading {model.id} works only if the repository is public (the catalog does "
             "not say); a gated one fails with 401. Set it: pulumi config set --secret hf_token <token>."

@@ -6,9 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from catalog.models import MODELS
 from config.base import ConfigGroup
-from config.errors import show
 from config.syntax import HubRepoId, MountPath, NonNegativeInt, Revision
 from config.syntax import Quantity as PositiveInt
 
@@ -119,7 +117,9 @@ class ModelConfig(ConfigGroup):
     revision: Revision | None = Field(
         None, description="Git revision (commit sha or tag) to download and serve; pin it in production."
     )
-    architecture: ArchitectureConfig | None = Field(None, description="Architecture inline, for a model outside the catalog.")
+    architecture: ArchitectureConfig | None = Field(
+        None, description="Architecture inline, for a model outside the catalog (else read from the Hub)."
+    )
     config_json: str | None = Field(
         None, description="Path to the model's config.json (relative to the project), for a model outside the catalog."
     )
@@ -139,18 +139,4 @@ class ModelConfig(ConfigGroup):
             raise ValueError(
                 "model.num_parameters goes with model.config_json. Fix: put num_parameters inside model.architecture instead."
             )
-        if self.architecture is None and self.config_json is None and self.id not in MODELS:
-            raise ValueError(_unknown_model_message(self.id))
         return self
-
-
-def _unknown_model_message(model_id: str) -> str:
-    from config.errors import suggest_name
-
-    hint = suggest_name(model_id, list(MODELS))
-    catalog = ", ".join(MODELS)
-    return (
-        f"{show(model_id)} is not in the catalog and no architecture was given"
-        f"{' (' + hint + ')' if hint else ''}. Fix: use a catalog model ({catalog}), or describe it "
-        "with model.architecture (config.json keys) or model.config_json."
-    )

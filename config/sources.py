@@ -245,6 +245,17 @@ def stack_file_of(stack: str, project_dir: Path) -> Path | None:
     return None
 
 
+def share_hf_token_with_the_hub_read() -> None:
+    """The Hub read at preview (preflight/hub.py, a model outside the catalog) authenticates as huggingface_hub
+    does, with HF_TOKEN: hand it the hf_token secret unless the environment names a token already. Config.get
+    returns a secret's plaintext (pulumi sdk config.py _get); it goes to this process's environment only."""
+    import pulumi
+
+    token = pulumi.Config().get("hf_token")
+    if token and not os.environ.get("HF_TOKEN"):
+        os.environ["HF_TOKEN"] = token
+
+
 def load_pulumi_secrets() -> StackSecrets:
     """The credentials as Pulumi secret Outputs (set with `pulumi config set --secret`)."""
     import pulumi

@@ -44,6 +44,12 @@ def gib_for_blocks(inputs: MemoryInputs, memory: MemoryEstimate, blocks: int) ->
     return blocks * inputs.block_size * memory.per_token_kv_bytes / layout.groups / GIB
 
 
+def _hub_commit(resolved: ResolvedEngine) -> str:
+    """The commit the model's Hub facts were read at: what main held then."""
+    commit = resolved.architecture.commit
+    return f" (main was {commit} when the Hub was read)" if commit else ""
+
+
 def structural_reasons(stack: SizingInputs, resolved: ResolvedEngine) -> list[str]:
     """Rules vLLM or the scheduler enforce regardless of memory."""
     reasons = _parallelism_reasons(stack, resolved)
@@ -231,7 +237,7 @@ def risk_warnings(stack: SizingInputs, resolved: ResolvedEngine, margin_percent:
         warnings.append(
             f"model.revision is not pinned: the cache takes whatever {stack.model.id}'s main branch holds "
             "when it is downloaded, so replicas and re-deploys can serve different weights. Fix: set "
-            "model.revision to a commit sha."
+            f"model.revision to a commit sha{_hub_commit(resolved)}."
         )
     if len(stack.gpu.products) > 1:
         warnings.append(

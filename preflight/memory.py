@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from catalog.models import Architecture
 from catalog.vllm_versions import MemoryEra
+from preflight.checkpoint import largest_stage_bytes
 
 GIB = 1024**3
 
@@ -137,9 +138,20 @@ def weight_bytes(arch: Architecture, dtype: str, quantization: str | None) -> tu
     return linear_params * linear_bytes(arch, dtype, quantization), embedding * dense_bytes
 
 
+def loads_as_stored(arch: Architecture, dtype: str, quantization: str | None) -> bool:
+    """Whether vLLM keeps the checkpoint's own bytes: its method (awq and awq_marlin alike), in a width the
+    --dtype keeps (a float32 checkpoint under "auto" is cast to 16 bits)."""
+    same_method = (quantization or "").split("_")[0] == (arch.quantization or "").split("_")[0]
+    width = DTYPE_BYTES["float32" if arch.torch_dtype == "float32" else "auto"]
+    return same_method and (arch.quantization is not None or DTYPE_BYTES[dtype] == width)
+
+
 def weights_on_disk_gib(arch: Architecture) -> float:
     """Checkpoint size: what the cache volume holds, what is downloaded and read at start-up. Always the
-    checkpoint's storage (Architecture.quantization or torch_dtype), whatever vLLM quantizes it to at load."""
+    checkpoint's storage (Architecture.quantization or torch_dtype), whatever vLLM quantizes it to at load;
+    exact when its safetensors headers were read."""
+    if arch.checkpoint is not None:
+        return arch.checkpoint.total_bytes / GIB
     stored = arch.quantization
     linear, embedding = weight_bytes(arch, "auto" if stored else arch.torch_dtype, stored)
     heads = 1 if arch.tie_word_embeddings else 2
@@ -150,6 +162,9 @@ def weights_gib_per_gpu(arch: Architecture, dtype: str, quantization: str | None
     """The largest stage's weights on one GPU. TP splits every matrix (vocabulary too, VocabParallelEmbedding);
     PP gives the embedding to the first stage and the LM head to the last (a tied head is copied there); with
     layers that do not divide evenly, the largest stage holds ceil(layers / pp) of them (pp_utils.get_pp_indices)."""
+    if arch.checkpoint is not None and loads_as_stored(arch, dtype, quantization):
+        tied = arch.embedding_parameters * DTYPE_BYTES["auto"] if arch.tie_word_embeddings else 0
+        return largest_stage_bytes(arch.checkpoint, tp, pp, tied) / GIB
     linear, embedding = weight_bytes(arch, dtype, quantization)
     if pp == 1:
         heads = 1 if arch.tie_word_embeddings else 2

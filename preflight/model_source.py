@@ -2,24 +2,54 @@
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from catalog.models import INT4_G128_BYTES, MODELS, Architecture
 from config.errors import ConfigError, ConfigIssue, show
 from config.model import ArchitectureConfig, ModelConfig
+from preflight.checkpoint import checkpoint_bytes
+from preflight.hub import hub_facts
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 MAX_CONFIG_JSON_BYTES = 4 * 1024 * 1024  # Hugging Face config.json files are a few KB; multimodal ones < 100 KB
 
 
 def resolve_architecture(model: ModelConfig) -> Architecture:
-    """The architecture the preflight sizes. Raises ConfigError for an unreadable config_json."""
+    """The architecture the preflight sizes: inline, a local config.json, the catalog, else the Hub (its
+    config.json and safetensors headers at model.revision, preflight/hub.py). Raises ConfigError when it
+    cannot be read."""
     if model.architecture is not None:
         return from_config(model.architecture)
     if model.config_json is not None:
         return _from_config_json(model.config_json, model.num_parameters)
-    return MODELS[model.id]
+    if model.id in MODELS:
+        return MODELS[model.id]
+    return from_hub(model.id, model.revision)
+
+
+def from_hub(repo_id: str, revision: str | None) -> Architecture:
+    """The architecture from the Hub's facts: config.json for the shape, the headers for the exact bytes."""
+    facts = hub_facts(repo_id, revision)
+    try:
+        shape = from_config_dict(facts.config, None)
+    except ValueError as error:
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    "model.id",
+                    f"{show(repo_id)}'s config.json on the Hub lacks what the preflight needs: {error}".replace("\n", " "),
+                    "describe it with model.architecture (config.json keys).",
+                )
+            ]
+        ) from None
+    read = replace(shape, source=facts.source, gated=facts.gated, commit=facts.sha)
+    if not facts.tensors:  # no safetensors weights (.bin only): the parameters are estimated from the shape
+        return replace(read, source=f"{facts.source}, config.json only (no safetensors headers)")
+    params = sum(math.prod(tensor.shape) for tensor in facts.tensors)
+    return replace(read, num_parameters=params, checkpoint=checkpoint_bytes(facts.tensors, shape.num_hidden_layers))
 
 
 def from_config(arch: ArchitectureConfig) -> Architecture:
@@ -69,6 +99,8 @@ def quantization_fields(data: dict[str, Any]) -> dict[str, Any]:
         bits = bits or (group.get("weights") or {}).get("num_bits") if isinstance(group, dict) else bits
     if bits is None and "fp8" in method:
         bits = 8
+    if bits is None and method == "mxfp4":  # gpt-oss: 4-bit E2M1 values, one E8M0 scale per 32
+        bits = 4
     return {"quantization": method, "quantization_bits": bits}
 
 
@@ -114,17 +146,8 @@ def _from_config_json(path_text: str, num_parameters: int | None) -> Architectur
                 )
             ]
         )
-    if isinstance(data.get("text_config"), dict):  # multimodal checkpoints nest the language model's config
-        data = {**data, **data["text_config"]}
-    known = set(ArchitectureConfig.model_fields)
-    fields = {key: value for key, value in data.items() if key in known and value is not None}
-    if isinstance(data.get("layer_types"), list):  # transformers >= 4.53 lists each layer's attention
-        fields["num_sliding_window_layers"] = sum(1 for t in data["layer_types"] if t == "sliding_attention")
-    fields.update(quantization_fields(data))
-    if num_parameters:
-        fields["num_parameters"] = num_parameters
     try:
-        return from_config(ArchitectureConfig.model_validate(fields))
+        return from_config_dict(data, num_parameters)
     except ValueError as error:
         raise ConfigError(
             [
@@ -135,3 +158,66 @@ def _from_config_json(path_text: str, num_parameters: int | None) -> Architectur
                 )
             ]
         ) from None
+
+
+# transformers' defaults for keys a nested text_config may leave out (gemma-3's has no vocab_size and no
+# max_position_embeddings): transformers src/transformers/models/gemma3/configuration_gemma3.py
+# Gemma3TextConfig.__init__ (vocab_size 262_208, max_position_embeddings 131_072, sliding_window_pattern 6).
+TEXT_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma3_text": {"vocab_size": 262208, "max_position_embeddings": 131072, "sliding_window_pattern": 6},
+}
+# Other spellings of the same fact: Qwen3-MoE's `num_experts`, DeepSeek's `n_routed_experts`.
+CONFIG_ALIASES = {"num_experts": "num_local_experts", "n_routed_experts": "num_local_experts"}
+
+
+def from_config_dict(data: dict[str, Any], num_parameters: int | None) -> Architecture:
+    """The architecture a config.json describes. Raises ValueError (pydantic's) when a key it needs is missing."""
+    if isinstance(data.get("text_config"), dict):  # multimodal checkpoints nest the language model's config
+        text = data["text_config"]
+        data = {**TEXT_DEFAULTS.get(str(text.get("model_type")), {}), **data, **text}
+    known = set(ArchitectureConfig.model_fields)
+    fields = {key: value for key, value in data.items() if key in known and value is not None}
+    for alias, key in CONFIG_ALIASES.items():
+        if data.get(alias) is not None and key not in fields:
+            fields[key] = data[alias]
+    if "torch_dtype" not in fields and data.get("dtype") in ("bfloat16", "float16", "float32"):
+        fields["torch_dtype"] = data["dtype"]  # transformers >= 4.56 writes `dtype`
+    derived = derived_max_model_len(data)
+    if derived is not None:
+        fields["max_position_embeddings"] = derived
+    sliding = _sliding_layers(data)
+    if sliding is not None:
+        fields["num_sliding_window_layers"] = sliding
+    fields.update(quantization_fields(data))
+    if num_parameters:
+        fields["num_parameters"] = num_parameters
+    return from_config(ArchitectureConfig.model_validate(fields))
+
+
+ROPE_KEEPS_LENGTH = ("su", "longrope", "llama3")  # RoPE types whose factor vLLM does not multiply the length by
+
+
+def derived_max_model_len(data: dict[str, Any]) -> int | None:
+    """The longest context vLLM derives from config.json: max_position_embeddings scaled by the RoPE factor
+    (yarn: original_max_position_embeddings x factor), except for the types that keep it and for gemma-3, whose
+    length is scaled already (vllm-project/vllm vllm/config/model.py@0052a5b8 _get_and_verify_max_len)."""
+    length, rope = data.get("max_position_embeddings"), data.get("rope_scaling") or data.get("rope_parameters")
+    if not isinstance(length, int) or not isinstance(rope, dict) or "gemma3" in str(data.get("model_type")):
+        return None
+    kind = rope.get("rope_type") or rope.get("type")
+    factor = rope.get("factor", 1.0)
+    if kind in ROPE_KEEPS_LENGTH or not isinstance(factor, (int, float)):
+        return None
+    original = rope.get("original_max_position_embeddings") if kind == "yarn" else None
+    return int((original if isinstance(original, int) else length) * factor)
+
+
+def _sliding_layers(data: dict[str, Any]) -> int | None:
+    """Layers with a sliding window: `layer_types` (transformers >= 4.53), else gemma-3's `sliding_window_pattern`
+    (every Nth layer attends fully, Gemma3TextConfig), else None (the config does not say)."""
+    if isinstance(data.get("layer_types"), list):
+        return sum(1 for kind in data["layer_types"] if kind == "sliding_attention")
+    pattern, layers = data.get("sliding_window_pattern"), data.get("num_hidden_layers")
+    if isinstance(pattern, int) and pattern > 0 and isinstance(layers, int) and data.get("sliding_window"):
+        return layers - layers // pattern
+    return None

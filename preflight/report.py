@@ -69,7 +69,7 @@ class PreflightReport:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready sections, every GiB figure rounded to 3 places (the text prints these same values)."""
-        return {
+        data = {
             "verdict": _verdict_dict(self.verdict),
             "gpu": _gpu_dict(self),
             "engine": _engine_dict(self.resolved, self.kv_cache_dtype),
@@ -78,6 +78,11 @@ class PreflightReport:
             "target": _target_dict(self),
             "startup": None if self.startup is None else asdict(self.startup),
         }
+        checkpoint = self.resolved.architecture.checkpoint
+        if checkpoint is not None:  # read from safetensors headers (a model from the Hub): how it is stored
+            source = self.resolved.architecture.source
+            data["checkpoint"] = {"source": source, "bytes": checkpoint.total_bytes, "formats": list(checkpoint.formats)}
+        return data
 
 
 def _verdict_dict(verdict: Verdict) -> dict[str, Any]:

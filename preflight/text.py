@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from cluster.report import NOT_CHECKED, ClusterResult
 from preflight.report import PreflightReport
@@ -11,6 +12,14 @@ from preflight.report import PreflightReport
 def _nodes(report: PreflightReport) -> str:
     nnodes = report.resolved.nnodes
     return f" on {nnodes} nodes x {report.resolved.gpus_per_node} GPUs" if nnodes > 1 else ""
+
+
+def _checkpoint_row(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """How a checkpoint read from its safetensors headers is stored (none for a catalog model)."""
+    checkpoint = data.get("checkpoint")
+    if checkpoint is None:
+        return []
+    return [("Checkpoint", f"{'; '.join(checkpoint['formats'])} (safetensors headers, {checkpoint['source']})")]
 
 
 def figures(report: PreflightReport) -> list[tuple[str, str]]:
@@ -33,6 +42,7 @@ def figures(report: PreflightReport) -> list[tuple[str, str]]:
             "Weights",
             f"{memory['weights_gib_per_gpu']:.2f} GiB per GPU ({memory['weights_on_disk_gib']:.2f} GiB on disk)",
         ),
+        *_checkpoint_row(data),
         ("Draft model weights", f"{memory['draft_gib_per_gpu']:.2f} GiB per GPU"),
         (
             "Activation peak",

@@ -13,7 +13,6 @@ import pytest
 from pydantic import BaseModel
 
 from catalog.gpus import GPUS
-from catalog.models import MODELS
 from catalog.vllm_versions import SUPPORTED_VERSIONS
 from config.engine import EngineConfig
 from config.errors import ConfigError, suggest
@@ -110,13 +109,6 @@ MESSAGES: dict[str, tuple[dict[str, Any], str, tuple[type[BaseModel], str] | Non
         {"gpu": {"product": "A100-80GB"}},
         "vllm-serving:gpu.product: unknown GPU product 'A100-80GB' (did you mean one of `A100-SXM4-80GB`, `A100-80GB-PCIe`?). "
         f"Fix: use one of {', '.join(GPUS)}, or describe it with gpu.memory_gib and gpu.label.",
-        None,
-    ),
-    "unknown model": (
-        {"model": {"id": "meta-llama/Llama-3.1-8B"}},
-        "vllm-serving:model: 'meta-llama/Llama-3.1-8B' is not in the catalog and no architecture was given "
-        "(did you mean `meta-llama/Llama-3.1-8B-Instruct`?). Fix: use a catalog model "
-        f"({', '.join(MODELS)}), or describe it with model.architecture (config.json keys) or model.config_json.",
         None,
     ),
     "unsupported version": (

@@ -52,7 +52,7 @@ def _vllm(subject: Subject) -> list[ConfigIssue]:
 def _secrets(subject: Subject) -> list[ConfigIssue]:
     if subject.secrets_present is None:
         return []
-    return missing_secrets(subject.config, subject.secrets_present)
+    return missing_secrets(subject.config, subject.secrets_present, subject.report.resolved.architecture)
 
 
 def _startup_probe(subject: Subject) -> list[ConfigIssue]:

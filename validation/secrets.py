@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from catalog.models import gated_on_hub
+from catalog.models import Architecture, gated_on_hub
 from config.errors import ConfigIssue
 from config.stack import StackConfig
 
 
-def missing_secrets(cfg: StackConfig, secrets_present: frozenset[str]) -> list[ConfigIssue]:
+def missing_secrets(cfg: StackConfig, secrets_present: frozenset[str], arch: Architecture | None = None) -> list[ConfigIssue]:
     """Secrets the config requires that are not set. A rule of validation.check_stack: a stack file may get
     them from elsewhere (a Pulumi ESC environment, CI), so the offline preflight only notes them, and the
-    program (which sees the stack's secrets) stops on them."""
+    program (which sees the stack's secrets) stops on them. `arch`: the sized model, whose gated flag the Hub
+    gave when it was read from there."""
     issues = []
     if cfg.security.require_api_key and "api_key" not in secrets_present:
         issues.append(
@@ -20,12 +21,13 @@ def missing_secrets(cfg: StackConfig, secrets_present: frozenset[str]) -> list[C
                 "pulumi config set --secret api_key <key>, or set security.require_api_key: false.",
             )
         )
-    if _downloads_from_hub(cfg) and gated_on_hub(cfg.model.id) and "hf_token" not in secrets_present:
+    if _downloads_from_hub(cfg) and gated_on_hub(cfg.model.id, arch) and "hf_token" not in secrets_present:
+        said_by = "the Hub's gated flag" if arch is not None and arch.gated is not None else "catalog/models.py GATED_ON_HUB"
         issues.append(
             ConfigIssue(
                 "hf_token",
-                f"is required because model.id {cfg.model.id!r} is gated on the Hugging Face Hub (catalog/models.py "
-                "GATED_ON_HUB): without a token its download fails with 401.",
+                f"is required because model.id {cfg.model.id!r} is gated on the Hugging Face Hub ({said_by}): "
+                "without a token its download fails with 401.",
                 "accept the licence on the model's Hub page, then pulumi config set --secret hf_token <token of that "
                 "account>; or serve it from model.local_path.",
             )
