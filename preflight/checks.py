@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from catalog.models import Architecture
 from config.gpu import GpuConfig
-from preflight.kv_cache import KvCapacity, blocks_per_request, kv_layout, largest_fitting_tokens
-from preflight.memory import GIB, MemoryEstimate, MemoryInputs
+from preflight.kv_cache import KvCapacity, blocks_per_request, kv_layout
+from preflight.memory import MemoryEstimate, MemoryInputs
 from preflight.parts import SizingInputs
 from preflight.quantization import quantization_reason
 from preflight.resolve import ResolvedEngine
@@ -36,12 +36,6 @@ def target_policy(stack: SizingInputs) -> str:
         return stack.preflight.concurrency.policy
     asked = stack.preflight.concurrency.requests is not None or stack.engine.max_num_seqs is not None
     return "block" if asked else "warn"
-
-
-def gib_for_blocks(inputs: MemoryInputs, memory: MemoryEstimate, blocks: int) -> float:
-    """KV GiB per GPU that `blocks` pool blocks take (all of this GPU's layers)."""
-    layout = kv_layout(inputs)
-    return blocks * inputs.block_size * memory.per_token_kv_bytes / layout.groups / GIB
 
 
 def structural_reasons(stack: SizingInputs, resolved: ResolvedEngine) -> list[str]:
@@ -173,8 +167,8 @@ def _no_kv_message(memory: MemoryEstimate) -> str:
 
 
 def _one_request_message(inputs: MemoryInputs, memory: MemoryEstimate, capacity: KvCapacity) -> str:
-    need = gib_for_blocks(inputs, memory, capacity.blocks_per_max_len_request)
-    longest = largest_fitting_tokens(inputs, capacity.num_gpu_blocks)
+    need = capacity.gib_for_blocks(capacity.blocks_per_max_len_request)
+    longest = capacity.longest_request_tokens
     return (
         f"one request of engine.max_model_len {inputs.max_model_len} tokens needs {need:.2f} GiB of KV cache "
         f"per GPU but {memory.kv_cache_gib_per_gpu:.2f} GiB is available; short by "
@@ -185,7 +179,7 @@ def _one_request_message(inputs: MemoryInputs, memory: MemoryEstimate, capacity:
 
 
 def _target_message(inputs: MemoryInputs, memory: MemoryEstimate, capacity: KvCapacity, target: ConcurrencyTarget) -> str:
-    need = gib_for_blocks(inputs, memory, target.blocks)
+    need = capacity.gib_for_blocks(target.blocks)
     per_request = max(target.blocks // target.requests, 1)
     fitting = capacity.num_gpu_blocks // per_request
     head = (

@@ -127,8 +127,10 @@ def _memory_dict(memory: MemoryEstimate, weights_on_disk_gib: float) -> dict[str
 def _capacity_dict(capacity: KvCapacity) -> dict[str, Any]:
     return {
         "num_gpu_blocks": capacity.num_gpu_blocks,
-        "kv_cache_tokens": capacity.kv_cache_tokens,
+        "kv_cache_tokens": capacity.kv_cache_tokens,  # vLLM's "GPU KV cache size": blocks / kv_groups x block
+        "kv_groups": capacity.kv_groups,
         "max_concurrency_at_max_model_len": round(capacity.max_concurrency_at_max_model_len, 2),
+        "longest_request_tokens": capacity.longest_request_tokens,  # sliding-window layers keep only their window
     }
 
 

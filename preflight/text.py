@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from cluster.report import NOT_CHECKED, ClusterResult
 from preflight.report import PreflightReport
 
@@ -46,10 +48,11 @@ def figures(report: PreflightReport) -> list[tuple[str, str]]:
             f"{target['plain_kv_bytes_per_token']:,} B whole model",
         ),
         ("KV blocks", f"{capacity['num_gpu_blocks']:,} x {engine['block_size']} tokens"),
-        ("KV capacity", f"{capacity['kv_cache_tokens']:,} tokens"),
+        ("KV capacity", _capacity(capacity, engine)),
         (
             "Max concurrency",
-            f"{capacity['max_concurrency_at_max_model_len']:.2f} requests of {engine['max_model_len']} tokens",
+            f"{capacity['max_concurrency_at_max_model_len']:.2f} requests of {engine['max_model_len']} tokens "
+            f"({capacity['num_gpu_blocks']:,} blocks / blocks of one such request)",
         ),
         (
             "Concurrency target",
@@ -60,6 +63,18 @@ def figures(report: PreflightReport) -> list[tuple[str, str]]:
         ("Margin", f"{target['margin_percent']:.1f} % of the KV cache left after the target"),
         *startup_rows(report),
     ]
+
+
+def _capacity(capacity: dict[str, Any], engine: dict[str, Any]) -> str:
+    """vLLM's logged token count, and for a hybrid model why a request can be longer: one pool, two readings."""
+    tokens = f"{capacity['kv_cache_tokens']:,} tokens"
+    if capacity["kv_groups"] == 1:
+        return tokens
+    return (
+        f'{tokens} if every layer kept the whole context (vLLM\'s "GPU KV cache size": {capacity["num_gpu_blocks"]:,} '
+        f"blocks / {capacity['kv_groups']} KV groups x {engine['block_size']}); sliding-window layers keep only "
+        f"their window, so one request can hold up to {capacity['longest_request_tokens']:,} tokens"
+    )
 
 
 def startup_rows(report: PreflightReport) -> list[tuple[str, str]]:
