@@ -109,9 +109,9 @@ class ModelConfig(ConfigGroup):
 
 
 def _unknown_model_message(model_id: str) -> str:
-    from config.errors import suggest_name
+    from config.errors import model_hint
 
-    hint = suggest_name(model_id, list(MODELS))
+    hint = model_hint(model_id, list(MODELS))
     catalog = ", ".join(MODELS)
     return (
         f"{show(model_id)} is not in the catalog and no architecture was given"

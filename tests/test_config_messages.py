@@ -115,7 +115,7 @@ MESSAGES: dict[str, tuple[dict[str, Any], str, tuple[type[BaseModel], str] | Non
     "unknown model": (
         {"model": {"id": "meta-llama/Llama-3.1-8B"}},
         "vllm-serving:model: 'meta-llama/Llama-3.1-8B' is not in the catalog and no architecture was given "
-        "(did you mean `meta-llama/Llama-3.1-8B-Instruct`?). Fix: use a catalog model "
+        "(the catalog's `meta-llama/Llama-3.1-8B-Instruct` is a different model). Fix: use a catalog model "
         f"({', '.join(MODELS)}), or describe it with model.architecture (config.json keys) or model.config_json.",
         None,
     ),
