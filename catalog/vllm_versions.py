@@ -84,6 +84,12 @@ class VllmRelease:
     def is_v0_engine(self) -> bool:
         return self.era in (MemoryEra.V0_LEGACY, MemoryEra.V0)
 
+    @property
+    def flashinfer_sampler_default(self) -> bool:
+        """Whether the V1 sampler uses FlashInfer's top-k/top-p kernel unless VLLM_USE_FLASHINFER_SAMPLER says
+        otherwise (read from the wheel: `memory["flashinfer_sampler_source"]`)."""
+        return bool(self.table.memory["flashinfer_sampler_default"])
+
 
 def _release(version: str) -> VllmRelease:
     table = release_table(version)

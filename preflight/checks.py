@@ -137,6 +137,8 @@ def memory_reasons(
         return [_no_kv_message(memory)], []
     if capacity.blocks_per_max_len_request > capacity.num_gpu_blocks:
         return [_one_request_message(inputs, memory, capacity)], []
+    if memory.after_profiling_gib > inputs.gpu_memory_gib - memory.requested_gib:
+        return [_after_profiling_message(inputs, memory)], []
     if target.blocks > capacity.num_gpu_blocks:
         message = _target_message(inputs, memory, capacity, target)
         return ([message], []) if target.policy == "block" else ([], [message])
@@ -175,6 +177,19 @@ def _one_request_message(inputs: MemoryInputs, memory: MemoryEstimate, capacity:
         f"{need - memory.kv_cache_gib_per_gpu:.2f} GiB, and vLLM refuses to start. Fix: lower "
         f"engine.max_model_len (this cache holds {longest} tokens), or give the KV cache more memory: more GPUs "
         "per replica, a larger GPU, or engine.kv_cache_dtype fp8."
+    )
+
+
+def _after_profiling_message(inputs: MemoryInputs, memory: MemoryEstimate) -> str:
+    outside = inputs.gpu_memory_gib - memory.requested_gib
+    highest = (inputs.gpu_memory_gib - memory.after_profiling_gib) / inputs.gpu_memory_gib
+    return (
+        f"vLLM fills engine.gpu_memory_utilization {inputs.gpu_memory_utilization} with the KV cache and then "
+        f"captures CUDA graphs outside it (about {memory.after_profiling_gib:.2f} GiB per GPU), but only "
+        f"{outside:.2f} GiB of the {inputs.gpu_memory_gib:.2f} GiB GPU is outside the budget; short by "
+        f"{memory.after_profiling_gib - outside:.2f} GiB, so start-up runs out of memory after profiling. Fix: "
+        f"engine.gpu_memory_utilization {int(highest * 100) / 100} or lower, engine.enforce_eager true, or a vLLM "
+        "release that subtracts the graphs (0.20.0 or newer)."
     )
 
 

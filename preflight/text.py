@@ -37,10 +37,10 @@ def figures(report: PreflightReport) -> list[tuple[str, str]]:
         (
             "Activation peak",
             f"{memory['activation_gib']:.2f} GiB (max_num_batched_tokens {engine['max_num_batched_tokens']}, "
-            f"max_num_seqs {engine['max_num_seqs']})",
+            f"max_num_seqs {engine['max_num_seqs']}, {memory['sampler']} sampler)",
         ),
-        ("Non-torch memory", f"{memory['non_torch_gib']:.2f} GiB"),
-        ("CUDA graphs", f"{memory['cuda_graph_gib']:.2f} GiB"),
+        ("Non-torch memory", f"{memory['non_torch_gib']:.2f} GiB ({gpu['interconnect']})"),
+        ("CUDA graphs", _graphs(memory)),
         ("KV cache", f"{memory['kv_cache_gib_per_gpu']:.2f} GiB per GPU"),
         (
             "KV bytes per token",
@@ -63,6 +63,12 @@ def figures(report: PreflightReport) -> list[tuple[str, str]]:
         ("Margin", f"{target['margin_percent']:.1f} % of the KV cache left after the target"),
         *startup_rows(report),
     ]
+
+
+def _graphs(memory: dict[str, Any]) -> str:
+    if memory["after_profiling_gib"]:
+        return f"{memory['after_profiling_gib']:.2f} GiB captured after the KV cache, outside the budget"
+    return f"{memory['cuda_graph_gib']:.2f} GiB"
 
 
 def _capacity(capacity: dict[str, Any], engine: dict[str, Any]) -> str:
