@@ -20,6 +20,13 @@ def flashinfer_sampler(resolved: ResolvedEngine, extra_env: Mapping[str, str]) -
     return resolved.release.flashinfer_sampler_default
 
 
+def tensor_parallel_on_nvlink(resolved: ResolvedEngine) -> bool:
+    """Whether the TP group is one node's GPUs, all joined by NVLink: vLLM's TP ranks are contiguous, so the group
+    spans nodes when it is larger than a node's share of the replica."""
+    tp = resolved.tensor_parallel_size
+    return tp <= resolved.gpus_per_node and resolved.gpu.fully_connected(tp)
+
+
 def memory_inputs(engine: EngineConfig, resolved: ResolvedEngine, extra_env: Mapping[str, str]) -> MemoryInputs:
     speculative = engine.speculative
     draft = MODELS.get(speculative.model or "") if speculative and speculative.method == "draft_model" else None
@@ -40,7 +47,7 @@ def memory_inputs(engine: EngineConfig, resolved: ResolvedEngine, extra_env: Map
         quantization=runtime_quantization(resolved.architecture, engine.quantization),
         kv_cache_dtype=engine.kv_cache_dtype,
         enforce_eager=resolved.enforce_eager,
-        fully_connected=resolved.nnodes == 1 and resolved.gpu.fully_connected(resolved.tensor_parallel_size),
+        fully_connected=tensor_parallel_on_nvlink(resolved),
         flashinfer_sampler=flashinfer_sampler(resolved, extra_env),
         draft=draft,
         draft_tensor_parallel_size=draft_tp,

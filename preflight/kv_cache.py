@@ -96,11 +96,10 @@ def kv_capacity(inputs: MemoryInputs, kv_cache_gib: float) -> KvCapacity:
 
 
 def largest_fitting_tokens(inputs: MemoryInputs, num_blocks: int) -> int:
-    """The longest single request the pool can hold (vLLM's "estimated maximum model length")."""
+    """The longest single request the pool can hold (vLLM's "estimated maximum model length"). A request takes at
+    least one block per block_size tokens of its full-attention layers, so num_blocks x block_size bounds it."""
     layout = kv_layout(inputs)
-    low, high = 0, max(inputs.max_model_len, 1) * 64
-    if blocks_per_request(inputs, layout, inputs.max_model_len) <= num_blocks:
-        low = inputs.max_model_len  # the common case: start the bisection at what already fits
+    low, high = 0, num_blocks * inputs.block_size
     while low < high:  # blocks_per_request grows with tokens, so bisect
         middle = (low + high + 1) // 2
         if blocks_per_request(inputs, layout, middle) <= num_blocks:

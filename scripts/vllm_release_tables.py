@@ -411,8 +411,8 @@ def flashinfer_sampler(texts: dict[str, str]) -> tuple[bool, str | None]:
     """Whether the V1 sampler uses FlashInfer's top-k/top-p kernel when VLLM_USE_FLASHINFER_SAMPLER is unset.
 
     The unset value is the `else` of the envs.py lambda (None or True); None means on only where the sampler
-    tests `is not False`, off where it tests truthiness (PR #26859). Releases whose sampler refuses
-    FlashInfer >= 0.2.3 as "not backward compatible" (PR #14815, until #15777) fall back to PyTorch."""
+    tests `is not False`, off where it tests truthiness (PR #26859). Releases whose sampler falls back to
+    PyTorch when `flashinfer_version >= "0.2.3"` ("not backward compatible", PR #14815, until #15777) are off."""
     envs = texts.get("vllm/envs.py", "")
     match = re.search(r'"VLLM_USE_FLASHINFER_SAMPLER":\s*lambda:.*?else (None|True|False)', envs, re.DOTALL)
     sampler = texts.get(SAMPLER_FILE)
@@ -421,7 +421,7 @@ def flashinfer_sampler(texts: dict[str, str]) -> tuple[bool, str | None]:
     line = envs[: match.end()].count("\n") + 1
     unset = match.group(1)
     on = unset == "True" or (unset == "None" and "VLLM_USE_FLASHINFER_SAMPLER is not False" in sampler)
-    on = on and "not backward compatible" not in sampler
+    on = on and not re.search(r'flashinfer_version >= "0\.2\.3"', sampler)
     return on, f"vllm/envs.py:{line}"
 
 

@@ -15,9 +15,8 @@ from __future__ import annotations
 import csv
 import re
 import statistics
-from pathlib import Path
-
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 

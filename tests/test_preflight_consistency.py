@@ -115,6 +115,12 @@ def test_the_stack_is_blocked_for_one_request_exactly_when_max_concurrency_is_be
             assert blocked == (found.capacity.max_concurrency_at_max_model_len < 1)
 
 
+def test_a_uniform_model_holds_one_request_of_exactly_its_logged_token_count() -> None:
+    for found in _all():
+        if found.capacity.kv_groups == 1:
+            assert found.capacity.longest_request_tokens == found.capacity.kv_cache_tokens
+
+
 def test_the_hybrid_model_holds_more_per_request_than_its_logged_token_count() -> None:
     found = _evaluation("google/gemma-3-27b-it", "A100-SXM4-80GB", 32768, "0.33.0")
     assert found is not None and found.capacity.kv_groups > 1
