@@ -138,3 +138,15 @@ def test_releases_that_subtract_the_graphs_allocate_nothing_after_profiling() ->
 
 def test_enforce_eager_allocates_no_graphs_after_profiling() -> None:
     assert after_profiling("0.19.0", 0.995, enforce_eager=True).memory.after_profiling_gib == 0.0
+
+
+def test_release_0_11_0_sampled_with_flashinfer_and_0_11_1_turned_it_off() -> None:
+    assert (RELEASES["0.11.0"].flashinfer_sampler_default, RELEASES["0.11.1"].flashinfer_sampler_default) == (True, False)
+
+
+def test_the_0_8_releases_fall_back_to_pytorch_with_a_recent_flashinfer() -> None:
+    assert not RELEASES["0.8.4"].flashinfer_sampler_default
+
+
+def test_the_v0_engine_samples_with_pytorch_by_default() -> None:
+    assert not RELEASES["0.7.2"].flashinfer_sampler_default
