@@ -23,7 +23,7 @@ import pytest
 from catalog.models import MODELS
 from catalog.vllm_versions import RELEASES, MemoryEra, default_batch_limits, memory_era
 from preflight.kv_cache import kv_capacity
-from preflight.memory import MemoryInputs, estimate_memory
+from preflight.memory import MemoryInputs, estimate_memory, non_torch_gib
 
 ROOT = Path(__file__).resolve().parent.parent
 ROWS = {row["row_id"]: row for row in csv.DictReader((Path(__file__).parent / "data/vllm-startup-memory.csv").open())}
@@ -230,3 +230,12 @@ def test_the_cuda_graph_estimate_matches_what_0_19_logged_without_subtracting_it
     inputs = replace(inputs_for(row_id), era=MemoryEra.V1_CUDAGRAPH)  # the era that subtracts it
     logged = float(ROWS[row_id]["cuda_graph_gib"])
     assert estimate_memory(inputs).cuda_graph_gib == pytest.approx(logged, abs=0.15)
+
+
+def test_the_pcie_tp_8_row_leaves_room_for_the_single_gpu_non_torch_figure_only() -> None:
+    """T08 (8 PCIe RTX PRO 4500, TP 8, 0.28.0): requested - weights - KV leaves 0.83 GiB for activation,
+    non-torch and CUDA graphs together, below the 2.17 GiB NVSwitch figure and above the PCIe one."""
+    row = ROWS["T08"]
+    left = float(row["requested_gib"]) - float(row["weights_gib"]) - float(row["kv_cache_gib"])
+    era = memory_era((0, 28, 0))
+    assert non_torch_gib(era, 8, fully_connected=False) < left < non_torch_gib(era, 8, fully_connected=True)
