@@ -2,7 +2,7 @@
 
 Per GPU, following vLLM's start-up profiling (docs/sources.md §M0-§M5):
     requested = total_gpu_memory x gpu_memory_utilization
-    kv_cache  = requested - weights - activation_peak - non_torch [- cuda_graph_estimate on >= 0.21]
+    kv_cache  = requested - weights - activation_peak - non_torch [- cuda_graph_estimate on >= 0.20]
 The activation and non-torch terms are measured by vLLM at start-up; here they are modelled per memory era
 with coefficients fitted to public start-up logs (tests/data/vllm-startup-memory.csv, see test_calibration).
 """
@@ -90,7 +90,8 @@ NON_TORCH_GIB = {
 # distributed/device_communicators/custom_all_reduce.py:204 same node, :270-276; its own buffers are 8 MiB,
 # :141 and :319) and the symmetric-memory all-reduce is a multimem/NVLink path (symm_mem.py:137-152). What
 # remains is the TP-1 figure plus NCCL's PCIe buffers: an L40S TP 4 start-up logs "0.21 GiB for non-torch
-# memory" (vLLM 0.10.2, docs/calibration.md "PCIe"), so those eras charge the TP-1 figure there.
+# memory" (row C04, 0.10.2) and an 8-card PCIe TP 8 start-up left 0.83 GiB for activation, non-torch and graphs
+# together (row T08, 0.28.0; docs/calibration.md), so those eras charge the TP-1 figure there.
 NVLINK_ERAS = frozenset({MemoryEra.V1, MemoryEra.V1_CUDAGRAPH})
 
 # CUDA-graph pool estimate subtracted from the KV budget from v0.21 (PR #30515): anchored on the

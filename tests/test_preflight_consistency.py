@@ -20,7 +20,7 @@ from tests.factories import make_config
 from tests.test_preflight_kv_layout import GEMMA_3_27B
 
 CONTEXTS = (4096, 32768, 131072)
-VERSIONS = ("0.7.2", "0.16.0", "0.33.0")
+VERSIONS = ("0.7.2", "0.16.0", "0.19.0", "0.33.0")
 # A model outside the catalog with a 5:1 local/global pattern, the shape issue 28 found irreconcilable.
 HYBRID = {"google/gemma-3-27b-it": {**asdict(GEMMA_3_27B), "tie_word_embeddings": True}}
 SHORT_BY = re.compile(r"short by (-?[\d.]+) GiB")
