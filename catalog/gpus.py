@@ -137,11 +137,12 @@ GPUS: dict[str, GpuProduct] = {
         _gpu("H200", "NVIDIA-H200", 139.70, 143771, True, 8, "hopper", "nvswitch"),
         # L40S: vLLM logs 44.31-44.39 GiB (lowest taken); g6e.48xlarge has 8.
         _gpu("L40S", "NVIDIA-L40S", 44.31, 46068, True, 8, "ada-lovelace", "pcie"),
-        # A10G: EKS label nvidia.com/gpu.memory 23028 MiB; torch total derived as 22.07 GiB using the
-        # L4's gap between nvidia-smi (23034 MiB) and torch (22.16 GiB). g5.48xlarge has 8.
-        _gpu("A10G", "NVIDIA-A10G", 22.07, 23028, False, 8, "ampere", "pcie"),
-        # L4: Unsloth "NVIDIA L4 ... Max memory: 22.161 GB"; g2-standard-96 has 8.
-        _gpu("L4", "NVIDIA-L4", 22.16, 23034, True, 8, "ada-lovelace", "pcie"),
+        # A10G: EKS label nvidia.com/gpu.memory 23028 MiB; torch total derived as 22.02 GiB using the
+        # L4's gap between nvidia-smi (23034 MiB) and torch (22.03 GiB). g5.48xlarge has 8.
+        _gpu("A10G", "NVIDIA-A10G", 22.02, 23028, False, 8, "ampere", "pcie"),
+        # L4: vLLM 0.29.0 log "Free memory on device (21.84/22.03 GiB) on startup" (public lab notes, index id
+        # 69494016274), below Unsloth's "NVIDIA L4 ... Max memory: 22.161 GB"; g2-standard-96 has 8.
+        _gpu("L4", "NVIDIA-L4", 22.03, 23034, True, 8, "ada-lovelace", "pcie"),
         *_MORE_GPUS,
     )
 }
