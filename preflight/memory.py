@@ -66,7 +66,9 @@ MLP_ACTIVATION_BYTES = 8.0
 # MoE forward phase beyond the experts' workspace (router logits, the layer's input, residual and output, the
 # attention projections of the same tokens), per token x hidden_size: fitted on the one forward-bound MoE row,
 # T17 (Mixtral-8x7B TP 2, 1.21 GiB logged where the workspace alone is 0.66 GiB). The old model charged
-# MLP_ACTIVATION_BYTES x top-k x intermediate (0.88 GiB there): KV over-predicted, the unsafe direction.
+# MLP_ACTIVATION_BYTES x top-k x intermediate (0.88 GiB there): KV over-predicted, the unsafe direction. With
+# the workspace held through the sampler warm-up, the sampler-bound MoE row C05 (Qwen1.5-MoE, 2.47 GiB logged)
+# comes out at 2.48, where the sampler phase alone gives 2.19.
 MOE_LAYER_BYTES = 17.72
 
 # Non-torch memory per GPU (CUDA context, NCCL and custom all-reduce buffers), in GiB: (TP 1, TP 2, TP >= 4).
@@ -211,19 +213,30 @@ def layers_per_stage(num_layers: int, pp: int) -> int:
 
 def activation_gib(inputs: MemoryInputs) -> float:
     """Peak of the profiling run: the larger of the forward phase (MLP intermediates of the batched tokens on
-    this rank) and the sampler warm-up (max_num_seqs rows of full-vocabulary logits)."""
+    this rank) and the sampler warm-up (max_num_seqs rows of full-vocabulary logits). A MoE model's fused-experts
+    workspace is one persistent buffer grown to the largest batch and kept (vllm 0.32.0 v1/worker/workspace.py:
+    49-53, :209; "locks a process-wide high-water mark", fused_moe/modular_kernel.py:1119-1121), so it is still
+    held during the sampler warm-up: it adds to both phases."""
     hidden_states = inputs.max_num_batched_tokens * inputs.arch.hidden_size * 2
     sampler = hidden_states + inputs.max_num_seqs * inputs.arch.vocab_size * sampler_bytes(inputs)
-    return max(forward_bytes(inputs), sampler) / GIB
+    return (moe_workspace(inputs) + max(forward_bytes(inputs), sampler)) / GIB
 
 
 def forward_bytes(inputs: MemoryInputs) -> float:
-    """The forward phase's peak on this rank: the MLP intermediates, or for a MoE model its fused-experts workspace."""
+    """The forward phase's peak on this rank beyond a MoE workspace: the MLP intermediates of a dense model, or
+    the rest of a MoE layer (MOE_LAYER_BYTES)."""
     arch, tokens = inputs.arch, inputs.max_num_batched_tokens
-    per_rank = arch.intermediate_size / inputs.tensor_parallel_size
     if arch.num_experts_per_tok is None:
-        return tokens * per_rank * MLP_ACTIVATION_BYTES
-    return tokens * (moe_workspace_bytes(arch, per_rank) + arch.hidden_size * MOE_LAYER_BYTES)
+        return tokens * arch.intermediate_size / inputs.tensor_parallel_size * MLP_ACTIVATION_BYTES
+    return tokens * arch.hidden_size * MOE_LAYER_BYTES
+
+
+def moe_workspace(inputs: MemoryInputs) -> float:
+    arch = inputs.arch
+    if arch.num_experts_per_tok is None:
+        return 0.0
+    per_rank = arch.intermediate_size / inputs.tensor_parallel_size
+    return inputs.max_num_batched_tokens * moe_workspace_bytes(arch, per_rank)
 
 
 def moe_workspace_bytes(arch: Architecture, per_rank: float) -> float:

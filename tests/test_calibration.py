@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog.models import MODELS
+from catalog.models import MODELS, Architecture
 from catalog.vllm_versions import RELEASES, MemoryEra, default_batch_limits, memory_era
 from preflight.kv_cache import kv_capacity
 from preflight.memory import MemoryInputs, estimate_memory, non_torch_gib
@@ -57,6 +57,7 @@ VERSIONS = {
     "C01": (0, 19, 0),
     "C02": (0, 19, 0),
     "C03": (0, 19, 0),
+    "C05": (0, 19, 0),
 }
 # Catalog stand-ins: the 0.6.5 sanity check served Meta-Llama-3-8B (the 3.1 shape but 8k context); T01
 # served Qwen2.5-VL-7B, whose language model is Qwen2.5-7B (its vision encoder is not modelled: verdict only).
@@ -68,17 +69,20 @@ MODEL_OF = {
 # Rows of checkpoints outside the catalog, described as the catalog would: C03 is Qwen2.5-7B-Instruct with its
 # linear layers in FP8 (compressed-tensors, one byte per weight; embeddings and LM head stay bf16).
 ARCHITECTURES = {
-    "C03": replace(MODELS["Qwen/Qwen2.5-7B-Instruct"], quantization="compressed-tensors", quantized_linear_bytes=1.0)
+    "C03": replace(MODELS["Qwen/Qwen2.5-7B-Instruct"], quantization="compressed-tensors", quantized_linear_bytes=1.0),
+    # Qwen/Qwen1.5-MoE-A2.7B/config.json: 24 layers, 16 (KV) heads of 128, hidden 2048, 60 experts of 1408,
+    # 4 per token, vocabulary 151,936; parameters from the logged 26.67 GiB of bf16 weights.
+    "C05": Architecture(24, 16, 16, 128, 2048, 1408, 151936, 8192, 14_320_000_000, num_local_experts=60, num_experts_per_tok=4),
 }
 GPU_TOTAL = {"T01": 79.15}  # A100-SXM4-80GB (catalog figure; the row logs nvidia-smi 81920 MiB only)
 KV_ROWS = ["R01", "R03", "R04", "R05", "R14", "R15", "R16", "R21", "R22", "R28", "R37", "T14", "T15", "T16", "T17"]
 # Rows gathered for issue 28 (sliding-window, quantized). A third of them was set aside before anything was
-# fitted (every third new row, C02) and is reported on its own; no coefficient was fitted on C01 or C03 either.
-NEW_ROWS = ["C01", "C03"]
+# fitted (C02) and is reported on its own; nothing was fitted on C01 or C03; C05 (MoE) chose the MoE structure.
+NEW_ROWS = ["C01", "C03", "C05"]
 HELD_OUT = ["C02"]
-TOKEN_ROWS = ["R01", "R03", "R04", "R05", "T14", "T15", "T16", "T17", "C01", "C02", "C03"]
+TOKEN_ROWS = ["R01", "R03", "R04", "R05", "T14", "T15", "T16", "T17", "C01", "C02", "C03", "C05"]
 COMPONENT_ROWS = ["R08", "R09", "R10", "R11", "R12", "R13"]
-VERDICT_ROWS = {"R28": True, "R29": False, "T01": False, "C01": True, "C02": True, "C03": True}  # -> vLLM started
+VERDICT_ROWS = {"R28": True, "R29": False, "T01": False, "C01": True, "C02": True, "C03": True, "C05": True}
 
 
 def inputs_for(row_id: str) -> MemoryInputs:
@@ -204,7 +208,9 @@ def test_non_torch_memory_with_tensor_parallel_matches_the_logs(row_id: str) -> 
     assert estimate_memory(inputs_for(row_id)).non_torch_gib == pytest.approx(logged, abs=0.1)
 
 
-@pytest.mark.parametrize("row_id", ["R01", "R03", "R14", "R15", "R21", "R22", "R37", "T14", "T15", "T16"])
+@pytest.mark.parametrize(
+    "row_id", ["R01", "R03", "R14", "R15", "R21", "R22", "R37", "T14", "T15", "T16", "T17", "C01", "C02", "C03", "C05"]
+)
 def test_the_activation_peak_matches_the_logs(row_id: str) -> None:
     logged = float(ROWS[row_id]["activation_peak_gib"])
     assert estimate_memory(inputs_for(row_id)).activation_gib == pytest.approx(logged, abs=0.1)
