@@ -84,6 +84,13 @@ class VllmRelease:
     def is_v0_engine(self) -> bool:
         return self.era in (MemoryEra.V0_LEGACY, MemoryEra.V0)
 
+    @property
+    def flashinfer_sampler_default(self) -> bool:
+        """Whether the V1 sampler uses FlashInfer's top-k/top-p kernel unless VLLM_USE_FLASHINFER_SAMPLER says
+        otherwise (read from the wheel: `memory["flashinfer_sampler_source"]`). The V0 engine's sampler needs the
+        variable set to 1 (vllm 0.7.2 model_executor/layers/sampler.py tests it for truth)."""
+        return not self.is_v0_engine and bool(self.table.memory["flashinfer_sampler_default"])
+
 
 def _release(version: str) -> VllmRelease:
     table = release_table(version)

@@ -8,7 +8,7 @@ from pydantic import Field, field_validator, model_validator
 
 from catalog.models import MODELS
 from config.base import ConfigGroup
-from config.errors import show, suggest_name
+from config.errors import model_hint, show
 from config.syntax import ExtraArg, PositiveInt, Revision, ServedModelName
 
 # vLLM --quantization values this program can size (weight bytes per parameter known).
@@ -34,7 +34,7 @@ class SpeculativeConfig(ConfigGroup):
     @classmethod
     def _draft_in_catalog(cls, value: str | None) -> str | None:
         if value is not None and value not in MODELS:
-            hint = suggest_name(value, list(MODELS))
+            hint = model_hint(value, list(MODELS))
             raise ValueError(
                 f"draft model {show(value)} is not in the catalog{' (' + hint + ')' if hint else ''}; "
                 "the preflight must size its weights and KV cache. Fix: pick a catalog model."

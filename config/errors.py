@@ -68,6 +68,54 @@ def suggest_name(word: str, choices: list[str] | tuple[str, ...]) -> str:
     return f"did you mean one of {', '.join(f'`{name}`' for name in near[:MAX_NAMES_SUGGESTED])}?"
 
 
+TOKEN_TYPO = 0.75  # difflib ratio of two name parts: a transposed or missing letter, not another word
+
+
+def model_hint(typed: str, choices: list[str] | tuple[str, ...]) -> str:
+    """The hint for a model id the catalog does not hold: "did you mean" only for a misspelling of a catalog id
+    (every part of the name there, each at most a typo away); a catalog model that differs by whole parts (an
+    `-AWQ` checkpoint of it, its base model without `-it`) is named as the different model it is."""
+    typo = [choice for choice in choices if _model_typo(typed, choice)]
+    if typo:
+        return f"did you mean `{typo[0]}`?"
+    related = [choice for choice in choices if _model_relative(typed, choice)][:MAX_NAMES_SUGGESTED]
+    if not related:
+        return ""
+    names = ", ".join(f"`{name}`" for name in related)
+    return f"the catalog's {names} {'is a different model' if len(related) == 1 else 'are different models'}"
+
+
+def _name_parts(typed: str, choice: str) -> tuple[list[str], list[str]]:
+    """The parts of both names (split at - _ . /), the organisation left out when it was not typed."""
+    mine = choice if "/" in typed else choice.rsplit("/", 1)[-1]
+    return re.split(r"[-_./\s]+", typed.casefold().strip()), re.split(r"[-_./\s]+", mine.casefold())
+
+
+def _model_typo(typed: str, choice: str) -> bool:
+    if _folded(typed) in (_folded(choice), _folded(choice.rsplit("/", 1)[-1])):
+        return True
+    mine, theirs = _name_parts(typed, choice)
+    return len(mine) == len(theirs) and all(_part_typo(a, b) for a, b in zip(mine, theirs, strict=True))
+
+
+def _part_typo(typed: str, part: str) -> bool:
+    if typed == part:
+        return True
+    return _numbers(typed) == _numbers(part) and difflib.SequenceMatcher(None, typed, part).ratio() >= TOKEN_TYPO
+
+
+def _model_relative(typed: str, choice: str) -> bool:
+    """The same name with whole parts added or dropped: a checkpoint or variant of a catalog model (of the
+    organisation typed, if one was)."""
+    if "/" in typed and typed.split("/", 1)[0].casefold() != choice.split("/", 1)[0].casefold():
+        return False
+    mine, theirs = _name_parts(typed, choice)
+    opcodes = difflib.SequenceMatcher(None, mine, theirs, autojunk=False).get_opcodes()
+    kinds = {tag for tag, *_ in opcodes}
+    shared = sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "equal")
+    return kinds <= {"equal", "insert", "delete"} and kinds != {"equal"} and shared >= 2
+
+
 def _folded(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.casefold())
 

@@ -94,4 +94,6 @@ class GpuConfig(ConfigGroup):
             native_fp8=self.native_fp8 or bool(known and known.native_fp8),
             gpus_per_node=known.gpus_per_node if known else 8,
             family=known.family if known else "custom",
+            # an unknown board is charged the larger NVLink TP overhead: the safe direction for the KV estimate
+            interconnect=known.interconnect if known else "nvswitch",
         )

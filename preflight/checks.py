@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from catalog.models import Architecture
 from config.gpu import GpuConfig
-from preflight.kv_cache import KvCapacity, blocks_per_request, kv_layout, largest_fitting_tokens
-from preflight.memory import GIB, MemoryEstimate, MemoryInputs
+from preflight.kv_cache import KvCapacity, blocks_per_request, kv_layout
+from preflight.memory import MemoryEstimate, MemoryInputs
 from preflight.parts import SizingInputs
 from preflight.quantization import quantization_reason
 from preflight.resolve import ResolvedEngine
@@ -36,12 +36,6 @@ def target_policy(stack: SizingInputs) -> str:
         return stack.preflight.concurrency.policy
     asked = stack.preflight.concurrency.requests is not None or stack.engine.max_num_seqs is not None
     return "block" if asked else "warn"
-
-
-def gib_for_blocks(inputs: MemoryInputs, memory: MemoryEstimate, blocks: int) -> float:
-    """KV GiB per GPU that `blocks` pool blocks take (all of this GPU's layers)."""
-    layout = kv_layout(inputs)
-    return blocks * inputs.block_size * memory.per_token_kv_bytes / layout.groups / GIB
 
 
 def _hub_commit(resolved: ResolvedEngine) -> str:
@@ -149,6 +143,8 @@ def memory_reasons(
         return [_no_kv_message(memory)], []
     if capacity.blocks_per_max_len_request > capacity.num_gpu_blocks:
         return [_one_request_message(inputs, memory, capacity)], []
+    if memory.after_profiling_gib > inputs.gpu_memory_gib - memory.requested_gib:
+        return [_after_profiling_message(inputs, memory)], []
     if target.blocks > capacity.num_gpu_blocks:
         message = _target_message(inputs, memory, capacity, target)
         return ([message], []) if target.policy == "block" else ([], [message])
@@ -179,8 +175,8 @@ def _no_kv_message(memory: MemoryEstimate) -> str:
 
 
 def _one_request_message(inputs: MemoryInputs, memory: MemoryEstimate, capacity: KvCapacity) -> str:
-    need = gib_for_blocks(inputs, memory, capacity.blocks_per_max_len_request)
-    longest = largest_fitting_tokens(inputs, capacity.num_gpu_blocks)
+    need = capacity.gib_for_blocks(capacity.blocks_per_max_len_request)
+    longest = capacity.longest_request_tokens
     return (
         f"one request of engine.max_model_len {inputs.max_model_len} tokens needs {need:.2f} GiB of KV cache "
         f"per GPU but {memory.kv_cache_gib_per_gpu:.2f} GiB is available; short by "
@@ -190,8 +186,21 @@ def _one_request_message(inputs: MemoryInputs, memory: MemoryEstimate, capacity:
     )
 
 
+def _after_profiling_message(inputs: MemoryInputs, memory: MemoryEstimate) -> str:
+    outside = inputs.gpu_memory_gib - memory.requested_gib
+    highest = (inputs.gpu_memory_gib - memory.after_profiling_gib) / inputs.gpu_memory_gib
+    return (
+        f"vLLM fills engine.gpu_memory_utilization {inputs.gpu_memory_utilization} with the KV cache and then "
+        f"captures CUDA graphs outside it (about {memory.after_profiling_gib:.2f} GiB per GPU), but only "
+        f"{outside:.2f} GiB of the {inputs.gpu_memory_gib:.2f} GiB GPU is outside the budget; short by "
+        f"{memory.after_profiling_gib - outside:.2f} GiB, so start-up runs out of memory after profiling. Fix: "
+        f"engine.gpu_memory_utilization {int(highest * 100) / 100} or lower, engine.enforce_eager true, or a vLLM "
+        "release that subtracts the graphs (0.20.0 or newer)."
+    )
+
+
 def _target_message(inputs: MemoryInputs, memory: MemoryEstimate, capacity: KvCapacity, target: ConcurrencyTarget) -> str:
-    need = gib_for_blocks(inputs, memory, target.blocks)
+    need = capacity.gib_for_blocks(target.blocks)
     per_request = max(target.blocks // target.requests, 1)
     fitting = capacity.num_gpu_blocks // per_request
     head = (

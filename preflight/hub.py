@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from catalog.models import MODELS
-from config.errors import ConfigError, ConfigIssue, show, suggest_name
+from config.errors import ConfigError, ConfigIssue, model_hint, show
 from preflight.checkpoint import Tensor
 from reading.files import FileReadError, read_text
 
@@ -115,7 +115,7 @@ class _NetworkDown(Exception):
 
 
 def _hint(repo_id: str) -> str:
-    hint = suggest_name(repo_id, list(MODELS))
+    hint = model_hint(repo_id, list(MODELS))
     return f" ({hint})" if hint else ""
 
 

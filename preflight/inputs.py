@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from catalog.models import MODELS
 from config.engine import EngineConfig
 from preflight.memory import MemoryInputs
@@ -9,7 +11,23 @@ from preflight.quantization import runtime_quantization
 from preflight.resolve import ResolvedEngine
 
 
-def memory_inputs(engine: EngineConfig, resolved: ResolvedEngine) -> MemoryInputs:
+def flashinfer_sampler(resolved: ResolvedEngine, extra_env: Mapping[str, str]) -> bool:
+    """The sampler vLLM picks: VLLM_USE_FLASHINFER_SAMPLER=0/1 in vllm.extra_env, else the release's default
+    (every catalog GPU has the compute capability and the > 16 SMs FlashInfer's sampler needs)."""
+    value = extra_env.get("VLLM_USE_FLASHINFER_SAMPLER")
+    if value is not None and value.strip() in ("0", "1"):
+        return value.strip() == "1"
+    return resolved.release.flashinfer_sampler_default
+
+
+def tensor_parallel_on_nvlink(resolved: ResolvedEngine) -> bool:
+    """Whether the TP group is one node's GPUs, all joined by NVLink: vLLM's TP ranks are contiguous, so the group
+    spans nodes when it is larger than a node's share of the replica."""
+    tp = resolved.tensor_parallel_size
+    return tp <= resolved.gpus_per_node and resolved.gpu.fully_connected(tp)
+
+
+def memory_inputs(engine: EngineConfig, resolved: ResolvedEngine, extra_env: Mapping[str, str]) -> MemoryInputs:
     speculative = engine.speculative
     draft = MODELS.get(speculative.model or "") if speculative and speculative.method == "draft_model" else None
     draft_tp = (speculative.draft_tensor_parallel_size if speculative else None) or resolved.tensor_parallel_size
@@ -29,6 +47,8 @@ def memory_inputs(engine: EngineConfig, resolved: ResolvedEngine) -> MemoryInput
         quantization=runtime_quantization(resolved.architecture, engine.quantization),
         kv_cache_dtype=engine.kv_cache_dtype,
         enforce_eager=resolved.enforce_eager,
+        fully_connected=tensor_parallel_on_nvlink(resolved),
+        flashinfer_sampler=flashinfer_sampler(resolved, extra_env),
         draft=draft,
         draft_tensor_parallel_size=draft_tp,
     )

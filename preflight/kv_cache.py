@@ -40,10 +40,19 @@ class KvLayout:
 
 @dataclass(frozen=True)
 class KvCapacity:
+    """Every capacity figure from one pool: its blocks, the bytes of one block, and what a request occupies."""
+
     num_gpu_blocks: int
-    kv_cache_tokens: int  # what vLLM logs as "GPU KV cache size: N tokens"
+    block_bytes: int  # one pool block on this GPU: group_size layers' pages (and the draft's layers)
+    kv_groups: int  # KV-cache groups sharing the pool (1 for a uniform model)
+    kv_cache_tokens: int  # what vLLM logs as "GPU KV cache size: N tokens" (blocks / groups x block_size)
     blocks_per_max_len_request: int
     max_concurrency_at_max_model_len: float
+    longest_request_tokens: int  # the longest single request the pool holds (sliding windows stay small)
+
+    def gib_for_blocks(self, blocks: int) -> float:
+        """GiB per GPU that `blocks` pool blocks take: the same bytes the pool was cut into."""
+        return blocks * self.block_bytes / GIB
 
 
 def kv_layout(inputs: MemoryInputs) -> KvLayout:
@@ -81,13 +90,16 @@ def kv_capacity(inputs: MemoryInputs, kv_cache_gib: float) -> KvCapacity:
     num_blocks = int(available // block_bytes)
     tokens = num_blocks // layout.groups * inputs.block_size
     per_request = blocks_per_request(inputs, layout, inputs.max_model_len)
-    return KvCapacity(num_blocks, tokens, per_request, num_blocks / per_request if per_request else 0.0)
+    concurrency = num_blocks / per_request if per_request else 0.0
+    longest = largest_fitting_tokens(inputs, num_blocks)
+    return KvCapacity(num_blocks, block_bytes, layout.groups, tokens, per_request, concurrency, longest)
 
 
 def largest_fitting_tokens(inputs: MemoryInputs, num_blocks: int) -> int:
-    """The longest single request the pool can hold (vLLM's "estimated maximum model length")."""
+    """The longest single request the pool can hold (vLLM's "estimated maximum model length"). A request takes at
+    least one block per block_size tokens of its full-attention layers, so num_blocks x block_size bounds it."""
     layout = kv_layout(inputs)
-    low, high = 0, max(inputs.max_model_len, 1) * 64
+    low, high = 0, num_blocks * inputs.block_size
     while low < high:  # blocks_per_request grows with tokens, so bisect
         middle = (low + high + 1) // 2
         if blocks_per_request(inputs, layout, middle) <= num_blocks:

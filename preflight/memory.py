@@ -2,7 +2,7 @@
 
 Per GPU, following vLLM's start-up profiling (docs/sources.md §M0-§M5):
     requested = total_gpu_memory x gpu_memory_utilization
-    kv_cache  = requested - weights - activation_peak - non_torch [- cuda_graph_estimate on >= 0.21]
+    kv_cache  = requested - weights - activation_peak - non_torch [- cuda_graph_estimate on >= 0.20]
 The activation and non-torch terms are measured by vLLM at start-up; here they are modelled per memory era
 with coefficients fitted to public start-up logs (tests/data/vllm-startup-memory.csv, see test_calibration).
 """
@@ -50,9 +50,27 @@ SAMPLER_BYTES = {
     MemoryEra.V1: 14.88,
     MemoryEra.V1_CUDAGRAPH: 14.88,
 }
+# With FlashInfer's top-k/top-p kernel (the release default, ReleaseTable.memory flashinfer_sampler_default read
+# from the wheel; VLLM_USE_FLASHINFER_SAMPLER in vllm.extra_env overrides it) the warm-up never sorts: the dummy
+# run sets both top-k and top-p (vllm 0.32.0 v1/worker/gpu_model_runner.py:5951-5952), so flashinfer_sample
+# (v1/sample/ops/topk_topp_sampler.py:613) calls top_k_top_p_sampling_from_logits, which masks the fp32 logits
+# (v1/sample/sampler.py:97) into a copy and softmaxes it (flashinfer-python 0.7.2 sampling.py:1795-1796):
+# 2 B model-dtype logits + 4 B fp32 logits + 4 B masked copy + 4 B probabilities. The PyTorch path of the same
+# releases adds the fp32 probabilities and the exponential noise (topk_topp_sampler.py:280, :565), fitted at
+# 14.88 above. In v1-early the measured figure is the same whichever sampler ran (0.11.0 defaulted to FlashInfer,
+# R21/R22; 0.16.0 to PyTorch, R14; all within 0.1 GiB of 38.35), so there FlashInfer changes nothing.
+FLASHINFER_SAMPLER_BYTES = 14.0
+FLASHINFER_SAMPLER_ERAS = frozenset({MemoryEra.V1, MemoryEra.V1_CUDAGRAPH})
 # Forward-phase bytes per (batched token x MLP width per rank): the gate/up output (2 x I) and the activated
 # half (I) in 16 bits plus a partial buffer, ~4 x I x 2 B. Reproduces R28/R29 (V0, 20k/29k tokens).
 MLP_ACTIVATION_BYTES = 8.0
+# MoE forward phase beyond the experts' workspace (router logits, the layer's input, residual and output, the
+# attention projections of the same tokens), per token x hidden_size: fitted on the one forward-bound MoE row,
+# T17 (Mixtral-8x7B TP 2, 1.21 GiB logged where the workspace alone is 0.66 GiB). The old model charged
+# MLP_ACTIVATION_BYTES x top-k x intermediate (0.88 GiB there): KV over-predicted, the unsafe direction. With
+# the workspace held through the sampler warm-up, the sampler-bound MoE row C05 (Qwen1.5-MoE, 2.47 GiB logged)
+# comes out at 2.48, where the sampler phase alone gives 2.19.
+MOE_LAYER_BYTES = 17.72
 
 # Non-torch memory per GPU (CUDA context, NCCL and custom all-reduce buffers), in GiB: (TP 1, TP 2, TP >= 4).
 # R28 (v0.6.4) 0.35; R37 (v0.6.5) 1.79 and PR #10511 3.58 at TP 2; v0.16 0.13; v0.19 0.25 at TP 1,
@@ -69,6 +87,15 @@ NON_TORCH_GIB = {
     MemoryEra.V1: (0.25, 2.08, 2.17),
     MemoryEra.V1_CUDAGRAPH: (0.25, 2.08, 2.17),
 }
+# The 2.08 / 2.17 GiB of 0.17+ were measured on NVSwitch H100s only, where every TP rank reaches every other over
+# NVLink. Without that (PCIe cards, bridged pairs beyond two, a TP group across nodes) vLLM's NVLink paths are
+# off: custom all-reduce is "disabled because it's not supported on more than two PCIe-only GPUs" (vllm 0.32.0
+# distributed/device_communicators/custom_all_reduce.py:204 same node, :270-276; its own buffers are 8 MiB,
+# :141 and :319) and the symmetric-memory all-reduce is a multimem/NVLink path (symm_mem.py:137-152). What
+# remains is the TP-1 figure plus NCCL's PCIe buffers: an L40S TP 4 start-up logs "0.21 GiB for non-torch
+# memory" (row C04, 0.10.2) and an 8-card PCIe TP 8 start-up left 0.83 GiB for activation, non-torch and graphs
+# together (row T08, 0.28.0; docs/calibration.md), so those eras charge the TP-1 figure there.
+NVLINK_ERAS = frozenset({MemoryEra.V1, MemoryEra.V1_CUDAGRAPH})
 
 # CUDA-graph pool estimate subtracted from the KV budget from v0.21 (PR #30515): anchored on the
 # "Estimated CUDA graph memory: 0.84 GiB total" of R01 (Llama-3.1-8B, 32 layers) and scaled by layers.
@@ -78,6 +105,11 @@ NON_TORCH_GIB = {
 CUDA_GRAPH_GIB_FIXED = 0.237
 CUDA_GRAPH_GIB_PER_LAYER = 0.01854
 CUDA_GRAPH_GIB_BOUNDS = (0.5, 2.5)  # the pool sizes seen in logs (docs/sources.md §M5.4)
+# Releases that do not subtract the estimate still capture the graphs, after the KV cache has taken
+# requested - non-KV memory: the pool lands outside gpu_memory_utilization ("increase --gpu-memory-utilization
+# from 0.9500 to 0.9606 to maintain the same effective KV cache size", vllm 0.19.0 v1/worker/gpu_worker.py:470,
+# row R01), and a GPU without that much left outside the budget runs out of memory after profiling.
+GRAPHS_AFTER_PROFILING_ERAS = frozenset({MemoryEra.V1_EARLY, MemoryEra.V1})
 
 
 @dataclass(frozen=True)
@@ -99,6 +131,8 @@ class MemoryInputs:
     quantization: str | None
     kv_cache_dtype: str
     enforce_eager: bool
+    fully_connected: bool  # every GPU of the TP group one NVLink hop from the others (GpuProduct.fully_connected)
+    flashinfer_sampler: bool  # vLLM samples with FlashInfer's top-k/top-p kernel (release default or extra_env)
     draft: Architecture | None = None  # speculative-decoding draft model, if any
     draft_tensor_parallel_size: int = 1
 
@@ -111,8 +145,10 @@ class MemoryEstimate:
     activation_gib: float
     non_torch_gib: float
     cuda_graph_gib: float
+    after_profiling_gib: float  # allocated after the KV cache, outside the budget (the unsubtracted graph pool)
     kv_cache_gib_per_gpu: float  # may be negative: nothing left for the cache
     per_token_kv_bytes: int  # this GPU's layers, draft included
+    sampler: str  # "flashinfer" or "pytorch": the top-k/top-p path whose warm-up the activation peak holds
 
 
 def linear_bytes(arch: Architecture, dtype: str, quantization: str | None) -> float:
@@ -192,27 +228,68 @@ def layers_per_stage(num_layers: int, pp: int) -> int:
 
 def activation_gib(inputs: MemoryInputs) -> float:
     """Peak of the profiling run: the larger of the forward phase (MLP intermediates of the batched tokens on
-    this rank) and the sampler warm-up (max_num_seqs rows of full-vocabulary logits)."""
+    this rank) and the sampler warm-up (max_num_seqs rows of full-vocabulary logits). A MoE model's fused-experts
+    workspace is one persistent buffer grown to the largest batch and kept (vllm 0.32.0 v1/worker/workspace.py:
+    49-53, :209; "locks a process-wide high-water mark", fused_moe/modular_kernel.py:1119-1121), so it is still
+    held during the sampler warm-up: it adds to both phases."""
+    hidden_states = inputs.max_num_batched_tokens * inputs.arch.hidden_size * 2
+    sampler = hidden_states + inputs.max_num_seqs * inputs.arch.vocab_size * sampler_bytes(inputs)
+    return (moe_workspace(inputs) + max(forward_bytes(inputs), sampler)) / GIB
+
+
+def forward_bytes(inputs: MemoryInputs) -> float:
+    """The forward phase's peak on this rank beyond a MoE workspace: the MLP intermediates of a dense model, or
+    the rest of a MoE layer (MOE_LAYER_BYTES)."""
+    arch, tokens = inputs.arch, inputs.max_num_batched_tokens
+    if arch.num_experts_per_tok is None:
+        return tokens * arch.intermediate_size / inputs.tensor_parallel_size * MLP_ACTIVATION_BYTES
+    return tokens * arch.hidden_size * MOE_LAYER_BYTES
+
+
+def moe_workspace(inputs: MemoryInputs) -> float:
     arch = inputs.arch
-    experts = arch.num_experts_per_tok or 1
+    if arch.num_experts_per_tok is None:
+        return 0.0
     per_rank = arch.intermediate_size / inputs.tensor_parallel_size
-    forward = inputs.max_num_batched_tokens * per_rank * experts * MLP_ACTIVATION_BYTES
-    hidden_states = inputs.max_num_batched_tokens * arch.hidden_size * 2
-    sampler = hidden_states + inputs.max_num_seqs * arch.vocab_size * SAMPLER_BYTES[inputs.era]
-    return max(forward, sampler) / GIB
+    return inputs.max_num_batched_tokens * moe_workspace_bytes(arch, per_rank)
 
 
-def non_torch_gib(era: MemoryEra, tp: int) -> float:
+def moe_workspace_bytes(arch: Architecture, per_rank: float) -> float:
+    """Bytes per token of the Triton fused-experts workspace: workspace13 of (topk, max(N / 2, K)) and workspace2
+    of (topk, max(N, K)) in the activation dtype, N = 2 x intermediate per rank, K = hidden (vllm 0.33.0
+    model_executor/layers/fused_moe/experts/triton_moe.py:251-254, allocated together by modular_kernel.py:1207)."""
+    topk, hidden = arch.num_experts_per_tok or 1, arch.hidden_size
+    return topk * (max(per_rank, hidden) + max(2 * per_rank, hidden)) * 2
+
+
+def sampler_bytes(inputs: MemoryInputs) -> float:
+    if inputs.flashinfer_sampler and inputs.era in FLASHINFER_SAMPLER_ERAS:
+        return FLASHINFER_SAMPLER_BYTES
+    return SAMPLER_BYTES[inputs.era]
+
+
+def non_torch_gib(era: MemoryEra, tp: int, fully_connected: bool) -> float:
     single, two, four = NON_TORCH_GIB[era]
-    return single if tp == 1 else two if tp == 2 else four
+    if tp == 1 or (era in NVLINK_ERAS and not fully_connected):
+        return single
+    return two if tp == 2 else four
 
 
-def cuda_graph_gib(inputs: MemoryInputs) -> float:
-    if inputs.era is not MemoryEra.V1_CUDAGRAPH or inputs.enforce_eager:
+def graph_pool_gib(inputs: MemoryInputs) -> float:
+    """vLLM's estimate of the CUDA-graph pool (0 under enforce_eager), whether or not the release subtracts it."""
+    if inputs.enforce_eager:
         return 0.0
     layers = layers_per_stage(inputs.arch.num_hidden_layers, inputs.pipeline_parallel_size)
     low, high = CUDA_GRAPH_GIB_BOUNDS
     return min(max(CUDA_GRAPH_GIB_FIXED + layers * CUDA_GRAPH_GIB_PER_LAYER, low), high)
+
+
+def cuda_graph_gib(inputs: MemoryInputs) -> float:
+    return graph_pool_gib(inputs) if inputs.era is MemoryEra.V1_CUDAGRAPH else 0.0
+
+
+def after_profiling_gib(inputs: MemoryInputs) -> float:
+    return graph_pool_gib(inputs) if inputs.era in GRAPHS_AFTER_PROFILING_ERAS else 0.0
 
 
 def estimate_memory(inputs: MemoryInputs) -> MemoryEstimate:
@@ -221,10 +298,13 @@ def estimate_memory(inputs: MemoryInputs) -> MemoryEstimate:
     weights = weights_gib_per_gpu(inputs.arch, inputs.dtype, inputs.quantization, tp, pp)
     draft = _draft_weights_gib(inputs)
     activation = activation_gib(inputs)
-    non_torch = non_torch_gib(inputs.era, tp)
+    non_torch = non_torch_gib(inputs.era, tp, inputs.fully_connected)
     graphs = cuda_graph_gib(inputs)
     kv = requested - weights - draft - activation - non_torch - graphs
-    return MemoryEstimate(requested, weights, draft, activation, non_torch, graphs, kv, per_token_kv_bytes(inputs))
+    after = after_profiling_gib(inputs)
+    sampler = "flashinfer" if inputs.flashinfer_sampler else "pytorch"
+    per_token = per_token_kv_bytes(inputs)
+    return MemoryEstimate(requested, weights, draft, activation, non_torch, graphs, after, kv, per_token, sampler)
 
 
 def _draft_weights_gib(inputs: MemoryInputs) -> float:

@@ -94,6 +94,7 @@ def _gpu_dict(report: PreflightReport) -> dict[str, Any]:
     gpu = report.resolved.gpu
     return {
         "name": gpu.name,
+        "interconnect": gpu.interconnect,  # nvswitch / nvlink-bridge / pcie / none: which TP buffers vLLM sets up
         "memory_gib": gpu.memory_gib,  # total per GPU as CUDA reports it
         "gpu_memory_utilization": report.resolved.gpu_memory_utilization,
         "requested_gib": round(report.memory.requested_gib, 3),  # memory_gib x gpu_memory_utilization
@@ -121,8 +122,10 @@ def _memory_dict(memory: MemoryEstimate, weights_on_disk_gib: float) -> dict[str
         "weights_on_disk_gib": weights_on_disk_gib,
         "weights_gib_per_gpu": round(memory.weights_gib_per_gpu, 3),  # the largest pipeline stage's share
         "activation_gib": round(memory.activation_gib, 3),
+        "sampler": memory.sampler,  # flashinfer / pytorch (the release default or VLLM_USE_FLASHINFER_SAMPLER)
         "non_torch_gib": memory.non_torch_gib,
-        "cuda_graph_gib": round(memory.cuda_graph_gib, 3),  # subtracted only where the version does (>= 0.21)
+        "cuda_graph_gib": round(memory.cuda_graph_gib, 3),  # subtracted only where the version does (>= 0.20)
+        "after_profiling_gib": round(memory.after_profiling_gib, 3),  # graphs captured outside the budget (< 0.20)
         "draft_gib_per_gpu": round(memory.draft_gib_per_gpu, 3),  # speculative-decoding draft weights
         "kv_cache_gib_per_gpu": round(memory.kv_cache_gib_per_gpu, 3),
         "per_token_kv_bytes": memory.per_token_kv_bytes,  # per GPU, summed over this GPU's layers
@@ -132,8 +135,10 @@ def _memory_dict(memory: MemoryEstimate, weights_on_disk_gib: float) -> dict[str
 def _capacity_dict(capacity: KvCapacity) -> dict[str, Any]:
     return {
         "num_gpu_blocks": capacity.num_gpu_blocks,
-        "kv_cache_tokens": capacity.kv_cache_tokens,
+        "kv_cache_tokens": capacity.kv_cache_tokens,  # vLLM's "GPU KV cache size": blocks / kv_groups x block
+        "kv_groups": capacity.kv_groups,
         "max_concurrency_at_max_model_len": round(capacity.max_concurrency_at_max_model_len, 2),
+        "longest_request_tokens": capacity.longest_request_tokens,  # sliding-window layers keep only their window
     }
 
 

@@ -18,7 +18,6 @@ from catalog.gpus import GPUS
 from config.multinode import supports_native_multinode
 from preflight.checks import node_gpu_limit, valid_tp_sizes
 from preflight.evaluate import Evaluation, evaluate
-from preflight.kv_cache import largest_fitting_tokens
 from preflight.parts import SizingInputs
 
 MAX_GPU_SUGGESTIONS = 3
@@ -87,7 +86,7 @@ def _longest_max_model_len(stack: SizingInputs, current: Evaluation) -> Suggesti
         )
     if current.capacity.blocks_per_max_len_request <= current.capacity.num_gpu_blocks:
         return None  # one request fits; the request count is the lever (_most_requests)
-    length = min(largest_fitting_tokens(current.inputs, current.capacity.num_gpu_blocks), top)
+    length = min(current.capacity.longest_request_tokens, top)
     own_target = stack.preflight.concurrency.requests is not None
     count = (
         largest(1, current.target.requests, lambda n: fits_with(stack, _with_length(length, _requests_change(own_target, n))))

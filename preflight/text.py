@@ -47,10 +47,10 @@ def figures(report: PreflightReport) -> list[tuple[str, str]]:
         (
             "Activation peak",
             f"{memory['activation_gib']:.2f} GiB (max_num_batched_tokens {engine['max_num_batched_tokens']}, "
-            f"max_num_seqs {engine['max_num_seqs']})",
+            f"max_num_seqs {engine['max_num_seqs']}, {memory['sampler']} sampler)",
         ),
-        ("Non-torch memory", f"{memory['non_torch_gib']:.2f} GiB"),
-        ("CUDA graphs", f"{memory['cuda_graph_gib']:.2f} GiB"),
+        ("Non-torch memory", f"{memory['non_torch_gib']:.2f} GiB ({gpu['interconnect']})"),
+        ("CUDA graphs", _graphs(memory)),
         ("KV cache", f"{memory['kv_cache_gib_per_gpu']:.2f} GiB per GPU"),
         (
             "KV bytes per token",
@@ -58,10 +58,11 @@ def figures(report: PreflightReport) -> list[tuple[str, str]]:
             f"{target['plain_kv_bytes_per_token']:,} B whole model",
         ),
         ("KV blocks", f"{capacity['num_gpu_blocks']:,} x {engine['block_size']} tokens"),
-        ("KV capacity", f"{capacity['kv_cache_tokens']:,} tokens"),
+        ("KV capacity", _capacity(capacity, engine)),
         (
             "Max concurrency",
-            f"{capacity['max_concurrency_at_max_model_len']:.2f} requests of {engine['max_model_len']} tokens",
+            f"{capacity['max_concurrency_at_max_model_len']:.2f} requests of {engine['max_model_len']} tokens "
+            f"({capacity['num_gpu_blocks']:,} blocks / blocks of one such request)",
         ),
         (
             "Concurrency target",
@@ -72,6 +73,24 @@ def figures(report: PreflightReport) -> list[tuple[str, str]]:
         ("Margin", f"{target['margin_percent']:.1f} % of the KV cache left after the target"),
         *startup_rows(report),
     ]
+
+
+def _graphs(memory: dict[str, Any]) -> str:
+    if memory["after_profiling_gib"]:
+        return f"{memory['after_profiling_gib']:.2f} GiB captured after the KV cache, outside the budget"
+    return f"{memory['cuda_graph_gib']:.2f} GiB"
+
+
+def _capacity(capacity: dict[str, Any], engine: dict[str, Any]) -> str:
+    """vLLM's logged token count, and for a hybrid model why a request can be longer: one pool, two readings."""
+    tokens = f"{capacity['kv_cache_tokens']:,} tokens"
+    if capacity["kv_groups"] == 1:
+        return tokens
+    return (
+        f'{tokens} if every layer kept the whole context (vLLM\'s "GPU KV cache size": {capacity["num_gpu_blocks"]:,} '
+        f"blocks / {capacity['kv_groups']} KV groups x {engine['block_size']}); sliding-window layers keep only "
+        f"their window, so one request can hold up to {capacity['longest_request_tokens']:,} tokens"
+    )
 
 
 def startup_rows(report: PreflightReport) -> list[tuple[str, str]]:

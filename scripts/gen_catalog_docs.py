@@ -52,8 +52,8 @@ MODEL_HEAD = (
 )
 GPU_HEAD = (
     "| `gpu.product` | Memory (CUDA) | `nvidia.com/gpu.product` | FP8 tensor cores | Family | GPUs per node | "
-    "GKE `gke-accelerator` | Karpenter `instance-gpu-name` | Instance types |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "Interconnect | GKE `gke-accelerator` | Karpenter `instance-gpu-name` | Instance types |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
 )
 
 
@@ -94,7 +94,7 @@ def gpu_row(gpu: GpuProduct, labels: ProviderLabels) -> str:
     karpenter = f"`{labels.karpenter_gpu_name}` ({labels.karpenter_gpu_memory_mib} MiB)" if labels.karpenter_gpu_name else ""
     return (
         f"| `{gpu.name}` | {gpu.memory_gib:.2f} GiB | `{gpu.gfd_product}` | {'yes' if gpu.native_fp8 else 'no'} | "
-        f"{gpu.family} | {gpu.gpus_per_node} | {_codes(labels.gke_accelerator)} | {karpenter} | "
+        f"{gpu.family} | {gpu.gpus_per_node} | {gpu.interconnect} | {_codes(labels.gke_accelerator)} | {karpenter} | "
         f"{_codes(labels.instance_types)} |"
     )
 
@@ -150,7 +150,8 @@ def generate(
         "Memory is what CUDA reports (`torch.cuda.mem_get_info()[1]`), the total vLLM multiplies by "
         "`engine.gpu_memory_utilization`. The label columns are what `cluster.profile` selects nodes by "
         "([cluster.md](cluster.md)); an empty cell means no verified value, so such a product is selected "
-        "through GPU Feature Discovery or `gpu.node_selector`.",
+        "through GPU Feature Discovery or `gpu.node_selector`. Interconnect decides the tensor-parallel overhead the "
+        "preflight charges ([docs/sources.md §F.4](sources.md)).",
         "",
         *GPU_HEAD,
         *gpu_rows(gpus, labels),

@@ -21,11 +21,14 @@ What is read, per wheel:
 - memory-accounting features (which formula vLLM uses), each with the file and line it was found at:
   V0 worker's use of memory_profiling (PR #10511), V1 as default engine (envs.py VLLM_USE_V1),
   the V1 worker's use of memory_profiling (PR #19312), and the CUDA-graph estimate default
-  (envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, PR #30515).
+  (envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, PR #30515), and whether the V1 sampler uses
+  FlashInfer's top-k/top-p kernel by default (envs.py VLLM_USE_FLASHINFER_SAMPLER, PRs #26859, #40376).
 - the OpenAI-server batch defaults (max_num_seqs, max_num_batched_tokens) from the branches of
   EngineArgs (get_batch_defaults, or the older inline code), with the branch condition as source text.
 
 Usage: python scripts/vllm_release_tables.py [VERSION ...]   (default: every release >= 0.6.0 on PyPI)
+       python scripts/vllm_release_tables.py --refresh-memory [VERSION ...]   (re-read the memory features of
+       existing tables; default: every table)
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ SYMBOL_FILES = re.compile(
 BACKEND_FILES = re.compile(r"^vllm/(platforms/interface|attention/backends/registry|v1/attention/backends/registry)\.py$")
 ENVS = ("VLLM_ATTENTION_BACKEND", "VLLM_ENGINE_READY_TIMEOUT_S", "VLLM_USE_V1", "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
 CHOICE_FLAGS = ("--dtype", "--kv-cache-dtype", "--quantization", "--block-size")
+SAMPLER_FILE = "vllm/v1/sample/ops/topk_topp_sampler.py"
 
 
 def pypi_versions() -> list[str]:
@@ -112,6 +116,7 @@ def sources(wheel: Path) -> dict[str, str]:
             or SYMBOL_FILES.match(n)
             or BACKEND_FILES.match(n)
             or n in ("vllm/envs.py", "vllm/worker/worker.py", "vllm/v1/worker/gpu_worker.py", "vllm/platforms/cuda.py")
+            or n == SAMPLER_FILE
         ]
         return {name: archive.read(name).decode() for name in wanted}
 
@@ -402,12 +407,31 @@ def _env_default(texts: dict[str, str], variable: str) -> tuple[str | None, str 
     return match.group(1), f"vllm/envs.py:{line}"
 
 
+def flashinfer_sampler(texts: dict[str, str]) -> tuple[bool, str | None]:
+    """Whether the V1 sampler uses FlashInfer's top-k/top-p kernel when VLLM_USE_FLASHINFER_SAMPLER is unset.
+
+    The unset value is the `else` of the envs.py lambda (None or True); None means on only where the sampler
+    tests `is not False`, off where it tests truthiness (PR #26859). Releases whose sampler falls back to
+    PyTorch when `flashinfer_version >= "0.2.3"` ("not backward compatible", PR #14815, until #15777) are off."""
+    envs = texts.get("vllm/envs.py", "")
+    match = re.search(r'"VLLM_USE_FLASHINFER_SAMPLER":\s*lambda:.*?else (None|True|False)', envs, re.DOTALL)
+    sampler = texts.get(SAMPLER_FILE)
+    if match is None or sampler is None:
+        return False, None
+    line = envs[: match.end()].count("\n") + 1
+    unset = match.group(1)
+    on = unset == "True" or (unset == "None" and "VLLM_USE_FLASHINFER_SAMPLER is not False" in sampler)
+    on = on and not re.search(r'flashinfer_version >= "0\.2\.3"', sampler)
+    return on, f"vllm/envs.py:{line}"
+
+
 def memory_features(texts: dict[str, str]) -> dict[str, object]:
     use_v1, use_v1_at = _env_default(texts, "VLLM_USE_V1")
     graphs, graphs_at = _env_default(texts, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
     v0_profiling = _find(texts, "vllm/worker/worker.py", r"with memory_profiling\(")
     v1_profiling = _find(texts, "vllm/v1/worker/gpu_worker.py", r"with memory_profiling\(")
     v1_default = use_v1 == "1" or ("vllm/worker/worker.py" not in texts and "vllm/v1/worker/gpu_worker.py" in texts)
+    sampler_on, sampler_at = flashinfer_sampler(texts)
     return {
         "v1_default": v1_default,
         "v1_default_source": use_v1_at or ("no V0 worker in the wheel" if v1_default else None),
@@ -415,6 +439,8 @@ def memory_features(texts: dict[str, str]) -> dict[str, object]:
         "v1_memory_profiling": v1_profiling,
         "cudagraph_estimate_default": graphs in ("1", "True", "true") if graphs is not None else False,
         "cudagraph_estimate_source": graphs_at,
+        "flashinfer_sampler_default": sampler_on,
+        "flashinfer_sampler_source": sampler_at,
     }
 
 
@@ -554,7 +580,26 @@ def table(version: str, wheel: Path) -> dict[str, Any]:
     }
 
 
+def refresh_memory(version: str) -> None:
+    """Re-read only the memory features (and files read) of an existing table from its wheel."""
+    target = OUT / f"{version}.json"
+    data = json.loads(target.read_text())
+    with tempfile.TemporaryDirectory(prefix="vllm-wheel-") as tmp:
+        wheel = download(version, Path(tmp))
+        if sha256(wheel) != data["sha256"]:
+            raise RuntimeError(f"{version}: the wheel on PyPI is not the one the table was read from")
+        texts = sources(wheel)
+    data["files_read"] = sorted(texts)
+    data["memory"] = memory_features(texts)
+    target.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
+    print(f"{version}: memory {data['memory']}")
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--refresh-memory"]:
+        for version in argv[1:] or sorted((p.stem for p in OUT.glob("*.json")), key=_key):
+            refresh_memory(version)
+        return 0
     versions = argv or pypi_versions()
     OUT.mkdir(parents=True, exist_ok=True)
     for version in versions:

@@ -49,7 +49,7 @@ def test_a_quantized_checkpoint_names_its_method() -> None:
 
 def test_a_gpu_row_carries_its_provider_labels() -> None:
     row = GEN.gpu_row(GPUS["L4"], ProviderLabels(("nvidia-l4",), "l4", 22888))
-    assert row == "| `L4` | 22.16 GiB | `NVIDIA-L4` | yes | ada-lovelace | 8 | `nvidia-l4` | `l4` (22888 MiB) |  |"
+    assert row == "| `L4` | 22.03 GiB | `NVIDIA-L4` | yes | ada-lovelace | 8 | pcie | `nvidia-l4` | `l4` (22888 MiB) |  |"
 
 
 def test_check_mode_fails_on_a_stale_file_and_names_the_command(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -59,6 +59,8 @@ def gemma_3_inputs() -> MemoryInputs:
         quantization=None,
         kv_cache_dtype="auto",
         enforce_eager=False,
+        fully_connected=True,
+        flashinfer_sampler=False,
     )
 
 

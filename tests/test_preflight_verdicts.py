@@ -74,19 +74,19 @@ def test_max_model_len_beyond_the_model_maximum_blocks() -> None:
 def test_one_request_longer_than_the_cache_blocks_naming_the_length_the_cache_holds() -> None:
     report = resolve_sizing(make_config(gpu={"product": "L4"}, engine={"max_model_len": 131072}))
     assert report.verdict.reasons[0].startswith("one request of engine.max_model_len 131072 tokens needs 16.00 GiB")
-    assert "Fix: lower engine.max_model_len (this cache holds 28144 tokens)" in report.verdict.reasons[0]
+    assert "Fix: lower engine.max_model_len (this cache holds 27392 tokens)" in report.verdict.reasons[0]
 
 
 def test_a_request_too_long_for_the_cache_is_told_the_longest_max_model_len_that_fits() -> None:
     report = resolve_sizing(make_config(gpu={"product": "L4"}, engine={"max_model_len": 131072, "max_num_seqs": 16}))
-    assert "engine.max_model_len 30192 is the longest that fits with everything else unchanged." in report.verdict.suggestions
+    assert "engine.max_model_len 29248 is the longest that fits with everything else unchanged." in report.verdict.suggestions
 
 
 def test_when_neither_length_nor_count_fits_alone_both_are_suggested_together() -> None:
     report = resolve_sizing(make_config(gpu={"product": "L4"}, engine={"max_model_len": 131072}))
     assert report.verdict.suggestions[0] == (
-        "engine.max_model_len 28144 with engine.max_num_seqs 29 fits: the longest "
-        "request this cache holds, and 29 concurrent requests of 1024 tokens."
+        "engine.max_model_len 27392 with engine.max_num_seqs 28 fits: the longest "
+        "request this cache holds, and 28 concurrent requests of 1024 tokens."
     )
 
 

@@ -6,8 +6,9 @@ import pytest
 
 from catalog.gpus import GPUS
 from catalog.models import MODELS
-from config.errors import ConfigError, suggest_name
+from config.errors import ConfigError, model_hint, suggest_name
 from tests.factories import make_config
+from validation import assess
 
 
 @pytest.mark.parametrize("typed", ["A100", "H100", "H100-80GB"])
@@ -49,3 +50,34 @@ def test_an_unknown_gpu_product_in_a_stack_suggests_only_its_own_variants() -> N
         make_config(gpu={"product": "A100"})
     message = raised.value.issues[0].message  # the fix lists the whole catalog, A10G included
     assert ("`A10G`" in message, "`A100-SXM4-80GB`" in message) == (False, True)
+
+
+def test_an_awq_checkpoint_of_a_catalog_model_is_named_as_a_different_model() -> None:
+    hint = model_hint("Qwen/Qwen2.5-7B-Instruct-AWQ", list(MODELS))
+    assert hint == "the catalog's `Qwen/Qwen2.5-7B-Instruct` is a different model"
+
+
+def test_a_base_model_is_not_offered_its_instruct_fine_tune_as_a_spelling() -> None:
+    assert "did you mean" not in model_hint("google/gemma-2-27b", list(MODELS))
+
+
+def test_gemma_3_gets_no_hint_of_gemma_2() -> None:
+    assert model_hint("google/gemma-3-27b-it", list(MODELS)) == ""
+
+
+def test_a_misspelled_part_of_a_model_id_is_suggested() -> None:
+    assert model_hint("meta-llama/Llama-3.1-8B-Instrcut", list(MODELS)) == "did you mean `meta-llama/Llama-3.1-8B-Instruct`?"
+
+
+def test_a_model_id_typed_in_lower_case_is_suggested_in_the_catalog_spelling() -> None:
+    assert model_hint("qwen/qwen2.5-7b-instruct", list(MODELS)) == "did you mean `Qwen/Qwen2.5-7B-Instruct`?"
+
+
+def test_a_relative_of_another_organisation_is_not_named() -> None:
+    assert "hugging-quants" not in model_hint("meta-llama/Llama-3.1-8B", list(MODELS))
+
+
+def test_an_unknown_awq_model_in_a_stack_names_the_bf16_model_as_different() -> None:
+    verdict = assess(make_config(model={"id": "Qwen/Qwen2.5-7B-Instruct-AWQ"}))  # the Hub is unreachable in tests
+    message = verdict.issues[0].message
+    assert "is a different model" in message and "did you mean" not in message
