@@ -308,7 +308,18 @@ BULKY_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
 def item_problem(item: Mapping[str, Any]) -> str | None:
     """Why an object from a file cannot be what the API server returned (labels as a list, a GPU count that
     is not whole), or None. The live reader needs no such check: the API server validates both."""
-    return _labels_problem(_meta(item).get("labels")) or (_gpu_problem(item) if item.get("kind") == "Node" else None)
+    return (
+        _name_problem(_meta(item))
+        or _labels_problem(_meta(item).get("labels"))
+        or (_gpu_problem(item) if item.get("kind") == "Node" else None)
+    )
+
+
+def _name_problem(meta: Mapping[str, Any]) -> str | None:
+    for field in ("name", "namespace"):
+        if field in meta and not isinstance(meta[field], str):
+            return f"metadata.{field} is a {type(meta[field]).__name__}, not a string"
+    return None
 
 
 def _labels_problem(labels: Any) -> str | None:

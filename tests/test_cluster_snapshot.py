@@ -123,6 +123,13 @@ def test_labels_written_as_a_list_are_reported_naming_the_object(tmp_path) -> No
     assert "items[1] (Namespace 'vllm'): metadata.labels is a list, not a mapping of label: value" in str(error.value)
 
 
+def test_a_name_written_as_a_list_is_reported_not_a_crash(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = list_file(tmp_path / "c.json", node("g1"), {"kind": "Namespace", "metadata": {"name": ["vllm"]}})
+    with pytest.raises(SnapshotError) as error:
+        read_snapshots([path])
+    assert "items[1]" in str(error.value) and "metadata.name is a list, not a string" in str(error.value)
+
+
 @pytest.mark.parametrize("gpus", ["1e400", "500m", "²", "9" * 5000, "-1"])
 def test_a_gpu_count_that_is_not_whole_is_a_config_error_naming_the_node(tmp_path, capsys, gpus) -> None:  # type: ignore[no-untyped-def]
     item = node("g1")
