@@ -316,9 +316,9 @@ def item_problem(item: Mapping[str, Any]) -> str | None:
 
 
 def _name_problem(meta: Mapping[str, Any]) -> str | None:
-    for field in ("name", "namespace"):
-        if field in meta and not isinstance(meta[field], str):
-            return f"metadata.{field} is a {type(meta[field]).__name__}, not a string"
+    for key in ("name", "namespace"):
+        if key in meta and not isinstance(meta[key], str):
+            return f"metadata.{key} is a {type(meta[key]).__name__}, not a string"
     return None
 
 
