@@ -15,6 +15,7 @@ from config.model import ModelConfig
 from config.stack import StackConfig
 from plan.delivery import DeliveryPlan, resolve_delivery
 from plan.identity import Identity, resolve_identity
+from plan.lora import LoraPlan, resolve_lora
 from plan.monitoring import MonitoringPlan, resolve_observability
 from plan.multinode import MultinodePlan, resolve_multinode
 from plan.placement import Placement, resolve_placement
@@ -39,6 +40,7 @@ class Plan:
     multinode: MultinodePlan | None  # None with one node per replica
     traffic: TrafficPlan  # exposure, client URL, network-policy inputs, smoke test
     routing: RoutingPlan | None  # vLLM's router in front of the replicas; None when routing.enabled is false
+    lora: LoraPlan | None  # LoRA adapters served on the model; None without them
     scaling: ScalingPlan  # KEDA: capacity, thresholds, the workload PromQL queries, server address
     monitoring: MonitoringPlan  # Prometheus wiring and alert limits
     model: ModelConfig  # the model as the stack names it (id, revision, local_path)
@@ -71,6 +73,7 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
         multinode=resolve_multinode(cfg),
         traffic=resolve_traffic(cfg, identity, delivery, launch_of(server.args, server.env)),
         routing=routing,
+        lora=resolve_lora(cfg.lora, cfg.delivery.mode),
         scaling=scaling,
         monitoring=monitoring,
         model=cfg.model,

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from catalog.models import MODELS
 from config.engine import EngineConfig
+from config.lora import LoraConfig
+from preflight.lora import lora_shape
 from preflight.memory import MemoryInputs
 from preflight.quantization import runtime_quantization
 from preflight.resolve import ResolvedEngine
 
 
-def memory_inputs(engine: EngineConfig, resolved: ResolvedEngine) -> MemoryInputs:
+def memory_inputs(engine: EngineConfig, resolved: ResolvedEngine, lora: LoraConfig) -> MemoryInputs:
     speculative = engine.speculative
     draft = MODELS.get(speculative.model or "") if speculative and speculative.method == "draft_model" else None
     draft_tp = (speculative.draft_tensor_parallel_size if speculative else None) or resolved.tensor_parallel_size
@@ -31,4 +33,5 @@ def memory_inputs(engine: EngineConfig, resolved: ResolvedEngine) -> MemoryInput
         enforce_eager=resolved.enforce_eager,
         draft=draft,
         draft_tensor_parallel_size=draft_tp,
+        lora=lora_shape(lora),
     )

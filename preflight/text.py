@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from cluster.report import NOT_CHECKED, ClusterResult
 from preflight.report import PreflightReport
 
@@ -9,6 +11,14 @@ from preflight.report import PreflightReport
 def _nodes(report: PreflightReport) -> str:
     nnodes = report.resolved.nnodes
     return f" on {nnodes} nodes x {report.resolved.gpus_per_node} GPUs" if nnodes > 1 else ""
+
+
+def _lora_rows(memory: dict[str, Any]) -> list[tuple[str, str]]:
+    lora = memory.get("lora")
+    if lora is None:
+        return []
+    shape = f"max_loras {lora['max_loras']} x max_lora_rank {lora['max_lora_rank']}"
+    return [("LoRA buffers", f"{lora['gib_per_gpu']:.2f} GiB per GPU ({shape})")]
 
 
 def figures(report: PreflightReport) -> list[tuple[str, str]]:
@@ -32,6 +42,7 @@ def figures(report: PreflightReport) -> list[tuple[str, str]]:
             f"{memory['weights_gib_per_gpu']:.2f} GiB per GPU ({memory['weights_on_disk_gib']:.2f} GiB on disk)",
         ),
         ("Draft model weights", f"{memory['draft_gib_per_gpu']:.2f} GiB per GPU"),
+        *_lora_rows(memory),
         (
             "Activation peak",
             f"{memory['activation_gib']:.2f} GiB (max_num_batched_tokens {engine['max_num_batched_tokens']}, "

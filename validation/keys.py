@@ -23,6 +23,7 @@ from validation import (
     exposure,
     kubernetes,
     landing,
+    lora,
     multinode,
     observability,
     routing,
@@ -43,6 +44,7 @@ KEY_RULES: tuple[Callable[[StackConfig], list[ConfigIssue]], ...] = (
     values.cross_checks,
     credentials.cross_checks,
     routing.cross_checks,
+    lora.cross_checks,
 )
 
 
