@@ -54,6 +54,9 @@ class RoutingConfig(ConfigGroup):
     health_failure_threshold: PositiveInt = Field(
         3, description="--health-failure-threshold: failed checks before a server is marked down."
     )
+    error_alert_ratio: float = Field(
+        0.05, gt=0, le=1, description="VllmRouterRequestErrors fires when this share of the router's requests fails."
+    )
     api_server_cidrs: tuple[str, ...] = Field(
         (),
         description="Addresses of the Kubernetes API server, for the router's NetworkPolicy egress (its pod "

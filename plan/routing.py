@@ -42,6 +42,7 @@ class RoutingPlan:
     server_port: int
     api_server_cidrs: tuple[str, ...]
     api_server_ports: tuple[int, ...]
+    error_alert_ratio: float = 0.05  # the share of failed requests VllmRouterRequestErrors fires on
 
     @property
     def url(self) -> str:
@@ -126,4 +127,5 @@ def resolve_routing(
         server_port=server_port,
         api_server_cidrs=routing.api_server_cidrs,
         api_server_ports=routing.api_server_ports,
+        error_alert_ratio=routing.error_alert_ratio,
     )
