@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 from catalog.models import Architecture
 from catalog.vllm_flags import FLAG_TABLES
 from config.errors import ConfigIssue, show
@@ -54,7 +52,6 @@ def _source_issues(cfg: StackConfig) -> list[ConfigIssue]:
 
 
 def _name_issues(lora: LoraConfig, base: str) -> list[ConfigIssue]:
-    counts = Counter(adapter.name for adapter in lora.adapters)
     issues = []
     for index, adapter in enumerate(lora.adapters):
         if adapter.name == base:
@@ -66,11 +63,11 @@ def _name_issues(lora: LoraConfig, base: str) -> list[ConfigIssue]:
                     "give the adapter its own name.",
                 )
             )
-        elif counts[adapter.name] > 1 and adapter.name not in {a.name for a in lora.adapters[:index]}:
+        elif adapter.name in {earlier.name for earlier in lora.adapters[:index]}:
             issues.append(
                 ConfigIssue(
                     f"lora.adapters[{index}].name",
-                    f"{show(adapter.name)} names {counts[adapter.name]} adapters; vLLM serves one per name.",
+                    f"{show(adapter.name)} names an adapter listed before; vLLM serves one adapter per name.",
                     "give each adapter a distinct name.",
                 )
             )
