@@ -14,6 +14,7 @@ from config.docker import DockerConfig, docker_settings
 from config.stack import StackConfig
 from plan.delivery import DeliveryPlan
 from plan.identity import Identity
+from plan.names import endpoint_labels
 from plan.security import PodSecurity
 from plan.vllm_args import vllm_args, vllm_env
 from preflight.delivery import DeliveryBudget, server_memory_limit_gib, shm_gib
@@ -95,7 +96,7 @@ def resolve_server(cfg: StackConfig, identity: Identity, engine: ResolvedEngine,
     return ServerPlan(
         name=names.server,
         namespace=identity.namespace,
-        labels=identity.labels("server"),
+        labels=identity.labels("server") | endpoint_labels(cfg.routing.endpoint),
         selector=identity.selector("server"),
         service_account=names.server,
         api_key_secret=names.api_key_secret if cfg.security.require_api_key else None,
