@@ -15,8 +15,8 @@ from config.engine import EngineConfig
 from config.errors import ConfigError
 from config.exposure import ExposureConfig, SmokeTestConfig
 from config.gpu import GpuConfig
-from config.lora import LoraConfig
 from config.kubernetes import CacheConfig, NamespaceConfig, ProbesConfig, SchedulingConfig, SecurityConfig, ServerConfig
+from config.lora import LoraConfig
 from config.messages import issue_from_pydantic
 from config.model import ModelConfig
 from config.multinode import MultinodeConfig

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
-
-import dataclasses
 
 from catalog.gpus import NVIDIA
 from catalog.vllm_metrics import VERSIONS

@@ -58,8 +58,7 @@ def _name_issues(lora: LoraConfig, base: str) -> list[ConfigIssue]:
             issues.append(
                 ConfigIssue(
                     f"lora.adapters[{index}].name",
-                    f"is {show(adapter.name)}, the base model's served name: requests naming it would not reach "
-                    "the adapter.",
+                    f"is {show(adapter.name)}, the base model's served name: requests naming it would not reach the adapter.",
                     "give the adapter its own name.",
                 )
             )

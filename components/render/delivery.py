@@ -64,9 +64,7 @@ except Exception as error:
 )
 
 
-def model_volumes(
-    delivery: DeliveryPlan, hf_token_secret: str | None, lora: LoraPlan | None = None
-) -> list[dict[str, Any]]:
+def model_volumes(delivery: DeliveryPlan, hf_token_secret: str | None, lora: LoraPlan | None = None) -> list[dict[str, Any]]:
     """The pod's `model-cache` volume: the shared claim, nothing (the StatefulSet's claim template provides it),
     or a small emptyDir when the weights stream from a bucket (with room for the adapters fetched into it).
     `hf_token_secret`: mounted by a per-replica download or the adapters' init container."""
@@ -94,9 +92,7 @@ def adapter_fetch(delivery: DeliveryPlan, lora: LoraPlan) -> dict[str, Any]:
         {"name": "home", "mountPath": HOME},
         {"name": "tmp", "mountPath": "/tmp"},
     ]
-    adapters = [
-        {"name": a.name, "path": a.path, "repo": a.repo, "revision": a.revision, "uri": a.uri} for a in lora.adapters
-    ]
+    adapters = [{"name": a.name, "path": a.path, "repo": a.repo, "revision": a.revision, "uri": a.uri} for a in lora.adapters]
     env = {"HOME": HOME, "HF_HOME": HF_HOME, "ADAPTERS": json.dumps(adapters), "HF_HUB_DISABLE_TELEMETRY": "1"}
     env |= server_env(delivery)
     if delivery.hf_token_secret:

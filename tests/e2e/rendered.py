@@ -191,10 +191,18 @@ LORA_REVISION = "0123456789abcdef0123456789abcdef01234567"
 LORA_CHANGES: dict[str, Any] = {
     "lora": {
         "adapters": [
-            {"name": LORA_ADAPTER, "id": LORA_REPO, "revision": LORA_REVISION, "rank": 8, "target_modules": ["q_proj", "v_proj"]}
+            {
+                "name": LORA_ADAPTER,
+                "id": LORA_REPO,
+                "revision": LORA_REVISION,
+                "rank": 8,
+                "target_modules": ["q_proj", "v_proj"],
+            }
         ]
     }
 }
+
+
 def lora_snapshot() -> str:
     """Where the rendered server loads the adapter from: its snapshot in the model cache (plan/lora.py)."""
     return hub_snapshot(HF_HOME, LORA_REPO, LORA_REVISION)

@@ -27,9 +27,7 @@ ADAPTER_TIMEOUT_S = 120
 UNKNOWN = "no-such-model"
 
 
-def start_server(
-    name: str, launch: rendered.Launch, python: Path, model: Path, home: Path, core: int
-) -> Server:
+def start_server(name: str, launch: rendered.Launch, python: Path, model: Path, home: Path, core: int) -> Server:
     host = cpu_backend.Host(python=python, model_dir=model, home=home, port=free_port(), core=core)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **cpu_backend.adapt_env(launch.env, host)}
     server = Server(
