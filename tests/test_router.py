@@ -191,7 +191,7 @@ def test_a_server_the_router_marks_unhealthy_raises_an_alert_when_alerts_are_on(
 
 
 # A shared endpoint (routing.endpoint): one router for the servers of several stacks in one namespace.
-FLEET = {"namespace": {"name": "llm"}, "replicas": 2}
+FLEET = {"namespace": {"name": "llm"}, "replicas": 2, "security": {"require_api_key": False}}
 
 
 def fleet_stack(instance: str, routed: bool, model: str) -> Any:
@@ -238,4 +238,10 @@ def test_the_endpoint_s_router_reaches_the_servers_of_another_stack_and_other_po
 def test_an_endpoint_without_a_shared_namespace_is_refused_naming_the_key() -> None:
     with pytest.raises(ConfigError) as error:
         make_config(routing={"enabled": True, "endpoint": "fleet"}, replicas=2)
+    assert [issue.key for issue in error.value.issues] == ["routing.endpoint"]
+
+
+def test_an_endpoint_with_api_keys_is_refused_because_the_router_cannot_learn_the_models() -> None:
+    with pytest.raises(ConfigError) as error:
+        make_config(**{**FLEET, "security": {"require_api_key": True}}, routing={"enabled": True, "endpoint": "fleet"})
     assert [issue.key for issue in error.value.issues] == ["routing.endpoint"]

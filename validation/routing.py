@@ -53,6 +53,17 @@ def _endpoint_issues(cfg: StackConfig) -> list[ConfigIssue]:
                 "remove routing.endpoint.",
             )
         ]
+    if cfg.security.require_api_key:
+        return [
+            ConfigIssue(
+                "routing.endpoint",
+                f"is {endpoint!r} with security.require_api_key: the router learns each server's model from its "
+                "/v1/models and calls it without a key (vllm-router 0.1.17: 401, the server joins as model "
+                "'unknown'), so no request would be routed by its model.",
+                "set security.require_api_key: false on the endpoint's stacks and authenticate clients in front of "
+                "the router (the Gateway), or give each model its own router (routing.endpoint unset).",
+            )
+        ]
     if cfg.namespace.name is None:
         return [
             ConfigIssue(

@@ -208,10 +208,16 @@ def lora_snapshot() -> str:
     return hub_snapshot(HF_HOME, LORA_REPO, LORA_REVISION)
 
 
-# Two stacks of one namespace on one endpoint (routing.endpoint): the first runs the router, the second joins.
-ENDPOINT_CHANGES: dict[str, Any] = {"namespace": {"name": "llm"}, "routing": {"enabled": True, "endpoint": "fleet"}}
+# Two stacks of one namespace on one endpoint (routing.endpoint): the first runs the router, the second joins;
+# without API keys, which an endpoint refuses (validation/routing.py: the router's model discovery sends none).
+ENDPOINT_CHANGES: dict[str, Any] = {
+    "namespace": {"name": "llm"},
+    "routing": {"enabled": True, "endpoint": "fleet"},
+    "security": {"require_api_key": False},
+}
 MEMBER_CHANGES: dict[str, Any] = {
     "namespace": {"name": "llm"},
+    "security": {"require_api_key": False},
     "routing": {"endpoint": "fleet"},
     "engine": {"served_model_name": "qwen-e2e"},
 }
