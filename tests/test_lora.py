@@ -185,3 +185,10 @@ def test_in_the_prod_variant_the_download_reaches_the_hub_and_the_servers_do_not
     server = Pod("server", namespace, plan.identity.labels("server"), "10.1.0.10")
     assert allowed(policies, download, hub, 443)
     assert not allowed(policies, server, hub, 443)
+
+
+def test_keda_and_the_alerts_select_the_base_model_s_name_which_counts_its_adapters_requests() -> None:
+    """vLLM labels every request series with the base's served name only (docs/lora.md), so the workload's
+    selector stays the base's and no adapter name is needed in it."""
+    plan = plan_of(make_config(engine={"served_model_name": "llama-8b"}, **adapters(SQL, CHAT)))
+    assert plan.scaling.workload.vllm == '{namespace="' + plan.identity.namespace + '",model_name="llama-8b"}'
