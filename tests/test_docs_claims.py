@@ -281,6 +281,12 @@ CLAIMS: list[tuple[str, str, str, Callable[[Stack], float]]] = [
     ("autoscaling-and-monitoring.md", r"# queue_fraction ([\d.]+)", PROD, lambda s: default_of("autoscaling.queue_fraction")),
     (
         "autoscaling-and-monitoring.md",
+        r"`routing.error_alert_ratio` \((\d+) %\)",
+        PROD,
+        lambda s: default_of("routing.error_alert_ratio") * 100,
+    ),
+    (
+        "autoscaling-and-monitoring.md",
         r"# running_headroom ([\d.]+)",
         PROD,
         lambda s: default_of("autoscaling.running_headroom"),
