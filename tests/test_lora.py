@@ -192,3 +192,12 @@ def test_keda_and_the_alerts_select_the_base_model_s_name_which_counts_its_adapt
     selector stays the base's and no adapter name is needed in it."""
     plan = plan_of(make_config(engine={"served_model_name": "llama-8b"}, **adapters(SQL, CHAT)))
     assert plan.scaling.workload.vllm == '{namespace="' + plan.identity.namespace + '",model_name="llama-8b"}'
+
+
+def test_max_cpu_loras_is_rendered_only_when_set() -> None:
+    assert flag_value(list(args_of(**adapters(SQL, max_cpu_loras=4))), "--max-cpu-loras") == "4"
+    assert "--max-cpu-loras" not in args_of(**adapters(SQL))
+
+
+def test_runtime_loading_on_a_release_without_it_is_refused() -> None:
+    assert issues_of(vllm={"version": "0.6.0"}, lora={"runtime_loading": True}) == ["lora.runtime_loading"]
