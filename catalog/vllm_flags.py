@@ -27,6 +27,7 @@ class FlagTable:
     speculative_methods: frozenset[str]
     speculative_draft_revision: bool  # a draft model revision can be given
     engine_ready_timeout_env: bool  # VLLM_ENGINE_READY_TIMEOUT_S exists
+    runtime_lora_updating: bool = False  # VLLM_ALLOW_RUNTIME_LORA_UPDATING and /v1/load_lora_adapter exist
     choices: Mapping[str, tuple[object, ...]] = field(default_factory=dict)  # values of --dtype, ...
 
 
@@ -81,6 +82,15 @@ REPLACEMENTS: dict[str, str] = {
 _SIZABLE_QUANTIZATIONS = frozenset({"fp8", "awq", "awq_marlin", "gptq", "gptq_marlin", "bitsandbytes"})
 
 
+# Loading and unloading adapters at run time (/v1/load_lora_adapter, VLLM_ALLOW_RUNTIME_LORA_UPDATING): vLLM PR
+# #6566, merged 2024-09-05, the day after 0.6.0 was tagged; first released in 0.6.1.
+RUNTIME_LORA_SINCE = (0, 6, 1)
+
+
+def _release_number(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".")[:3])
+
+
 def flag_table(release: ReleaseTable) -> FlagTable:
     """The flag table of one release, from its generated data (catalog/data/vllm/<version>.json)."""
     flags = release.flags
@@ -97,6 +107,7 @@ def flag_table(release: ReleaseTable) -> FlagTable:
         speculative_methods=methods or frozenset({"ngram", "draft_model"}),
         speculative_draft_revision=speculative_config and "SpeculativeConfig.revision" in release.defaults,
         engine_ready_timeout_env="VLLM_ENGINE_READY_TIMEOUT_S" in release.env,
+        runtime_lora_updating=_release_number(release.version) >= RUNTIME_LORA_SINCE,
         choices=release.choices,
     )
 
@@ -143,6 +154,12 @@ OWNED_FLAGS: frozenset[str] = _COMMON | {
     "--master-addr",
     "--master-port",
     "--headless",
+    # LoRA, rendered from the lora group (plan/lora.py).
+    "--enable-lora",
+    "--lora-modules",
+    "--max-loras",
+    "--max-lora-rank",
+    "--max-cpu-loras",
 }
 FLAG_ALIASES: dict[str, str] = {
     "-tp": "--tensor-parallel-size",

@@ -14,7 +14,7 @@ from pydantic import Field, PositiveFloat, field_validator
 
 from config.base import ConfigGroup
 from config.network import Port, _check_cidr
-from config.syntax import INT32_MAX, ImageRepository, NonNegativeInt, PositiveInt
+from config.syntax import INT32_MAX, DnsLabel, ImageRepository, NonNegativeInt, PositiveInt
 
 # The wheel version the tests install and whose --help catalog/router_flags.py holds; the image tag follows it.
 ROUTER_VERSION = "0.1.17"
@@ -28,6 +28,12 @@ class RoutingConfig(ConfigGroup):
     """The router's Deployment, its pod discovery and its limits; off by default."""
 
     enabled: bool = Field(False, description="Put vLLM's router in front of the server replicas.")
+    endpoint: DnsLabel | None = Field(
+        None,
+        description="One endpoint for several stacks' models: every stack of one namespace.name with this name "
+        "labels its server pods with it, and the one with routing.enabled runs the router for all of them, "
+        "routing by the request's model (docs/routing.md).",
+    )
     replicas: int = Field(2, ge=2, le=100, description="Router replicas: at least two, so one can be drained.")
     policy: RouterPolicy = Field(
         "cache_aware", description="The router's --policy: cache_aware sends shared prefixes to the same replica."
@@ -53,6 +59,9 @@ class RoutingConfig(ConfigGroup):
     )
     health_failure_threshold: PositiveInt = Field(
         3, description="--health-failure-threshold: failed checks before a server is marked down."
+    )
+    error_alert_ratio: float = Field(
+        0.05, gt=0, le=1, description="VllmRouterRequestErrors fires when this share of the router's requests fails."
     )
     api_server_cidrs: tuple[str, ...] = Field(
         (),

@@ -17,6 +17,7 @@ from config.errors import ConfigError
 from config.exposure import ExposureConfig, SmokeTestConfig
 from config.gpu import GpuConfig
 from config.kubernetes import CacheConfig, NamespaceConfig, ProbesConfig, SchedulingConfig, SecurityConfig, ServerConfig
+from config.lora import LoraConfig
 from config.messages import issue_from_pydantic
 from config.model import ModelConfig
 from config.multinode import MultinodeConfig
@@ -57,6 +58,7 @@ class StackConfig(ConfigGroup):
     routing: RoutingConfig = Field(
         default_factory=RoutingConfig, description="vLLM's router in front of the replicas (docs/routing.md)."
     )
+    lora: LoraConfig = Field(default_factory=LoraConfig, description="LoRA adapters served on the model (docs/lora.md).")
     autoscaling: AutoscalingConfig = Field(default_factory=AutoscalingConfig, description="KEDA autoscaling.")
     monitoring: MonitoringConfig = Field(default_factory=MonitoringConfig, description="Prometheus and Grafana.")
     docker: DockerConfig | None = Field(None, description="The Docker host, for target docker.")

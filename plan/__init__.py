@@ -16,6 +16,7 @@ from config.stack import StackConfig
 from plan.cost import CostPlan, replica_bounds, resolve_cost
 from plan.delivery import DeliveryPlan, resolve_delivery
 from plan.identity import Identity, resolve_identity
+from plan.lora import LoraPlan, resolve_lora
 from plan.monitoring import MonitoringPlan, resolve_observability
 from plan.multinode import MultinodePlan, resolve_multinode
 from plan.placement import Placement, resolve_placement
@@ -41,6 +42,7 @@ class Plan:
     multinode: MultinodePlan | None  # None with one node per replica
     traffic: TrafficPlan  # exposure, client URL, network-policy inputs, smoke test
     routing: RoutingPlan | None  # vLLM's router in front of the replicas; None when routing.enabled is false
+    lora: LoraPlan | None  # LoRA adapters served on the model; None without them
     scaling: ScalingPlan  # KEDA: capacity, thresholds, the workload PromQL queries, server address
     zero: ZeroPlan | None  # the KEDA HTTP add-on in front of the server (scale to zero); None without it
     monitoring: MonitoringPlan  # Prometheus wiring and alert limits
@@ -82,6 +84,7 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
             cfg, identity, delivery, launch_of(server.args, server.env), zero, scaling.enabled and scaling.thanos is not None
         ),
         routing=routing,
+        lora=resolve_lora(cfg.lora, cfg.delivery.mode),
         scaling=scaling,
         zero=zero,
         monitoring=monitoring,

@@ -15,12 +15,14 @@ from plan.names import HF_HOME, MARKER_DIR, Names, cache_key
 Downloads = tuple[tuple[str, str | None], ...]  # (repository, revision) pairs
 
 
-def downloads(model_id: str, revision: str | None, speculative: SpeculativeConfig | None) -> Downloads:
-    """What the Job fetches: the model, then any speculative draft model."""
+def downloads(
+    model_id: str, revision: str | None, speculative: SpeculativeConfig | None, adapters: Downloads = ()
+) -> Downloads:
+    """What the Job fetches: the model, then any speculative draft model, then the LoRA adapters from the Hub."""
     pairs: list[tuple[str, str | None]] = [(model_id, revision)]
     if speculative is not None and speculative.model:
         pairs.append((speculative.model, speculative.revision))
-    return tuple(pairs)
+    return (*pairs, *adapters)
 
 
 def _parts(pairs: Downloads) -> list[str | None]:

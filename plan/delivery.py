@@ -24,6 +24,7 @@ from config.stack import StackConfig
 from config.vllm import VllmConfig
 from plan import cache
 from plan.cost import replica_bounds
+from plan.lora import lora_downloads
 from plan.names import Names
 from plan.security import PodSecurity, resolve_pod_security
 from preflight.delivery import (
@@ -228,7 +229,7 @@ def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names,
     budget = _budget(cfg, mode, throughput, weights, from_hub)
     kubernetes_volume = volume if cfg.target == "kubernetes" else None
     bucket = cfg.delivery.object_storage if mode == "object_storage" else None
-    pairs = cache.downloads(cfg.model.id, cfg.model.revision, cfg.engine.speculative)
+    pairs = cache.downloads(cfg.model.id, cfg.model.revision, cfg.engine.speculative, lora_downloads(cfg.lora, mode))
     key = cache.volume_key(pairs, size, volume)
     claim = store.existing_claim or names.cache_claim(key)
     pull = budget.image_pull_seconds

@@ -18,6 +18,7 @@ from config.delivery import WorkloadIdentity
 from config.exposure import ExposureConfig
 from config.network import NetworkPolicyConfig
 from config.routing import RoutingConfig
+from plan.names import endpoint_selector
 
 SERVER = "server"  # app.kubernetes.io/component of the vLLM server pods (leader and workers alike)
 MODEL_CACHE = "model-cache"  # the download Job's and the bucket copy Job's pods
@@ -224,14 +225,25 @@ def router_flows(routing: RoutingConfig, server_port: int, prometheus: Pods | No
     """The router's own flows: it calls the servers it discovers, watches their pods through the API server
     (any address on its ports unless routing.api_server_cidrs names it), and is scraped by Prometheus."""
     api_server = tuple(Addresses(cidr) for cidr in routing.api_server_cidrs) or (Addresses("0.0.0.0/0"),)
+    # On a shared endpoint the router forwards to every stack's servers; each admits it (endpoint_flows).
+    servers = (pods(endpoint_selector(routing.endpoint, SERVER)),) if routing.endpoint else Own(SERVER)
     flows = [
-        Flow(Own(ROUTER), Own(SERVER), (Port("TCP", server_port),), "the router forwards each request to a server"),
+        Flow(Own(ROUTER), servers, (Port("TCP", server_port),), "the router forwards each request to a server"),
         Flow(Own(ROUTER), api_server, tuple(Port("TCP", p) for p in routing.api_server_ports), "pod discovery (watch)"),
         *dns_flows(ROUTER, dns),
     ]
     if prometheus is not None:
         flows.append(Flow((prometheus,), Own(ROUTER), (Port("TCP", routing.prometheus_port),), "Prometheus scrapes the router"))
     return flows
+
+
+def endpoint_flows(routing: RoutingConfig, server_port: int) -> list[Flow]:
+    """A stack on a shared endpoint (routing.endpoint): its servers admit the endpoint's router, which runs in
+    whichever stack of the namespace has routing.enabled."""
+    if not routing.endpoint:
+        return []
+    router = (pods(endpoint_selector(routing.endpoint, ROUTER)),)
+    return [Flow(router, Own(SERVER), (Port("TCP", server_port),), f"the router of endpoint {routing.endpoint}")]
 
 
 def rank_flows(multinode: bool) -> list[Flow]:
@@ -277,6 +289,7 @@ def resolve_flows(
         *prometheus_flows(port, prometheus),
         *rank_flows(multinode),
         *dns_flows(SERVER, dns),
+        *endpoint_flows(routing, port),
     ]
     if server_fetches_weights:
         flows += hub_flows(SERVER, policy, "the server downloads or streams the weights (hub or bucket)")

@@ -61,6 +61,8 @@ class MonitoringPlan:
     wiring: PrometheusWiring
     limits: AlertThresholds
     metrics: VersionMetrics  # the vLLM release's metric names (catalog/vllm_metrics.py)
+    router_job: str | None = None  # the router's Service, the `job` of its series; None without routing
+    lora: bool = False  # LoRA adapters are served: vllm:lora_requests_info exists
 
     @property
     def enabled(self) -> bool:
@@ -172,5 +174,7 @@ def resolve_observability(
     rollout = delivery.new_replica_seconds
     exporter = sizing.resolved.gpu.vendor.exporter
     limits = alert_limits(cfg.monitoring, cfg.autoscaling, scaling.capacity, queue, rollout, exporter)
-    monitoring = MonitoringPlan(cfg.monitoring, f"{identity.instance}-monitoring", server, wiring, limits, metrics)
+    router = identity.names.router if cfg.routing.enabled else None
+    name = f"{identity.instance}-monitoring"
+    monitoring = MonitoringPlan(cfg.monitoring, name, server, wiring, limits, metrics, router, cfg.lora.enabled)
     return scaling, monitoring

@@ -60,6 +60,20 @@ class Names:
         return f"{self.instance}-model-download-{cache_key}"
 
 
+# The label every server (and router) pod of a shared endpoint carries, whichever stack it belongs to
+# (routing.endpoint, docs/routing.md): what the endpoint's router discovers and its NetworkPolicies name.
+ENDPOINT_LABEL = "vllm-serving/endpoint"
+
+
+def endpoint_labels(endpoint: str | None) -> dict[str, str]:
+    return {ENDPOINT_LABEL: endpoint} if endpoint else {}
+
+
+def endpoint_selector(endpoint: str, component: str) -> dict[str, str]:
+    """The pods of one component of every stack on the endpoint (instance left out)."""
+    return {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/component": component, ENDPOINT_LABEL: endpoint}
+
+
 def labels(instance: str, component: str) -> dict[str, str]:
     """The full label set; selectors use the same three keys."""
     return {

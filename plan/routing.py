@@ -13,6 +13,7 @@ from catalog.router_flags import router_flags
 from config.kubernetes import SecurityConfig
 from config.routing import RoutingConfig
 from plan.identity import Identity
+from plan.names import endpoint_labels, endpoint_selector
 from plan.security import PodSecurity
 
 COMPONENT = "router"  # app.kubernetes.io/component of the router's objects
@@ -42,6 +43,8 @@ class RoutingPlan:
     server_port: int
     api_server_cidrs: tuple[str, ...]
     api_server_ports: tuple[int, ...]
+    error_alert_ratio: float = 0.05  # the share of failed requests VllmRouterRequestErrors fires on
+    endpoint: str | None = None  # routing.endpoint: the router serves every stack's servers labelled with it
 
     @property
     def url(self) -> str:
@@ -57,7 +60,9 @@ def router_args(
     api_key: bool,
 ) -> tuple[str, ...]:
     """The router's command line. Both listeners bind every address (the defaults are 127.0.0.1, unreachable
-    from other pods); every flag is checked against the release's table, so a typo fails here, not in the pod."""
+    from other pods); every flag is checked against the release's table, so a typo fails here, not in the pod.
+    For a shared endpoint (routing.endpoint) it runs in IGW mode, which keeps one worker set per model and routes
+    each request by its `model` (the regular mode sends any model to any server; docs/routing.md)."""
     selector = [f"{key}={value}" for key, value in sorted(server_selector.items())]
     args = [
         "vllm-router",
@@ -79,6 +84,8 @@ def router_args(
         "--queue-size", str(routing.queue_size),
         "--queue-timeout-secs", str(routing.queue_timeout_secs),
     ]  # fmt: skip
+    if routing.endpoint:
+        args.append("--enable-igw")
     if api_key:
         args += ["--api-key", f"$({API_KEY_ENV})"]
     check_flags(routing.version, args)
@@ -104,12 +111,13 @@ def resolve_routing(
     """None when routing.enabled is false."""
     if not routing.enabled:
         return None
-    server_selector = identity.selector(SERVER_COMPONENT)
+    endpoint = routing.endpoint
+    server_selector = endpoint_selector(endpoint, SERVER_COMPONENT) if endpoint else identity.selector(SERVER_COMPONENT)
     api_key = identity.names.api_key_secret if security.require_api_key else None
     return RoutingPlan(
         name=identity.names.router,
         namespace=identity.namespace,
-        labels=identity.labels(COMPONENT),
+        labels=identity.labels(COMPONENT) | endpoint_labels(endpoint),
         selector=identity.selector(COMPONENT),
         image=routing.image,
         version=routing.version,
@@ -126,4 +134,6 @@ def resolve_routing(
         server_port=server_port,
         api_server_cidrs=routing.api_server_cidrs,
         api_server_ports=routing.api_server_ports,
+        error_alert_ratio=routing.error_alert_ratio,
+        endpoint=endpoint,
     )

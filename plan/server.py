@@ -16,6 +16,7 @@ from plan.cost import replica_bounds
 from plan.delivery import DeliveryPlan
 from plan.flows import IMAGE_PREPULL
 from plan.identity import Identity
+from plan.names import endpoint_labels
 from plan.security import PodSecurity
 from plan.vllm_args import vllm_args, vllm_env
 from preflight.delivery import DeliveryBudget, server_memory_limit_gib, shm_gib
@@ -112,7 +113,7 @@ def resolve_server(cfg: StackConfig, identity: Identity, engine: ResolvedEngine,
     return ServerPlan(
         name=names.server,
         namespace=identity.namespace,
-        labels=identity.labels("server"),
+        labels=identity.labels("server") | endpoint_labels(cfg.routing.endpoint),
         selector=identity.selector("server"),
         service_account=names.server,
         api_key_secret=names.api_key_secret if cfg.security.require_api_key else None,

@@ -19,6 +19,7 @@ def sizing_inputs(cfg: StackConfig) -> SizingInputs:
         delivery=cfg.delivery,
         rwx_storage_class=cfg.cluster.defaults.rwx_storage_class,
         served_model_name=cfg.served_model_name,
+        lora=cfg.lora,
     )
 
 

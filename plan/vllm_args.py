@@ -13,6 +13,7 @@ import posixpath
 
 from catalog.vllm_flags import FLAG_TABLES, FlagTable
 from config.stack import StackConfig
+from plan.lora import lora_env, lora_flags, resolve_lora
 from plan.names import HF_HOME, HOME
 from preflight.resolve import ResolvedEngine
 
@@ -38,6 +39,7 @@ def vllm_args(cfg: StackConfig, resolved: ResolvedEngine, memory_limit_gib: floa
     model_flags = _model_flags(cfg, resolved, table, memory_limit_gib)
     args = [model_argument(cfg, cache_dir), *_core_flags(cfg, resolved, table), *model_flags]
     args += _speculative_flags(cfg, table)
+    args += lora_flags(cfg.lora, resolve_lora(cfg.lora, cfg.delivery.mode, cache_dir))
     return [*args, *cfg.engine.extra_args]
 
 
@@ -158,6 +160,7 @@ def vllm_env(
         env["VLLM_ENGINE_READY_TIMEOUT_S"] = str(startup_seconds)
     if cfg.engine.attention_backend and table.attention_backend_env:
         env["VLLM_ATTENTION_BACKEND"] = cfg.engine.attention_backend
+    env.update(lora_env(resolve_lora(cfg.lora, cfg.delivery.mode, cache_dir)))
     env.update(cfg.vllm.extra_env)
     return env
 
@@ -178,5 +181,6 @@ OWNED_ENV: frozenset[str] = frozenset(
         "VLLM_ATTENTION_BACKEND",
         "VLLM_API_KEY",
         "VLLM_PORT",
+        "VLLM_ALLOW_RUNTIME_LORA_UPDATING",
     }
 )

@@ -137,7 +137,7 @@ def memory_reasons(
     inputs: MemoryInputs, memory: MemoryEstimate, capacity: KvCapacity, target: ConcurrencyTarget
 ) -> tuple[list[str], list[str]]:
     """(reasons to block, warnings) from the memory figures."""
-    if memory.weights_gib_per_gpu + memory.draft_gib_per_gpu >= memory.requested_gib:
+    if memory.loaded_gib_per_gpu >= memory.requested_gib:
         return [_weights_message(inputs, memory)], []
     if memory.kv_cache_gib_per_gpu <= 0:
         return [_no_kv_message(memory)], []
@@ -152,7 +152,7 @@ def memory_reasons(
 
 
 def _weights_message(inputs: MemoryInputs, memory: MemoryEstimate) -> str:
-    need = memory.weights_gib_per_gpu + memory.draft_gib_per_gpu
+    need = memory.loaded_gib_per_gpu
     return (
         f"the weights need {need:.2f} GiB per GPU but vLLM may use only {memory.requested_gib:.2f} GiB "
         f"({inputs.gpu_memory_gib:.2f} GiB x engine.gpu_memory_utilization {inputs.gpu_memory_utilization}); "
@@ -164,7 +164,7 @@ def _weights_message(inputs: MemoryInputs, memory: MemoryEstimate) -> str:
 def _no_kv_message(memory: MemoryEstimate) -> str:
     return (
         f"no memory is left for the KV cache: {memory.requested_gib:.2f} GiB requested - "
-        f"{memory.weights_gib_per_gpu + memory.draft_gib_per_gpu:.2f} GiB weights - {memory.activation_gib:.2f} "
+        f"{memory.loaded_gib_per_gpu:.2f} GiB weights - {memory.activation_gib:.2f} "
         f"GiB activation peak - {memory.non_torch_gib:.2f} GiB non-torch - {memory.cuda_graph_gib:.2f} GiB "
         f"CUDA graphs = {memory.kv_cache_gib_per_gpu:.2f} GiB per GPU; short by "
         f'{-memory.kv_cache_gib_per_gpu:.2f} GiB. vLLM fails with "No available memory for the cache blocks". '

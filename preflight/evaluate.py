@@ -34,7 +34,7 @@ class Evaluation:
 
 def evaluate(stack: SizingInputs) -> Evaluation:
     resolved = resolve_engine(stack)
-    inputs = memory_inputs(stack.engine, resolved, stack.vllm.extra_env)
+    inputs = memory_inputs(stack.engine, resolved, stack.vllm.extra_env, stack.lora)
     memory = estimate_memory(inputs)
     capacity = kv_capacity(inputs, memory.kv_cache_gib_per_gpu)
     target = concurrency_target(stack, resolved, inputs)

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 
 from catalog.models import MODELS
 from config.engine import EngineConfig
+from config.lora import LoraConfig
+from preflight.lora import lora_shape
 from preflight.memory import MemoryInputs
 from preflight.quantization import runtime_quantization
 from preflight.resolve import ResolvedEngine
@@ -27,7 +29,9 @@ def tensor_parallel_on_nvlink(resolved: ResolvedEngine) -> bool:
     return tp <= resolved.gpus_per_node and resolved.gpu.fully_connected(tp)
 
 
-def memory_inputs(engine: EngineConfig, resolved: ResolvedEngine, extra_env: Mapping[str, str]) -> MemoryInputs:
+def memory_inputs(
+    engine: EngineConfig, resolved: ResolvedEngine, extra_env: Mapping[str, str], lora: LoraConfig
+) -> MemoryInputs:
     speculative = engine.speculative
     draft = MODELS.get(speculative.model or "") if speculative and speculative.method == "draft_model" else None
     draft_tp = (speculative.draft_tensor_parallel_size if speculative else None) or resolved.tensor_parallel_size
@@ -51,4 +55,5 @@ def memory_inputs(engine: EngineConfig, resolved: ResolvedEngine, extra_env: Map
         flashinfer_sampler=flashinfer_sampler(resolved, extra_env),
         draft=draft,
         draft_tensor_parallel_size=draft_tp,
+        lora=lora_shape(lora),
     )

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from catalog.models import Architecture
 from catalog.vllm_versions import MemoryEra
 from preflight.checkpoint import largest_stage_bytes
+from preflight.lora import LoraShape, lora_gib_per_gpu
 
 GIB = 1024**3
 
@@ -135,6 +136,7 @@ class MemoryInputs:
     flashinfer_sampler: bool  # vLLM samples with FlashInfer's top-k/top-p kernel (release default or extra_env)
     draft: Architecture | None = None  # speculative-decoding draft model, if any
     draft_tensor_parallel_size: int = 1
+    lora: LoraShape | None = None  # --max-loras x --max-lora-rank buffers, with LoRA adapters
 
 
 @dataclass(frozen=True)
@@ -149,6 +151,13 @@ class MemoryEstimate:
     kv_cache_gib_per_gpu: float  # may be negative: nothing left for the cache
     per_token_kv_bytes: int  # this GPU's layers, draft included
     sampler: str  # "flashinfer" or "pytorch": the top-k/top-p path whose warm-up the activation peak holds
+    lora_gib_per_gpu: float = 0.0  # LoRA buffers, allocated with the weights (preflight/lora.py)
+    lora: LoraShape | None = None  # what they are sized for; None without adapters
+
+    @property
+    def loaded_gib_per_gpu(self) -> float:
+        """What vLLM's `Model loading took` counts: the weights, a draft model's and the LoRA buffers."""
+        return self.weights_gib_per_gpu + self.draft_gib_per_gpu + self.lora_gib_per_gpu
 
 
 def linear_bytes(arch: Architecture, dtype: str, quantization: str | None) -> float:
@@ -300,11 +309,19 @@ def estimate_memory(inputs: MemoryInputs) -> MemoryEstimate:
     activation = activation_gib(inputs)
     non_torch = non_torch_gib(inputs.era, tp, inputs.fully_connected)
     graphs = cuda_graph_gib(inputs)
-    kv = requested - weights - draft - activation - non_torch - graphs
+    lora = _lora_gib(inputs)
+    kv = requested - weights - draft - lora - activation - non_torch - graphs
     after = after_profiling_gib(inputs)
     sampler = "flashinfer" if inputs.flashinfer_sampler else "pytorch"
     per_token = per_token_kv_bytes(inputs)
-    return MemoryEstimate(requested, weights, draft, activation, non_torch, graphs, after, kv, per_token, sampler)
+    return MemoryEstimate(
+        requested, weights, draft, activation, non_torch, graphs, after, kv, per_token, sampler, lora, inputs.lora
+    )
+
+
+def _lora_gib(inputs: MemoryInputs) -> float:
+    stage_layers = layers_per_stage(inputs.arch.num_hidden_layers, inputs.pipeline_parallel_size)
+    return lora_gib_per_gpu(inputs.arch, inputs.lora, inputs.tensor_parallel_size, stage_layers, DTYPE_BYTES[inputs.dtype])
 
 
 def _draft_weights_gib(inputs: MemoryInputs) -> float:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from config.delivery import DeliveryConfig
 from config.engine import EngineConfig
 from config.gpu import GpuConfig
 from config.kubernetes import CacheConfig
+from config.lora import LoraConfig
 from config.model import ModelConfig
 from config.preflight import PreflightConfig
 from config.vllm import VllmConfig
@@ -30,3 +31,4 @@ class SizingInputs:
     delivery: DeliveryConfig
     rwx_storage_class: str | None  # the cluster profile's usual ReadWriteMany class
     served_model_name: str
+    lora: LoraConfig = field(default_factory=LoraConfig)  # the adapters' buffers are sized with the weights

@@ -118,7 +118,7 @@ def _engine_dict(resolved: ResolvedEngine, kv_cache_dtype: str) -> dict[str, Any
 
 
 def _memory_dict(memory: MemoryEstimate, weights_on_disk_gib: float) -> dict[str, Any]:
-    return {
+    figures: dict[str, Any] = {
         "weights_on_disk_gib": weights_on_disk_gib,
         "weights_gib_per_gpu": round(memory.weights_gib_per_gpu, 3),  # the largest pipeline stage's share
         "activation_gib": round(memory.activation_gib, 3),
@@ -130,6 +130,13 @@ def _memory_dict(memory: MemoryEstimate, weights_on_disk_gib: float) -> dict[str
         "kv_cache_gib_per_gpu": round(memory.kv_cache_gib_per_gpu, 3),
         "per_token_kv_bytes": memory.per_token_kv_bytes,  # per GPU, summed over this GPU's layers
     }
+    if memory.lora is not None:  # only with LoRA adapters, so the other stacks' reports keep their keys
+        figures["lora"] = {
+            "gib_per_gpu": round(memory.lora_gib_per_gpu, 3),  # allocated at load, before the KV cache
+            "max_loras": memory.lora.max_loras,
+            "max_lora_rank": memory.lora.max_lora_rank,
+        }
+    return figures
 
 
 def _capacity_dict(capacity: KvCapacity) -> dict[str, Any]:

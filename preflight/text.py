@@ -22,6 +22,14 @@ def _checkpoint_row(data: dict[str, Any]) -> list[tuple[str, str]]:
     return [("Checkpoint", f"{'; '.join(checkpoint['formats'])} (safetensors headers, {checkpoint['source']})")]
 
 
+def _lora_rows(memory: dict[str, Any]) -> list[tuple[str, str]]:
+    lora = memory.get("lora")
+    if lora is None:
+        return []
+    shape = f"max_loras {lora['max_loras']} x max_lora_rank {lora['max_lora_rank']}"
+    return [("LoRA buffers", f"{lora['gib_per_gpu']:.2f} GiB per GPU ({shape})")]
+
+
 def figures(report: PreflightReport) -> list[tuple[str, str]]:
     """(label, value with unit) rows, in the order vLLM's own start-up log reports them."""
     data = report.as_dict()  # the rounded figures, the same the JSON prints
@@ -44,6 +52,7 @@ def figures(report: PreflightReport) -> list[tuple[str, str]]:
         ),
         *_checkpoint_row(data),
         ("Draft model weights", f"{memory['draft_gib_per_gpu']:.2f} GiB per GPU"),
+        *_lora_rows(memory),
         (
             "Activation peak",
             f"{memory['activation_gib']:.2f} GiB (max_num_batched_tokens {engine['max_num_batched_tokens']}, "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -9,15 +10,25 @@ import pytest
 from catalog.gpus import NVIDIA
 from catalog.vllm_metrics import VERSIONS
 from components.render.dashboard import render_dashboard
-from config.observability import MonitoringConfig
-from plan.scaling import Workload
+from config.observability import AutoscalingConfig, MonitoringConfig
+from plan.monitoring import alert_limits
+from plan.scaling import Capacity, Workload
+from tests.plan_parts import monitoring_of
 
 WORKLOAD = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server", hpa_name="keda-hpa-llama")
 MATCH = '{namespace="llm",model_name=~"$model_name"}'
 
 
-def dashboard(version: str = "0.33.0", workload: Workload = WORKLOAD) -> dict[str, Any]:
-    return render_dashboard(MonitoringConfig(), VERSIONS[version], workload, NVIDIA.exporter)
+CAPACITY = Capacity(max_num_seqs=256, kv_cache_tokens=448_224, tokens_per_request=1024, gpu_memory_utilization=0.9)
+
+
+def dashboard(
+    version: str = "0.33.0", workload: Workload = WORKLOAD, router_job: str | None = None, lora: bool = False
+) -> dict[str, Any]:
+    cfg = MonitoringConfig()
+    limits = alert_limits(cfg, AutoscalingConfig(), CAPACITY, None, None, NVIDIA.exporter)
+    monitoring = dataclasses.replace(monitoring_of(cfg, limits, version), router_job=router_job, lora=lora)
+    return render_dashboard(monitoring, workload)
 
 
 def panel(title: str, version: str = "0.33.0", workload: Workload = WORKLOAD) -> dict[str, Any]:
@@ -138,3 +149,31 @@ def test_every_panel_has_at_least_one_query(version: str) -> None:
 def test_dashboard_uid_fits_grafanas_forty_characters() -> None:
     long = Workload(namespace="n" * 30, model_name="m", deployment_name="d" * 30)
     assert len(dashboard(workload=long)["uid"]) == 40
+
+
+def test_a_routed_stack_shows_the_router_s_requests_errors_servers_health_and_prefix_decisions() -> None:
+    titles = [p["title"] for p in dashboard(router_job="llama-router")["panels"]][-4:]
+    assert titles == [
+        "Router requests and errors per second",
+        "Router requests per server",
+        "Router server health",
+        "Router prefix-routing decisions",
+    ]
+
+
+def test_the_router_panels_read_the_router_s_job_in_the_namespace() -> None:
+    board = dashboard(router_job="llama-router")
+    errors = next(p for p in board["panels"] if p["title"] == "Router requests and errors per second")
+    assert 'vllm_router_request_errors_total{job="llama-router",namespace="llm"}' in errors["targets"][1]["expr"]
+
+
+def test_a_stack_without_routing_or_adapters_has_no_router_or_lora_panel() -> None:
+    titles = [p["title"] for p in dashboard()["panels"]]
+    assert not [t for t in titles if t.startswith("Router") or "LoRA" in t]
+
+
+def test_a_stack_with_adapters_shows_the_servers_running_each_adapter_set() -> None:
+    board = dashboard(lora=True)
+    lora = next(p for p in board["panels"] if p["title"] == "Servers running each LoRA adapter set")
+    assert lora["targets"][0]["legendFormat"] == "running {{running_lora_adapters}}"
+    assert 'vllm:lora_requests_info{namespace="llm"}' in lora["targets"][0]["expr"]

@@ -246,6 +246,24 @@ CLAIMS: list[tuple[str, str, str, Callable[[Stack], float]]] = [
     ("model-delivery.md", r"\(\d+ \+ \d+ \+ (\d+)\) x", PROD, COMPUTED["graphs_seconds"]),
     ("model-delivery.md", r"= (\d+) s on the first start", PROD, COMPUTED["first_start_seconds"]),
     ("model-delivery.md", r"the startup probe allows (\d+) s", PROD, COMPUTED["startup_probe_seconds"]),
+    (
+        "lora.md",
+        r"LoRA buffers +([\d.]+) GiB per GPU",
+        "stacks/examples/Pulumi.prod-router-lora.yaml",
+        lambda s: s.report["memory"]["lora"]["gib_per_gpu"],
+    ),
+    (
+        "lora.md",
+        r"max_loras (\d+) x max_lora_rank",
+        "stacks/examples/Pulumi.prod-router-lora.yaml",
+        lambda s: s.report["memory"]["lora"]["max_loras"],
+    ),
+    (
+        "lora.md",
+        r"x max_lora_rank (\d+)\)",
+        "stacks/examples/Pulumi.prod-router-lora.yaml",
+        lambda s: s.report["memory"]["lora"]["max_lora_rank"],
+    ),
     ("model-delivery.md", r"first-start sum plus 120 s \((\d+) s\)", PROD, COMPUTED["progress_deadline_seconds"]),
     (
         "autoscaling-and-monitoring.md",
@@ -260,6 +278,12 @@ CLAIMS: list[tuple[str, str, str, Callable[[Stack], float]]] = [
         lambda s: default_of("monitoring.kv_cache_usage_alert_threshold"),
     ),
     ("autoscaling-and-monitoring.md", r"# queue_fraction ([\d.]+)", PROD, lambda s: default_of("autoscaling.queue_fraction")),
+    (
+        "autoscaling-and-monitoring.md",
+        r"`routing.error_alert_ratio` \((\d+) %\)",
+        PROD,
+        lambda s: default_of("routing.error_alert_ratio") * 100,
+    ),
     (
         "autoscaling-and-monitoring.md",
         r"# running_headroom ([\d.]+)",

@@ -60,6 +60,24 @@ VARIANTS = {
         delivery={"mode": "object_storage", "object_storage": {"uri": "s3://models/llama-70b/", "copy_from_hub": True}},
     ),
     "image pre-pull DaemonSet and its policy": lambda: configured(server={"prepull_image": True}),
+    "object storage with a Hub and a bucket LoRA adapter fetched by an init container": lambda: stack_with(
+        "prod",
+        cache={"storage_class_name": None},
+        model={"revision": "aaaa111"},
+        delivery={"mode": "object_storage", "object_storage": {"uri": "s3://models/llama-70b/", "copy_from_hub": True}},
+        lora={
+            "adapters": [
+                {
+                    "name": "sql",
+                    "id": "org/sql-lora",
+                    "revision": "0123456789abcdef0123456789abcdef01234567",
+                    "rank": 16,
+                    "target_modules": ["q_proj", "v_proj"],
+                },
+                {"name": "ops", "uri": "s3://models/adapters/ops/", "rank": 8, "target_modules": ["q_proj"]},
+            ]
+        },
+    ),
     "local path on an existing claim": lambda: configured(
         model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "llama"}, cache={"existing_claim": "models"}
     ),

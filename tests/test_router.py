@@ -186,5 +186,62 @@ def test_every_router_version_the_config_accepts_has_a_flag_table() -> None:
 def test_a_server_the_router_marks_unhealthy_raises_an_alert_when_alerts_are_on() -> None:
     objects = objects_of(**ROUTED, monitoring={"enabled": True, "release": "monitoring", "alerts": True})
     (rule,) = by_kind(objects, "PrometheusRule")
-    (alert,) = rule["spec"]["groups"][0]["rules"]
+    alert = rule["spec"]["groups"][0]["rules"][0]
     assert alert["expr"].startswith("min by (worker) (vllm_router_worker_health{")
+
+
+# A shared endpoint (routing.endpoint): one router for the servers of several stacks in one namespace.
+FLEET = {"namespace": {"name": "llm"}, "replicas": 2, "security": {"require_api_key": False}}
+
+
+def fleet_stack(instance: str, routed: bool, model: str) -> Any:
+    cfg = make_config(**FLEET, engine={"served_model_name": model}, routing={"enabled": routed, "endpoint": "fleet"})
+    return plan_of(cfg, instance)
+
+
+def test_the_endpoint_s_router_discovers_every_stack_s_servers_by_the_endpoint_label() -> None:
+    routing = fleet_stack("alpha", True, "alpha").routing
+    assert routing is not None
+    selector = routing.args[routing.args.index("--selector") + 1 : routing.args.index("--service-discovery-namespace")]
+    assert "vllm-serving/endpoint=fleet" in selector and not [s for s in selector if "instance" in s]
+
+
+def test_the_endpoint_s_router_routes_by_model_in_igw_mode() -> None:
+    routing = fleet_stack("alpha", True, "alpha").routing
+    assert routing is not None and "--enable-igw" in routing.args
+
+
+def test_a_stack_joining_an_endpoint_labels_its_servers_with_it_and_runs_no_router() -> None:
+    member = fleet_stack("beta", False, "beta")
+    assert member.routing is None and member.server.labels["vllm-serving/endpoint"] == "fleet"
+
+
+def test_the_endpoint_s_router_reaches_the_servers_of_another_stack_and_other_pods_do_not() -> None:
+    from components.render.network_policy import render_network_policies
+    from tests.reachability import Pod, allowed
+
+    owner, member = fleet_stack("alpha", True, "alpha"), fleet_stack("beta", False, "beta")
+    policies = [
+        *render_network_policies(owner.identity, owner.traffic),
+        *render_network_policies(member.identity, member.traffic),
+    ]
+    assert owner.routing is not None
+    router = Pod("router", "llm", owner.routing.labels, "10.1.0.50")
+    beta_server = Pod("beta", "llm", member.server.labels, "10.1.0.11")
+    alpha_server = Pod("alpha", "llm", owner.server.labels, "10.1.0.10")
+    stranger = Pod("stranger", "llm", {"app.kubernetes.io/component": "router"}, "10.1.0.60")
+    assert allowed(policies, router, beta_server, member.server.port)
+    assert allowed(policies, router, alpha_server, owner.server.port)
+    assert not allowed(policies, stranger, alpha_server, owner.server.port)
+
+
+def test_an_endpoint_without_a_shared_namespace_is_refused_naming_the_key() -> None:
+    with pytest.raises(ConfigError) as error:
+        make_config(routing={"enabled": True, "endpoint": "fleet"}, replicas=2)
+    assert [issue.key for issue in error.value.issues] == ["routing.endpoint"]
+
+
+def test_an_endpoint_with_api_keys_is_refused_because_the_router_cannot_learn_the_models() -> None:
+    with pytest.raises(ConfigError) as error:
+        make_config(**{**FLEET, "security": {"require_api_key": True}}, routing={"enabled": True, "endpoint": "fleet"})
+    assert [issue.key for issue in error.value.issues] == ["routing.endpoint"]

@@ -383,9 +383,7 @@ def test_go_durations_read_as_seconds(text: str, seconds: float | None) -> None:
 
 def test_the_dashboard_shows_the_requests_held_at_the_interceptor_for_this_route() -> None:
     plan = example_plan()
-    board = render_dashboard(
-        plan.monitoring.config, plan.monitoring.metrics, plan.scaling.workload, plan.monitoring.limits.gpu_exporter, plan.zero
-    )
+    board = render_dashboard(plan.monitoring, plan.scaling.workload, plan.zero)
     exprs = [t["expr"] for p in board["panels"] for t in p["targets"]]
     assert (
         f'sum(interceptor_request_concurrency{{route_name="{plan.identity.instance}",route_namespace="{plan.identity.namespace}"}})'

@@ -23,6 +23,7 @@ from plan.names import instance_name
 from preflight.report import PreflightReport
 from validation.delivery import startup_probe_issues
 from validation.kubernetes import check_kubernetes
+from validation.lora import module_issues
 from validation.observability import zero_issues
 from validation.secrets import missing_secrets
 from validation.values import check_token_budget
@@ -80,7 +81,11 @@ def _token_budget(subject: Subject) -> list[ConfigIssue]:
     return check_token_budget(subject.config.smoke_test, subject.report.resolved.max_model_len)
 
 
-RULES: list[Rule] = [_kubernetes, _vllm, _secrets, _startup_probe, _command_line, _token_budget]
+def _lora_modules(subject: Subject) -> list[ConfigIssue]:
+    return module_issues(subject.config.lora, subject.report.resolved.architecture)
+
+
+RULES: list[Rule] = [_kubernetes, _vllm, _secrets, _startup_probe, _command_line, _token_budget, _lora_modules]
 
 
 def check_stack(cfg: StackConfig, report: PreflightReport, secrets_present: frozenset[str] | None = None) -> list[ConfigIssue]:

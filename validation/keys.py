@@ -24,6 +24,7 @@ from validation import (
     exposure,
     kubernetes,
     landing,
+    lora,
     multinode,
     observability,
     routing,
@@ -45,6 +46,7 @@ KEY_RULES: tuple[Callable[[StackConfig], list[ConfigIssue]], ...] = (
     credentials.cross_checks,
     routing.cross_checks,
     cost.cross_checks,
+    lora.cross_checks,
 )
 
 

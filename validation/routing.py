@@ -7,9 +7,9 @@ from config.stack import StackConfig
 
 
 def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
+    issues = _endpoint_issues(cfg)
     if not cfg.routing.enabled:
-        return []
-    issues: list[ConfigIssue] = []
+        return issues
     if cfg.target != "kubernetes":
         issues.append(
             ConfigIssue(
@@ -38,3 +38,39 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
             )
         )
     return issues
+
+
+def _endpoint_issues(cfg: StackConfig) -> list[ConfigIssue]:
+    """A shared endpoint's router discovers pods in its own namespace only (a namespaced Role)."""
+    endpoint = cfg.routing.endpoint
+    if endpoint is None:
+        return []
+    if cfg.target != "kubernetes" or cfg.engine.nnodes > 1:
+        return [
+            ConfigIssue(
+                "routing.endpoint",
+                f"is {endpoint!r}, but the router discovers single-node server pods on the Kubernetes target only.",
+                "remove routing.endpoint.",
+            )
+        ]
+    if cfg.security.require_api_key:
+        return [
+            ConfigIssue(
+                "routing.endpoint",
+                f"is {endpoint!r} with security.require_api_key: the router learns each server's model from its "
+                "/v1/models and calls it without a key (vllm-router 0.1.17: 401, the server joins as model "
+                "'unknown'), so no request would be routed by its model.",
+                "set security.require_api_key: false on the endpoint's stacks and authenticate clients in front of "
+                "the router (the Gateway), or give each model its own router (routing.endpoint unset).",
+            )
+        ]
+    if cfg.namespace.name is None:
+        return [
+            ConfigIssue(
+                "routing.endpoint",
+                f"is {endpoint!r}, but namespace.name is unset: each stack then has a namespace of its own, and the "
+                "endpoint's router sees the pods of its own namespace only.",
+                "set namespace.name to one namespace for every stack of the endpoint.",
+            )
+        ]
+    return []

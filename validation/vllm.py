@@ -39,6 +39,11 @@ FLAG_KEYS: dict[str, str] = {
     "--master-port": "multinode.master_port",
     "--headless": "engine.nnodes (workers run headless)",
     "--distributed-executor-backend": "engine.nnodes (mp across nodes)",
+    "--enable-lora": "lora.adapters",
+    "--lora-modules": "lora.adapters",
+    "--max-loras": "lora.max_loras",
+    "--max-lora-rank": "lora.max_lora_rank",
+    "--max-cpu-loras": "lora.max_cpu_loras",
 }
 
 

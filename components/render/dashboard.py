@@ -15,6 +15,7 @@ from catalog.gpus import MetricsExporter
 from catalog.vllm_metrics import VersionMetrics
 from components.render.promql import quantile, ratio_of_rates
 from config.observability import MonitoringConfig
+from plan.monitoring import MonitoringPlan
 from plan.scaling import Workload, quote, selector
 from plan.zero import ZeroPlan
 
@@ -153,15 +154,57 @@ def interceptor_panels(zero: ZeroPlan | None) -> list[tuple[str, str, list[Targe
     ]
 
 
-def render_dashboard(
-    cfg: MonitoringConfig,
-    metrics: VersionMetrics,
-    workload: Workload,
-    exporter: MetricsExporter,
-    zero: ZeroPlan | None = None,
-) -> dict[str, Any]:
+def lora_panels(workload: Workload) -> list[tuple[str, str, list[Target]]]:
+    """vLLM labels its request series with the base model's name only; which adapters a server is running is
+    vllm:lora_requests_info, one series per set of running adapters, its value the time it was last set
+    (vllm-project/vllm vllm/v1/metrics/loggers.py@a6f0308cfe806b7731ad4979c9bea6e470c35efd, gauge_lora_info)."""
+    info = f"vllm:lora_requests_info{selector({'namespace': workload.namespace})}"
+    recent = f"count by (running_lora_adapters) (time() - max by (pod, running_lora_adapters) ({info}) < 60)"
+    waiting = f"count by (waiting_lora_adapters) (time() - max by (pod, waiting_lora_adapters) ({info}) < 60)"
+    return [
+        (
+            "Servers running each LoRA adapter set",
+            "short",
+            [(recent, "running {{running_lora_adapters}}"), (waiting, "waiting {{waiting_lora_adapters}}")],
+        )
+    ]
+
+
+def router_panels(job: str, namespace: str) -> list[tuple[str, str, list[Target]]]:
+    """The router's own series (vllm_router_*, read from the 0.1.17 binary; docs/sources.md §S9)."""
+    match = selector({"job": job, "namespace": namespace})
+    return [
+        (
+            "Router requests and errors per second",
+            "reqps",
+            [
+                (f"sum(rate(vllm_router_requests_total{match}[5m]))", "requests"),
+                (f"sum(rate(vllm_router_request_errors_total{match}[5m]))", "errors"),
+                (f"sum(rate(vllm_router_retries_total{match}[5m]))", "retries"),
+            ],
+        ),
+        (
+            "Router requests per server",
+            "reqps",
+            [(f"sum by (worker) (rate(vllm_router_processed_requests_total{match}[5m]))", "{{worker}}")],
+        ),
+        ("Router server health", "short", [(f"min by (worker) (vllm_router_worker_health{match})", "{{worker}}")]),
+        (
+            "Router prefix-routing decisions",
+            "short",
+            [(f"sum by (outcome) (rate(vllm_router_prefix_routing_decisions_total{match}[5m]))", "{{outcome}}")],
+        ),
+    ]
+
+
+def render_dashboard(monitoring: MonitoringPlan, workload: Workload, zero: ZeroPlan | None = None) -> dict[str, Any]:
+    cfg, metrics, exporter = monitoring.config, monitoring.metrics, monitoring.limits.gpu_exporter
     match = model_selector(workload)
     panels = engine_panels(metrics, match) + cluster_panels(cfg, workload, exporter) + interceptor_panels(zero)
+    if monitoring.lora:
+        panels += lora_panels(workload)
+    if monitoring.router_job:
+        panels += router_panels(monitoring.router_job, workload.namespace)
     return {
         "uid": f"vllm-{workload.namespace}-{workload.deployment_name}"[:40],  # Grafana uids: at most 40 chars
         "title": f"vLLM {workload.deployment_name} ({workload.namespace})",

@@ -6,13 +6,16 @@ Modes and their throughputs: plan/delivery.py; which mode for which cluster: doc
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from components.render import cache
-from components.render.security import HF_TOKEN_DIR
+from components.render.resources import container_resources
+from components.render.security import HF_TOKEN_DIR, HF_TOKEN_KEY, container_security_context
 from config.kubernetes import CacheConfig
 from config.vllm import VllmConfig
 from plan.delivery import MODEL_VOLUME, DeliveryPlan
+from plan.lora import ADAPTER_GIB, LoraPlan
 from plan.names import HF_HOME, HOME
 
 # Compile and JIT caches on the model volume, so a restart does not recompile (1-3 min for 70B, issue 10).
@@ -21,18 +24,91 @@ COMPILE_CACHE = f"{HF_HOME}/compile-cache"
 OBJECT_STORAGE_SCRATCH_GIB = 2
 
 
-def model_volumes(delivery: DeliveryPlan, hf_token_secret: str | None) -> list[dict[str, Any]]:
+# Fetches the LoRA adapters into the server pod's model-cache emptyDir, with delivery.mode object_storage (no
+# volume to download them to with the base): from the Hub at the pinned commit, or every object under a bucket
+# folder with boto3 (in the vllm-openai images, components/render/bucket_copy.py). A 401/403/404 names its cause.
+ADAPTER_FETCH_SCRIPT = (
+    """\
+import json, os, pathlib, sys
+from huggingface_hub import snapshot_download
+def fetch(adapter):
+    path = pathlib.Path(adapter["path"])
+    if adapter["repo"]:
+        snapshot_download(adapter["repo"], revision=adapter["revision"], local_dir=path)
+    else:
+        import boto3
+        bucket, _, prefix = adapter["uri"].removeprefix("s3://").partition("/")
+        prefix = prefix.rstrip("/") + "/" if prefix else ""
+        s3 = boto3.client("s3")
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            for item in page.get("Contents", []):
+                target = path / item["Key"][len(prefix):]
+                target.parent.mkdir(parents=True, exist_ok=True)
+                s3.download_file(bucket, item["Key"], str(target))
+    if not (path / "adapter_config.json").is_file():
+        sys.exit(f"adapter {adapter['name']}: no adapter_config.json in {adapter['repo'] or adapter['uri']}")
+    print(f"adapter {adapter['name']}: {path}", flush=True)
+"""
+    + cache.FAILURE_REASONS
+    + """\
+try:
+    for adapter in json.loads(os.environ["ADAPTERS"]):
+        fetch(adapter)
+except Exception as error:
+    why = reason(error)
+    if why is None:
+        raise
+    sys.exit(f"adapter fetch failed: {why}")
+"""
+)
+
+
+def model_volumes(delivery: DeliveryPlan, hf_token_secret: str | None, lora: LoraPlan | None = None) -> list[dict[str, Any]]:
     """The pod's `model-cache` volume: the shared claim, nothing (the StatefulSet's claim template provides it),
-    or a small emptyDir when the weights stream from a bucket. `hf_token_secret`: mounted by a per-replica
-    download init container."""
+    or a small emptyDir when the weights stream from a bucket (with room for the adapters fetched into it).
+    `hf_token_secret`: mounted by a per-replica download or the adapters' init container."""
     if delivery.mode == "object_storage":
-        return [{"name": MODEL_VOLUME, "emptyDir": {"sizeLimit": f"{OBJECT_STORAGE_SCRATCH_GIB}Gi"}}]
+        size = OBJECT_STORAGE_SCRATCH_GIB + (ADAPTER_GIB * len(lora.adapters) if lora else 0)
+        scratch = {"name": MODEL_VOLUME, "emptyDir": {"sizeLimit": f"{size}Gi"}}
+        return [scratch, *_token_volume(hf_token_secret)]
     if delivery.mode == "shared_volume":
         return [{"name": MODEL_VOLUME, "persistentVolumeClaim": {"claimName": delivery.claim}}]
+    return _token_volume(hf_token_secret)
+
+
+def _token_volume(hf_token_secret: str | None) -> list[dict[str, Any]]:
     if hf_token_secret is None:
         return []
     # 0440: root-owned with group fsGroup, readable by the non-root user through its group.
     return [{"name": "hf-token", "secret": {"secretName": hf_token_secret, "defaultMode": 0o440}}]
+
+
+def adapter_fetch(delivery: DeliveryPlan, lora: LoraPlan) -> dict[str, Any]:
+    """The init container fetching the adapters before vLLM starts, with the server's bucket access (its
+    ServiceAccount's identity, or the credentials Secret) and the Hub token when set."""
+    mounts: list[dict[str, Any]] = [
+        {"name": MODEL_VOLUME, "mountPath": HF_HOME},
+        {"name": "home", "mountPath": HOME},
+        {"name": "tmp", "mountPath": "/tmp"},
+    ]
+    adapters = [{"name": a.name, "path": a.path, "repo": a.repo, "revision": a.revision, "uri": a.uri} for a in lora.adapters]
+    env = {"HOME": HOME, "HF_HOME": HF_HOME, "ADAPTERS": json.dumps(adapters), "HF_HUB_DISABLE_TELEMETRY": "1"}
+    env |= server_env(delivery)
+    if delivery.hf_token_secret:
+        mounts.append({"name": "hf-token", "mountPath": HF_TOKEN_DIR, "readOnly": True})
+        env["HF_TOKEN_PATH"] = f"{HF_TOKEN_DIR}/{HF_TOKEN_KEY}"
+    return {
+        "name": "lora-adapters",
+        "image": delivery.download_image,
+        "imagePullPolicy": delivery.vllm.image_pull_policy,
+        "command": ["python3", "-c", ADAPTER_FETCH_SCRIPT],
+        "env": [{"name": key, "value": value} for key, value in env.items()],
+        **server_env_from(delivery),
+        "volumeMounts": mounts,
+        "resources": container_resources(delivery.cache_config.download_cpu, delivery.cache_config.download_memory_gib),
+        "securityContext": container_security_context(),
+        "terminationMessagePolicy": cache.TERMINATION_MESSAGE_POLICY,
+    }
 
 
 def compile_cache_env() -> dict[str, str]:

@@ -48,8 +48,12 @@ def server_delivery(plan: Plan) -> pod.PodDelivery:
         init = [delivery_render.per_replica_download(delivery, delivery.vllm, delivery.cache_config)]
     elif delivery.needs_download:
         init = [cache.render_wait_container(delivery, delivery.vllm)]
+    lora = plan.lora if plan.lora is not None and plan.lora.fetched_in_pod else None
+    if lora is not None:
+        init.append(delivery_render.adapter_fetch(delivery, lora))
+        token = delivery.hf_token_secret
     return pod.PodDelivery(
-        model_volumes=delivery_render.model_volumes(delivery, token),
+        model_volumes=delivery_render.model_volumes(delivery, token, lora),
         env=delivery_render.server_env(delivery),
         env_from=delivery_render.server_env_from(delivery),
         probes=render_probes(delivery.probes, delivery.budget.probe),

@@ -35,7 +35,7 @@ def render_monitor(monitoring: MonitoringPlan, namespace: str) -> dict[str, Any]
 
 def render_dashboard_configmap(monitoring: MonitoringPlan, workload: Workload, zero: ZeroPlan | None = None) -> dict[str, Any]:
     """The dashboard for Grafana's sidecar, in monitoring.dashboard_namespace or the stack's."""
-    board = render_dashboard(monitoring.config, monitoring.metrics, workload, monitoring.limits.gpu_exporter, zero)
+    board = render_dashboard(monitoring, workload, zero)
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",

