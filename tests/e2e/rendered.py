@@ -114,16 +114,7 @@ def _container_env(container: dict[str, Any], api_key: str) -> dict[str, str]:
 
 def kubernetes_launch(api_key: str) -> Launch:
     cfg, report = kubernetes_stack()
-    container = _deployment(cfg, report)["spec"]["template"]["spec"]["containers"][0]
-    probe = container["startupProbe"]
-    return Launch(
-        command=list(container["command"]),
-        args=list(container["args"]),
-        env=_container_env(container, api_key),
-        startup_budget_seconds=probe["failureThreshold"] * probe["periodSeconds"],
-        port=cfg.server.port,
-        served_model_name=report.resolved.served_model_name,
-    )
+    return _server_launch(cfg, report, api_key)
 
 
 def docker_launch(api_key: str) -> Launch:
@@ -246,6 +237,11 @@ def router_launch(api_key: str, changes: dict[str, Any] | None = None) -> Router
 def member_launch(api_key: str) -> Launch:
     """The server of the stack that joins the endpoint (MEMBER_CHANGES): its own model name, no router."""
     cfg, report = stack_for_tests("Pulumi.dev.yaml", MEMBER_CHANGES)
+    return _server_launch(cfg, report, api_key)
+
+
+def _server_launch(cfg: StackConfig, report: PreflightReport, api_key: str) -> Launch:
+    """The server container as the Deployment renders it: its command line, env and startup budget."""
     container = _deployment(cfg, report)["spec"]["template"]["spec"]["containers"][0]
     probe = container["startupProbe"]
     return Launch(
