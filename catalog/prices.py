@@ -118,7 +118,8 @@ def instances_of(product: str) -> tuple[InstanceType | MachineType, ...]:
     others = tuple(
         machine
         for machine in MACHINE_TYPES
-        if machine.accelerator in labels.gke_accelerator or (machine.accelerator is None and machine.name in labels.instance_types)
+        if machine.accelerator in labels.gke_accelerator
+        or (machine.accelerator is None and machine.name in labels.instance_types)
     )
     return aws + others
 

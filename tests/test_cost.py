@@ -9,7 +9,7 @@ import re
 import pytest
 
 from catalog.gpus import GPUS
-from catalog.instances import INSTANCE_TYPES, MACHINE_TYPES, InstanceType
+from catalog.instances import INSTANCE_TYPES, MACHINE_TYPES, InstanceType, MachineType
 from catalog.prices import PRICES, gpu_hour_price, instances_of
 from cli.preflight import main
 from config.errors import ConfigError
@@ -32,7 +32,8 @@ def prod_cost_on(profile: str) -> CostPlan:
 
 
 def test_every_priced_instance_is_one_of_the_instance_catalog_with_its_gpu_count() -> None:
-    known = {instance.name: instance for instance in (*INSTANCE_TYPES, *MACHINE_TYPES)}
+    instances: tuple[InstanceType | MachineType, ...] = (*INSTANCE_TYPES, *MACHINE_TYPES)
+    known = {instance.name: instance for instance in instances}
     assert [row.instance for row in PRICES if row.instance not in known or not known[row.instance].gpu_count] == []
 
 

@@ -53,9 +53,7 @@ def profile_rows() -> list[str]:
         cost = plan_of(stack_with("prod", cluster={"profile": profile})[0]).cost
         price, fewest, most = cost.price, cost.min_replicas.usd_per_month, cost.max_replicas.usd_per_month
         assert price is not None and fewest is not None and most is not None
-        rows.append(
-            f"| `{profile}` | `{price.instance}` | {price.usd_per_gpu_hour:.2f} | {fewest:,.0f} | {most:,.0f} |"
-        )
+        rows.append(f"| `{profile}` | `{price.instance}` | {price.usd_per_gpu_hour:.2f} | {fewest:,.0f} | {most:,.0f} |")
     return rows
 
 
@@ -75,15 +73,10 @@ def frontier_rows() -> list[str]:
     return rows
 
 
-@pytest.mark.parametrize(
-    ("marker", "rows"),
-    [
-        ("prices", price_rows),
-        ("prod", prod_cost_rows),
-        ("profiles", profile_rows),
-        ("frontier", frontier_rows),
-    ],
-)
+TABLES = (("prices", price_rows), ("prod", prod_cost_rows), ("profiles", profile_rows), ("frontier", frontier_rows))
+
+
+@pytest.mark.parametrize(("marker", "rows"), TABLES)
 def test_the_documented_table_is_what_the_code_computes(marker: str, rows: object) -> None:
     assert documented(marker) == rows()  # type: ignore[operator]
 
@@ -102,5 +95,5 @@ def test_the_documented_layout_count_and_l40s_shortfall_are_prods() -> None:
 
 
 if __name__ == "__main__":  # print the tables to paste into docs/cost.md
-    for name, make in (("prices", price_rows), ("prod", prod_cost_rows), ("profiles", profile_rows), ("frontier", frontier_rows)):
+    for name, make in TABLES:
         print(name, *make(), sep="\n")
