@@ -15,10 +15,9 @@ GCE machine types and Azure VM sizes with GPUs (MACHINE_TYPES) carry no Karpente
 with cloud.google.com/gke-accelerator, an AKS node by its instance type (catalog/gpu_labels.py). GPUs per machine:
 GCE "GPU machine types" (cloud.google.com/compute/docs/gpus: a2-highgpu-Ng and a2-ultragpu-Ng carry N A100 40 GB /
 80 GB, a3-highgpu-8g 8 H100, a3-ultragpu-8g 8 H200, g2-standard-4 1 L4, -24 2, -48 4, -96 8), the same counts as the
-GPU rows of skypilot-org/skypilot-catalog catalogs/v8/gcp/vms.csv@006059e0. Azure: the ND A100 v4 (8 x A100 40 GB),
-NDm A100 v4 (8 x A100 80 GB), NC A100 v4 (Standard_NC24ads_A100_v4: 1 x A100 80 GB PCIe) and ND H100 v5 (8 x H100)
-size tables (learn.microsoft.com/azure/virtual-machines/sizes), as catalog/gpu_labels.py lists them;
-catalogs/v6/azure/vms.csv@098741e7 agrees except for Standard_ND96isr_H100_v5, which it counts as 12.
+GPU rows of skypilot-org/skypilot-catalog catalogs/v8/gcp/vms.csv@006059e0. Azure: the counts catalog/gpu_labels.py
+gives its sizes (docs/sources.md §S3: 8 x A100 40 GB, 8 x A100 80 GB, 1 x A100 80 GB PCIe, 8 x H100);
+catalogs/v6/azure/vms.csv@098741e7 has the same AcceleratorCount except 12 for Standard_ND96isr_H100_v5.
 """
 
 from __future__ import annotations

@@ -10,13 +10,13 @@ Sources, each row's column Price read on the as-of date, all skypilot-org/skypil
 - AWS: catalogs/v8/aws/vms.csv@00148f2a (AWS Price List API, Linux, on-demand, us-east-1). p5en.48xlarge's 63.296
   also appears in dstackai/dstack#4110 (`dstack offer`, Aug 2026). p5e.48xlarge has no on-demand price there
   (Capacity Blocks only); p6-b200.48xlarge (113.9328) waits for catalog/gpu_labels.py to link B200.
-- GCP: catalogs/v8/gcp/vms.csv@006059e0 (Cloud Billing Catalog API). GCE bills an a2/a3/g2 machine's vCPUs and
+- GCP: catalogs/v8/gcp/vms.csv@006059e0 (SkyPilot's fetcher, from GCP's SKU prices). GCE bills an a2/a3/g2 machine's vCPUs and
   memory (the machine type's row, no accelerator) apart from its GPUs (the accelerator's row, by count), so a row
-  here is their sum and says so. us-central1, except where that file's GPU figure there is not the on-demand one:
-  its A100 80GB figure in us-central1 (1.8462/GPU) is below the zone's spot price (1.964), and its H100 figure
-  (4.20076/GPU) is 43 % of the one in us-east4 (9.79655), where the a3-highgpu-8g machine costs the same (9.46006);
-  A100 80GB is read in us-east5 (4.4242/GPU, machine as in us-central1), H100 in us-east4.
-- Azure: catalogs/v6/azure/vms.csv@098741e7 (Azure Retail Prices API, Linux, eastus), one price per VM size, GPUs
+  here is their sum and says so. us-central1, except for two GPUs whose us-central1 figure cannot be taken for the
+  on-demand price: A100 80GB's (1.8462/GPU) is below the same zone's spot price (1.964); H100's (4.20076/GPU) is
+  43 % of us-east4's (9.79655), where the a3-highgpu-8g machine costs the same (9.46006). A100 80GB is read in
+  us-east5 (4.4242/GPU, its machine priced as in us-central1), H100 in us-east4.
+- Azure: catalogs/v6/azure/vms.csv@098741e7 (SkyPilot's Azure fetcher, eastus), one price per VM size, GPUs
   included. Standard_ND96isr_H200_v5 is not in that file, so H200 has no Azure row.
 """
 
