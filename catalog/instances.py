@@ -10,6 +10,14 @@ one H100 (AWS's p5 page), so 1 here. g5.48xlarge and g6e.48xlarge (8 GPUs, catal
 come from the earlier table (docs/sources.md §S3, @1d927085); their vCPU count is not recorded (None).
 The capacity type (karpenter.sh/capacity-type) belongs to an offering, not to an instance type, so it is not
 here (cluster/karpenter.py). Azure's SKUs, selected by instance type on AKS, are in catalog/gpu_labels.py.
+
+GCE machine types and Azure VM sizes with GPUs (MACHINE_TYPES) carry no Karpenter labels: a GKE node names its GPU
+with cloud.google.com/gke-accelerator, an AKS node by its instance type (catalog/gpu_labels.py). GPUs per machine:
+GCE "GPU machine types" (cloud.google.com/compute/docs/gpus: a2-highgpu-Ng and a2-ultragpu-Ng carry N A100 40 GB /
+80 GB, a3-highgpu-8g 8 H100, a3-ultragpu-8g 8 H200, g2-standard-4 1 L4, -24 2, -48 4, -96 8), the same counts as the
+GPU rows of skypilot-org/skypilot-catalog catalogs/v8/gcp/vms.csv@006059e0. Azure: the counts catalog/gpu_labels.py
+gives its sizes (docs/sources.md §S3: 8 x A100 40 GB, 8 x A100 80 GB, 1 x A100 80 GB PCIe, 8 x H100);
+catalogs/v6/azure/vms.csv@098741e7 has the same AcceleratorCount except 12 for Standard_ND96isr_H100_v5.
 """
 
 from __future__ import annotations
@@ -49,4 +57,39 @@ INSTANCE_TYPES: tuple[InstanceType, ...] = (
     InstanceType("g5.48xlarge", "g5", "a10g", 22888, 8),
     InstanceType("g6e.48xlarge", "g6e", "l40s", 45776, 8),
     InstanceType(None, "g6", "l4", 22888, None),
+)
+
+
+@dataclass(frozen=True)
+class MachineType:
+    """A GCE machine type or an Azure VM size with its GPUs attached (node.kubernetes.io/instance-type)."""
+
+    provider: str  # gcp, azure (catalog/prices.py)
+    name: str
+    gpu_count: int
+    accelerator: str | None = None  # GKE: the node's cloud.google.com/gke-accelerator; Azure: None (the name is)
+
+
+def _gce(name: str, gpu_count: int, accelerator: str) -> MachineType:
+    return MachineType("gcp", name, gpu_count, accelerator)
+
+
+def _azure(name: str, gpu_count: int) -> MachineType:
+    return MachineType("azure", name, gpu_count)
+
+
+MACHINE_TYPES: tuple[MachineType, ...] = (
+    *(_gce(f"a2-highgpu-{n}g", n, "nvidia-tesla-a100") for n in (1, 2, 4, 8)),
+    *(_gce(f"a2-ultragpu-{n}g", n, "nvidia-a100-80gb") for n in (1, 2, 4, 8)),
+    _gce("a3-highgpu-8g", 8, "nvidia-h100-80gb"),
+    _gce("a3-ultragpu-8g", 8, "nvidia-h200-141gb"),
+    # The g2 sizes with the fewest vCPUs per L4 count; the others (-8, -12, -16, -32) carry one L4 at a higher price.
+    _gce("g2-standard-4", 1, "nvidia-l4"),
+    _gce("g2-standard-24", 2, "nvidia-l4"),
+    _gce("g2-standard-48", 4, "nvidia-l4"),
+    _gce("g2-standard-96", 8, "nvidia-l4"),
+    _azure("Standard_ND96asr_v4", 8),
+    _azure("Standard_ND96amsr_A100_v4", 8),
+    _azure("Standard_NC24ads_A100_v4", 1),
+    _azure("Standard_ND96isr_H100_v5", 8),
 )

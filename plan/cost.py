@@ -149,7 +149,7 @@ def _price_text(cost: CostPlan) -> str:
             f"no price for {cost.product} on cluster.profile {cost.profile} in catalog/prices.py; set cost.usd_per_gpu_hour "
             "(or cost.usd_per_instance_hour) with cost.price_as_of"
         )
-    per = f"per {price.instance} ({price.gpus_per_instance} GPUs)" if price.instance else f"per {price.unit}-hour"
+    per = f"per {price.instance} ({_count(price.gpus_per_instance, 'GPU')})" if price.instance else f"per {price.unit}-hour"
     gpu_hour = "" if price.unit == "gpu" else f" = {price.usd_per_gpu_hour:,.2f} USD per GPU-hour"
     return f"{price.usd_per_hour:,.2f} USD/h {per}{gpu_hour}, as of {price.as_of} ({price.source})"
 

@@ -9,20 +9,37 @@ import re
 import pytest
 
 from catalog.gpus import GPUS
-from catalog.instances import INSTANCE_TYPES
+from catalog.instances import INSTANCE_TYPES, MACHINE_TYPES, InstanceType, MachineType
 from catalog.prices import PRICES, gpu_hour_price, instances_of
 from cli.preflight import main
 from config.errors import ConfigError
-from plan.cost import HOURS_PER_MONTH, cost_rows
+from config.stack import StackConfig
+from plan.cost import HOURS_PER_MONTH, CostPlan, cost_rows
+from plan.frontier import resolve_frontier
+from plan.sizing import sizing_inputs
 from tests.factories import STACKS, make_config, shipped_stack
-from tests.kubernetes_fixtures import plan_of
+from tests.kubernetes_fixtures import plan_of, stack_with
 
 QUOTE = {"price_as_of": "2026-11-30", "price_source": "our reserved rate"}
 
 
+def prod_on(profile: str) -> StackConfig:
+    return stack_with("prod", cluster={"profile": profile})[0]
+
+
+def prod_cost_on(profile: str) -> CostPlan:
+    return plan_of(prod_on(profile)).cost
+
+
 def test_every_priced_instance_is_one_of_the_instance_catalog_with_its_gpu_count() -> None:
-    known = {instance.name: instance for instance in INSTANCE_TYPES}
+    instances: tuple[InstanceType | MachineType, ...] = (*INSTANCE_TYPES, *MACHINE_TYPES)
+    known = {instance.name: instance for instance in instances}
     assert [row.instance for row in PRICES if row.instance not in known or not known[row.instance].gpu_count] == []
+
+
+def test_every_priced_machine_is_of_the_rows_provider() -> None:
+    provider = {machine.name: machine.provider for machine in MACHINE_TYPES} | {i.name: "aws" for i in INSTANCE_TYPES}
+    assert [row.instance for row in PRICES if provider[row.instance] != row.provider] == []
 
 
 def test_every_priced_instance_carries_a_catalog_gpu_product() -> None:
@@ -35,8 +52,18 @@ def test_every_price_row_has_a_source_url_and_an_iso_date() -> None:
         assert row.source.startswith("https://") and datetime.date.fromisoformat(row.as_of)
 
 
-def test_a_product_is_linked_to_the_instances_with_its_karpenter_gpu_name_and_memory() -> None:
-    assert [i.name for i in instances_of("A100-SXM4-80GB")] == ["p4de.24xlarge"]
+def test_a_product_is_linked_to_the_aws_instances_with_its_karpenter_gpu_name_and_memory() -> None:
+    assert [i.name for i in instances_of("A100-SXM4-80GB") if isinstance(i, InstanceType)] == ["p4de.24xlarge"]
+
+
+def test_a_product_is_linked_to_the_gce_machines_with_its_gke_accelerator() -> None:
+    gce = [i.name for i in instances_of("A100-SXM4-40GB") if not isinstance(i, InstanceType) and i.provider == "gcp"]
+    assert gce == ["a2-highgpu-1g", "a2-highgpu-2g", "a2-highgpu-4g", "a2-highgpu-8g"]
+
+
+def test_a_product_is_linked_to_the_azure_sizes_its_instance_type_labels_name() -> None:
+    azure = [i.name for i in instances_of("A100-80GB-PCIe") if not isinstance(i, InstanceType)]
+    assert azure == ["Standard_NC24ads_A100_v4"]
 
 
 def test_a_product_without_karpenter_labels_has_no_instance() -> None:
@@ -53,8 +80,52 @@ def test_an_instance_with_fewer_gpus_than_a_pod_needs_does_not_price_it() -> Non
     assert eight is not None and eight.row.instance == "p5.48xlarge"
 
 
-def test_a_gke_cluster_is_not_priced_with_aws_rows() -> None:
-    assert gpu_hour_price("A100-SXM4-80GB", 4, "gke") is None
+def test_a_gke_cluster_is_priced_with_gcp_rows_only() -> None:
+    price = gpu_hour_price("A100-SXM4-80GB", 4, "gke")
+    assert price is not None and price.row.provider == "gcp"
+
+
+def test_an_aks_cluster_is_priced_with_azure_rows_only() -> None:
+    price = gpu_hour_price("A100-SXM4-80GB", 4, "aks")
+    assert price is not None and (price.row.instance, price.row.provider) == ("Standard_ND96amsr_A100_v4", "azure")
+
+
+def test_a_gce_row_is_its_machine_and_its_gpus_summed_and_says_so() -> None:
+    (row,) = [row for row in PRICES if row.instance == "a2-highgpu-1g"]
+    assert row.usd_per_hour == pytest.approx(0.73948 + 2.93391) and "billed apart and summed" in row.source
+
+
+def test_a_product_without_a_row_on_the_profiles_provider_has_no_price() -> None:
+    assert gpu_hour_price("H200", 8, "aks") is None  # Standard_ND96isr_H200_v5 is not in the Azure source
+
+
+def test_prod_on_gke_costs_its_gpus_at_the_a2_ultragpu_price_with_the_source() -> None:
+    rows = dict(cost_rows(prod_cost_on("gke")))
+    assert "a2-ultragpu" in rows["Price"] and "GCP us-east5 on-demand" in rows["Price"] and "skypilot-catalog" in rows["Price"]
+    per_gpu_month = (8.79698 + 35.39358) / 8 * HOURS_PER_MONTH
+    assert rows["Cost, min replicas"].endswith(f"= {8 * per_gpu_month:,.0f} USD/month")
+    assert rows["Cost, max replicas"].endswith(f"= {16 * per_gpu_month:,.0f} USD/month")
+
+
+def test_prod_on_aks_costs_its_gpus_at_the_nd96amsr_price_with_the_source() -> None:
+    rows = dict(cost_rows(prod_cost_on("aks")))
+    assert "Standard_ND96amsr_A100_v4" in rows["Price"] and "AZURE eastus on-demand" in rows["Price"]
+    assert rows["Cost, max replicas"].endswith(f"= {16 * 32.77 / 8 * HOURS_PER_MONTH:,.0f} USD/month")
+
+
+@pytest.mark.parametrize(("profile", "provider"), [("gke", "gcp"), ("aks", "azure")])
+def test_the_frontier_on_gke_and_aks_prices_layouts_with_that_providers_rows(profile: str, provider: str) -> None:
+    cfg = prod_on(profile)
+    frontier = resolve_frontier(sizing_inputs(cfg), plan_of(cfg).cost)
+    providers = {row.instance: row.provider for row in PRICES}
+    priced = [layout.instance for layout in frontier.layouts if layout.instance is not None]
+    assert priced and {providers[instance] for instance in priced} == {provider}
+
+
+def test_the_frontier_on_gke_names_a_gcp_layout_the_cheapest_that_meets_the_target() -> None:
+    cfg = prod_on("gke")
+    cheapest = resolve_frontier(sizing_inputs(cfg), plan_of(cfg).cost).cheapest
+    assert cheapest is not None and cheapest.instance in {row.instance for row in PRICES if row.provider == "gcp"}
 
 
 def test_prod_costs_two_and_four_replicas_of_four_a100_80gb_a_month() -> None:

@@ -12,7 +12,7 @@ from plan.cost import HOURS_PER_MONTH
 from plan.frontier import Frontier, resolve_frontier
 from plan.sizing import sizing_inputs
 from tests.factories import REPO, shipped_stack
-from tests.kubernetes_fixtures import plan_of
+from tests.kubernetes_fixtures import plan_of, stack_with
 
 PAGE = REPO / "docs" / "cost.md"
 
@@ -47,6 +47,16 @@ def prod_cost_rows() -> list[str]:
     ]
 
 
+def profile_rows() -> list[str]:
+    rows = []
+    for profile in ("eks-karpenter", "gke", "aks"):
+        cost = plan_of(stack_with("prod", cluster={"profile": profile})[0]).cost
+        price, fewest, most = cost.price, cost.min_replicas.usd_per_month, cost.max_replicas.usd_per_month
+        assert price is not None and fewest is not None and most is not None
+        rows.append(f"| `{profile}` | `{price.instance}` | {price.usd_per_gpu_hour:.2f} | {fewest:,.0f} | {most:,.0f} |")
+    return rows
+
+
 def frontier_rows() -> list[str]:
     def cell(value: bool) -> str:
         return "yes" if value else "no"
@@ -63,7 +73,10 @@ def frontier_rows() -> list[str]:
     return rows
 
 
-@pytest.mark.parametrize(("marker", "rows"), [("prices", price_rows), ("prod", prod_cost_rows), ("frontier", frontier_rows)])
+TABLES = (("prices", price_rows), ("prod", prod_cost_rows), ("profiles", profile_rows), ("frontier", frontier_rows))
+
+
+@pytest.mark.parametrize(("marker", "rows"), TABLES)
 def test_the_documented_table_is_what_the_code_computes(marker: str, rows: object) -> None:
     assert documented(marker) == rows()  # type: ignore[operator]
 
@@ -82,5 +95,5 @@ def test_the_documented_layout_count_and_l40s_shortfall_are_prods() -> None:
 
 
 if __name__ == "__main__":  # print the tables to paste into docs/cost.md
-    for name, make in (("prices", price_rows), ("prod", prod_cost_rows), ("frontier", frontier_rows)):
+    for name, make in TABLES:
         print(name, *make(), sep="\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -103,6 +104,8 @@ def test_without_frontier_or_json_the_report_has_no_frontier(capsys: pytest.Capt
     assert "Cheapest layout" not in capsys.readouterr().out
 
 
-def test_on_a_gke_cluster_the_frontier_says_no_layout_has_a_price() -> None:
-    rows = dict(frontier_summary(frontier_of(make_config(cluster={"profile": "gke"}))))
-    assert rows["Cheapest layout"] == "no catalog layout has a price on cluster.profile gke (catalog/prices.py)"
+def test_a_frontier_without_a_priced_layout_says_none_has_a_price_on_the_profile() -> None:
+    frontier = frontier_of(make_config(cluster={"profile": "aks"}))
+    unpriced = replace(frontier, layouts=tuple(replace(x, usd_per_replica_month=None) for x in frontier.layouts))
+    rows = dict(frontier_summary(unpriced))
+    assert rows["Cheapest layout"] == "no catalog layout has a price on cluster.profile aks (catalog/prices.py)"
