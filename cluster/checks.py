@@ -328,8 +328,7 @@ def check_node_local(facts: ClusterFacts, storage_class: str | None, node_local:
             Finding(
                 "storage",
                 "warn",
-                f"delivery.node_local is {node_local}, but {label} is a network disk: the budget assumed the "
-                "node-local rate.",
+                f"delivery.node_local is {node_local}, but {label} is a network disk: the budget assumed the node-local rate.",
                 "name a node-local class in cache.storage_class_name, or remove delivery.node_local.",
             )
         )

@@ -72,7 +72,7 @@ class DeliveryBudget:
         that holds the replica's claim: a fresh node downloads them as well."""
         warm, pull, probe = self.expected_start_seconds, self.image_pull_seconds, self.probe.total_seconds
         if self.node_local:
-            download = math.ceil(self.terms[1].seconds)
+            download = round(self.terms[1].seconds)
             return (
                 f"{warm} s expected on the node holding its claim (weights and image there; the startup probe allows "
                 f"{probe} s), {warm + pull + download} s on a fresh node (+ {pull} s image pull + {download} s download)"

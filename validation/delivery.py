@@ -60,7 +60,8 @@ def _node_local_issues(cfg: StackConfig, mode: DeliveryMode) -> list[ConfigIssue
                 "delivery.node_local",
                 f"is {medium}, but delivery.mode is {mode}: one claim on one node's disk would hold every replica "
                 "on that node (and object storage has no volume).",
-                "set delivery.mode: per_replica_volume (each replica fills its own node's claim), or remove delivery.node_local.",
+                "set delivery.mode: per_replica_volume (each replica fills its own node's claim), "
+                "or remove delivery.node_local.",
             )
         ]
     issues = []
