@@ -25,7 +25,7 @@ from config.stack import StackConfig
 from config.vllm import VllmConfig
 from plan import cache
 from plan.cost import replica_bounds
-from plan.names import Names
+from plan.names import Names, namespace_name
 from plan.security import PodSecurity, resolve_pod_security
 from preflight.delivery import (
     DeliveryBudget,
@@ -188,6 +188,18 @@ def _read_throughput(
     )
 
 
+def node_loss_warnings(node_local: NodeLocalMedium | None, statefulset: str, namespace: str) -> tuple[str, ...]:
+    """What a lost node means for a node-local claim: its replica waits, then downloads again elsewhere."""
+    if node_local is None:
+        return ()
+    return (
+        f"delivery: delivery.node_local ({node_local}) pins each replica to the node holding its claim: a lost or "
+        "replaced node (spot reclaim, consolidation, a node pool upgrade) leaves its replica Pending until the claim "
+        f"is deleted (kubectl delete pvc -n {namespace} {MODEL_VOLUME}-{statefulset}-<ordinal>, then the pod); the "
+        "new claim binds on another node and the replica downloads the weights there (the report's fresh-node time).",
+    )
+
+
 def _download_gib_per_s(cfg: StackConfig) -> float:
     if cfg.target == "docker":  # the container downloads on its first start
         return docker_settings(cfg.docker).cache.download_throughput_gib_per_s
@@ -266,6 +278,7 @@ def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names,
         probes=cfg.probes,
         security=resolve_pod_security(cfg.security, cfg.cluster.defaults),
         warnings=throughput_warnings
+        + node_loss_warnings(node_local, names.server, namespace_name(cfg.namespace, names.instance))
         + tuple(page_cache_warnings(kubernetes_volume, weights, cfg.server, cfg.engine.gpus_per_node, cfg.vllm.version)),
         node_local=node_local,
         needs_download=from_hub,

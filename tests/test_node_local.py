@@ -43,7 +43,19 @@ def node_local(medium: str = "nvme", storage_class: str | None = "local-nvme", *
 
 def test_a_node_local_class_reads_at_the_stated_medium_s_rate() -> None:
     delivery = plan_of(configured(**node_local())[0]).delivery
-    assert (delivery.throughput.mib_per_s, delivery.warnings) == (NODE_LOCAL_MEDIA["nvme"].mib_per_s, ())
+    assert delivery.throughput.mib_per_s == NODE_LOCAL_MEDIA["nvme"].mib_per_s
+    assert [w for w in delivery.warnings if "read throughput" in w] == []
+
+
+def test_the_report_says_a_lost_node_means_a_download_on_another_naming_the_claim() -> None:
+    plan = plan_of(configured(**node_local())[0])
+    claim = f"model-cache-{workload(manifests(*configured(**node_local())))['metadata']['name']}-<ordinal>"
+    assert [w for w in plan.delivery.warnings if "lost or replaced node" in w and claim in w and "downloads" in w] != []
+
+
+def test_per_replica_claims_off_a_node_local_class_carry_no_node_loss_warning() -> None:
+    changes = node_local(delivery={"mode": "per_replica_volume"}, cache={})
+    assert [w for w in plan_of(configured(**changes)[0]).delivery.warnings if "lost or replaced node" in w] == []
 
 
 def test_the_startup_budget_loads_a_70b_from_local_nvme_in_under_two_minutes() -> None:
