@@ -63,10 +63,16 @@ NODE_LOCAL_PROVISIONERS: dict[str, str] = {
     # volumes do not support dynamic provisioning ... delay volume binding until Pod scheduling"
     # (kubernetes.io/docs/concepts/storage/storage-classes/#local).
     "kubernetes.io/no-provisioner": "kubernetes.io/docs/concepts/storage/storage-classes/#local",
-    "rancher.io/local-path": "rancher/local-path-provisioner deploy/local-path-storage.yaml@20c6fb5c",
-    "openebs.io/local": "openebs/dynamic-localpv-provisioner deploy/kubectl/openebs-hostpath-sc.yaml@13952440",
-    "topolvm.io": "topolvm/topolvm charts/topolvm/crds/topolvm.io_logicalvolumes.yaml@6cdae054 (PluginName)",
-    "topolvm.cybozu.com": "topolvm/topolvm charts/topolvm/crds/topolvm.cybozu.com_logicalvolumes.yaml@e4991655 (before 0.15)",
+    "rancher.io/local-path": (
+        "rancher/local-path-provisioner/deploy/local-path-storage.yaml@20c6fb5cb306964bb38aecd1e0a534ffc34b4718"
+    ),
+    "openebs.io/local": (
+        "openebs/dynamic-localpv-provisioner/deploy/kubectl/openebs-hostpath-sc.yaml@1395244067d906f2681b3afb9b971c1a3a6406f2"
+    ),
+    "topolvm.io": "topolvm/topolvm/charts/topolvm/crds/topolvm.io_logicalvolumes.yaml@6cdae0549be75eb5ea9cb5912371871f633b7c68",
+    "topolvm.cybozu.com": (
+        "topolvm/topolvm/charts/topolvm/crds/topolvm.cybozu.com_logicalvolumes.yaml@e4991655a8d7a28a983a6e41da48f6dc7d038e8d"
+    ),
 }
 
 
