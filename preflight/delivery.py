@@ -65,6 +65,16 @@ class DeliveryBudget:
             return probe.total_seconds
         return math.ceil(probe.load_seconds + probe.engine_start_seconds + probe.cuda_graph_seconds)
 
+    @property
+    def fresh_node_download_seconds(self) -> int:
+        """What a new node adds besides the image: a node-local claim's weights are only on its own node."""
+        return round(self.terms[1].seconds) if self.node_local else 0
+
+    @property
+    def new_node_seconds(self) -> int:
+        """A new replica on a node without the image (nor, node-local, the weights): pull, download, start."""
+        return self.expected_start_seconds + self.image_pull_seconds + self.fresh_node_download_seconds
+
     def new_replica_sum(self) -> str:
         """A replica added after the first start (the weights are on the volume or in the bucket): on a node that
         has the image its start, which the startup probe bounds; a new node pulls the image first (its own
@@ -72,14 +82,14 @@ class DeliveryBudget:
         that holds the replica's claim: a fresh node downloads them as well."""
         warm, pull, probe = self.expected_start_seconds, self.image_pull_seconds, self.probe.total_seconds
         if self.node_local:
-            download = round(self.terms[1].seconds)
             return (
                 f"{warm} s expected on the node holding its claim (weights and image there; the startup probe allows "
-                f"{probe} s), {warm + pull + download} s on a fresh node (+ {pull} s image pull + {download} s download)"
+                f"{probe} s), {self.new_node_seconds} s on a fresh node (+ {pull} s image pull + "
+                f"{self.fresh_node_download_seconds} s download)"
             )
         return (
-            f"{warm} s expected on a node with the image (the startup probe allows {probe} s), {warm + pull} s on a "
-            f"new node (+ {pull} s image pull)"
+            f"{warm} s expected on a node with the image (the startup probe allows {probe} s), {self.new_node_seconds} s "
+            f"on a new node (+ {pull} s image pull)"
         )
 
     def explain(self) -> str:
