@@ -211,7 +211,9 @@ def node_local_medium(cfg: StackConfig, mode: DeliveryMode) -> NodeLocalMedium |
     return cfg.delivery.node_local if cfg.target == "kubernetes" and mode == "per_replica_volume" else None
 
 
-def _budget(cfg: StackConfig, mode: DeliveryMode, throughput: Throughput, weights_gib: float, from_hub: bool) -> DeliveryBudget:
+def _budget(
+    cfg: StackConfig, mode: DeliveryMode, throughput: Throughput, weights_gib: float, from_hub: bool, node_local: bool
+) -> DeliveryBudget:
     return delivery_budget(
         mode=mode_name(cfg.target, mode),
         throughput=throughput,
@@ -225,7 +227,7 @@ def _budget(cfg: StackConfig, mode: DeliveryMode, throughput: Throughput, weight
         # join and NCCL to initialise (docs/multinode.md).
         group_init_seconds=cfg.multinode.group_init_seconds if cfg.engine.nnodes > 1 else 0,
         image_pull=_image_pull(cfg),
-        node_local=node_local_medium(cfg, mode) is not None,
+        node_local=node_local,
     )
 
 
@@ -251,7 +253,7 @@ def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names,
     throughput, throughput_warnings = _read_throughput(measured, cfg.target, volume, classes, profile_class, size, node_local)
     # Docker downloads on its first start whatever the mode; Kubernetes streams object storage instead.
     from_hub = cfg.model.local_path is None and (cfg.target == "docker" or mode != "object_storage")
-    budget = _budget(cfg, mode, throughput, weights, from_hub)
+    budget = _budget(cfg, mode, throughput, weights, from_hub, node_local is not None)
     kubernetes_volume = volume if cfg.target == "kubernetes" else None
     bucket = cfg.delivery.object_storage if mode == "object_storage" else None
     pairs = cache.downloads(cfg.model.id, cfg.model.revision, cfg.engine.speculative)
@@ -262,7 +264,7 @@ def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names,
     copy = cache.copy_seconds(weights_on_disk_gib, store.download_throughput_gib_per_s)
     rollout = budget.first_start_seconds + POD_START_SECONDS
     # A fresh node has no copy of a node-local claim's weights: the replica downloads them again.
-    refetch = math.ceil(budget.terms[1].seconds * budget.probe.safety_factor) if node_local else 0
+    refetch = math.ceil(budget.fresh_node_download_seconds * budget.probe.safety_factor)
     return DeliveryPlan(
         mode=mode,
         volume=volume,
