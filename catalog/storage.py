@@ -22,6 +22,14 @@ Sources (provider documentation, and docs/sources.md §S2):
 - Azure Files (learn.microsoft.com/azure/storage/files/understanding-billing): standard shares 60 MiB/s;
   premium egress 60 MiB/s + 0.06 MiB/s per provisioned GiB.
 - CephFS / RBD: the Ceph cluster's, unknown here.
+
+Node-local classes (NODE_LOCAL_PROVISIONERS): each volume lives on one node's own disk, so a claim binds the pod
+to that node. The class does not say which disk backs it (local-path's default directory is on the boot disk),
+so the read rate comes from the medium the stack states (delivery.node_local, NODE_LOCAL_MEDIA):
+- nvme (EC2 instance store, GKE/GCE local SSD, any local NVMe): 1.5 GB/s, the safetensors loader's rate from four
+  GCE local NVMe SSDs that read ~4 GB/s themselves (anyscale/ai-infra-cookbook#57, a2-highgpu-4g with 4 local
+  SSDs, DeepSeek-R1-Distill-Qwen-7B): what vLLM's default loader reaches, not the disks' limit.
+- boot_disk: the node's root volume (EBS, PD, Azure Disk, or a server's own disk): not known here.
 """
 
 from __future__ import annotations
@@ -47,6 +55,43 @@ class VolumeThroughput:
     mib_per_s: float
     source: str
     known: bool = True
+
+
+# Provisioners whose volumes live on one node's disk, each with where its name is spelled (docs/model-delivery.md).
+NODE_LOCAL_PROVISIONERS: dict[str, str] = {
+    # Static local PVs (sig-storage-local-static-provisioner, GKE local SSD and EC2 instance store PVs): "Local
+    # volumes do not support dynamic provisioning ... delay volume binding until Pod scheduling"
+    # (kubernetes.io/docs/concepts/storage/storage-classes/#local).
+    "kubernetes.io/no-provisioner": "kubernetes.io/docs/concepts/storage/storage-classes/#local",
+    "rancher.io/local-path": (
+        "rancher/local-path-provisioner/deploy/local-path-storage.yaml@20c6fb5cb306964bb38aecd1e0a534ffc34b4718"
+    ),
+    "openebs.io/local": (
+        "openebs/dynamic-localpv-provisioner/deploy/kubectl/openebs-hostpath-sc.yaml@1395244067d906f2681b3afb9b971c1a3a6406f2"
+    ),
+    "topolvm.io": "topolvm/topolvm/charts/topolvm/crds/topolvm.io_logicalvolumes.yaml@6cdae0549be75eb5ea9cb5912371871f633b7c68",
+    "topolvm.cybozu.com": (
+        "topolvm/topolvm/charts/topolvm/crds/topolvm.cybozu.com_logicalvolumes.yaml@e4991655a8d7a28a983a6e41da48f6dc7d038e8d"
+    ),
+}
+
+
+def is_node_local(provisioner: str) -> bool:
+    return provisioner in NODE_LOCAL_PROVISIONERS
+
+
+NODE_LOCAL_MEDIA: dict[str, VolumeThroughput] = {
+    "nvme": VolumeThroughput(
+        round(1.5e9 / 2**20, 1),
+        "node-local NVMe: the safetensors loader at 1.5 GB/s from 4 GCE local NVMe SSDs (the disks ~4 GB/s), "
+        "anyscale/ai-infra-cookbook#57",
+    ),
+    "boot_disk": VolumeThroughput(
+        CONSERVATIVE_MIB_PER_S,
+        "node-local on the boot disk: its rate is the node's root volume's, not known; a conservative 100 MiB/s",
+        known=False,
+    ),
+}
 
 
 @dataclass(frozen=True)

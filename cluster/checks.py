@@ -14,7 +14,7 @@ from typing import Any
 from catalog import keda, keda_http
 from catalog.gpus import GpuVendor
 from catalog.selectors import Term
-from catalog.storage import ClassSpec, volume_throughput
+from catalog.storage import ClassSpec, is_node_local, volume_throughput
 from catalog.vllm_images import MIN_DRIVER_MAJOR
 from cluster.facts import (
     OWNER_LABEL,
@@ -290,6 +290,61 @@ def check_read_throughput(
             "object_storage.",
         )
     ]
+
+
+def check_node_local(facts: ClusterFacts, storage_class: str | None, node_local: str | None, size_gib: int) -> list[Finding]:
+    """A node-local class binds each claim to one node: it must wait for the pod (WaitForFirstConsumer), the stack
+    should say so (delivery.node_local), and its disk's room is not something the API shows."""
+    found = [c for c in facts.storage_classes if (c.name == storage_class if storage_class else c.is_default)]
+    if not found:
+        return []  # check_storage reports the missing class
+    chosen = found[0]
+    label = f"StorageClass {chosen.name} ({chosen.provisioner})"
+    local = is_node_local(chosen.provisioner)
+    findings = []
+    if local and chosen.binding_mode != "WaitForFirstConsumer":
+        findings.append(
+            Finding(
+                "storage",
+                "block",
+                f"{label} binds Immediately: the node-local volume is placed before the server pod is scheduled, on "
+                "any node (one without the GPUs, or already full), and the pod is then bound to that node.",
+                "create a class with volumeBindingMode: WaitForFirstConsumer (a class's binding mode cannot be "
+                "changed) and name it in cache.storage_class_name.",
+            )
+        )
+    if local and node_local is None:
+        findings.append(
+            Finding(
+                "storage",
+                "warn",
+                f"{label} keeps each claim on one node's disk, but delivery.node_local is unset: the budget reads at "
+                "an unknown class's conservative rate and the report does not count a fresh node's download.",
+                "set delivery.node_local: nvme (instance store, local SSD) or boot_disk.",
+            )
+        )
+    if node_local is not None and not local and access_modes_of(chosen.provisioner) is not None:
+        findings.append(
+            Finding(
+                "storage",
+                "warn",
+                f"delivery.node_local is {node_local}, but {label} is a network disk: the budget assumed the node-local rate.",
+                "name a node-local class in cache.storage_class_name, or remove delivery.node_local.",
+            )
+        )
+    if node_local is not None and (local or access_modes_of(chosen.provisioner) is None):
+        findings.append(
+            Finding(
+                "storage",
+                "warn",
+                f"each GPU node's local disk behind {chosen.name} must hold a {size_gib} GiB claim per replica it "
+                "runs; not checked: a node-local volume's free space is not in the Node objects (their "
+                "ephemeral-storage is the kubelet's root file system, and local static PVs are listed only as PVs).",
+                "check the disks (kubectl get pv for local static PVs; the provisioner's path on each node for "
+                "local-path or OpenEBS hostpath), or set cache.size_gib to what one replica needs.",
+            )
+        )
+    return findings
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,14 @@
   model cache is not (docs.ceph.com/en/latest/csi/ "RBD ... ReadWriteOnce with a local file system ...;
   ReadWriteMany raw block"). cephfs.csi.ceph.com: ReadWriteMany (docs.ceph.com/en/latest/csi/cephfs/).
   Rook and OpenShift Data Foundation prefix them (rook-ceph.rbd.csi.ceph.com, openshift-storage.…).
+- Node-local provisioners (catalog/storage.py NODE_LOCAL_PROVISIONERS): ReadWriteOnce, as a volume on one node's
+  disk is reachable from that node only ("the local volume becomes inaccessible" when its node is,
+  kubernetes.io/docs/concepts/storage/volumes/#local).
 """
 
 from __future__ import annotations
+
+from catalog.storage import NODE_LOCAL_PROVISIONERS
 
 RWO, ROX, RWX = "ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany"
 ACCESS_MODES: dict[str, frozenset[str]] = {
@@ -30,6 +35,7 @@ ACCESS_MODES: dict[str, frozenset[str]] = {
     "kubernetes.io/azure-file": frozenset({RWO, ROX, RWX}),
     "rbd.csi.ceph.com": frozenset({RWO}),
     "cephfs.csi.ceph.com": frozenset({RWO, ROX, RWX}),
+    **{provisioner: frozenset({RWO}) for provisioner in NODE_LOCAL_PROVISIONERS},
 }
 
 # Cloud block disks live in one zone: bound Immediately, one may land where no GPU node is.

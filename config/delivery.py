@@ -24,6 +24,7 @@ from config.base import ConfigGroup
 DeliveryMode = Literal["shared_volume", "per_replica_volume", "object_storage"]
 WorkloadIdentity = Literal["irsa", "eks-pod-identity", "gke-workload-identity", "azure-workload-identity"]
 AccessMode = Literal["ReadWriteMany", "ReadWriteOnce"]
+NodeLocalMedium = Literal["nvme", "boot_disk"]
 MIB_PER_GIB = 1024
 
 
@@ -112,6 +113,13 @@ class DeliveryConfig(ConfigGroup):
         None,
         description="Image of the download Job / init container (needs python3 and huggingface_hub); "
         "defaults to the vLLM image, already pulled on the GPU nodes.",
+    )
+    node_local: NodeLocalMedium | None = Field(
+        None,
+        description="per_replica_volume on a node-local class (cache.storage_class_name: local static PVs, "
+        "local-path, OpenEBS LocalPV, TopoLVM): the disk behind it, nvme (instance store, local SSD) or boot_disk. "
+        "Each claim then pins its replica to one node, where a return finds the weights; a lost node means a "
+        "download on another (docs/model-delivery.md).",
     )
     accept_replacement_outage: bool = Field(
         False,

@@ -6,12 +6,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from catalog.storage import WELL_KNOWN_CLASSES, ClassSpec, volume_throughput
+from catalog.storage import NODE_LOCAL_MEDIA, WELL_KNOWN_CLASSES, ClassSpec, volume_throughput
 from config.delivery import (
     DEFAULT_THROUGHPUT,
     MIB_PER_GIB,
     CacheVolume,
     DeliveryMode,
+    NodeLocalMedium,
     ObjectStorageConfig,
     Throughput,
     WorkloadIdentity,
@@ -25,7 +26,7 @@ from config.vllm import VllmConfig
 from plan import cache
 from plan.cost import replica_bounds
 from plan.lora import lora_downloads
-from plan.names import Names
+from plan.names import Names, namespace_name
 from plan.security import PodSecurity, resolve_pod_security
 from preflight.delivery import (
     DeliveryBudget,
@@ -97,6 +98,7 @@ class DeliveryPlan:
     budget: DeliveryBudget  # the first start's sum, term by term; budget.probe is the startup probe's
     hf_token_secret: str | None  # the Secret the download reads, when the hf_token secret is set
     warnings: tuple[str, ...]  # the page-cache warning of a shared network volume
+    node_local: NodeLocalMedium | None  # delivery.node_local: each claim lives on one node's disk (per_replica_volume)
     # The groups the delivery renderers read as they are (components/render/cache.py, bucket_copy.py, probes.py)
     vllm: VllmConfig
     cache_config: CacheConfig
@@ -132,7 +134,8 @@ class DeliveryPlan:
     # Job is not awaited, components/model_cache.py).
     rollout_seconds: int
     # A replica added after the first start: image pull on a new node, then the startup budget (the weights are
-    # already on the volume). The not-ready alerts wait this out.
+    # already on the volume; on a node-local class a fresh node downloads them first). The not-ready alerts wait
+    # this out.
     new_replica_seconds: int
     # Pulumi waits for the whole rollout: with maxSurge 0 pods are replaced one after another.
     pulumi_timeout_seconds: int
@@ -159,9 +162,11 @@ def _read_throughput(
     classes: dict[str, ClassSpec],
     profile_class: str | None,
     size_gib: int,
+    node_local: NodeLocalMedium | None = None,
 ) -> tuple[Throughput, tuple[str, ...]]:
     """The load throughput of one replica and its warning: measured when given, else the volume's class (named,
-    or the profile's default class) from catalog/storage.py; an unknown class gets a conservative figure."""
+    or the profile's default class) from catalog/storage.py, or the stated node-local medium's; an unknown class
+    gets a conservative figure."""
     if measured_gib_per_s is not None:
         return Throughput(measured_gib_per_s * MIB_PER_GIB, "measured: probes.load_throughput_gib_per_s"), ()
     if target == "docker":  # a local disk or Docker volume on the host
@@ -169,16 +174,30 @@ def _read_throughput(
     if volume is None:  # streamed from the bucket
         return DEFAULT_THROUGHPUT["object_storage"], ()
     name = volume.storage_class_name or profile_class
-    found = volume_throughput(classes.get(name or ""), size_gib)
+    # A node-local class says nothing of the disk behind it: the stated medium decides.
+    found = NODE_LOCAL_MEDIA[node_local] if node_local else volume_throughput(classes.get(name or ""), size_gib)
     source = f"class {name}: {found.source}" if name else f"the cluster's default class: {found.source}"
     if found.known:
         return Throughput(found.mib_per_s, source), ()
     named = f"StorageClass {name}" if name else "the cluster's default StorageClass (cache.storage_class_name is unset)"
+    named += f" (delivery.node_local: {node_local})" if node_local else ""
     return Throughput(found.mib_per_s, source), (
         f"delivery: the read throughput of {named} is not known (catalog/storage.py); the startup budget assumes "
         f"{found.mib_per_s:g} MiB/s. Fix: set probes.load_throughput_gib_per_s to the figure measured on it "
         "(the checkpoint's GiB over the seconds of a start-up log's `Loading weights took` line), or "
         "cache.storage_class_name to a class the catalog knows.",
+    )
+
+
+def node_loss_warnings(node_local: NodeLocalMedium | None, statefulset: str, namespace: str) -> tuple[str, ...]:
+    """What a lost node means for a node-local claim: its replica waits, then downloads again elsewhere."""
+    if node_local is None:
+        return ()
+    return (
+        f"delivery: delivery.node_local ({node_local}) pins each replica to the node holding its claim: a lost or "
+        "replaced node (spot reclaim, consolidation, a node pool upgrade) leaves its replica Pending until the claim "
+        f"is deleted (kubectl delete pvc -n {namespace} {MODEL_VOLUME}-{statefulset}-<ordinal>, then the pod); the "
+        "new claim binds on another node and the replica downloads the weights there (the report's fresh-node time).",
     )
 
 
@@ -188,7 +207,14 @@ def _download_gib_per_s(cfg: StackConfig) -> float:
     return cfg.cache.download_throughput_gib_per_s
 
 
-def _budget(cfg: StackConfig, mode: DeliveryMode, throughput: Throughput, weights_gib: float, from_hub: bool) -> DeliveryBudget:
+def node_local_medium(cfg: StackConfig, mode: DeliveryMode) -> NodeLocalMedium | None:
+    """delivery.node_local where it applies: per-replica claims on Kubernetes (the config checks refuse the rest)."""
+    return cfg.delivery.node_local if cfg.target == "kubernetes" and mode == "per_replica_volume" else None
+
+
+def _budget(
+    cfg: StackConfig, mode: DeliveryMode, throughput: Throughput, weights_gib: float, from_hub: bool, node_local: bool
+) -> DeliveryBudget:
     return delivery_budget(
         mode=mode_name(cfg.target, mode),
         throughput=throughput,
@@ -202,6 +228,7 @@ def _budget(cfg: StackConfig, mode: DeliveryMode, throughput: Throughput, weight
         # join and NCCL to initialise (docs/multinode.md).
         group_init_seconds=cfg.multinode.group_init_seconds if cfg.engine.nnodes > 1 else 0,
         image_pull=_image_pull(cfg),
+        node_local=node_local,
     )
 
 
@@ -223,10 +250,11 @@ def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names,
     size = cache.cache_size_gib(store.size_gib, weights, store.headroom_percent)
     profile_class = cfg.cluster.defaults.storage_class
     measured = cfg.probes.load_throughput_gib_per_s
-    throughput, throughput_warnings = _read_throughput(measured, cfg.target, volume, classes, profile_class, size)
+    node_local = node_local_medium(cfg, mode)
+    throughput, throughput_warnings = _read_throughput(measured, cfg.target, volume, classes, profile_class, size, node_local)
     # Docker downloads on its first start whatever the mode; Kubernetes streams object storage instead.
     from_hub = cfg.model.local_path is None and (cfg.target == "docker" or mode != "object_storage")
-    budget = _budget(cfg, mode, throughput, weights, from_hub)
+    budget = _budget(cfg, mode, throughput, weights, from_hub, node_local is not None)
     kubernetes_volume = volume if cfg.target == "kubernetes" else None
     bucket = cfg.delivery.object_storage if mode == "object_storage" else None
     pairs = cache.downloads(cfg.model.id, cfg.model.revision, cfg.engine.speculative, lora_downloads(cfg.lora, mode))
@@ -236,6 +264,8 @@ def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names,
     download = cache.download_seconds(weights, store.download_throughput_gib_per_s)
     copy = cache.copy_seconds(weights_on_disk_gib, store.download_throughput_gib_per_s)
     rollout = budget.first_start_seconds + POD_START_SECONDS
+    # A fresh node has no copy of a node-local claim's weights: the replica downloads them again.
+    refetch = math.ceil(budget.fresh_node_download_seconds * budget.probe.safety_factor)
     return DeliveryPlan(
         mode=mode,
         volume=volume,
@@ -251,7 +281,9 @@ def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names,
         probes=cfg.probes,
         security=resolve_pod_security(cfg.security, cfg.cluster.defaults),
         warnings=throughput_warnings
+        + node_loss_warnings(node_local, names.server, namespace_name(cfg.namespace, names.instance))
         + tuple(page_cache_warnings(kubernetes_volume, weights, cfg.server, cfg.engine.gpus_per_node, cfg.vllm.version)),
+        node_local=node_local,
         needs_download=from_hub,
         copies_to_bucket=bucket is not None and bucket.copy_from_hub,
         bucket=bucket,
@@ -275,6 +307,6 @@ def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names,
         claim_bind_timeout_seconds=cfg.delivery.claim_bind_timeout_seconds,
         accept_replacement_outage=cfg.delivery.accept_replacement_outage,
         rollout_seconds=rollout,
-        new_replica_seconds=pull + budget.probe.total_seconds + POD_START_SECONDS,
+        new_replica_seconds=pull + refetch + budget.probe.total_seconds + POD_START_SECONDS,
         pulumi_timeout_seconds=rollout * max(1, most),
     )

@@ -43,6 +43,7 @@ class DeliveryBudget:
     terms: tuple[BudgetTerm, ...]  # image pull, download, load, engine start, compile and CUDA graphs
     probe: StartupBudget  # what the startupProbe allows: (load + engine + compile) x safety factor
     first_start_seconds: int  # image pull + download + probe budget
+    node_local: bool = False  # per-replica claims on one node's disk: a fresh node downloads again
 
     def first_start_sum(self) -> str:
         pull, download = self.terms[0].seconds, self.terms[1].seconds
@@ -64,14 +65,31 @@ class DeliveryBudget:
             return probe.total_seconds
         return math.ceil(probe.load_seconds + probe.engine_start_seconds + probe.cuda_graph_seconds)
 
+    @property
+    def fresh_node_download_seconds(self) -> int:
+        """What a new node adds besides the image: a node-local claim's weights are only on its own node."""
+        return round(self.terms[1].seconds) if self.node_local else 0
+
+    @property
+    def new_node_seconds(self) -> int:
+        """A new replica on a node without the image (nor, node-local, the weights): pull, download, start."""
+        return self.expected_start_seconds + self.image_pull_seconds + self.fresh_node_download_seconds
+
     def new_replica_sum(self) -> str:
         """A replica added after the first start (the weights are on the volume or in the bucket): on a node that
         has the image its start, which the startup probe bounds; a new node pulls the image first (its own
-        provisioning, e.g. Karpenter's, comes on top)."""
+        provisioning, e.g. Karpenter's, comes on top). On a node-local class the weights are only on the node
+        that holds the replica's claim: a fresh node downloads them as well."""
         warm, pull, probe = self.expected_start_seconds, self.image_pull_seconds, self.probe.total_seconds
+        if self.node_local:
+            return (
+                f"{warm} s expected on the node holding its claim (weights and image there; the startup probe allows "
+                f"{probe} s), {self.new_node_seconds} s on a fresh node (+ {pull} s image pull + "
+                f"{self.fresh_node_download_seconds} s download)"
+            )
         return (
-            f"{warm} s expected on a node with the image (the startup probe allows {probe} s), {warm + pull} s on a "
-            f"new node (+ {pull} s image pull)"
+            f"{warm} s expected on a node with the image (the startup probe allows {probe} s), {self.new_node_seconds} s "
+            f"on a new node (+ {pull} s image pull)"
         )
 
     def explain(self) -> str:
@@ -124,6 +142,7 @@ def delivery_budget(
     engine: EngineConfig,
     group_init_seconds: int,
     image_pull: ImagePull,
+    node_local: bool = False,
 ) -> DeliveryBudget:
     """`mode`: the mode's name in the report (mode_name); `weights_gib`: every checkpoint the server reads;
     `downloads`: whether the first start fetches them from the Hub; `from_bucket`: object storage holds them;
@@ -159,7 +178,7 @@ def delivery_budget(
         ),
     )
     first = image_pull.seconds + math.ceil(download * probe.safety_factor) + probe.total_seconds
-    return DeliveryBudget(mode, throughput, weights_gib, terms, probe, first)
+    return DeliveryBudget(mode, throughput, weights_gib, terms, probe, first, node_local)
 
 
 def shm_gib(server: ServerConfig, gpus_per_node: int) -> float:

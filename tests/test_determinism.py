@@ -67,7 +67,7 @@ def test_shipped_stack_renders_byte_identical_json_twice(path: Path) -> None:
 def test_shipped_stack_rendering_holds_the_workload_and_its_network_policies(path: Path) -> None:
     rendered = render_stack(path)
     kinds = sorted({m["kind"] for m in rendered["manifests"] + rendered["network_policies"]})
-    workload = "LeaderWorkerSet" if "LeaderWorkerSet" in kinds else "Deployment"
+    workload = next((kind for kind in ("LeaderWorkerSet", "StatefulSet") if kind in kinds), "Deployment")
     assert {workload, "NetworkPolicy", "Service"} <= set(kinds), kinds
 
 

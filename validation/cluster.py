@@ -110,6 +110,8 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
     volume = plan.delivery.volume
     if plan.delivery.cache_config.existing_claim is None and volume is not None:
         found += checks.check_storage(facts, volume.storage_class_name, volume.access_mode)
+        node_local = plan.delivery.node_local
+        found += checks.check_node_local(facts, volume.storage_class_name, node_local, plan.delivery.cache_size_gib)
         if plan.delivery.probes.load_throughput_gib_per_s is None:
             budget, probe = plan.delivery.budget, plan.delivery.budget.probe
             other = probe.engine_start_seconds + probe.cuda_graph_seconds

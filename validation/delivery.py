@@ -44,8 +44,49 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
                 "cache.access_mode", "is ReadWriteMany, but per-replica claims are ReadWriteOnce.", "remove cache.access_mode."
             )
         )
-    issues += _provisioned_class_issues(cfg)
+    issues += _provisioned_class_issues(cfg) + _node_local_issues(cfg, mode)
     return issues + (_object_storage_issues(cfg) if mode == "object_storage" else _no_bucket(cfg))
+
+
+def _node_local_issues(cfg: StackConfig, mode: DeliveryMode) -> list[ConfigIssue]:
+    """A node-local class pins each claim to one node: only per-replica claims, on a named class, and no spread
+    that could refuse the only node a returning replica's claim allows."""
+    medium = cfg.delivery.node_local
+    if medium is None:
+        return []
+    if mode != "per_replica_volume":
+        return [
+            _issue(
+                "delivery.node_local",
+                f"is {medium}, but delivery.mode is {mode}: one claim on one node's disk would hold every replica "
+                "on that node (and object storage has no volume).",
+                "set delivery.mode: per_replica_volume (each replica fills its own node's claim), "
+                "or remove delivery.node_local.",
+            )
+        ]
+    issues = []
+    if not cfg.cache.storage_class_name:
+        issues.append(
+            _issue(
+                "cache.storage_class_name",
+                f"is unset, but delivery.node_local is {medium}: the cluster's default class is a network disk, not "
+                "a node-local one.",
+                "set cache.storage_class_name to the node-local class (e.g. local-path, openebs-hostpath, a local "
+                "static provisioner's class with volumeBindingMode: WaitForFirstConsumer).",
+            )
+        )
+    scheduling = cfg.scheduling
+    if scheduling.spread == "zone" and scheduling.when_unsatisfiable == "DoNotSchedule":
+        issues.append(
+            _issue(
+                "scheduling.when_unsatisfiable",
+                "is DoNotSchedule with scheduling.spread zone, but delivery.node_local pins each replica to the node "
+                "holding its claim: when the zones' counts drift (a lost node's replica refilled in another zone), "
+                "a returning replica's only node can break the skew and the pod stays Pending.",
+                "set scheduling.when_unsatisfiable: ScheduleAnyway, or scheduling.spread: hostname.",
+            )
+        )
+    return issues
 
 
 def _provisioned_class_issues(cfg: StackConfig) -> list[ConfigIssue]:
