@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from catalog.models import Architecture
 from catalog.vllm_versions import MemoryEra
 from preflight.checkpoint import largest_stage_bytes
+from preflight.cuda_graphs import cuda_graph_estimate_gib
 from preflight.lora import LoraShape, lora_gib_per_gpu
 
 GIB = 1024**3
@@ -98,14 +99,9 @@ NON_TORCH_GIB = {
 # together (row T08, 0.28.0; docs/calibration.md), so those eras charge the TP-1 figure there.
 NVLINK_ERAS = frozenset({MemoryEra.V1, MemoryEra.V1_CUDAGRAPH})
 
-# CUDA-graph pool estimate subtracted from the KV budget from v0.21 (PR #30515): anchored on the
-# "Estimated CUDA graph memory: 0.84 GiB total" of R01 (Llama-3.1-8B, 32 layers) and scaled by layers.
-# The 0.19 logs print the estimate without subtracting it ("Estimated CUDA graph memory: X GiB total"):
-# R01 0.84 (32 layers), T17 0.82 (32), T18 1.09 (48), T14 1.82 / T15 1.70 / T16 1.63 (80, TP 2/4/2).
-# A fixed part plus a per-layer part fits them within 0.1 GiB: 0.237 + 0.01854 x layers on this stage.
-CUDA_GRAPH_GIB_FIXED = 0.237
-CUDA_GRAPH_GIB_PER_LAYER = 0.01854
-CUDA_GRAPH_GIB_BOUNDS = (0.5, 2.5)  # the pool sizes seen in logs (docs/sources.md §M5.4)
+# CUDA-graph pool estimate subtracted from the KV budget from v0.21 (PR #30515), computed from the capture sizes
+# (preflight/cuda_graphs.py). The 0.19 logs print it without subtracting it ("Estimated CUDA graph memory: X GiB
+# total"): R01 0.84, T14 1.82, T15 1.70, T16 1.63, T17 0.82 (docs/calibration.md).
 # Releases that do not subtract the estimate still capture the graphs, after the KV cache has taken
 # requested - non-KV memory: the pool lands outside gpu_memory_utilization ("increase --gpu-memory-utilization
 # from 0.9500 to 0.9606 to maintain the same effective KV cache size", vllm 0.19.0 v1/worker/gpu_worker.py:470,
@@ -289,8 +285,8 @@ def graph_pool_gib(inputs: MemoryInputs) -> float:
     if inputs.enforce_eager:
         return 0.0
     layers = layers_per_stage(inputs.arch.num_hidden_layers, inputs.pipeline_parallel_size)
-    low, high = CUDA_GRAPH_GIB_BOUNDS
-    return min(max(CUDA_GRAPH_GIB_FIXED + layers * CUDA_GRAPH_GIB_PER_LAYER, low), high)
+    tp = inputs.tensor_parallel_size
+    return cuda_graph_estimate_gib(inputs.arch, tp, layers, inputs.max_num_seqs, inputs.max_num_batched_tokens)
 
 
 def cuda_graph_gib(inputs: MemoryInputs) -> float:
