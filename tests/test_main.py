@@ -39,7 +39,7 @@ def test_the_prod_stack_exports_the_preflight_report_and_the_service() -> None:
     registered, error = run_stack_file(STACKS / "Pulumi.prod.yaml", extra={"api_key": "sk-test"})
     assert error is None
     assert registered.exports["preflight"]["verdict"]["fits"] is True
-    assert registered.exports["preflight"]["memory"]["kv_cache_gib_per_gpu"] == 34.031
+    assert registered.exports["preflight"]["memory"]["kv_cache_gib_per_gpu"] == 34.377
     assert registered.exports["servedModelName"] == "llama-70b"
 
 

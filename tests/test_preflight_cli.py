@@ -39,7 +39,7 @@ def test_a_fitting_stack_exits_zero_and_prints_the_table(capsys) -> None:  # typ
     assert main([str(STACKS / "Pulumi.prod.yaml")]) == 0
     out = capsys.readouterr().out
     assert out.startswith("vLLM preflight: FITS")
-    assert "KV cache             34.03 GiB per GPU" in out
+    assert "KV cache             34.38 GiB per GPU" in out
 
 
 def test_a_blocked_stack_exits_one_and_says_why(capsys) -> None:  # type: ignore[no-untyped-def]
@@ -79,7 +79,7 @@ def test_markdown_output_is_a_table_titled_by_the_stack_file(capsys) -> None:  #
     main([str(STACKS / "Pulumi.prod.yaml"), "--markdown"])
     out = capsys.readouterr().out
     assert out.startswith("### ✅ Pulumi.prod.yaml: FITS")
-    assert "| KV cache | 34.03 GiB per GPU |" in out
+    assert "| KV cache | 34.38 GiB per GPU |" in out
 
 
 def test_the_cli_never_imports_pulumi() -> None:
