@@ -23,6 +23,7 @@ from catalog.vllm_metrics import metrics_for, renamed_signal, series_type
 from catalog.vllm_versions import RELEASES
 from cluster.findings import Finding
 from cluster.report import ClusterResult
+from components.render.manifests import stack_manifests
 from components.render.queries import used_metrics
 from config.stack import StackConfig
 from plan import Plan
@@ -195,8 +196,6 @@ def flag_changes(old_args: list[str], new_args: list[str], table: FlagTable) -> 
 
 def metric_changes(base: Plan, head: Plan) -> list[MetricChange]:
     """Series the base's or the head's queries select that the new release does not export."""
-    from components.render.manifests import stack_manifests  # the Kubernetes objects; a docker stack has none
-
     old, new = metrics_for(base.delivery.vllm.version), metrics_for(head.delivery.vllm.version)
     before = used_metrics(stack_manifests(base)) if base.target == "kubernetes" else {}
     after = used_metrics(stack_manifests(head)) if head.target == "kubernetes" else {}

@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from catalog import keda_http
+from catalog.vllm_images import image_cuda_major
+from catalog.vllm_versions import RELEASES
+from cluster import capacity, checks
 from cluster.capacity import Requirements
 from cluster.checks import ReplicaClaims
 from cluster.dns import check_dns
@@ -95,10 +98,6 @@ def check_cluster(plan: Plan, facts: ClusterFacts) -> ClusterResult:
 
 
 def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
-    from catalog.vllm_images import image_cuda_major
-    from catalog.vllm_versions import RELEASES
-    from cluster import capacity, checks
-
     namespace, vllm, gpus = plan.identity.namespace, plan.delivery.vllm, plan.server.resources.gpus
     terms = gpu_terms(plan.placement)
     tag = vllm.tag or RELEASES[vllm.version].image_tag
