@@ -8,8 +8,6 @@ import json
 import math
 import runpy
 import struct
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,7 +25,7 @@ from preflight.hub import cache_path
 from preflight.memory import GIB, weights_gib_per_gpu, weights_on_disk_gib
 from preflight.model_source import from_config_dict, from_hub
 from tests import hub_checkpoints
-from tests.factories import REPO, STACKS
+from tests.factories import REPO, STACKS, preflight_imports
 from tests.fake_hub import Repo, serving
 from tests.program import run_main
 
@@ -313,13 +311,7 @@ def test_the_cli_offline_with_a_catalog_model_says_the_catalog(monkeypatch, caps
 
 
 def test_a_catalog_model_never_imports_huggingface_hub() -> None:
-    code = (
-        "import sys, runpy; sys.argv = ['preflight', 'stacks/Pulumi.prod.yaml']\n"
-        "try:\n    runpy.run_module('preflight', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-        "print('huggingface_hub' in sys.modules)"
-    )
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
-    assert result.stdout.strip().splitlines()[-1] == "False"
+    assert not preflight_imports("huggingface_hub", "stacks/Pulumi.prod.yaml")
 
 
 POPULAR_IDS = {repo.split("/")[1]: repo for repo in POPULAR}
