@@ -6,7 +6,6 @@ checks what is deployed, not a copy of the config rules.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +32,7 @@ from cluster.karpenter import Candidate, candidate_nodes
 from cluster.selectors import matches_expression, matches_terms
 from cluster.storage import ZONAL_DISKS, access_modes_of, describe_modes
 from cluster.versions import keda_minimum, show
-from reading.numbers import whole_number
+from reading.numbers import go_duration_seconds, whole_number
 
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 
@@ -709,17 +708,6 @@ def check_replica_claims(facts: ClusterFacts, claims: ReplicaClaims) -> list[Fin
 
 
 # --- KEDA HTTP add-on -----------------------------------------------------------------------------------
-
-_GO_DURATION = re.compile(r"([0-9]+(?:\.[0-9]+)?)(h|ms|m|s)")
-_GO_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-
-
-def go_duration_seconds(text: str) -> float | None:
-    """A Go duration (300s, 5m, 1h30m, 0s) in seconds; None when it is not one."""
-    parts = _GO_DURATION.findall(text.strip())
-    if not parts or "".join(a + u for a, u in parts) != text.strip():
-        return None
-    return sum(float(amount) * _GO_UNITS[unit] for amount, unit in parts)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from typing import Any
 from catalog.startup_phases import ENGINE_START_PHASES, GRAPH_PHASES, share
 from preflight.delivery import DeliveryBudget
 from preflight.startup_log import AnchoredPattern, literal_start
-from reading.numbers import NumberError
+from reading.numbers import NumberError, go_duration_seconds
 from reading.numbers import figure as parse_figure
 
 TOLERANCE = 0.30  # a phase further than this from its share of the budget is reported
@@ -53,7 +53,6 @@ _MATCHERS = {
 # `describe pod` quotes the image, `get events -o json` escapes the quotes: anything up to 300 characters.
 _PULLED = re.compile(r"Successfully pulled image [^\n]{1,300}? in ((?:[0-9.]+(?:h|ms|m|s))+)", re.ASCII)
 _PRESENT = "already present on machine"
-_GO_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 
 
 @dataclass(frozen=True)
@@ -117,16 +116,12 @@ def _value(match: re.Match[str] | None) -> float | None:
         return None
 
 
-def go_duration_seconds(text: str) -> float:
-    """`1m2.5s`, `850ms`, `1h2m3s` (the kubelet prints Go durations)."""
-    return sum(float(number) * _GO_UNITS[unit] for number, unit in re.findall(r"([0-9.]+)(ms|h|m|s)", text))
-
-
 def image_pull_seconds(events: str) -> float | None:
     """The pull the kubelet reported in the pod's events (`kubectl describe pod` or `get events -o json`)."""
     pulled = _PULLED.search(events)
     if pulled:
-        return round(go_duration_seconds(pulled.group(1)), 3)
+        seconds = go_duration_seconds(pulled.group(1))
+        return None if seconds is None else round(seconds, 3)
     return 0.0 if _PRESENT in events else None
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from catalog import keda_http
 from cli.preflight import main
-from cluster.checks import AddOnNeeds, check_http_add_on, go_duration_seconds
+from cluster.checks import AddOnNeeds, check_http_add_on
 from components.render.dashboard import render_dashboard
 from components.render.exposure import curl_command
 from components.render.manifests import stack_manifests
@@ -20,6 +20,7 @@ from components.render.network_policy import render_network_policies
 from config.errors import ConfigError
 from config.observability import HttpAddOnConfig
 from plan import Plan
+from reading.numbers import go_duration_seconds
 from tests.cluster_facts import crd, facts, fixture
 from tests.factories import REPO, STACKS, example_stack, load_stack_file
 from tests.kubernetes_fixtures import plan_of
