@@ -102,7 +102,7 @@ def docker_start_period(budget: DeliveryBudget) -> int:
     check, so the download allowance costs nothing after the first start. An override is final."""
     if budget.probe.overridden:
         return budget.probe.total_seconds
-    download = next(term.seconds for term in budget.terms if term.name == "download")
+    download = budget.download_seconds
     return budget.probe.total_seconds + math.ceil(download * budget.probe.safety_factor)
 
 

@@ -17,9 +17,9 @@ from config.exposure import ExposureConfig
 from config.observability import AutoscalingConfig, HttpAddOnConfig
 from plan.identity import Identity
 from plan.scaling import Workload
-from preflight.delivery import DeliveryBudget
+from preflight.delivery import COMPILE, ENGINE_START, IMAGE_PULL, LOAD, DeliveryBudget
 
-START_TERMS = ("image pull", "load", "engine start", "compile + graphs")  # of DeliveryBudget.terms
+START_TERMS = (IMAGE_PULL, LOAD, ENGINE_START, COMPILE)  # of DeliveryBudget.terms
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from catalog.startup_phases import ENGINE_START_PHASES, GRAPH_PHASES, share
-from preflight.delivery import DeliveryBudget
+from preflight.delivery import COMPILE, ENGINE_START, IMAGE_PULL, LOAD, DeliveryBudget
 from preflight.startup_log import AnchoredPattern, literal_start
 from reading.numbers import NumberError, go_duration_seconds
 from reading.numbers import figure as parse_figure
@@ -76,13 +76,13 @@ class LoggedPhases:
 
 # (phase field, label, budget term it falls under)
 PHASE_ROWS: tuple[tuple[str, str, str], ...] = (
-    ("image_pull", "image pull", "image pull"),
-    ("process_start", "process start to engine start", "engine start"),
-    ("weight_load", "weight load", "load"),
-    ("compile", "compile (torch.compile)", "compile + graphs"),
-    ("cuda_graphs", "CUDA graphs", "compile + graphs"),
-    ("kv_cache_init", "KV cache initialisation", "engine start"),
-    ("api_ready", "API ready", "engine start"),
+    ("image_pull", "image pull", IMAGE_PULL),
+    ("process_start", "process start to engine start", ENGINE_START),
+    ("weight_load", "weight load", LOAD),
+    ("compile", "compile (torch.compile)", COMPILE),
+    ("cuda_graphs", "CUDA graphs", COMPILE),
+    ("kv_cache_init", "KV cache initialisation", ENGINE_START),
+    ("api_ready", "API ready", ENGINE_START),
 )
 PHASES = tuple(name for name, _, _ in PHASE_ROWS)
 
