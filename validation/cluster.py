@@ -58,7 +58,7 @@ def capacity_needs(plan: Plan) -> Requirements:
         gpus_per_pod=plan.server.resources.gpus,
         gpu_resource=plan.server.resources.gpu_resource,
         # At zero the first request needs one replica: a cluster that cannot hold one never answers it.
-        min_replicas=max(1, plan.scaling.config.min_replica_count) if plan.scaling.enabled else plan.server.replicas or 1,
+        min_replicas=max(1, plan.server.replicas),
         max_replicas=plan.delivery.most_replicas,
         nodes_per_replica=1 if multinode is None else multinode.nnodes,
         rdma_resources={} if multinode is None else dict(multinode.rdma_resources),
