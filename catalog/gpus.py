@@ -62,7 +62,6 @@ VENDORS: tuple[GpuVendor, ...] = (NVIDIA,)
 # NVLink between them (an optional bridge on A100/H100 PCIe cards is not assumed); "none": one GPU per node, so
 # tensor parallelism spans nodes. Sources in docs/sources.md §F.4.
 Interconnect = Literal["nvswitch", "nvlink-bridge", "pcie", "none"]
-INTERCONNECTS: tuple[Interconnect, ...] = ("nvswitch", "nvlink-bridge", "pcie", "none")
 
 
 @dataclass(frozen=True)
@@ -74,7 +73,7 @@ class GpuProduct:
     native_fp8: bool  # FP8 tensor cores (Ada, Hopper and newer); A100 runs FP8 weight-only
     gpus_per_node: int  # the largest common node shape for this product
     family: str  # nvidia.com/gpu.family
-    interconnect: Interconnect  # how the GPUs of one node reach each other (INTERCONNECTS)
+    interconnect: Interconnect  # how the GPUs of one node reach each other (Interconnect)
     vendor: GpuVendor = NVIDIA
 
     def fully_connected(self, tensor_parallel_size: int) -> bool:

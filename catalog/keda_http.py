@@ -2,8 +2,9 @@
 Helm chart and interceptor use. Sources:
 
 - CRDs: http.keda.sh_httpscaledobjects.yaml (HTTPScaledObject, http.keda.sh/v1alpha1) and
-  http.keda.sh_interceptorroutes.yaml (InterceptorRoute, v1beta1, new in the 0.15 line), config/crd/bases@v0.15.0
-  (4ea8a863), copied in ../shared/crds (docs/sources.md §S10).
+  http.keda.sh_interceptorroutes.yaml (InterceptorRoute, v1beta1: "v0.14.0 introduces the InterceptorRoute
+  (v1beta1) API", https://keda.sh/http-add-on/0.14/), config/crd/bases@v0.15.0 (4ea8a863), copied in
+  ../shared/crds (docs/sources.md §S10).
 - The interceptor's timeouts are install-wide environment variables (interceptor/config/timeouts.go at v0.15.0):
   KEDA_HTTP_REQUEST_TIMEOUT 0s (no total deadline), KEDA_HTTP_READINESS_TIMEOUT 0s (waits for a ready endpoint
   as long as the request deadline allows), KEDA_HTTP_RESPONSE_HEADER_TIMEOUT 300s, KEDA_HTTP_CONNECT_TIMEOUT 500ms.

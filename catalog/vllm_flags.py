@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 
-from catalog.vllm_releases import ReleaseTable, available_versions, release_table
+from catalog.vllm_releases import ReleaseTable, available_versions, release_table, version_key
 
 
 @dataclass(frozen=True)
@@ -84,11 +84,7 @@ _SIZABLE_QUANTIZATIONS = frozenset({"fp8", "awq", "awq_marlin", "gptq", "gptq_ma
 
 # Loading and unloading adapters at run time (/v1/load_lora_adapter, VLLM_ALLOW_RUNTIME_LORA_UPDATING): vLLM PR
 # #6566, merged 2024-09-05, the day after 0.6.0 was tagged; first released in 0.6.1.
-RUNTIME_LORA_SINCE = (0, 6, 1)
-
-
-def _release_number(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.split(".")[:3])
+RUNTIME_LORA_SINCE = "0.6.1"
 
 
 def flag_table(release: ReleaseTable) -> FlagTable:
@@ -107,7 +103,7 @@ def flag_table(release: ReleaseTable) -> FlagTable:
         speculative_methods=methods or frozenset({"ngram", "draft_model"}),
         speculative_draft_revision=speculative_config and "SpeculativeConfig.revision" in release.defaults,
         engine_ready_timeout_env="VLLM_ENGINE_READY_TIMEOUT_S" in release.env,
-        runtime_lora_updating=_release_number(release.version) >= RUNTIME_LORA_SINCE,
+        runtime_lora_updating=version_key(release.version) >= version_key(RUNTIME_LORA_SINCE),
         choices=release.choices,
     )
 

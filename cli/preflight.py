@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli.pipe import EXIT_CLOSED_PIPE, quiet_on_closed_pipe
-from cluster.report import ClusterResult
+from cluster.report import NOT_CHECKED, ClusterResult
+from cluster.snapshot import SnapshotError
 from config.errors import ConfigError, ConfigIssue
 from config.stack import StackConfig
 from plan import Plan
@@ -217,9 +218,6 @@ def _snapshot_check(files: list[str]) -> ClusterCheck:
     Pulumi program reads them), else none ("not checked"). A bad file is a config error (exit 2)."""
 
     def check(plan: Plan) -> ClusterResult:
-        from cluster.report import NOT_CHECKED
-        from cluster.snapshot import SnapshotError
-
         snapshot_files = plan.cluster.snapshot_files
         paths, key = (files, "") if files else (list(snapshot_files), "cluster.snapshot_files")
         if not paths:

@@ -20,9 +20,9 @@ from typing import Any
 from catalog.vllm_flags import FLAG_TABLES, FlagTable
 from catalog.vllm_images import DriverFloor, driver_floor
 from catalog.vllm_metrics import metrics_for, renamed_signal, series_type
-from catalog.vllm_versions import RELEASES
 from cluster.findings import Finding
 from cluster.report import ClusterResult
+from components.render.manifests import stack_manifests
 from components.render.queries import used_metrics
 from config.stack import StackConfig
 from plan import Plan
@@ -158,7 +158,6 @@ def is_upgrade(base: Plan, head: Plan) -> bool:
 
 def upgrade_impact(base: Plan, head: Plan, head_cfg: StackConfig, cluster: ClusterResult) -> UpgradeImpact:
     old, new = base.delivery.vllm, head.delivery.vllm
-    tag = new.tag or RELEASES[new.version].image_tag
     return UpgradeImpact(
         old_version=old.version,
         new_version=new.version,
@@ -167,7 +166,7 @@ def upgrade_impact(base: Plan, head: Plan, head_cfg: StackConfig, cluster: Clust
         flags=tuple(flag_changes(command_line(base), command_line(head), FLAG_TABLES[new.version])),
         metrics=tuple(metric_changes(base, head)),
         sizing=(release_sizing(head_cfg, old.version), release_sizing(head_cfg, new.version)),
-        driver_floor=driver_floor(new.image, tag, new.version),
+        driver_floor=driver_floor(new.image, new.image_tag, new.version),
         driver_findings=tuple(f for f in cluster.findings if f.check == "driver"),
     )
 
@@ -195,8 +194,6 @@ def flag_changes(old_args: list[str], new_args: list[str], table: FlagTable) -> 
 
 def metric_changes(base: Plan, head: Plan) -> list[MetricChange]:
     """Series the base's or the head's queries select that the new release does not export."""
-    from components.render.manifests import stack_manifests  # the Kubernetes objects; a docker stack has none
-
     old, new = metrics_for(base.delivery.vllm.version), metrics_for(head.delivery.vllm.version)
     before = used_metrics(stack_manifests(base)) if base.target == "kubernetes" else {}
     after = used_metrics(stack_manifests(head)) if head.target == "kubernetes" else {}

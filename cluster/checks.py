@@ -6,7 +6,6 @@ checks what is deployed, not a copy of the config rules.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +32,7 @@ from cluster.karpenter import Candidate, candidate_nodes
 from cluster.selectors import matches_expression, matches_terms
 from cluster.storage import ZONAL_DISKS, access_modes_of, describe_modes
 from cluster.versions import keda_minimum, show
-from reading.numbers import whole_number
+from reading.numbers import go_duration_seconds, whole_number
 
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 
@@ -259,15 +258,19 @@ def check_storage(facts: ClusterFacts, storage_class: str | None, access_mode: s
     return [_access_mode(facts, chosen, how, access_mode), *_binding(chosen)]
 
 
+def _stack_class(facts: ClusterFacts, storage_class: str | None) -> StorageClass | None:
+    """The class the cache's claims get: the one named, else the cluster's default (None when there is none)."""
+    return next((c for c in facts.storage_classes if (c.name == storage_class if storage_class else c.is_default)), None)
+
+
 def check_read_throughput(
     facts: ClusterFacts, storage_class: str | None, size_gib: int, budget: DeliveryTerms
 ) -> list[Finding]:
     """The cluster's class (catalog/storage.py from its provisioner and parameters) against the throughput the
     startup budget assumed: slower than the probe covers blocks, slower than assumed warns."""
-    found = [c for c in facts.storage_classes if (c.name == storage_class if storage_class else c.is_default)]
-    if not found:
+    chosen = _stack_class(facts, storage_class)
+    if chosen is None:
         return []  # check_storage reports the missing class
-    chosen = found[0]
     actual = volume_throughput(ClassSpec(chosen.provisioner, chosen.parameters), size_gib)
     if not actual.known or actual.mib_per_s >= budget.assumed_mib_per_s * 0.95:
         return []
@@ -295,10 +298,9 @@ def check_read_throughput(
 def check_node_local(facts: ClusterFacts, storage_class: str | None, node_local: str | None, size_gib: int) -> list[Finding]:
     """A node-local class binds each claim to one node: it must wait for the pod (WaitForFirstConsumer), the stack
     should say so (delivery.node_local), and its disk's room is not something the API shows."""
-    found = [c for c in facts.storage_classes if (c.name == storage_class if storage_class else c.is_default)]
-    if not found:
+    chosen = _stack_class(facts, storage_class)
+    if chosen is None:
         return []  # check_storage reports the missing class
-    chosen = found[0]
     label = f"StorageClass {chosen.name} ({chosen.provisioner})"
     local = is_node_local(chosen.provisioner)
     findings = []
@@ -709,17 +711,6 @@ def check_replica_claims(facts: ClusterFacts, claims: ReplicaClaims) -> list[Fin
 
 
 # --- KEDA HTTP add-on -----------------------------------------------------------------------------------
-
-_GO_DURATION = re.compile(r"([0-9]+(?:\.[0-9]+)?)(h|ms|m|s)")
-_GO_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-
-
-def go_duration_seconds(text: str) -> float | None:
-    """A Go duration (300s, 5m, 1h30m, 0s) in seconds; None when it is not one."""
-    parts = _GO_DURATION.findall(text.strip())
-    if not parts or "".join(a + u for a, u in parts) != text.strip():
-        return None
-    return sum(float(amount) * _GO_UNITS[unit] for amount, unit in parts)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import pulumi
 from components.kube import register, timeouts
 from components.render import manifests
 from plan import Plan
-from plan.names import PORT_NAME
+from plan.names import PORT_NAME, service_host
 
 TYPE_TOKEN = "vllm-serving:index:VllmServer"
 
@@ -49,7 +49,7 @@ class VllmServer(pulumi.ComponentResource):
         self.deployment_name: pulumi.Output[str] = self.deployment.metadata.apply(lambda m: m["name"])
         self.service_name: pulumi.Output[str] = self.service.metadata.apply(lambda m: m["name"])
         self.url: pulumi.Output[str] = pulumi.Output.all(self.service_name, args.namespace).apply(
-            lambda parts: f"http://{parts[0]}.{parts[1]}.svc:{port}"
+            lambda parts: f"http://{service_host(parts[0], parts[1])}:{port}"
         )
         self.register_outputs(
             {

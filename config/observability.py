@@ -43,12 +43,14 @@ class HttpAddOnConfig(ConfigGroup):
     version: str = Field(
         keda_http.RELEASE,
         pattern=r"^v?[0-9]+\.[0-9]+(\.[0-9]+)?$",
-        description="The installed add-on release (0.14 or newer: the interceptor's metrics and timeouts this program reads).",
+        description=f"The installed add-on release ({keda_http.OLDEST_SUPPORTED} or newer: the interceptor's metrics and "
+        "timeouts this program reads).",
     )
     resource: Literal["HTTPScaledObject", "InterceptorRoute"] = Field(
         "HTTPScaledObject",
         description="HTTPScaledObject (v1alpha1: the add-on creates the ScaledObject) or InterceptorRoute (v1beta1, "
-        "0.14 on, which upstream moves to: the stack renders the ScaledObject with the add-on's external scaler).",
+        f"{keda_http.OLDEST_SUPPORTED} on, which upstream moves to: the stack renders the ScaledObject with the add-on's "
+        "external scaler).",
     )
     namespace: DnsLabel = Field(keda_http.NAMESPACE, description="Namespace the add-on is installed in.")
     interceptor_service: DnsSubdomain = Field(

@@ -83,6 +83,11 @@ class VllmConfig(ConfigGroup):
         return value
 
     @property
+    def image_tag(self) -> str:
+        """The tag the image runs: vllm.tag, or the release's default."""
+        return self.tag or RELEASES[self.version].image_tag
+
+    @property
     def image_ref(self) -> str:
-        tag = self.tag or RELEASES[self.version].image_tag
+        tag = self.image_tag
         return f"{self.image}:{tag}@{self.digest}" if self.digest else f"{self.image}:{tag}"

@@ -59,16 +59,16 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
     sizing = resolve_sizing(cfg)
     identity = resolve_identity(cfg.namespace, instance)
     token_secret = identity.names.hf_token_secret if hf_token else None
-    delivery = resolve_delivery(cfg, sizing.weights_on_disk_gib, identity.names, token_secret)
+    bounds = replica_bounds(cfg.replicas, cfg.autoscaling)
+    delivery = resolve_delivery(cfg, sizing.weights_on_disk_gib, identity.names, token_secret, bounds[1])
     # The report shows the delivery's startup budget and its page-cache warning, decided here above the preflight.
     verdict = replace(sizing.verdict, warnings=sizing.verdict.warnings + delivery.warnings)
     sizing = replace(sizing, verdict=verdict, startup=delivery.budget)
     scaling, monitoring = resolve_observability(cfg, identity, sizing, delivery)
-    server = resolve_server(cfg, identity, sizing.resolved, delivery)
+    server = resolve_server(cfg, identity, sizing.resolved, delivery, bounds[0])
     zero = resolve_zero(
         cfg.autoscaling, cfg.exposure, identity, scaling.workload, server.port, scaling.thresholds.running, delivery.budget
     )
-    bounds = replica_bounds(cfg.replicas, cfg.autoscaling)
     cost = resolve_cost(cfg.cost, cfg.gpu, sizing.resolved, bounds, cfg.cluster.profile)
     routing = resolve_routing(cfg.routing, identity, cfg.security, delivery.security, server.port, server.startup_seconds)
     return Plan(

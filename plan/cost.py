@@ -74,7 +74,7 @@ class CostPlan:
 
     @property
     def usd_per_replica_month(self) -> float | None:
-        return None if self.price is None else self.gpus_per_replica * self.price.usd_per_gpu_hour * HOURS_PER_MONTH
+        return usd_per_month(self.gpus_per_replica, None if self.price is None else self.price.usd_per_gpu_hour)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -82,6 +82,11 @@ class CostPlan:
             "min_replicas": self.min_replicas.as_dict(),
             "max_replicas": self.max_replicas.as_dict(),
         }
+
+
+def usd_per_month(gpus: int, usd_per_gpu_hour: float | None) -> float | None:
+    """What `gpus` GPUs cost a month (HOURS_PER_MONTH) at a price per GPU-hour; None without a price."""
+    return None if usd_per_gpu_hour is None else gpus * usd_per_gpu_hour * HOURS_PER_MONTH
 
 
 def replica_bounds(replicas: int, autoscaling: AutoscalingConfig) -> tuple[int, int]:
@@ -111,9 +116,8 @@ def stack_price(cost: CostConfig, gpu: GpuConfig, gpus_per_node: int, profile: s
 
 def _replica_cost(replicas: int, resolved: ResolvedEngine, price: Price | None) -> ReplicaCost:
     gpus = replicas * resolved.gpus_per_replica
-    hours = float(gpus * HOURS_PER_MONTH)
-    usd = None if price is None else hours * price.usd_per_gpu_hour
-    return ReplicaCost(replicas, gpus, replicas * resolved.nnodes, hours, usd)
+    usd = usd_per_month(gpus, None if price is None else price.usd_per_gpu_hour)
+    return ReplicaCost(replicas, gpus, replicas * resolved.nnodes, float(gpus * HOURS_PER_MONTH), usd)
 
 
 def resolve_cost(cost: CostConfig, gpu: GpuConfig, resolved: ResolvedEngine, bounds: tuple[int, int], profile: str) -> CostPlan:

@@ -24,7 +24,6 @@ from config.kubernetes import CacheConfig, ProbesConfig
 from config.stack import StackConfig
 from config.vllm import VllmConfig
 from plan import cache
-from plan.cost import replica_bounds
 from plan.lora import lora_downloads
 from plan.names import Names, namespace_name
 from plan.security import PodSecurity, resolve_pod_security
@@ -236,10 +235,13 @@ def _image_pull(cfg: StackConfig) -> ImagePull:
     return image_pull(cfg.server.image_pull_seconds, cfg.vllm.version, cfg.server.registry_throughput_mib_per_s)
 
 
-def resolve_delivery(cfg: StackConfig, weights_on_disk_gib: float, names: Names, hf_token_secret: str | None) -> DeliveryPlan:
+def resolve_delivery(
+    cfg: StackConfig, weights_on_disk_gib: float, names: Names, hf_token_secret: str | None, most: int
+) -> DeliveryPlan:
     """The delivery of a parsed stack. `weights_on_disk_gib`: the model's checkpoint (the preflight's); `names`:
-    the instance's object names; `hf_token_secret`: the Secret the downloads mount, when the token is set."""
-    most, nnodes, store = replica_bounds(cfg.replicas, cfg.autoscaling)[1], cfg.engine.nnodes, cfg.cache
+    the instance's object names; `hf_token_secret`: the Secret the downloads mount, when the token is set; `most`:
+    the most replicas that run at once (plan/cost.py replica_bounds)."""
+    nnodes, store = cfg.engine.nnodes, cfg.cache
     mode = mode_for(cfg.delivery.mode, nnodes, most, store.storage_class_name, store.existing_claim)
     volume = volume_for(mode, most, nnodes, store.access_mode, store.storage_class_name)
     created = created_storage_class(names.instance, store.provisioned_throughput_mib_per_s) if volume else None

@@ -16,7 +16,7 @@ from catalog.gpus import GPUS
 from catalog.models import Architecture
 from catalog.prices import gpu_hour_price
 from config.multinode import supports_native_multinode
-from plan.cost import HOURS_PER_MONTH, CostPlan
+from plan.cost import HOURS_PER_MONTH, CostPlan, usd_per_month
 from preflight.checks import valid_tp_sizes
 from preflight.evaluate import Evaluation, evaluate
 from preflight.parts import SizingInputs
@@ -117,7 +117,6 @@ def _product_changes(product: str, tp: int, nodes: int) -> dict[str, Any]:
 def _layout(found: Evaluation, product: str, usd_per_gpu_hour: float | None, instance: str | None, own: bool) -> Layout:
     resolved = found.resolved
     reasons = found.reasons or found.shortfall_warnings
-    gpus = resolved.gpus_per_replica
     return Layout(
         gpu=product,
         tensor_parallel_size=resolved.tensor_parallel_size,
@@ -127,7 +126,7 @@ def _layout(found: Evaluation, product: str, usd_per_gpu_hour: float | None, ins
         meets_target=found.clean,
         kv_cache_tokens=found.capacity.kv_cache_tokens,
         max_concurrency_at_max_model_len=found.capacity.max_concurrency_at_max_model_len,
-        usd_per_replica_month=None if usd_per_gpu_hour is None else gpus * usd_per_gpu_hour * HOURS_PER_MONTH,
+        usd_per_replica_month=usd_per_month(resolved.gpus_per_replica, usd_per_gpu_hour),
         instance=instance,
         reason=reasons[0] if reasons else None,
         own=own,

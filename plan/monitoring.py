@@ -16,6 +16,7 @@ from config.observability import AutoscalingConfig, MonitoringConfig
 from config.stack import StackConfig
 from plan.delivery import DeliveryPlan
 from plan.identity import Identity
+from plan.names import service_host
 from plan.scaling import (
     Capacity,
     ScalingPlan,
@@ -97,7 +98,7 @@ def server_address(
     service = prometheus_service(monitoring)
     if service is None:
         return None
-    return f"http://{service}.{monitoring.prometheus_namespace}.svc:{monitoring.prometheus_port}"
+    return f"http://{service_host(service, monitoring.prometheus_namespace)}:{monitoring.prometheus_port}"
 
 
 def selection_labels(

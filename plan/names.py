@@ -65,6 +65,11 @@ class Names:
 ENDPOINT_LABEL = "vllm-serving/endpoint"
 
 
+def service_host(name: str, namespace: str) -> str:
+    """A Service's in-cluster DNS name: <service>.<namespace>.svc."""
+    return f"{name}.{namespace}.svc"
+
+
 def endpoint_labels(endpoint: str | None) -> dict[str, str]:
     return {ENDPOINT_LABEL: endpoint} if endpoint else {}
 

@@ -13,7 +13,7 @@ from catalog.router_flags import router_flags
 from config.kubernetes import SecurityConfig
 from config.routing import RoutingConfig
 from plan.identity import Identity
-from plan.names import endpoint_labels, endpoint_selector
+from plan.names import endpoint_labels, endpoint_selector, service_host
 from plan.security import PodSecurity
 
 COMPONENT = "router"  # app.kubernetes.io/component of the router's objects
@@ -48,7 +48,7 @@ class RoutingPlan:
 
     @property
     def url(self) -> str:
-        return f"http://{self.name}.{self.namespace}.svc:{self.port}"
+        return f"http://{service_host(self.name, self.namespace)}:{self.port}"
 
 
 def router_args(

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from config.docker import DockerConfig, docker_settings
 from config.stack import StackConfig
-from plan.cost import replica_bounds
 from plan.delivery import DeliveryPlan
 from plan.flows import IMAGE_PREPULL
 from plan.identity import Identity
@@ -102,11 +101,14 @@ def docker_start_period(budget: DeliveryBudget) -> int:
     check, so the download allowance costs nothing after the first start. An override is final."""
     if budget.probe.overridden:
         return budget.probe.total_seconds
-    download = next(term.seconds for term in budget.terms if term.name == "download")
+    download = budget.download_seconds
     return budget.probe.total_seconds + math.ceil(download * budget.probe.safety_factor)
 
 
-def resolve_server(cfg: StackConfig, identity: Identity, engine: ResolvedEngine, delivery: DeliveryPlan) -> ServerPlan:
+def resolve_server(
+    cfg: StackConfig, identity: Identity, engine: ResolvedEngine, delivery: DeliveryPlan, replicas: int
+) -> ServerPlan:
+    """`replicas`: the count at creation, the fewest that run (plan/cost.py replica_bounds)."""
     names, budget = identity.names, delivery.budget
     resources = resolve_resources(cfg, engine)
     startup = docker_start_period(budget) if cfg.target == "docker" else budget.probe.total_seconds
@@ -130,7 +132,7 @@ def resolve_server(cfg: StackConfig, identity: Identity, engine: ResolvedEngine,
         tmp_size_gib=cfg.server.tmp_size_gib,
         pre_stop_sleep_seconds=cfg.server.pre_stop_sleep_seconds,
         termination_grace_period_seconds=cfg.server.termination_grace_period_seconds,
-        replicas=replica_bounds(cfg.replicas, cfg.autoscaling)[0],
+        replicas=replicas,
         autoscaled=cfg.autoscaling.enabled,
         weights_on_disk_gib=delivery.weights_on_disk_gib,
         docker=docker_settings(cfg.docker) if cfg.target == "docker" else None,

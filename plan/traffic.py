@@ -16,7 +16,7 @@ from config.stack import StackConfig
 from plan.delivery import DeliveryPlan
 from plan.flows import FlowsPlan, Interceptor, pods, resolve_flows
 from plan.identity import Identity
-from plan.names import cache_key
+from plan.names import cache_key, service_host
 from plan.security import PodSecurity
 from plan.zero import ZeroPlan
 
@@ -135,7 +135,7 @@ def service_url(identity: Identity, port: int, routing: RoutingConfig = NO_ROUTI
     if zero is not None:
         return zero.interceptor_url
     name, backend_port = backend(identity, port, routing)
-    return f"http://{name}.{identity.namespace}.svc:{backend_port}"
+    return f"http://{service_host(name, identity.namespace)}:{backend_port}"
 
 
 def gateway_ref(gateway: GatewayConfig, namespace: str) -> str:

@@ -16,10 +16,11 @@ from catalog import keda_http
 from config.exposure import ExposureConfig
 from config.observability import AutoscalingConfig, HttpAddOnConfig
 from plan.identity import Identity
+from plan.names import service_host
 from plan.scaling import Workload
-from preflight.delivery import DeliveryBudget
+from preflight.delivery import COMPILE, ENGINE_START, IMAGE_PULL, LOAD, DeliveryBudget
 
-START_TERMS = ("image pull", "load", "engine start", "compile + graphs")  # of DeliveryBudget.terms
+START_TERMS = (IMAGE_PULL, LOAD, ENGINE_START, COMPILE)  # of DeliveryBudget.terms
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ class ZeroPlan:
 
     @property
     def interceptor_host(self) -> str:
-        return f"{self.config.interceptor_service}.{self.config.namespace}.svc"
+        return service_host(self.config.interceptor_service, self.config.namespace)
 
     @property
     def scaler_address(self) -> str:
@@ -190,7 +191,7 @@ def resolve_zero(
         workload=workload,
         service=service,
         port=port,
-        route_host=f"{service}.{identity.namespace}.svc",
+        route_host=service_host(service, identity.namespace),
         min_replicas=cfg.min_replica_count,
         max_replicas=cfg.max_replica_count,
         target_concurrency=add_on.target_concurrency or max(1, int(running_threshold)),

@@ -23,6 +23,8 @@ _DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
 # (cgroup-limited) RAM (model_executor/model_loader/weight_utils.py, "Skipping auto-prefetch"; docs/sources.md §S2).
 PREFETCH_RAM_SHARE = 0.9
 AUTO_PREFETCH_SINCE = "0.33.0"  # the first release that prefetches from NFS by default (docs/model-delivery.md)
+# The names of DeliveryBudget.terms, in their order: the report's rows, the cold start's and the phase check's.
+IMAGE_PULL, DOWNLOAD, LOAD, ENGINE_START, COMPILE = "image pull", "download", "load", "engine start", "compile + graphs"
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ class DeliveryBudget:
     node_local: bool = False  # per-replica claims on one node's disk: a fresh node downloads again
 
     def first_start_sum(self) -> str:
-        pull, download = self.terms[0].seconds, self.terms[1].seconds
+        pull, download = self.terms[0].seconds, self.download_seconds
         return (
             f"{self.first_start_seconds} s first start = {pull:.0f} s image pull + {download:.0f} s download x "
             f"{self.probe.safety_factor:g} + {self.probe.total_seconds} s startup probe"
@@ -55,6 +57,11 @@ class DeliveryBudget:
     @property
     def image_pull_seconds(self) -> int:
         return int(self.terms[0].seconds)
+
+    @property
+    def download_seconds(self) -> float:
+        """The first start's download from the Hub (0 when the weights are already on a volume or in a bucket)."""
+        return self.terms[1].seconds
 
     @property
     def expected_start_seconds(self) -> int:
@@ -68,7 +75,7 @@ class DeliveryBudget:
     @property
     def fresh_node_download_seconds(self) -> int:
         """What a new node adds besides the image: a node-local claim's weights are only on its own node."""
-        return round(self.terms[1].seconds) if self.node_local else 0
+        return round(self.download_seconds) if self.node_local else 0
 
     @property
     def new_node_seconds(self) -> int:
@@ -162,17 +169,17 @@ def delivery_budget(
     download = round(download_seconds(weights_gib, download_gib_per_s, downloads), 3)
     how = _download_how(weights_gib, download, download_gib_per_s, from_bucket)
     terms = (
-        BudgetTerm("image pull", float(image_pull.seconds), image_pull.how),
-        BudgetTerm("download", download, how),
-        BudgetTerm("load", round(probe.load_seconds, 3), f"{weights_gib:.1f} GiB / {throughput.mib_per_s:g} MiB/s"),
+        BudgetTerm(IMAGE_PULL, float(image_pull.seconds), image_pull.how),
+        BudgetTerm(DOWNLOAD, download, how),
+        BudgetTerm(LOAD, round(probe.load_seconds, 3), f"{weights_gib:.1f} GiB / {throughput.mib_per_s:g} MiB/s"),
         BudgetTerm(
-            "engine start",
+            ENGINE_START,
             probe.engine_start_seconds,
             "probes.engine_start_seconds + per extra GPU of a pod"
             + (" + multinode.group_init_seconds" if group_init_seconds else ""),
         ),
         BudgetTerm(
-            "compile + graphs",
+            COMPILE,
             probe.cuda_graph_seconds,
             "0 with enforce_eager" if engine.enforce_eager else "probes.cuda_graph_capture_seconds",
         ),

@@ -25,9 +25,9 @@ from datetime import datetime
 from typing import Any
 
 from catalog.startup_phases import ENGINE_START_PHASES, GRAPH_PHASES, share
-from preflight.delivery import DeliveryBudget
+from preflight.delivery import COMPILE, ENGINE_START, IMAGE_PULL, LOAD, DeliveryBudget
 from preflight.startup_log import AnchoredPattern, literal_start
-from reading.numbers import NumberError
+from reading.numbers import NumberError, go_duration_seconds
 from reading.numbers import figure as parse_figure
 
 TOLERANCE = 0.30  # a phase further than this from its share of the budget is reported
@@ -53,7 +53,6 @@ _MATCHERS = {
 # `describe pod` quotes the image, `get events -o json` escapes the quotes: anything up to 300 characters.
 _PULLED = re.compile(r"Successfully pulled image [^\n]{1,300}? in ((?:[0-9.]+(?:h|ms|m|s))+)", re.ASCII)
 _PRESENT = "already present on machine"
-_GO_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 
 
 @dataclass(frozen=True)
@@ -77,13 +76,13 @@ class LoggedPhases:
 
 # (phase field, label, budget term it falls under)
 PHASE_ROWS: tuple[tuple[str, str, str], ...] = (
-    ("image_pull", "image pull", "image pull"),
-    ("process_start", "process start to engine start", "engine start"),
-    ("weight_load", "weight load", "load"),
-    ("compile", "compile (torch.compile)", "compile + graphs"),
-    ("cuda_graphs", "CUDA graphs", "compile + graphs"),
-    ("kv_cache_init", "KV cache initialisation", "engine start"),
-    ("api_ready", "API ready", "engine start"),
+    ("image_pull", "image pull", IMAGE_PULL),
+    ("process_start", "process start to engine start", ENGINE_START),
+    ("weight_load", "weight load", LOAD),
+    ("compile", "compile (torch.compile)", COMPILE),
+    ("cuda_graphs", "CUDA graphs", COMPILE),
+    ("kv_cache_init", "KV cache initialisation", ENGINE_START),
+    ("api_ready", "API ready", ENGINE_START),
 )
 PHASES = tuple(name for name, _, _ in PHASE_ROWS)
 
@@ -117,16 +116,12 @@ def _value(match: re.Match[str] | None) -> float | None:
         return None
 
 
-def go_duration_seconds(text: str) -> float:
-    """`1m2.5s`, `850ms`, `1h2m3s` (the kubelet prints Go durations)."""
-    return sum(float(number) * _GO_UNITS[unit] for number, unit in re.findall(r"([0-9.]+)(ms|h|m|s)", text))
-
-
 def image_pull_seconds(events: str) -> float | None:
     """The pull the kubelet reported in the pod's events (`kubectl describe pod` or `get events -o json`)."""
     pulled = _PULLED.search(events)
     if pulled:
-        return round(go_duration_seconds(pulled.group(1)), 3)
+        seconds = go_duration_seconds(pulled.group(1))
+        return None if seconds is None else round(seconds, 3)
     return 0.0 if _PRESENT in events else None
 
 

@@ -66,3 +66,16 @@ def figure(text: str, max_digits: int = 18) -> float:
     if digits > max_digits:
         raise NumberError(f"the figure {preview(text)} has {digits:,} digits; vLLM prints at most {max_digits}")
     return float(text.replace(",", ""))
+
+
+_GO_DURATION = re.compile(r"([0-9]+(?:\.[0-9]+)?)(h|ms|m|s)")
+_GO_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+def go_duration_seconds(text: str) -> float | None:
+    """A Go duration (300s, 5m, 1h30m, 850ms, 0s: the kubelet's and the add-on's) in seconds; None when it is
+    not one."""
+    parts = _GO_DURATION.findall(text.strip())
+    if not parts or "".join(a + u for a, u in parts) != text.strip():
+        return None
+    return sum(float(amount) * _GO_UNITS[unit] for amount, unit in parts)

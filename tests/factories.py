@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -55,3 +57,14 @@ def shipped_stack(name: str) -> StackConfig:
 
 def example_stack(name: str) -> StackConfig:
     return load_stack_file(STACKS / "examples" / f"Pulumi.{name}.yaml")
+
+
+def preflight_imports(module: str, *args: str) -> bool:
+    """Whether `python -m preflight ARGS` (run from the repository, in a fresh interpreter) imports `module`."""
+    code = (
+        f"import sys, runpy; sys.argv = ['preflight', *{list(args)!r}]\n"
+        "try:\n    runpy.run_module('preflight', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        f"print({module!r} in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    return result.stdout.strip().splitlines()[-1] == "True"

@@ -183,7 +183,7 @@ def test_first_start_is_pull_plus_download_plus_the_probe_budget():
 def test_object_storage_has_no_download_term_and_reads_at_its_default():
     cfg, _ = stack_with("prod", delivery=BUCKET)
     budget = delivery_of(cfg).budget
-    assert (budget.terms[1].seconds, budget.throughput.mib_per_s) == (0.0, 1024.0)
+    assert (budget.download_seconds, budget.throughput.mib_per_s) == (0.0, 1024.0)
 
 
 def test_a_measured_throughput_wins_over_the_mode_default():

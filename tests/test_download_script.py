@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from components.render.bucket_copy import COMPLETE_OBJECT, COPY_SCRIPT
 from components.render.cache import DOWNLOAD_SCRIPT
+from tests.kubernetes_fixtures import configured, manifests, of_kind, plan_of
 
 
 @dataclass
@@ -124,8 +126,6 @@ def run_copy(
     seconds_per_gib: str = "30",
 ) -> list[str]:
     """Runs the copy script; returns the files it fetched from the Hub."""
-    from components.render.bucket_copy import COMPLETE_OBJECT, COPY_SCRIPT
-
     hub = types.ModuleType("huggingface_hub")
     fetched: list[str] = []
 
@@ -215,8 +215,6 @@ def test_a_files_deadline_never_outlasts_the_attempts(tmp_path, monkeypatch):  #
 
 
 def test_the_copy_job_passes_the_plans_rate_per_gib() -> None:
-    from tests.kubernetes_fixtures import configured, manifests, of_kind, plan_of
-
     bucket = {"mode": "object_storage", "object_storage": {"uri": "s3://m/llama", "copy_from_hub": True}}
     cfg, report = configured(
         delivery=bucket,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import json
 import math
+import runpy
 import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,14 +14,20 @@ from pathlib import Path
 
 import pytest
 import safetensors
+import yaml
 
+import preflight.hub
+from cli.preflight import main
+from cli.render import main as render_main
 from config.errors import ConfigError
 from preflight.checkpoint import Tensor, checkpoint_bytes, pp_layer_counts
 from preflight.hub import cache_path
 from preflight.memory import GIB, weights_gib_per_gpu, weights_on_disk_gib
-from preflight.model_source import from_hub
+from preflight.model_source import from_config_dict, from_hub
 from tests import hub_checkpoints
+from tests.factories import REPO, STACKS, preflight_imports
 from tests.fake_hub import Repo, serving
+from tests.program import run_main
 
 POPULAR = hub_checkpoints.MODELS
 REAL = [(repo, real) for repo, model in POPULAR.items() for real in model["real"]]
@@ -250,8 +257,6 @@ HUB_STACKS = Path(__file__).parent / "data" / "hub" / "stacks"
 
 @pytest.mark.parametrize("name", ["gemma-3-27b-it", "gpt-oss-20b", "gpt-oss-120b"])
 def test_a_hub_model_preflights_from_the_hub_alone(hub, name, capsys) -> None:  # type: ignore[no-untyped-def]
-    from cli.preflight import main
-
     assert main([str(HUB_STACKS / f"Pulumi.{name}.yaml")]) == 0
     captured = capsys.readouterr()
     assert captured.out.startswith("vLLM preflight: FITS")
@@ -259,8 +264,6 @@ def test_a_hub_model_preflights_from_the_hub_alone(hub, name, capsys) -> None:  
 
 
 def test_a_gated_hub_model_needs_the_hf_token_secret_for_its_download(hub, capsys) -> None:  # type: ignore[no-untyped-def]
-    from cli.preflight import main
-
     assert main([str(HUB_STACKS / "Pulumi.gemma-3-27b-it.yaml")]) == 0
     assert "vllm-serving:hf_token: is required because model.id 'google/gemma-3-27b-it' is gated on the Hugging " in (
         capsys.readouterr().err
@@ -268,23 +271,17 @@ def test_a_gated_hub_model_needs_the_hf_token_secret_for_its_download(hub, capsy
 
 
 def test_a_public_hub_model_needs_no_hf_token_secret(hub, capsys) -> None:  # type: ignore[no-untyped-def]
-    from cli.preflight import main
-
     assert main([str(HUB_STACKS / "Pulumi.gpt-oss-20b.yaml")]) == 0
     assert "hf_token" not in capsys.readouterr().err
 
 
 def test_an_unpinned_hub_model_is_told_the_commit_main_is_at(hub, capsys) -> None:  # type: ignore[no-untyped-def]
-    from cli.preflight import main
-
     assert main([str(HUB_STACKS / "Pulumi.gpt-oss-20b.yaml")]) == 0
     sha = hub["openai/gpt-oss-20b"].sha
     assert f"Fix: set model.revision to a commit sha (main was {sha} when the Hub was read)." in capsys.readouterr().out
 
 
 def test_the_report_says_how_a_hub_checkpoint_is_stored(hub, capsys) -> None:  # type: ignore[no-untyped-def]
-    from cli.preflight import main
-
     assert main([str(HUB_STACKS / "Pulumi.gpt-oss-20b.yaml")]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("  Checkpoint"))
     assert row.split(None, 1)[1] == (
@@ -294,15 +291,11 @@ def test_the_report_says_how_a_hub_checkpoint_is_stored(hub, capsys) -> None:  #
 
 @pytest.mark.parametrize("name", ["gemma-3-27b-it", "gpt-oss-20b", "gpt-oss-120b"])
 def test_a_hub_model_renders_from_the_hub_alone(hub, name, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from cli.render import main
-
-    assert main([str(HUB_STACKS / f"Pulumi.{name}.yaml"), str(tmp_path)]) == 0
+    assert render_main([str(HUB_STACKS / f"Pulumi.{name}.yaml"), str(tmp_path)]) == 0
     assert any(path.name.startswith("06-deployment-") for path in tmp_path.iterdir())
 
 
 def test_the_cli_offline_reads_the_hub_cache_and_says_so(hub, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
-    from cli.preflight import main
-
     stack = str(HUB_STACKS / "Pulumi.gpt-oss-20b.yaml")
     assert main([stack]) == 0
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")  # restored after the test: --offline sets it
@@ -312,37 +305,19 @@ def test_the_cli_offline_reads_the_hub_cache_and_says_so(hub, monkeypatch, capsy
 
 
 def test_the_cli_offline_with_a_catalog_model_says_the_catalog(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
-    from cli.preflight import main
-    from tests.factories import STACKS
-
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     assert main([str(STACKS / "Pulumi.dev.yaml"), "--offline"]) == 0
     assert "model facts of meta-llama/Llama-3.1-8B-Instruct from the catalog (--offline)" in capsys.readouterr().err
 
 
 def test_a_catalog_model_never_imports_huggingface_hub() -> None:
-    import subprocess
-    import sys
-
-    from tests.factories import REPO
-
-    code = (
-        "import sys, runpy; sys.argv = ['preflight', 'stacks/Pulumi.prod.yaml']\n"
-        "try:\n    runpy.run_module('preflight', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-        "print('huggingface_hub' in sys.modules)"
-    )
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
-    assert result.stdout.strip().splitlines()[-1] == "False"
+    assert not preflight_imports("huggingface_hub", "stacks/Pulumi.prod.yaml")
 
 
 POPULAR_IDS = {repo.split("/")[1]: repo for repo in POPULAR}
 
 
 def test_the_pulumi_program_reads_a_gated_hub_model_with_the_hf_token_secret(hub, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import yaml
-
-    from tests.program import run_main
-
     monkeypatch.setenv("HF_TOKEN", "")  # only the stack's secret; restored (unset) after the test
     config = yaml.safe_load((HUB_STACKS / "Pulumi.gemma-3-27b-it.yaml").read_text(encoding="utf-8"))["config"]
     registered, error = run_main({key.removeprefix("vllm-serving:"): value for key, value in config.items()})
@@ -351,10 +326,6 @@ def test_the_pulumi_program_reads_a_gated_hub_model_with_the_hf_token_secret(hub
 
 
 def test_the_pulumi_program_without_hf_token_names_it_for_a_gated_hub_model(hub, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import yaml
-
-    from tests.program import run_main
-
     monkeypatch.setenv("HF_TOKEN", "")
     config = yaml.safe_load((HUB_STACKS / "Pulumi.gemma-3-27b-it.yaml").read_text(encoding="utf-8"))["config"]
     _, error = run_main({key.removeprefix("vllm-serving:"): value for key, value in config.items()}, hf_token=False)
@@ -362,11 +333,6 @@ def test_the_pulumi_program_without_hf_token_names_it_for_a_gated_hub_model(hub,
 
 
 def _keep_in_catalog(repo: str, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import runpy
-
-    import preflight.hub
-    from tests.factories import REPO
-
     monkeypatch.setattr(preflight.hub, "CATALOG_FACTS", folder)
     script = runpy.run_path(str(REPO / "scripts" / "add_model.py"), run_name="add_model")
     assert script["main"]([repo, "--hub", "--source", "read from tests/fake_hub.py"]) == 0
@@ -388,10 +354,6 @@ def test_a_revision_other_than_the_catalogs_is_read_from_the_hub(hub, tmp_path, 
 
 
 def test_the_catalog_page_lists_the_hub_facts_it_keeps(hub, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import runpy
-
-    from tests.factories import REPO
-
     _keep_in_catalog("openai/gpt-oss-20b", tmp_path / "catalog-hub", monkeypatch)
     docs = runpy.run_path(str(REPO / "scripts" / "gen_catalog_docs.py"), run_name="gen_catalog_docs")
     row = docs["model_row"]("openai/gpt-oss-20b", docs["hub_models"](tmp_path / "catalog-hub")["openai/gpt-oss-20b"])
@@ -400,20 +362,14 @@ def test_the_catalog_page_lists_the_hub_facts_it_keeps(hub, tmp_path, monkeypatc
 
 
 def test_a_yarn_rope_scaling_lengthens_the_context_as_vllm_derives_it() -> None:
-    from preflight.model_source import from_config_dict
-
     config = {**POPULAR["Qwen/Qwen2.5-7B-Instruct"]["config"]}
     config["rope_scaling"] = {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
     assert from_config_dict(config, None).max_position_embeddings == 131072
 
 
 def test_gemma_3s_linear_rope_scaling_leaves_its_context_as_written() -> None:
-    from preflight.model_source import from_config_dict
-
     assert from_config_dict(POPULAR["google/gemma-3-27b-it"]["config"], None).max_position_embeddings == 131072
 
 
 def test_llama_3s_rope_scaling_leaves_its_context_as_written() -> None:
-    from preflight.model_source import from_config_dict
-
     assert from_config_dict(POPULAR["meta-llama/Llama-3.1-8B-Instruct"]["config"], None).max_position_embeddings == 131072

@@ -77,7 +77,7 @@ def test_a_node_local_provisioner_alone_says_nothing_of_its_disk() -> None:
 
 def test_a_new_replica_on_a_fresh_node_downloads_the_weights_again() -> None:
     budget = plan_of(configured(**node_local(server={"image_pull_seconds": 42}))[0]).delivery.budget
-    download = round(budget.terms[1].seconds)
+    download = round(budget.download_seconds)
     assert budget.new_replica_sum().endswith(
         f"{budget.expected_start_seconds + 42 + download} s on a fresh node (+ 42 s image pull + {download} s download)"
     )
@@ -183,7 +183,7 @@ def test_the_doc_names_every_node_local_provisioner() -> None:
 def test_the_doc_s_example_figures_are_the_example_s_report() -> None:
     cfg = load_stack_file_with_secrets(REPO / EXAMPLE)[0]
     budget = resolve(cfg, instance_name("llama-70b-node-local-nvme")).delivery.budget
-    warm, pull, download = budget.expected_start_seconds, budget.image_pull_seconds, round(budget.terms[1].seconds)
+    warm, pull, download = budget.expected_start_seconds, budget.image_pull_seconds, round(budget.download_seconds)
     stated = re.search(
         r"loads in (\d+) s at ([\d.]+) MiB/s: a\nreplica on the node that holds its claim is expected in (\d+) s \(the probe "
         r"allows (\d+) s\); on a fresh node it pulls\nthe image \((\d+) s\) and downloads the weights again \((\d+) s at "

@@ -10,7 +10,7 @@ import pytest
 
 from cli.preflight import main
 from config.errors import show
-from tests.factories import REPO, STACKS
+from tests.factories import REPO, STACKS, preflight_imports
 
 REPORT_FIELDS = {  # section -> the figures it must carry
     "verdict": {"fits", "reasons", "warnings", "suggestions", "suggested_changes", "overall"},
@@ -83,13 +83,7 @@ def test_markdown_output_is_a_table_titled_by_the_stack_file(capsys) -> None:  #
 
 
 def test_the_cli_never_imports_pulumi() -> None:
-    code = (
-        "import sys, runpy; sys.argv = ['preflight', 'stacks/Pulumi.prod.yaml']\n"
-        "try:\n    runpy.run_module('preflight', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-        "print('pulumi' in sys.modules)"
-    )
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
-    assert result.stdout.strip().splitlines()[-1] == "False"
+    assert not preflight_imports("pulumi", "stacks/Pulumi.prod.yaml")
 
 
 def test_a_required_secret_missing_from_the_file_is_noted_but_does_not_block(capsys) -> None:  # type: ignore[no-untyped-def]

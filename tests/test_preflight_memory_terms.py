@@ -3,11 +3,11 @@ uses, the MoE forward peak, and what vLLM allocates after profiling (preflight/m
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
-from catalog.gpus import GPUS
+from catalog.gpus import GPUS, Interconnect
 from catalog.vllm_versions import RELEASES
 from plan.sizing import resolve_sizing
 from preflight.report import PreflightReport
@@ -69,7 +69,7 @@ def test_the_eras_before_0_17_keep_their_tensor_parallel_figures_on_any_board() 
 
 
 def test_every_catalog_gpu_names_its_interconnect() -> None:
-    assert {gpu.interconnect for gpu in GPUS.values()} <= {"nvswitch", "nvlink-bridge", "pcie", "none"}
+    assert {gpu.interconnect for gpu in GPUS.values()} <= set(get_args(Interconnect))
 
 
 def test_release_0_19_samples_with_pytorch_by_default() -> None:

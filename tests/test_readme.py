@@ -11,7 +11,12 @@ import pytest
 from pydantic import BaseModel
 
 from catalog.gpus import NVIDIA
+from catalog.keda import FEATURES, OLDEST_SUPPORTED, Feature
+from catalog.storage import CONSERVATIVE_MIB_PER_S, WELL_KNOWN_CLASSES, volume_throughput
+from catalog.vllm_images import OFFICIAL_IMAGE, driver_floor
 from cli.preflight import main
+from config.delivery import DEFAULT_THROUGHPUT
+from config.observability import MonitoringConfig
 from config.secrets import SECRET_KEYS
 from config.stack import StackConfig
 from tests.factories import REPO, STACKS, load_stack_file
@@ -142,8 +147,6 @@ def test_every_config_key_named_in_the_docs_exists(page: Path) -> None:
 
 
 def test_the_readme_says_monitoring_is_on_by_default_as_the_config_does() -> None:
-    from config.observability import MonitoringConfig
-
     assert "when `monitoring.enabled` (the default)" in readme() and MonitoringConfig().enabled is True
 
 
@@ -165,9 +168,6 @@ def test_the_readme_calibration_table_is_the_one_the_calibration_page_asserts() 
 
 
 def test_the_readme_driver_and_keda_versions_are_the_ones_the_checks_use() -> None:
-    from catalog.keda import FEATURES, OLDEST_SUPPORTED, Feature
-    from catalog.vllm_images import OFFICIAL_IMAGE, driver_floor
-
     floor = driver_floor(OFFICIAL_IMAGE, "v0.33.0", "0.33.0")
     assert floor is not None and floor.min_driver_major == 580 and "NVIDIA driver 580 or newer" in readme()
     assert OLDEST_SUPPORTED == "2.16" and "only fields KEDA 2.16 accepts" in readme()
@@ -175,9 +175,6 @@ def test_the_readme_driver_and_keda_versions_are_the_ones_the_checks_use() -> No
 
 
 def test_the_readme_delivery_throughputs_are_the_defaults_the_preflight_uses() -> None:
-    from catalog.storage import CONSERVATIVE_MIB_PER_S, WELL_KNOWN_CLASSES, volume_throughput
-    from config.delivery import DEFAULT_THROUGHPUT
-
     table = readme().split("<!-- readme-check: delivery -->", 1)[1].split("\n\n", 1)[0]
     classes = {name: volume_throughput(WELL_KNOWN_CLASSES[name], 100).mib_per_s for name in ("efs-sc", "gp3", "gp2")}
     figures = {**classes, "object_storage": DEFAULT_THROUGHPUT["object_storage"].mib_per_s, "unknown": CONSERVATIVE_MIB_PER_S}

@@ -80,7 +80,7 @@ def test_the_docker_start_period_is_the_kubernetes_startup_budget_plus_the_first
     docker = plan_of(make_config(target="docker", docker={}, **changes))
     kubernetes = plan_of(make_config(**changes))
     budget = docker.delivery.budget
-    download = next(term.seconds for term in budget.terms if term.name == "download")
+    download = budget.download_seconds
     allowance = math.ceil(download * budget.probe.safety_factor)
     assert (download > 0, docker.server.startup_seconds) == (True, kubernetes.server.startup_seconds + allowance)
 

@@ -9,11 +9,13 @@ import pytest
 
 from catalog.router_flags import router_flags
 from components.render.manifests import stack_manifests
+from components.render.network_policy import render_network_policies
 from config.errors import ConfigError
 from config.routing import ROUTER_VERSION, RoutingConfig
 from plan.routing import RoutingPlan, check_flags
 from tests.factories import make_config
 from tests.kubernetes_fixtures import plan_of
+from tests.reachability import Pod, allowed
 
 ROUTED: dict[str, Any] = {"routing": {"enabled": True}, "replicas": 2}
 GATEWAY = {"name": "inference-gateway", "namespace": "gateway-system"}
@@ -217,9 +219,6 @@ def test_a_stack_joining_an_endpoint_labels_its_servers_with_it_and_runs_no_rout
 
 
 def test_the_endpoint_s_router_reaches_the_servers_of_another_stack_and_other_pods_do_not() -> None:
-    from components.render.network_policy import render_network_policies
-    from tests.reachability import Pod, allowed
-
     owner, member = fleet_stack("alpha", True, "alpha"), fleet_stack("beta", False, "beta")
     policies = [
         *render_network_policies(owner.identity, owner.traffic),

@@ -11,18 +11,23 @@ from typing import Any
 import pytest
 
 from catalog import keda_http
-from cluster.checks import AddOnNeeds, check_http_add_on, go_duration_seconds
+from cli.preflight import main
+from cluster.checks import AddOnNeeds, check_http_add_on
 from components.render.dashboard import render_dashboard
+from components.render.exposure import curl_command
 from components.render.manifests import stack_manifests
 from components.render.network_policy import render_network_policies
 from config.errors import ConfigError
+from config.observability import HttpAddOnConfig
 from plan import Plan
-from tests.cluster_facts import crd, facts
+from reading.numbers import go_duration_seconds
+from tests.cluster_facts import crd, facts, fixture
 from tests.factories import REPO, STACKS, example_stack, load_stack_file
 from tests.kubernetes_fixtures import plan_of
 from tests.promtool import crd_errors
 from tests.reachability import Pod, allowed
 from validation import assess
+from validation.cluster import capacity_needs, check_snapshots
 from validation.keys import validate_config
 
 EXAMPLE = STACKS / "examples" / "Pulumi.dev-scale-to-zero.yaml"
@@ -178,8 +183,6 @@ def test_the_smoke_tests_bound_waits_out_the_cold_start_first() -> None:
 
 
 def test_the_curl_without_exposure_forwards_to_the_interceptor_and_sends_the_host() -> None:
-    from components.render.exposure import curl_command
-
     plan = example_plan(exposure={"gateway": None})
     curl = curl_command(plan.identity, plan.traffic)
     assert "kubectl port-forward -n keda svc/keda-add-ons-http-interceptor-proxy 8080:8080" in curl
@@ -392,8 +395,6 @@ def test_the_dashboard_shows_the_requests_held_at_the_interceptor_for_this_route
 
 
 def test_the_preflight_json_reports_the_cold_start_and_the_longest_wait(capsys: pytest.CaptureFixture[str]) -> None:
-    from cli.preflight import main
-
     assert main([str(EXAMPLE), "--json"]) == 0
     zero = json.loads(capsys.readouterr().out)["scale_to_zero"]
     assert (zero["fits"], zero["longest_wait"]) == (
@@ -412,8 +413,6 @@ def test_the_docs_state_the_cold_starts_the_program_computes() -> None:
 
 
 def test_the_capacity_check_asks_room_for_one_replica_at_zero() -> None:
-    from validation.cluster import capacity_needs
-
     assert capacity_needs(example_plan()).min_replicas == 1
 
 
@@ -483,17 +482,12 @@ def test_a_route_without_a_request_timeout_is_refused_at_zero_since_the_gateways
 
 
 def test_the_cluster_check_on_a_snapshot_without_the_add_on_blocks_and_skips_the_fallback_release_advice() -> None:
-    from tests.cluster_facts import fixture
-    from validation.cluster import check_snapshots
-
     result = check_snapshots(example_plan(), [fixture("eks-karpenter-scale-from-zero")])
     found = {(f.check, f.level) for f in result.findings}
     assert ("keda-http-add-on", "block") in found and ("keda", "warn") not in found
 
 
 def test_the_docs_state_the_add_ons_defaults_the_config_has() -> None:
-    from config.observability import HttpAddOnConfig
-
     page = " ".join((REPO / "docs" / "scale-to-zero.md").read_text(encoding="utf-8").split())
     defaults = HttpAddOnConfig()
     stated = (

@@ -18,12 +18,12 @@ from preflight.startup_phases import (
     LoggedPhases,
     achieved_gib_per_s,
     check_phases,
-    go_duration_seconds,
     image_pull_seconds,
     measured_settings,
     parse_phases,
     phase_warnings,
 )
+from reading.numbers import go_duration_seconds
 from tests.factories import make_config
 from tests.kubernetes_fixtures import plan_of
 

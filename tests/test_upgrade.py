@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +18,7 @@ from cli.preflight import main
 from cli.upgrade import command_line, flag_changes
 from components.render.manifests import stack_manifests
 from components.render.queries import used_metrics
-from tests.factories import REPO, STACKS
+from tests.factories import REPO, STACKS, preflight_imports
 from validation import assess
 from validation.sources import load_stack_file_with_secrets
 from validation.vllm import flag_values
@@ -191,13 +189,7 @@ def test_a_base_file_with_a_bad_key_is_a_config_error_naming_the_flag_the_file_a
 
 def test_the_upgrade_report_never_imports_pulumi(tmp_path) -> None:  # type: ignore[no-untyped-def]
     base = prod_on(tmp_path, OLD)
-    code = (
-        f"import sys, runpy; sys.argv = ['preflight', 'stacks/Pulumi.prod.yaml', '--against', {str(base)!r}]\n"
-        "try:\n    runpy.run_module('preflight', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-        "print('pulumi' in sys.modules)"
-    )
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
-    assert result.stdout.strip().splitlines()[-1] == "False"
+    assert not preflight_imports("pulumi", "stacks/Pulumi.prod.yaml", "--against", str(base))
 
 
 UPGRADE_BLOCK = re.compile(r"<!-- docs-check: upgrade (\S+) (\S+) -->\n```text\n(.*?)```", re.DOTALL)

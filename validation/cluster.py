@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from catalog import keda_http
+from catalog.vllm_images import image_cuda_major
+from cluster import capacity, checks
 from cluster.capacity import Requirements
 from cluster.checks import ReplicaClaims
 from cluster.dns import check_dns
@@ -56,7 +58,7 @@ def capacity_needs(plan: Plan) -> Requirements:
         gpus_per_pod=plan.server.resources.gpus,
         gpu_resource=plan.server.resources.gpu_resource,
         # At zero the first request needs one replica: a cluster that cannot hold one never answers it.
-        min_replicas=max(1, plan.scaling.config.min_replica_count) if plan.scaling.enabled else plan.server.replicas or 1,
+        min_replicas=max(1, plan.server.replicas),
         max_replicas=plan.delivery.most_replicas,
         nodes_per_replica=1 if multinode is None else multinode.nnodes,
         rdma_resources={} if multinode is None else dict(multinode.rdma_resources),
@@ -95,18 +97,15 @@ def check_cluster(plan: Plan, facts: ClusterFacts) -> ClusterResult:
 
 
 def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
-    from catalog.vllm_images import image_cuda_major
-    from catalog.vllm_versions import RELEASES
-    from cluster import capacity, checks
-
     namespace, vllm, gpus = plan.identity.namespace, plan.delivery.vllm, plan.server.resources.gpus
     terms = gpu_terms(plan.placement)
-    tag = vllm.tag or RELEASES[vllm.version].image_tag
     vendor = plan.engine.gpu.vendor
     found = checks.check_gpu(facts, terms, gpus, plan.placement.tolerations, label_fix(plan.cluster), vendor)
     needs = capacity_needs(plan)
     found += capacity.check_capacity(facts, terms, plan.placement.tolerations, needs) + capacity.check_multinode(facts, needs)
-    found += checks.check_driver(facts, terms, image_cuda_major(vllm.image, tag, vllm.version), vllm.image_ref, vendor)
+    found += checks.check_driver(
+        facts, terms, image_cuda_major(vllm.image, vllm.image_tag, vllm.version), vllm.image_ref, vendor
+    )
     volume = plan.delivery.volume
     if plan.delivery.cache_config.existing_claim is None and volume is not None:
         found += checks.check_storage(facts, volume.storage_class_name, volume.access_mode)

@@ -7,12 +7,13 @@ import math
 from config.delivery import CacheVolume, DeliveryMode, mode_for, volume_for
 from config.errors import ConfigIssue
 from config.stack import StackConfig
+from plan.cost import replica_bounds
 from preflight.delivery import DeliveryBudget
 
 
 # The rules' view of the plan's delivery decisions (plan/delivery.py): the same pure functions, before the plan.
 def most_replicas(cfg: StackConfig) -> int:
-    return cfg.autoscaling.max_replica_count if cfg.autoscaling.enabled else cfg.replicas
+    return replica_bounds(cfg.replicas, cfg.autoscaling)[1]
 
 
 def delivery_mode(cfg: StackConfig) -> DeliveryMode:

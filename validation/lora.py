@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from catalog.models import Architecture
-from catalog.vllm_flags import FLAG_TABLES
+from catalog.vllm_flags import FLAG_TABLES, RUNTIME_LORA_SINCE
 from config.errors import ConfigIssue, show
 from config.lora import LoraConfig
 from config.stack import StackConfig
@@ -21,7 +21,7 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
             ConfigIssue(
                 "lora.runtime_loading",
                 f"is true, but vLLM {cfg.vllm.version} has no runtime adapter loading (/v1/load_lora_adapter).",
-                "set lora.runtime_loading: false, or vllm.version 0.6.1 or later.",
+                f"set lora.runtime_loading: false, or vllm.version {RUNTIME_LORA_SINCE} or later.",
             )
         )
     return issues

@@ -22,8 +22,9 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
                 "autoscaling.min_replica_count",
                 "is 0 without autoscaling.http_add_on: every trigger reads vLLM's own metrics, which vanish with the "
                 "last pod, so KEDA would never scale back up, and no endpoint would hold a request meanwhile.",
-                "install the KEDA HTTP add-on (0.14 or newer) and set autoscaling.http_add_on (its namespace and "
-                "interceptor Service; docs/scale-to-zero.md), or set autoscaling.min_replica_count to 1 or more.",
+                f"install the KEDA HTTP add-on ({keda_http.OLDEST_SUPPORTED} or newer) and set autoscaling.http_add_on (its "
+                "namespace and interceptor Service; docs/scale-to-zero.md), or set autoscaling.min_replica_count to 1 "
+                "or more.",
             )
         )
     if scaling.http_add_on is not None:

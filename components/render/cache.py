@@ -197,16 +197,22 @@ def download_volumes(claim: str, token_secret: str | None) -> tuple[list[dict[st
         {"name": "home", "emptyDir": {"sizeLimit": "1Gi"}},
         {"name": "tmp", "emptyDir": {"sizeLimit": "1Gi"}},
     ]
+    if token_secret:
+        # 0440: root-owned with group fsGroup, readable by the non-root user through its group.
+        volumes.append({"name": "hf-token", "secret": {"secretName": token_secret, "defaultMode": 0o440}})
+    return volumes, download_mounts(token_secret)
+
+
+def download_mounts(token_secret: str | None) -> list[dict[str, Any]]:
+    """What a container fetching from the Hub mounts: the cache, a writable home and /tmp, and the token if set."""
     mounts: list[dict[str, Any]] = [
         {"name": "model-cache", "mountPath": HF_HOME},
         {"name": "home", "mountPath": HOME},
         {"name": "tmp", "mountPath": "/tmp"},
     ]
     if token_secret:
-        # 0440: root-owned with group fsGroup, readable by the non-root user through its group.
-        volumes.append({"name": "hf-token", "secret": {"secretName": token_secret, "defaultMode": 0o440}})
         mounts.append({"name": "hf-token", "mountPath": HF_TOKEN_DIR, "readOnly": True})
-    return volumes, mounts
+    return mounts
 
 
 def render_download_container(

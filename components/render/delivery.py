@@ -86,16 +86,11 @@ def _token_volume(hf_token_secret: str | None) -> list[dict[str, Any]]:
 def adapter_fetch(delivery: DeliveryPlan, lora: LoraPlan) -> dict[str, Any]:
     """The init container fetching the adapters before vLLM starts, with the server's bucket access (its
     ServiceAccount's identity, or the credentials Secret) and the Hub token when set."""
-    mounts: list[dict[str, Any]] = [
-        {"name": MODEL_VOLUME, "mountPath": HF_HOME},
-        {"name": "home", "mountPath": HOME},
-        {"name": "tmp", "mountPath": "/tmp"},
-    ]
+    mounts = cache.download_mounts(delivery.hf_token_secret)
     adapters = [{"name": a.name, "path": a.path, "repo": a.repo, "revision": a.revision, "uri": a.uri} for a in lora.adapters]
     env = {"HOME": HOME, "HF_HOME": HF_HOME, "ADAPTERS": json.dumps(adapters), "HF_HUB_DISABLE_TELEMETRY": "1"}
     env |= server_env(delivery)
     if delivery.hf_token_secret:
-        mounts.append({"name": "hf-token", "mountPath": HF_TOKEN_DIR, "readOnly": True})
         env["HF_TOKEN_PATH"] = f"{HF_TOKEN_DIR}/{HF_TOKEN_KEY}"
     return {
         "name": "lora-adapters",
@@ -153,14 +148,7 @@ def service_account_annotations(delivery: DeliveryPlan) -> dict[str, str]:
 def per_replica_download(delivery: DeliveryPlan, vllm: VllmConfig, cache_config: CacheConfig) -> dict[str, Any]:
     """Init container filling this replica's own claim: resumes a partial download, skips a complete one, and
     frees other revisions first (only this pod reads the claim), so one copy's size always suffices."""
-    mounts: list[dict[str, Any]] = [
-        {"name": MODEL_VOLUME, "mountPath": HF_HOME},
-        {"name": "home", "mountPath": HOME},
-        {"name": "tmp", "mountPath": "/tmp"},
-    ]
-    if delivery.hf_token_secret:
-        mounts.append({"name": "hf-token", "mountPath": HF_TOKEN_DIR, "readOnly": True})
-    return cache.render_download_container(delivery, vllm, cache_config, mounts)
+    return cache.render_download_container(delivery, vllm, cache_config, cache.download_mounts(delivery.hf_token_secret))
 
 
 def claim_template(delivery: DeliveryPlan) -> dict[str, Any]:

@@ -221,16 +221,7 @@ def router_launch(api_key: str, changes: dict[str, Any] | None = None) -> Router
     router = next(o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("-router"))
     command = list(router["spec"]["template"]["spec"]["containers"][0]["command"])
     server = next(o for o in objects if o["kind"] in ("Deployment", "StatefulSet") and o is not router)
-    container = server["spec"]["template"]["spec"]["containers"][0]
-    probe = container["startupProbe"]
-    launch = Launch(
-        command=list(container["command"]),
-        args=list(container["args"]),
-        env=_container_env(container, api_key),
-        startup_budget_seconds=probe["failureThreshold"] * probe["periodSeconds"],
-        port=cfg.server.port,
-        served_model_name=report.resolved.served_model_name,
-    )
+    launch = _launch(server["spec"]["template"]["spec"]["containers"][0], cfg, report, api_key)
     return RouterLaunch(command=command, server=launch, policy=cfg.routing.policy)
 
 
@@ -242,7 +233,11 @@ def member_launch(api_key: str) -> Launch:
 
 def _server_launch(cfg: StackConfig, report: PreflightReport, api_key: str) -> Launch:
     """The server container as the Deployment renders it: its command line, env and startup budget."""
-    container = _deployment(cfg, report)["spec"]["template"]["spec"]["containers"][0]
+    return _launch(_deployment(cfg, report)["spec"]["template"]["spec"]["containers"][0], cfg, report, api_key)
+
+
+def _launch(container: dict[str, Any], cfg: StackConfig, report: PreflightReport, api_key: str) -> Launch:
+    """How to run a rendered server container: its command line, env and startup budget."""
     probe = container["startupProbe"]
     return Launch(
         command=list(container["command"]),
