@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from catalog.models import MODELS
 from catalog.vllm_images import image_size
 from catalog.vllm_releases import version_key
-from config.delivery import CacheVolume, Throughput
+from config.delivery import CacheVolume, DeliveryMode, Throughput
 from config.engine import EngineConfig, SpeculativeConfig
 from config.kubernetes import ProbesConfig, ServerConfig
 from preflight.startup import StartupBudget, startup_budget
@@ -22,7 +22,7 @@ _DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
 # vLLM 0.33.0 prefetches a checkpoint on a network file system only when it fits in 90 % of the available
 # (cgroup-limited) RAM (model_executor/model_loader/weight_utils.py, "Skipping auto-prefetch"; docs/sources.md §S2).
 PREFETCH_RAM_SHARE = 0.9
-PER_REPLICA = "per_replica_volume"  # a claim per replica (node-local ones too): a first-time ordinal's is empty
+PER_REPLICA: DeliveryMode = "per_replica_volume"  # a claim per replica (node-local ones too): a first-time ordinal's is empty
 AUTO_PREFETCH_SINCE = "0.33.0"  # the first release that prefetches from NFS by default (docs/model-delivery.md)
 
 
