@@ -275,9 +275,10 @@ def _print_report(
 
         print(render_log_check(report, logged))
     if timing is not None and report.startup is not None:
-        from preflight.startup_phases import render_phase_check
+        from preflight.startup_phases import fitted_phase_seconds, render_phase_check
 
-        print(render_phase_check(report.startup, timing.phases, timing.extra_gpus, timing.per_gpu_seconds))
+        fitted = fitted_phase_seconds(report.resolved)
+        print(render_phase_check(report.startup, timing.phases, fitted, timing.extra_gpus, timing.per_gpu_seconds))
 
 
 def _json_document(
@@ -305,9 +306,12 @@ def _json_document(
     if args.against:  # null: the base runs the same release and image
         data["upgrade"] = None if upgrade is None else upgrade.as_dict()
     if timing is not None and report.startup is not None:
-        from preflight.startup_phases import phase_check_dict
+        from preflight.startup_phases import fitted_phase_seconds, phase_check_dict
 
-        data["startup_phases"] = phase_check_dict(report.startup, timing.phases, timing.extra_gpus, timing.per_gpu_seconds)
+        fitted = fitted_phase_seconds(report.resolved)
+        data["startup_phases"] = phase_check_dict(
+            report.startup, timing.phases, fitted, timing.extra_gpus, timing.per_gpu_seconds
+        )
     return data
 
 

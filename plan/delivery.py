@@ -266,8 +266,8 @@ def resolve_delivery(
     download = cache.download_seconds(weights, store.download_throughput_gib_per_s)
     copy = cache.copy_seconds(weights_on_disk_gib, store.download_throughput_gib_per_s)
     rollout = budget.first_start_seconds + POD_START_SECONDS
-    # A fresh node has no copy of a node-local claim's weights: the replica downloads them again.
-    refetch = math.ceil(budget.fresh_node_download_seconds * budget.probe.safety_factor)
+    # A first-time ordinal's claim is empty (and a fresh node has no copy of a node-local claim): it downloads first.
+    refetch = math.ceil(budget.first_time_download_seconds * budget.probe.safety_factor)
     return DeliveryPlan(
         mode=mode,
         volume=volume,

@@ -46,6 +46,17 @@ def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int) -> list[int]:
     return sizes
 
 
+def graphs_captured(engine: str, max_num_seqs: int, max_num_batched_tokens: int) -> int:
+    """How many CUDA graphs a start captures (what the capture time follows, catalog/startup_phases.py): V1 a
+    PIECEWISE graph per capture size and a FULL one per decode size; V0 one graph per batch size of
+    [1, 2, 4, 8, 16, ...] up to max_num_seqs (vllm-project/vllm vllm/worker/model_runner.py
+    `_BATCH_SIZES_TO_CAPTURE`@002a0ba9645e705311e4cbaab24282448240419a: "depending on the model's max_num_seqs")."""
+    if engine == "V0":
+        return sum(1 for size in (1, 2, 4, *range(8, max_num_seqs + 1, 8)) if size <= max_num_seqs)
+    piecewise = capture_sizes(max_num_seqs, max_num_batched_tokens)
+    return len(piecewise) + len(full_decode_sizes(piecewise, max_num_seqs))
+
+
 def full_decode_sizes(sizes: list[int], max_num_seqs: int) -> list[int]:
     """The FULL (uniform decode, one token per request) graphs: the capture sizes up to max_num_seqs."""
     return [size for size in sizes if size <= max_num_seqs]

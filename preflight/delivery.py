@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from catalog.models import MODELS
 from catalog.vllm_images import image_size
 from catalog.vllm_releases import version_key
-from config.delivery import CacheVolume, Throughput
+from config.delivery import CacheVolume, DeliveryMode, Throughput
 from config.engine import EngineConfig, SpeculativeConfig
 from config.kubernetes import ProbesConfig, ServerConfig
 from preflight.startup import StartupBudget, startup_budget
@@ -22,6 +22,7 @@ _DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
 # vLLM 0.33.0 prefetches a checkpoint on a network file system only when it fits in 90 % of the available
 # (cgroup-limited) RAM (model_executor/model_loader/weight_utils.py, "Skipping auto-prefetch"; docs/sources.md §S2).
 PREFETCH_RAM_SHARE = 0.9
+PER_REPLICA: DeliveryMode = "per_replica_volume"  # a claim per replica (node-local ones too): a first-time ordinal's is empty
 AUTO_PREFETCH_SINCE = "0.33.0"  # the first release that prefetches from NFS by default (docs/model-delivery.md)
 # The names of DeliveryBudget.terms, in their order: the report's rows, the cold start's and the phase check's.
 IMAGE_PULL, DOWNLOAD, LOAD, ENGINE_START, COMPILE = "image pull", "download", "load", "engine start", "compile + graphs"
@@ -73,26 +74,34 @@ class DeliveryBudget:
         return math.ceil(probe.load_seconds + probe.engine_start_seconds + probe.cuda_graph_seconds)
 
     @property
-    def fresh_node_download_seconds(self) -> int:
-        """What a new node adds besides the image: a node-local claim's weights are only on its own node."""
-        return round(self.download_seconds) if self.node_local else 0
+    def first_time_download_seconds(self) -> int:
+        """What a replica adds besides the image when its claim is empty: a per-replica claim holds the weights only
+        once its ordinal has started (the StatefulSet keeps it, whenScaled: Retain); a node-local one only on its
+        own node, so a fresh node downloads them too."""
+        return round(self.download_seconds) if self.mode == PER_REPLICA else 0
 
     @property
     def new_node_seconds(self) -> int:
-        """A new replica on a node without the image (nor, node-local, the weights): pull, download, start."""
-        return self.expected_start_seconds + self.image_pull_seconds + self.fresh_node_download_seconds
+        """A new replica on a node without the image (nor, per replica, the weights): pull, download, start."""
+        return self.expected_start_seconds + self.image_pull_seconds + self.first_time_download_seconds
 
     def new_replica_sum(self) -> str:
-        """A replica added after the first start (the weights are on the volume or in the bucket): on a node that
-        has the image its start, which the startup probe bounds; a new node pulls the image first (its own
-        provisioning, e.g. Karpenter's, comes on top). On a node-local class the weights are only on the node
-        that holds the replica's claim: a fresh node downloads them as well."""
+        """A replica added after the first start: on a node that has the image (and the weights: a shared volume,
+        a bucket, or a returning ordinal's retained claim) its start, which the startup probe bounds; a new node
+        pulls the image first (its own provisioning, e.g. Karpenter's, comes on top). Per replica, a first-time
+        ordinal's claim is empty and a node-local claim's weights are only on its node: the replica downloads."""
         warm, pull, probe = self.expected_start_seconds, self.image_pull_seconds, self.probe.total_seconds
+        download = self.first_time_download_seconds
         if self.node_local:
             return (
                 f"{warm} s expected on the node holding its claim (weights and image there; the startup probe allows "
-                f"{probe} s), {self.new_node_seconds} s on a fresh node (+ {pull} s image pull + "
-                f"{self.fresh_node_download_seconds} s download)"
+                f"{probe} s), {self.new_node_seconds} s on a fresh node (+ {pull} s image pull + {download} s download)"
+            )
+        if download:
+            return (
+                f"{warm} s expected for a returning ordinal on a node with the image (its retained claim holds the "
+                f"weights, whenScaled: Retain; the startup probe allows {probe} s), {self.new_node_seconds} s for a "
+                f"first-time ordinal on a new node (+ {pull} s image pull + {download} s download to its empty claim)"
             )
         return (
             f"{warm} s expected on a node with the image (the startup probe allows {probe} s), {self.new_node_seconds} s "

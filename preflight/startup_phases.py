@@ -12,8 +12,9 @@ Each phase is what a release logs (quoted from tests/data/startup-logs/phases, s
 - API ready: from the `init engine` line to `Starting vLLM (API) server on`.
 - image pull: the kubelet's `Successfully pulled image "..." in 1m2.5s` event (0 when `already present`).
 The budget's terms (preflight/delivery.py) cover them: load; engine start = process start + KV cache init + API
-ready; compile + graphs = compile + CUDA graphs. A term is split between its phases by the shares fitted on
-public start-ups (catalog/startup_phases.py), so the phases of a term add up to it.
+ready; compile + graphs = compile + CUDA graphs. A term is split between its phases in proportion to the seconds
+fitted on public start-ups predict for the stack (catalog/startup_phases.py: compile by the layers, CUDA graphs by
+the graphs captured and the layers), so the phases of a term add up to it.
 """
 
 from __future__ import annotations
@@ -24,8 +25,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from catalog.startup_phases import ENGINE_START_PHASES, GRAPH_PHASES, share
+from catalog.startup_phases import ENGINE_START_PHASES, FITTED, GRAPH_PHASES
+from preflight.cuda_graphs import graphs_captured
 from preflight.delivery import COMPILE, ENGINE_START, IMAGE_PULL, LOAD, DeliveryBudget
+from preflight.memory import layers_per_stage
+from preflight.resolve import ResolvedEngine
 from preflight.startup_log import AnchoredPattern, literal_start
 from reading.numbers import NumberError, go_duration_seconds
 from reading.numbers import figure as parse_figure
@@ -173,20 +177,34 @@ class PhaseCheck:
         return error is not None and abs(error) > TOLERANCE * 100
 
 
-def _budget_of(phase: str, budget: DeliveryBudget) -> float:
+def fitted_phase_seconds(engine: ResolvedEngine) -> dict[str, float]:
+    """The fixed phases the fit predicts for this model, parallelism and batch limits (a V1 release)."""
+    layers = layers_per_stage(engine.architecture.num_hidden_layers, engine.pipeline_parallel_size)
+    graphs = 0 if engine.enforce_eager else graphs_captured("V1", engine.max_num_seqs, engine.max_num_batched_tokens)
+    return FITTED.seconds("V1", layers, graphs)
+
+
+def _share(fitted: dict[str, float], phase: str, phases: tuple[str, ...]) -> float:
+    """The part of a term that `phase` takes, among the `phases` the term covers."""
+    total = sum(fitted[p] for p in phases)
+    return fitted[phase] / total if total else 1 / len(phases)
+
+
+def _budget_of(phase: str, budget: DeliveryBudget, fitted: dict[str, float]) -> float:
     probe = budget.probe
     if phase == "image_pull":
         return float(budget.image_pull_seconds)
     if phase == "weight_load":
         return probe.load_seconds
     if phase in ENGINE_START_PHASES:
-        return probe.engine_start_seconds * share(phase, ENGINE_START_PHASES)
-    return probe.cuda_graph_seconds * share(phase, GRAPH_PHASES)
+        return probe.engine_start_seconds * _share(fitted, phase, ENGINE_START_PHASES)
+    return probe.cuda_graph_seconds * _share(fitted, phase, GRAPH_PHASES)
 
 
-def check_phases(budget: DeliveryBudget, logged: LoggedPhases) -> list[PhaseCheck]:
+def check_phases(budget: DeliveryBudget, logged: LoggedPhases, fitted: dict[str, float]) -> list[PhaseCheck]:
+    """`fitted`: the stack's fitted phase seconds (fitted_phase_seconds), which split each term."""
     return [
-        PhaseCheck(phase, label, term, getattr(logged, phase), round(_budget_of(phase, budget), 2))
+        PhaseCheck(phase, label, term, getattr(logged, phase), round(_budget_of(phase, budget, fitted), 2))
         for phase, label, term in PHASE_ROWS
     ]
 
@@ -242,10 +260,12 @@ def phase_warnings(checks: list[PhaseCheck]) -> list[str]:
     return warnings
 
 
-def render_phase_check(budget: DeliveryBudget, logged: LoggedPhases, extra_gpus: int, per_gpu: int) -> str:
-    checks = check_phases(budget, logged)
+def render_phase_check(
+    budget: DeliveryBudget, logged: LoggedPhases, fitted: dict[str, float], extra_gpus: int, per_gpu: int
+) -> str:
+    checks = check_phases(budget, logged, fitted)
     lines = [
-        "Start-up phases against the startup budget (seconds; a term split by the fitted shares):",
+        "Start-up phases against the startup budget (seconds; a term split as the fit predicts for the stack):",
         f"  {'phase':<30} {'logged':>9} {'budget':>9}  {'error':>7}  term",
         *(_row(check) for check in checks),
     ]
@@ -265,9 +285,11 @@ def render_phase_check(budget: DeliveryBudget, logged: LoggedPhases, extra_gpus:
     return "\n".join(lines)
 
 
-def phase_check_dict(budget: DeliveryBudget, logged: LoggedPhases, extra_gpus: int, per_gpu: int) -> dict[str, Any]:
+def phase_check_dict(
+    budget: DeliveryBudget, logged: LoggedPhases, fitted: dict[str, float], extra_gpus: int, per_gpu: int
+) -> dict[str, Any]:
     """The phase check as the JSON report's `startup_phases` section."""
-    checks = check_phases(budget, logged)
+    checks = check_phases(budget, logged, fitted)
     return {
         "phases": [
             {"phase": c.phase, "term": c.term, "logged_seconds": c.logged, "budget_seconds": c.budget}

@@ -1,9 +1,11 @@
 """Fit the fixed start-up phases on public GPU start-ups and print how well they predict the held-out ones.
 
 Usage: venv/bin/python scripts/fit_startup_phases.py
-Reads tests/data/startup-phases.csv (one row per public start-up, its sources); a phase's fitted seconds are the
-mean over the rows not held out that log it (catalog/startup_phases.py holds the result). Each held-out row is
-then predicted phase by phase, and its whole start as the fitted fixed phases plus its logged weight load.
+Reads tests/data/startup-phases.csv (one row per public start-up, its sources). Over the rows not held out, by
+least squares: CUDA graphs = a coefficient per engine generation x graphs captured x layers (through the origin);
+compile = a base + a part per layer (V1 rows that state their layers); KV cache init a mean per engine; process
+start and API ready a mean (catalog/startup_phases.py says why, and holds the result). Each held-out row is then
+predicted phase by phase, and its whole start as the predicted fixed phases plus its logged weight load.
 """
 
 from __future__ import annotations
@@ -11,9 +13,14 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import mean
+
+from catalog.startup_phases import FittedPhases
+from preflight.cuda_graphs import graphs_captured
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "startup-phases.csv"
 FIXED = ("process_start", "compile", "cuda_graphs", "kv_cache_init", "api_ready")
+Row = dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -28,40 +35,87 @@ class Miss:
         return (self.predicted - self.logged) / self.logged * 100
 
 
-def load_rows(path: Path = DATA) -> list[dict[str, str]]:
+def load_rows(path: Path = DATA) -> list[Row]:
     with path.open(newline="") as handle:
         return list(csv.DictReader(handle))
 
 
-def _number(row: dict[str, str], key: str) -> float | None:
+def _number(row: Row, key: str) -> float | None:
     return float(row[key]) if row[key] else None
 
 
-def fit(rows: list[dict[str, str]]) -> dict[str, float]:
-    fitted = {}
-    for phase in FIXED:
-        values = [v for row in rows if row["held_out"] == "no" and (v := _number(row, phase)) is not None]
-        fitted[phase] = round(sum(values) / len(values), 2)
-    return fitted
+def layers(row: Row) -> int | None:
+    return int(row["layers"]) if row["layers"] else None
 
 
-def held_out_misses(rows: list[dict[str, str]], fitted: dict[str, float]) -> list[Miss]:
+def graphs(row: Row) -> int | None:
+    seqs = row["max_num_seqs"]
+    return graphs_captured(row["engine"], int(seqs), int(row["max_num_batched_tokens"] or 0)) if seqs else None
+
+
+def _fitted(rows: list[Row], phase: str, engine: str | None = None) -> list[Row]:
+    return [r for r in rows if r["held_out"] == "no" and r[phase] and (engine is None or r["engine"] == engine)]
+
+
+def _through_origin(pairs: list[tuple[float, float]]) -> float:
+    """The slope k of y = k x by least squares."""
+    return sum(x * y for x, y in pairs) / sum(x * x for x, _ in pairs)
+
+
+def _line(pairs: list[tuple[float, float]]) -> tuple[float, float]:
+    """The base and slope of y = a + b x by least squares."""
+    mx, my = mean(x for x, _ in pairs), mean(y for _, y in pairs)
+    slope = sum((x - mx) * (y - my) for x, y in pairs) / sum((x - mx) ** 2 for x, _ in pairs)
+    return my - slope * mx, slope
+
+
+def _graph_seconds(rows: list[Row], engine: str) -> float:
+    pairs = [
+        (float(g * n), float(r["cuda_graphs"]))
+        for r in _fitted(rows, "cuda_graphs", engine)
+        if (g := graphs(r)) and (n := layers(r))
+    ]
+    return round(_through_origin(pairs), 6)
+
+
+def _mean(rows: list[Row], phase: str, engine: str | None = None) -> float:
+    return round(mean(float(r[phase]) for r in _fitted(rows, phase, engine)), 2)
+
+
+def fit(rows: list[Row]) -> FittedPhases:
+    compiled = [(float(n), float(r["compile"])) for r in _fitted(rows, "compile", "V1") if (n := layers(r))]
+    base, per_layer = _line(compiled)
+    return FittedPhases(
+        process_start=_mean(rows, "process_start"),
+        compile_base=round(base, 2),
+        compile_per_layer=round(per_layer, 4),
+        compile_unknown_layers=round(mean(y for _, y in compiled), 2),
+        graph_seconds_v0=_graph_seconds(rows, "V0"),
+        graph_seconds_v1=_graph_seconds(rows, "V1"),
+        kv_cache_init_v0=_mean(rows, "kv_cache_init", "V0"),
+        kv_cache_init_v1=_mean(rows, "kv_cache_init", "V1"),
+        api_ready=_mean(rows, "api_ready"),
+    )
+
+
+def held_out_misses(rows: list[Row], fitted: FittedPhases) -> list[Miss]:
     misses = []
     for row in (r for r in rows if r["held_out"] == "yes"):
+        predicted = fitted.seconds(row["engine"], layers(row), graphs(row))
         for phase in FIXED:
             logged = _number(row, phase)
             if logged:
-                misses.append(Miss(row["id"], phase, logged, fitted[phase]))
+                misses.append(Miss(row["id"], phase, logged, predicted[phase]))
         whole, load = _number(row, "whole_start"), _number(row, "weight_load")
         if whole and load is not None:
-            misses.append(Miss(row["id"], "whole_start", whole, round(load + sum(fitted.values()), 2)))
+            misses.append(Miss(row["id"], "whole_start", whole, round(load + sum(predicted.values()), 2)))
     return misses
 
 
 def main() -> None:
     rows = load_rows()
     fitted = fit(rows)
-    print("fitted (mean of the rows not held out):", fitted)
+    print("fitted (least squares over the rows not held out):", fitted)
     print("| start-up | phase | logged s | predicted s | error |")
     print("| --- | --- | --- | --- | --- |")
     for miss in held_out_misses(rows, fitted):

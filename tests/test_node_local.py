@@ -84,13 +84,10 @@ def test_a_new_replica_on_a_fresh_node_downloads_the_weights_again() -> None:
 
 
 def test_the_not_ready_alerts_wait_out_a_fresh_node_s_download() -> None:
-    plain = plan_of(configured(**node_local(delivery={"mode": "per_replica_volume"}, cache={}))[0]).delivery
     local = plan_of(configured(**node_local())[0]).delivery
-    refetch = math.ceil(local.budget.fresh_node_download_seconds * local.budget.probe.safety_factor)
+    refetch = math.ceil(local.budget.first_time_download_seconds * local.budget.probe.safety_factor)
     assert refetch > 0
-    assert (local.new_replica_seconds - local.budget.probe.total_seconds) - (
-        plain.new_replica_seconds - plain.budget.probe.total_seconds
-    ) == refetch
+    assert local.new_replica_seconds == local.budget.image_pull_seconds + refetch + local.budget.probe.total_seconds + 120
 
 
 def test_a_node_local_stack_renders_a_statefulset_whose_claims_use_the_class() -> None:

@@ -1,5 +1,6 @@
 """`python -m preflight STACK --log FILE [--events FILE]`: the phases of stored GPU start-ups (releases 0.19.0,
-0.21.0 and the V1 release of 2025-06) beside the startup budget, and the fit of the fixed phases."""
+0.21.0 and the V1 release of 2025-06) beside the startup budget, and the fit of the fixed phases: compile by the
+layers, CUDA graphs by the graphs captured and the layers, never fitted on the held-out start-ups."""
 
 from __future__ import annotations
 
@@ -11,13 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from catalog.startup_phases import ENGINE_START_PHASES, FITTED_SECONDS, GRAPH_PHASES
+from catalog.startup_phases import ENGINE_START_PHASES, FITTED, GRAPH_PHASES
 from cli.preflight import main
+from preflight.cuda_graphs import graphs_captured
 from preflight.startup_phases import (
     TOLERANCE,
     LoggedPhases,
     achieved_gib_per_s,
     check_phases,
+    fitted_phase_seconds,
     image_pull_seconds,
     measured_settings,
     parse_phases,
@@ -43,6 +46,15 @@ def phases_of(name: str) -> LoggedPhases:
 
 def budget():  # type: ignore[no-untyped-def]
     return plan_of(make_config()).delivery.budget
+
+
+def fitted(**changes: object) -> dict[str, float]:
+    return fitted_phase_seconds(plan_of(make_config(**changes)).sizing.resolved)
+
+
+def checks_of(logged: LoggedPhases, **changes: object) -> dict[str, object]:
+    plan = plan_of(make_config(**changes))
+    return {c.phase: c for c in check_phases(plan.delivery.budget, logged, fitted_phase_seconds(plan.sizing.resolved))}
 
 
 def test_a_0_19_log_gives_every_phase_and_the_whole_start() -> None:
@@ -93,20 +105,20 @@ def test_go_durations_of_hours_minutes_and_milliseconds_are_read() -> None:
 
 def test_the_phases_of_a_term_add_up_to_the_term() -> None:
     plan_budget = budget()
-    checks = {check.phase: check.budget for check in check_phases(plan_budget, phases_of("L1-0.19.0.log"))}
+    checks = {check.phase: check.budget for check in check_phases(plan_budget, phases_of("L1-0.19.0.log"), fitted())}
     assert sum(checks[p] for p in ENGINE_START_PHASES) == pytest.approx(plan_budget.probe.engine_start_seconds, abs=0.02)
     assert sum(checks[p] for p in GRAPH_PHASES) == pytest.approx(plan_budget.probe.cuda_graph_seconds, abs=0.02)
 
 
 def test_a_phase_beyond_the_tolerance_is_flagged_and_one_within_is_not() -> None:
-    checks = {check.phase: check for check in check_phases(budget(), phases_of("L1-0.19.0.log"))}
+    checks = {check.phase: check for check in check_phases(budget(), phases_of("L1-0.19.0.log"), fitted())}
     within = LoggedPhases(compile=checks["compile"].budget * (1 + TOLERANCE / 2))
-    assert checks["compile"].off and not {c.phase: c for c in check_phases(budget(), within)}["compile"].off
+    assert checks["compile"].off and not {c.phase: c for c in check_phases(budget(), within, fitted())}["compile"].off
 
 
 def test_a_phase_over_its_share_is_warned_as_over() -> None:
     slow = LoggedPhases(api_ready=600.0)
-    assert any(w.startswith("API ready: 600.0 s logged, over") for w in phase_warnings(check_phases(budget(), slow)))
+    assert any(w.startswith("API ready: 600.0 s logged, over") for w in phase_warnings(check_phases(budget(), slow, fitted())))
 
 
 def test_the_achieved_throughput_is_the_checkpoint_over_the_logged_load() -> None:
@@ -157,7 +169,63 @@ def test_events_without_a_log_is_a_config_error(tmp_path: Path, capsys: pytest.C
 
 
 def test_the_catalog_holds_the_fit_of_the_stored_start_ups() -> None:
-    assert fit.fit(fit.load_rows()) == FITTED_SECONDS
+    assert fit.fit(fit.load_rows()) == FITTED
+
+
+def test_the_held_out_start_ups_take_no_part_in_the_fit() -> None:
+    rows = fit.load_rows()
+    scrambled = [row | {p: "999" for p in fit.FIXED if row[p]} if row["held_out"] == "yes" else row for row in rows]
+    assert fit.fit(scrambled) == fit.fit(rows)
+
+
+def test_the_held_out_start_ups_are_the_four_the_fit_first_held_out() -> None:
+    assert {row["id"] for row in fit.load_rows() if row["held_out"] == "yes"} == {"L3", "I2", "I4", "I5"}
+
+
+def test_the_0_19_defaults_capture_the_graphs_the_logs_print() -> None:
+    # 0.19.0 on an H100 defaults to max_num_seqs 1024 and 8192 batched tokens: "PIECEWISE=51 ..., FULL=51" (L6).
+    assert "PIECEWISE=51 (largest=512), FULL=51" in (LOGS / "L6-0.19.0.log").read_text()
+    assert graphs_captured("V1", 1024, 8192) == 102
+
+
+def test_v0_captures_one_graph_per_batch_size_up_to_max_num_seqs() -> None:
+    assert graphs_captured("V0", 256, 0) == 35
+
+
+def test_the_graph_capture_follows_the_graphs_captured() -> None:
+    assert fitted(engine={"max_num_seqs": 64})["cuda_graphs"] < fitted(engine={"max_num_seqs": 256})["cuda_graphs"]
+
+
+def test_the_compile_follows_the_layers() -> None:
+    seventy_b = {"model": {"id": "meta-llama/Llama-3.3-70B-Instruct"}, "engine": {"tensor_parallel_size": 4}}
+    assert fitted(**seventy_b)["compile"] == pytest.approx(FITTED.compile_base + FITTED.compile_per_layer * 80, abs=0.01)
+    assert fitted()["compile"] == pytest.approx(FITTED.compile_base + FITTED.compile_per_layer * 32, abs=0.01)
+
+
+def test_fewer_graphs_give_the_graph_phase_a_smaller_share_of_its_term() -> None:
+    few = checks_of(LoggedPhases(), engine={"max_num_seqs": 16})
+    many = checks_of(LoggedPhases(), engine={"max_num_seqs": 256})
+    assert few["cuda_graphs"].budget < many["cuda_graphs"].budget  # type: ignore[attr-defined]
+
+
+def test_a_model_whose_layers_are_not_stated_gets_the_mean_compile() -> None:
+    assert FITTED.seconds("V1", None, None)["compile"] == FITTED.compile_unknown_layers
+
+
+def test_the_held_out_whole_start_is_within_20_percent() -> None:
+    misses = [m for m in fit.held_out_misses(fit.load_rows(), FITTED) if m.phase == "whole_start"]
+    assert misses and all(abs(m.error_percent) <= 20 for m in misses)
+
+
+def test_the_gemma_excerpt_gives_the_phases_its_row_holds() -> None:
+    logged, row = phases_of("L6-0.19.0.log"), next(r for r in fit.load_rows() if r["id"] == "L6")
+    assert (logged.compile, logged.cuda_graphs, logged.kv_cache_init, logged.api_ready, logged.total) == (
+        float(row["compile"]),
+        float(row["cuda_graphs"]),
+        float(row["kv_cache_init"]),
+        float(row["api_ready"]),
+        float(row["whole_start"]),
+    )
 
 
 def test_the_fit_uses_at_least_eight_public_start_ups_and_holds_some_out() -> None:
@@ -167,6 +235,12 @@ def test_the_fit_uses_at_least_eight_public_start_ups_and_holds_some_out() -> No
 
 def test_the_calibration_doc_prints_every_held_out_miss_of_the_fit() -> None:
     text = DOCS.read_text()
-    for miss in fit.held_out_misses(fit.load_rows(), FITTED_SECONDS):
+    for miss in fit.held_out_misses(fit.load_rows(), FITTED):
         row = f"| {miss.row} | {miss.phase} | {miss.logged:g} | {miss.predicted:g} | {miss.error_percent:+.0f} % |"
         assert row in text, row
+
+
+def test_the_calibration_doc_prints_every_fitted_coefficient() -> None:
+    text = DOCS.read_text()
+    missing = [name for name, value in vars(FITTED).items() if f"| {name} | {value:g} s |" not in text]
+    assert missing == []

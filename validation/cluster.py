@@ -78,7 +78,7 @@ def replica_claims(plan: Plan) -> ReplicaClaims:
         statefulset=plan.identity.names.server,
         template=template,
         replicas=delivery.most_replicas,
-        back_seconds=delivery.download_seconds + delivery.new_replica_seconds,
+        back_seconds=delivery.new_replica_seconds,  # a per-replica claim's download is in it
         accepted=delivery.accept_replacement_outage,
     )
 
