@@ -91,13 +91,14 @@ def engine_alerts(
     limits: AlertThresholds,
     metrics: VersionMetrics,
     workload: Workload,
+    silent: str,
     zero: ZeroPlan | None = None,
 ) -> list[Alert]:
-    """Saturation of the vLLM engine, from its own gauges and counters."""
+    """Saturation of the vLLM engine, from its own gauges and counters. `silent`: how long no vLLM pod may be up
+    (zero_window: while one loads, and at zero)."""
     match, by = workload.vllm, "namespace, model_name"
     kv = number(cfg.kv_cache_usage_alert_threshold)
     queue = number(limits.queue_per_replica)
-    silent = zero_window(cfg.not_ready_for, limits, zero)  # no vLLM pod is up while it loads, nor at zero
     return [
         Alert(
             "VllmKvCacheNearlyFull",
@@ -279,11 +280,10 @@ def startup_failing_alert(unready: str, workload: Workload) -> Alert:
 
 
 def kubernetes_alerts(
-    cfg: MonitoringConfig, limits: AlertThresholds, workload: Workload, zero: ZeroPlan | None = None
+    cfg: MonitoringConfig, limits: AlertThresholds, workload: Workload, unready: str, zero: ZeroPlan | None = None
 ) -> list[Alert]:
-    """Pod lifecycle from kube-state-metrics."""
+    """Pod lifecycle from kube-state-metrics. `unready`: how long pods may be unready (zero_window)."""
     pods = workload.pods()
-    unready = zero_window(cfg.not_ready_for, limits, zero)
     alerts = [
         no_replica_alert(unready, workload, zero),
         replicas_short_alert(unready, workload, zero),
@@ -464,11 +464,11 @@ def render_rule_groups(
 ) -> list[dict[str, Any]]:
     """PrometheusRule spec.groups; also a valid Prometheus rule file as {"groups": ...}. `zero`: the KEDA HTTP
     add-on in front, whose interceptor's alerts join, and at zero by design the replica alerts stay quiet."""
-    prefix = workload.deployment_name
+    prefix, unready = workload.deployment_name, zero_window(cfg.not_ready_for, limits, zero)
     groups = [
-        (f"{prefix}-vllm-engine", engine_alerts(cfg, limits, metrics, workload, zero)),
+        (f"{prefix}-vllm-engine", engine_alerts(cfg, limits, metrics, workload, unready, zero)),
         (f"{prefix}-vllm-latency", latency_alerts(cfg, metrics, workload)),
-        (f"{prefix}-vllm-kubernetes", kubernetes_alerts(cfg, limits, workload, zero)),
+        (f"{prefix}-vllm-kubernetes", kubernetes_alerts(cfg, limits, workload, unready, zero)),
         (f"{prefix}-vllm-gpu", gpu_alerts(cfg, limits, workload)),
     ]
     if zero is not None:
