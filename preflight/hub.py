@@ -68,13 +68,25 @@ def offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
 
 
+# The facts read in this process, by what decides them: the preflight sizes the stack's model once for the
+# stack and again for each alternative it suggests (about 30 layouts), which must not read the Hub again.
+_READ: dict[tuple[str, ...], HubFacts] = {}
+
+
 def hub_facts(repo_id: str, revision: str | None) -> HubFacts:
     """The facts at `revision`: the catalog's copy when it is of that revision (or none is pinned), else from the
-    Hub (and cached), else from the cache. Raises ConfigError naming the key."""
+    Hub (and cached), else from the cache; read once per process. Raises ConfigError naming the key."""
     kept = catalog_facts(repo_id)
     if kept is not None and revision in (None, kept.sha):
         return kept
     rev = revision or "main"
+    key = (repo_id, rev, os.environ.get("HF_ENDPOINT", ""), str(cache_dir()), str(offline()), os.environ.get("HF_TOKEN", ""))
+    if key not in _READ:
+        _READ[key] = _facts(repo_id, rev)
+    return _READ[key]
+
+
+def _facts(repo_id: str, rev: str) -> HubFacts:
     if offline():
         return read_cache(repo_id, rev) or _fail("model.id", repo_id, OFFLINE_UNCACHED, FILL_CACHE)
     try:

@@ -373,3 +373,16 @@ def test_gemma_3s_linear_rope_scaling_leaves_its_context_as_written() -> None:
 
 def test_llama_3s_rope_scaling_leaves_its_context_as_written() -> None:
     assert from_config_dict(POPULAR["meta-llama/Llama-3.1-8B-Instruct"]["config"], None).max_position_embeddings == 131072
+
+
+def test_one_preflight_reads_the_hub_once_though_it_sizes_every_suggested_layout(hub, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    reads: list[str] = []
+    read_hub = preflight.hub._read_hub
+
+    def counted(repo: str, revision: str) -> object:
+        reads.append(repo)
+        return read_hub(repo, revision)
+
+    monkeypatch.setattr(preflight.hub, "_read_hub", counted)
+    assert main([str(HUB_STACKS / "Pulumi.gemma-3-27b-it.yaml")]) == 0
+    assert reads == ["google/gemma-3-27b-it"]
