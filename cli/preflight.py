@@ -238,11 +238,6 @@ def _config_error(args: argparse.Namespace, error: ConfigError) -> int:
     return EXIT_CONFIG_ERROR
 
 
-def _zero_markdown(rows: list[tuple[str, str]]) -> str:
-    """The scale-to-zero rows (plan/zero.py) as a Markdown table."""
-    return "\n".join(["", "| KEDA HTTP add-on | |", "| --- | --- |", *(f"| {k} | {v} |" for k, v in rows)])
-
-
 def _print_report(
     args: argparse.Namespace,
     verdict: Verdict,
@@ -258,13 +253,15 @@ def _print_report(
     plan = verdict.plan
     assert plan is not None  # planned whenever there is no config error
     report, zero = plan.sizing, plan.zero
-    rows = [*cost_rows(plan.cost), *(frontier_summary(frontier) if frontier else [])]
+    rows = [
+        *cost_rows(plan.cost),
+        *(zero.rows() if zero is not None else []),
+        *(frontier_summary(frontier) if frontier else []),
+    ]
     if args.markdown:
         print(markdown_text(report, Path(args.stack_file).name, verdict.cluster, rows))
     else:
         print(table_text(report, verdict.cluster, rows))
-    if zero is not None:
-        print(_zero_markdown(zero.rows()) if args.markdown else "\n".join(f"  {k:<20} {v}" for k, v in zero.rows()))
     if frontier is not None:
         print("Capacity frontier (USD per replica-month, cheapest first):")
         print("\n".join(f"  {line}" for line in frontier_rows(frontier)))
