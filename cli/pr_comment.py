@@ -169,7 +169,8 @@ def cost_at(end: str) -> Callable[[Report], str]:
         at = cost[end]
         usd = at["usd_per_month"]
         money = "no price" if usd is None else f"${usd:,.0f}/month"
-        return f"{money} ({at['replicas']} x, {at['gpus']} GPUs)"
+        gpus = at["gpus"]
+        return f"{money} ({at['replicas']} x, {gpus} GPU{'' if gpus == 1 else 's'})"
 
     return pick
 
