@@ -8,6 +8,7 @@ from typing import Any
 
 from catalog.profiles import PROFILES
 from catalog.vllm_metrics import VERSIONS
+from components.render.network_policy import render_network_policies
 from config.exposure import ExposureConfig
 from config.network import NetworkPolicyConfig
 from config.observability import AutoscalingConfig, MonitoringConfig
@@ -108,6 +109,19 @@ def monitoring_of(
     return MonitoringPlan(cfg, name, selector, wiring, limits, VERSIONS[version])
 
 
+def policies_of(
+    namespace: str,
+    instance: str,
+    port: int,
+    policy: NetworkPolicyConfig,
+    exposure: ExposureConfig | None = None,
+    smoke_test: bool = False,
+    fetches_weights: bool = False,
+) -> list[dict[str, Any]]:
+    """The NetworkPolicies of an instance with these settings (rendered from its flows), the server's first."""
+    return render_network_policies(*traffic_of(namespace, instance, port, policy, exposure, smoke_test, fetches_weights))
+
+
 def server_policy_of(
     namespace: str,
     instance: str,
@@ -117,13 +131,9 @@ def server_policy_of(
     smoke_test: bool = False,
     fetches_weights: bool = False,
 ) -> dict[str, Any]:
-    """The server pods' NetworkPolicy of an instance with these settings (rendered from its flows)."""
-    from components.render.network_policy import render_network_policies
-
-    return render_network_policies(*traffic_of(namespace, instance, port, policy, exposure, smoke_test, fetches_weights))[0]
+    """The server pods' NetworkPolicy of an instance with these settings."""
+    return policies_of(namespace, instance, port, policy, exposure, smoke_test, fetches_weights)[0]
 
 
 def model_cache_policy_of(namespace: str, instance: str, policy: NetworkPolicyConfig) -> dict[str, Any]:
-    from components.render.network_policy import render_network_policies
-
-    return render_network_policies(*traffic_of(namespace, instance, 8000, policy))[1]
+    return policies_of(namespace, instance, 8000, policy)[1]

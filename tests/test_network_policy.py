@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel, Field, ValidationError
 
 from components.network_policy import TYPE_TOKEN, NetworkPolicies, NetworkPoliciesArgs
-from components.render.network_policy import MODEL_CACHE, SERVER, render_network_policies
+from components.render.network_policy import MODEL_CACHE, SERVER
 from config.errors import ConfigError
 from config.exposure import ExposureConfig
 from config.messages import issue_from_pydantic
@@ -18,6 +18,7 @@ from config.network import NetworkPolicyConfig
 from plan.names import labels, selector_labels
 from tests.harness import resolve, run_program
 from tests.plan_parts import model_cache_policy_of as render_model_cache_policy
+from tests.plan_parts import policies_of as policies
 from tests.plan_parts import server_policy_of as render_server_policy
 from tests.plan_parts import traffic_of
 
@@ -30,17 +31,6 @@ POLICIES: dict[str, dict[str, Any]] = {
     "no hub": {"hub_egress_cidrs": []},
     "in-cluster mirror": {"hub_egress_cidrs": ["10.20.0.0/16"], "hub_egress_ports": [443, 8443]},
 }
-
-
-def policies(
-    namespace: str,
-    instance: str,
-    port: int,
-    policy: NetworkPolicyConfig,
-    exposure: ExposureConfig | None = None,
-    smoke_test: bool = False,
-) -> list[dict[str, Any]]:
-    return render_network_policies(*traffic_of(namespace, instance, port, policy, exposure, smoke_test))
 
 
 def component_args(namespace: pulumi.Input[str], instance: str, port: int, policy: NetworkPolicyConfig) -> NetworkPoliciesArgs:
