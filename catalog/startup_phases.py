@@ -32,7 +32,8 @@ ENGINES = ("V0", "V1")  # vLLM's engine generations; every release the catalog s
 
 @dataclass(frozen=True)
 class FittedPhases:
-    process_start: float
+    process_start: float  # one GPU
+    process_start_per_extra_gpu: float  # each tensor/pipeline-parallel worker beyond the first (spawn, NCCL init)
     compile_base: float  # V1, a compile-cache miss
     compile_per_layer: float
     compile_unknown_layers: float  # the mean of the compile rows fitted: a model whose layers are not stated
@@ -42,13 +43,14 @@ class FittedPhases:
     kv_cache_init_v1: float
     api_ready: float
 
-    def seconds(self, engine: str, layers: int | None, graphs: int | None) -> dict[str, float]:
-        """Each fixed phase of a start-up of a model with `layers` (per pipeline stage) capturing `graphs`."""
+    def seconds(self, engine: str, layers: int | None, graphs: int | None, gpus: int = 1) -> dict[str, float]:
+        """Each fixed phase of a start-up of a model with `layers` (per pipeline stage) capturing `graphs`, on a pod
+        of `gpus` GPUs."""
         v1 = engine == "V1"
         compile_s = self.compile_unknown_layers if layers is None else self.compile_base + self.compile_per_layer * layers
         per_graph = self.graph_seconds_v1 if v1 else self.graph_seconds_v0
         return {
-            "process_start": self.process_start,
+            "process_start": round(self.process_start + self.process_start_per_extra_gpu * (gpus - 1), 2),
             "compile": round(compile_s, 2),
             "cuda_graphs": round(per_graph * (graphs or 0) * (layers or 0), 2),
             "kv_cache_init": self.kv_cache_init_v1 if v1 else self.kv_cache_init_v0,
@@ -57,7 +59,8 @@ class FittedPhases:
 
 
 FITTED = FittedPhases(
-    process_start=22.75,
+    process_start=19.67,
+    process_start_per_extra_gpu=12.33,
     compile_base=4.1,
     compile_per_layer=0.2242,
     compile_unknown_layers=12.1,

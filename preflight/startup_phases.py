@@ -181,7 +181,7 @@ def fitted_phase_seconds(engine: ResolvedEngine) -> dict[str, float]:
     """The fixed phases the fit predicts for this model, parallelism and batch limits (a V1 release)."""
     layers = layers_per_stage(engine.architecture.num_hidden_layers, engine.pipeline_parallel_size)
     graphs = 0 if engine.enforce_eager else graphs_captured("V1", engine.max_num_seqs, engine.max_num_batched_tokens)
-    return FITTED.seconds("V1", layers, graphs)
+    return FITTED.seconds("V1", layers, graphs, engine.gpus_per_node)
 
 
 def _share(fitted: dict[str, float], phase: str, phases: tuple[str, ...]) -> float:

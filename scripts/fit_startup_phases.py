@@ -11,14 +11,19 @@ predicted phase by phase, and its whole start as the predicted fixed phases plus
 from __future__ import annotations
 
 import csv
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
 
-from catalog.startup_phases import FittedPhases
-from preflight.cuda_graphs import graphs_captured
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script: make the project's packages importable
+    sys.path.insert(0, str(ROOT))
 
-DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "startup-phases.csv"
+from catalog.startup_phases import FittedPhases  # noqa: E402
+from preflight.cuda_graphs import graphs_captured  # noqa: E402
+
+DATA = ROOT / "tests" / "data" / "startup-phases.csv"
 FIXED = ("process_start", "compile", "cuda_graphs", "kv_cache_init", "api_ready")
 Row = dict[str, str]
 
@@ -82,11 +87,18 @@ def _mean(rows: list[Row], phase: str, engine: str | None = None) -> float:
     return round(mean(float(r[phase]) for r in _fitted(rows, phase, engine)), 2)
 
 
+def gpus(row: Row) -> int:
+    return int(row["tensor_parallel"] or 1)
+
+
 def fit(rows: list[Row]) -> FittedPhases:
     compiled = [(float(n), float(r["compile"])) for r in _fitted(rows, "compile", "V1") if (n := layers(r))]
     base, per_layer = _line(compiled)
+    started = [(float(gpus(r) - 1), float(r["process_start"])) for r in _fitted(rows, "process_start")]
+    start_base, per_extra_gpu = _line(started)
     return FittedPhases(
-        process_start=_mean(rows, "process_start"),
+        process_start=round(start_base, 2),
+        process_start_per_extra_gpu=round(per_extra_gpu, 2),
         compile_base=round(base, 2),
         compile_per_layer=round(per_layer, 4),
         compile_unknown_layers=round(mean(y for _, y in compiled), 2),
@@ -101,7 +113,7 @@ def fit(rows: list[Row]) -> FittedPhases:
 def held_out_misses(rows: list[Row], fitted: FittedPhases) -> list[Miss]:
     misses = []
     for row in (r for r in rows if r["held_out"] == "yes"):
-        predicted = fitted.seconds(row["engine"], layers(row), graphs(row))
+        predicted = fitted.seconds(row["engine"], layers(row), graphs(row), gpus(row))
         for phase in FIXED:
             logged = _number(row, phase)
             if logged:
