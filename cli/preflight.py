@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -159,7 +158,7 @@ def _run(args: argparse.Namespace) -> int:
             logged = check_startup_log(args.log, log_text, served, timed=phases.found)
         except LogError as error:
             return _config_error(args, ConfigError([ConfigIssue("", str(error))]))
-        timing = PhaseArgs(phases, cfg.engine.gpus_per_node - 1, cfg.probes.per_gpu_start_seconds) if phases.found else None
+        timing = phases if phases.found else None
     upgrade: UpgradeImpact | None = None
     if args.against:
         try:
@@ -204,15 +203,6 @@ def _frontier(args: argparse.Namespace, cfg: StackConfig, verdict: Verdict) -> F
     return resolve_frontier(sizing_inputs(cfg), verdict.plan.cost)
 
 
-@dataclass(frozen=True)
-class PhaseArgs:
-    """The logged phases and what the budget's per-GPU term needs to turn them into stack settings."""
-
-    phases: LoggedPhases
-    extra_gpus: int
-    per_gpu_seconds: int
-
-
 def _snapshot_check(files: list[str]) -> ClusterCheck:
     """The cluster checks offline: against --cluster files, else the stack's own cluster.snapshot_files (as the
     Pulumi program reads them), else none ("not checked"). A bad file is a config error (exit 2)."""
@@ -244,7 +234,7 @@ def _print_report(
     frontier: Frontier | None,
     logged: LoggedStartup | None = None,
     upgrade: UpgradeImpact | None = None,
-    timing: PhaseArgs | None = None,
+    timing: LoggedPhases | None = None,
 ) -> None:
     """The report, then what the flags asked for beside it: one JSON document with --json."""
     if args.json:
@@ -272,10 +262,9 @@ def _print_report(
 
         print(render_log_check(report, logged))
     if timing is not None and report.startup is not None:
-        from preflight.startup_phases import fitted_phase_seconds, render_phase_check
+        from preflight.startup_phases import render_phase_check
 
-        fitted = fitted_phase_seconds(report.resolved)
-        print(render_phase_check(report.startup, timing.phases, fitted, timing.extra_gpus, timing.per_gpu_seconds))
+        print(render_phase_check(report.startup, timing))
 
 
 def _json_document(
@@ -284,7 +273,7 @@ def _json_document(
     frontier: Frontier | None,
     logged: LoggedStartup | None,
     upgrade: UpgradeImpact | None,
-    timing: PhaseArgs | None,
+    timing: LoggedPhases | None,
 ) -> dict[str, Any]:
     plan = verdict.plan
     assert plan is not None  # planned whenever there is no config error
@@ -303,12 +292,9 @@ def _json_document(
     if args.against:  # null: the base runs the same release and image
         data["upgrade"] = None if upgrade is None else upgrade.as_dict()
     if timing is not None and report.startup is not None:
-        from preflight.startup_phases import fitted_phase_seconds, phase_check_dict
+        from preflight.startup_phases import phase_check_dict
 
-        fitted = fitted_phase_seconds(report.resolved)
-        data["startup_phases"] = phase_check_dict(
-            report.startup, timing.phases, fitted, timing.extra_gpus, timing.per_gpu_seconds
-        )
+        data["startup_phases"] = phase_check_dict(report.startup, timing)
     return data
 
 

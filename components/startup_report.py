@@ -17,7 +17,7 @@ from cluster import pod_start
 from cluster.live import LiveReadError
 from config.sources import load_kubernetes_provider_settings
 from plan import Plan
-from preflight.startup_phases import fitted_phase_seconds, parse_phases, phase_check_dict
+from preflight.startup_phases import parse_phases, phase_check_dict
 
 SERVER_CONTAINER = "vllm"  # components/render/pod.py render_server_container
 
@@ -33,10 +33,7 @@ def _report(plan: Plan, namespace: str) -> dict[str, Any]:
         pulumi.log.warn(f"startup phases: not read ({error}); run `python -m preflight STACK --log FILE` instead")
         return {"status": f"not read: {error}"}
     phases = parse_phases(start.log, start.events)
-    budget = plan.delivery.budget
-    fitted = fitted_phase_seconds(plan.sizing.resolved)
-    extra_gpus, per_gpu = plan.engine.gpus_per_node - 1, plan.delivery.probes.per_gpu_start_seconds
-    checked = phase_check_dict(budget, phases, fitted, extra_gpus, per_gpu)
+    checked = phase_check_dict(plan.delivery.budget, phases)
     for warning in checked["warnings"]:
         pulumi.log.warn(f"startup phases of {start.pod}: {warning}")
     if checked["measured_settings"]:

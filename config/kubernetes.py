@@ -149,14 +149,19 @@ class ProbesConfig(ConfigGroup):
         description="Measured weights read per second, per replica; unset: the delivery mode's sourced "
         "default (docs/model-delivery.md).",
     )
-    engine_start_seconds: PositiveInt = Field(
-        60, description="Process and engine start before loading weights (Python imports, CUDA init)."
+    engine_start_seconds: PositiveInt | None = Field(
+        None,
+        description="Process and engine start of one GPU's pod, besides the weight load (imports, workers, KV cache, "
+        "API server); unset: fitted for the model (docs/calibration.md).",
     )
-    per_gpu_start_seconds: NonNegativeInt = Field(
-        15, description="Added per tensor/pipeline-parallel worker beyond the first (worker spawn, NCCL init)."
+    per_gpu_start_seconds: NonNegativeInt | None = Field(
+        None,
+        description="Added per tensor/pipeline-parallel worker beyond the first (worker spawn, NCCL init); unset: fitted.",
     )
-    cuda_graph_capture_seconds: NonNegativeInt = Field(
-        120, description="torch.compile and CUDA-graph capture after loading; 0 is used with engine.enforce_eager."
+    cuda_graph_capture_seconds: NonNegativeInt | None = Field(
+        None,
+        description="torch.compile and CUDA-graph capture after loading; 0 is used with engine.enforce_eager; unset: "
+        "fitted for the model's layers and the graphs captured.",
     )
     safety_factor: float = Field(1.5, ge=1, le=10, description="Multiplier over the estimate.")
     startup_seconds: PositiveInt | None = Field(

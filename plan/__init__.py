@@ -60,7 +60,7 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
     identity = resolve_identity(cfg.namespace, instance)
     token_secret = identity.names.hf_token_secret if hf_token else None
     bounds = replica_bounds(cfg.replicas, cfg.autoscaling)
-    delivery = resolve_delivery(cfg, sizing.weights_on_disk_gib, identity.names, token_secret, bounds[1])
+    delivery = resolve_delivery(cfg, sizing.resolved, sizing.weights_on_disk_gib, identity.names, token_secret, bounds[1])
     # The report shows the delivery's startup budget and its page-cache warning, decided here above the preflight.
     verdict = replace(sizing.verdict, warnings=sizing.verdict.warnings + delivery.warnings)
     sizing = replace(sizing, verdict=verdict, startup=delivery.budget)

@@ -36,6 +36,8 @@ from preflight.delivery import (
     mode_name,
     page_cache_warnings,
 )
+from preflight.resolve import ResolvedEngine
+from preflight.startup import fixed_terms
 
 # The ServiceAccount annotation each identity's webhook or agent reads (docs/sources.md §S8).
 IDENTITY_ANNOTATIONS: dict[str, WorkloadIdentity] = {
@@ -212,7 +214,13 @@ def node_local_medium(cfg: StackConfig, mode: DeliveryMode) -> NodeLocalMedium |
 
 
 def _budget(
-    cfg: StackConfig, mode: DeliveryMode, throughput: Throughput, weights_gib: float, from_hub: bool, node_local: bool
+    cfg: StackConfig,
+    engine: ResolvedEngine,
+    mode: DeliveryMode,
+    throughput: Throughput,
+    weights_gib: float,
+    from_hub: bool,
+    node_local: bool,
 ) -> DeliveryBudget:
     return delivery_budget(
         mode=mode_name(cfg.target, mode),
@@ -222,7 +230,7 @@ def _budget(
         from_bucket=mode == "object_storage",
         download_gib_per_s=_download_gib_per_s(cfg),
         probes=cfg.probes,
-        engine=cfg.engine,
+        fixed=fixed_terms(cfg.probes, engine),
         # Ranks on different nodes spawn and load in parallel; a multi-node group then waits for every rank to
         # join and NCCL to initialise (docs/multinode.md).
         group_init_seconds=cfg.multinode.group_init_seconds if cfg.engine.nnodes > 1 else 0,
@@ -236,9 +244,15 @@ def _image_pull(cfg: StackConfig) -> ImagePull:
 
 
 def resolve_delivery(
-    cfg: StackConfig, weights_on_disk_gib: float, names: Names, hf_token_secret: str | None, most: int
+    cfg: StackConfig,
+    engine: ResolvedEngine,
+    weights_on_disk_gib: float,
+    names: Names,
+    hf_token_secret: str | None,
+    most: int,
 ) -> DeliveryPlan:
-    """The delivery of a parsed stack. `weights_on_disk_gib`: the model's checkpoint (the preflight's); `names`:
+    """The delivery of a parsed stack. `engine`: the values vLLM runs with (the fixed start-up terms follow its model,
+    parallelism and batch limits); `weights_on_disk_gib`: the model's checkpoint (the preflight's); `names`:
     the instance's object names; `hf_token_secret`: the Secret the downloads mount, when the token is set; `most`:
     the most replicas that run at once (plan/cost.py replica_bounds)."""
     nnodes, store = cfg.engine.nnodes, cfg.cache
@@ -256,7 +270,7 @@ def resolve_delivery(
     throughput, throughput_warnings = _read_throughput(measured, cfg.target, volume, classes, profile_class, size, node_local)
     # Docker downloads on its first start whatever the mode; Kubernetes streams object storage instead.
     from_hub = cfg.model.local_path is None and (cfg.target == "docker" or mode != "object_storage")
-    budget = _budget(cfg, mode, throughput, weights, from_hub, node_local is not None)
+    budget = _budget(cfg, engine, mode, throughput, weights, from_hub, node_local is not None)
     kubernetes_volume = volume if cfg.target == "kubernetes" else None
     bucket = cfg.delivery.object_storage if mode == "object_storage" else None
     pairs = cache.downloads(cfg.model.id, cfg.model.revision, cfg.engine.speculative, lora_downloads(cfg.lora, mode))

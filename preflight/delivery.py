@@ -14,9 +14,9 @@ from catalog.models import MODELS
 from catalog.vllm_images import image_size
 from catalog.vllm_releases import version_key
 from config.delivery import CacheVolume, DeliveryMode, Throughput
-from config.engine import EngineConfig, SpeculativeConfig
+from config.engine import SpeculativeConfig
 from config.kubernetes import ProbesConfig, ServerConfig
-from preflight.startup import StartupBudget, startup_budget
+from preflight.startup import FixedTerms, StartupBudget, startup_budget
 
 _DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
 # vLLM 0.33.0 prefetches a checkpoint on a network file system only when it fits in 90 % of the available
@@ -46,6 +46,7 @@ class DeliveryBudget:
     terms: tuple[BudgetTerm, ...]  # image pull, download, load, engine start, compile and CUDA graphs
     probe: StartupBudget  # what the startupProbe allows: (load + engine + compile) x safety factor
     first_start_seconds: int  # image pull + download + probe budget
+    fixed: FixedTerms  # the engine start and compile terms, set or fitted, and the fitted phases that split them
     node_local: bool = False  # per-replica claims on one node's disk: a fresh node downloads again
 
     def first_start_sum(self) -> str:
@@ -155,46 +156,36 @@ def delivery_budget(
     from_bucket: bool,
     download_gib_per_s: float,
     probes: ProbesConfig,
-    engine: EngineConfig,
+    fixed: FixedTerms,
     group_init_seconds: int,
     image_pull: ImagePull,
     node_local: bool = False,
 ) -> DeliveryBudget:
     """`mode`: the mode's name in the report (mode_name); `weights_gib`: every checkpoint the server reads;
     `downloads`: whether the first start fetches them from the Hub; `from_bucket`: object storage holds them;
-    `group_init_seconds`: a multi-node group's wait for every rank (0 on one node)."""
+    `fixed`: the pod's engine start and compile terms (preflight/startup.py fixed_terms); `group_init_seconds`: a
+    multi-node group's wait for every rank (0 on one node)."""
     probe = startup_budget(
         weights_gib,
         throughput.gib_per_s,
-        engine.gpus_per_node,
-        engine.enforce_eager,
-        engine_start_seconds=probes.engine_start_seconds + group_init_seconds,
-        per_gpu_start_seconds=probes.per_gpu_start_seconds,
-        cuda_graph_capture_seconds=probes.cuda_graph_capture_seconds,
+        engine_start_seconds=fixed.engine_start_seconds + group_init_seconds,
+        cuda_graph_seconds=fixed.cuda_graph_seconds,
         safety_factor=probes.safety_factor,
         period_seconds=probes.startup_period_seconds,
         override_seconds=probes.startup_seconds,
     )
     download = round(download_seconds(weights_gib, download_gib_per_s, downloads), 3)
     how = _download_how(weights_gib, download, download_gib_per_s, from_bucket)
+    group = " + multinode.group_init_seconds" if group_init_seconds else ""
     terms = (
         BudgetTerm(IMAGE_PULL, float(image_pull.seconds), image_pull.how),
         BudgetTerm(DOWNLOAD, download, how),
         BudgetTerm(LOAD, round(probe.load_seconds, 3), f"{weights_gib:.1f} GiB / {throughput.mib_per_s:g} MiB/s"),
-        BudgetTerm(
-            ENGINE_START,
-            probe.engine_start_seconds,
-            "probes.engine_start_seconds + per extra GPU of a pod"
-            + (" + multinode.group_init_seconds" if group_init_seconds else ""),
-        ),
-        BudgetTerm(
-            COMPILE,
-            probe.cuda_graph_seconds,
-            "0 with enforce_eager" if engine.enforce_eager else "probes.cuda_graph_capture_seconds",
-        ),
+        BudgetTerm(ENGINE_START, probe.engine_start_seconds, fixed.engine_start_how + group),
+        BudgetTerm(COMPILE, probe.cuda_graph_seconds, fixed.cuda_graph_how),
     )
     first = image_pull.seconds + math.ceil(download * probe.safety_factor) + probe.total_seconds
-    return DeliveryBudget(mode, throughput, weights_gib, terms, probe, first, node_local)
+    return DeliveryBudget(mode, throughput, weights_gib, terms, probe, first, fixed, node_local)
 
 
 def shm_gib(server: ServerConfig, gpus_per_node: int) -> float:

@@ -4,13 +4,82 @@ vLLM binds its port but only starts listening after the model is loaded (0.7.2 a
 0.33.0 launchers/launcher.py:340-355), so /health refuses connections for the whole load. The startup
 probe must therefore allow: reading the weights from the cache volume, engine start, and (unless
 enforce_eager) torch.compile plus CUDA-graph capture. docs/sources.md §C; docs/sources.md §P10.2.
+The fixed terms (engine start, compile + graphs) are the stack's probes.* where set, else what the fit on public
+GPU start-ups predicts for its model, parallelism and batch limits (catalog/startup_phases.py,
+docs/calibration.md "Start-up phases").
 Pure: used by the Kubernetes probes, the Pulumi timeouts and the Docker target's health check.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from catalog.startup_phases import ENGINE_START_PHASES, FITTED, GRAPH_PHASES
+from config.kubernetes import ProbesConfig
+from preflight.cuda_graphs import graphs_captured
+from preflight.memory import layers_per_stage
+from preflight.resolve import ResolvedEngine
+
+FIT_SOURCE = "fitted on public start-ups, catalog/startup_phases.py"
+
+
+def fitted_phase_seconds(engine: ResolvedEngine, gpus: int) -> dict[str, float]:
+    """The fixed phases the fit predicts for this model, parallelism and batch limits on a pod of `gpus` GPUs (a V1
+    release)."""
+    layers = layers_per_stage(engine.architecture.num_hidden_layers, engine.pipeline_parallel_size)
+    graphs = 0 if engine.enforce_eager else graphs_captured("V1", engine.max_num_seqs, engine.max_num_batched_tokens)
+    return FITTED.seconds("V1", layers, graphs, gpus)
+
+
+def _sum(phases: dict[str, float], names: tuple[str, ...]) -> float:
+    return sum(phases[name] for name in names)
+
+
+@dataclass(frozen=True)
+class FixedTerms:
+    """The startup budget's fixed terms for one pod, each from probes.* where the stack sets it, else fitted.
+    `fitted`: the fitted phases of the pod, which split each term into its phases (preflight/startup_phases.py)."""
+
+    engine_start_seconds: float  # the pod's: its workers beyond the first included
+    per_gpu_start_seconds: float  # what each GPU beyond the first adds to it
+    extra_gpus: int
+    cuda_graph_seconds: float  # 0 with enforce_eager
+    engine_start_how: str
+    cuda_graph_how: str
+    fitted: dict[str, float] = field(default_factory=dict)
+
+
+def _engine_start(
+    probes: ProbesConfig, fitted: dict[str, float], one_gpu: float, per_gpu: float, extra: int
+) -> tuple[float, str]:
+    """The pod's engine start: fitted for the pod when neither term is set; else the one-GPU start (set or fitted)
+    plus the per-GPU term (set or fitted) for each GPU beyond the first."""
+    if probes.engine_start_seconds is None and probes.per_gpu_start_seconds is None:
+        pod = _sum(fitted, ENGINE_START_PHASES)
+        return pod, f"{pod:g} s fitted" + (f" ({per_gpu:g} s per extra GPU, {extra} extra)" if extra else "")
+    base = one_gpu if probes.engine_start_seconds is None else float(probes.engine_start_seconds)
+    base_how = f"{base:g} s fitted" if probes.engine_start_seconds is None else "probes.engine_start_seconds"
+    if not extra:
+        return base, base_how
+    per_how = "fitted" if probes.per_gpu_start_seconds is None else "probes.per_gpu_start_seconds"
+    return base + per_gpu * extra, f"{base_how} + {per_gpu:g} s ({per_how}) x {extra} extra GPU{'s' * (extra > 1)}"
+
+
+def fixed_terms(probes: ProbesConfig, engine: ResolvedEngine) -> FixedTerms:
+    """The fixed terms of a pod of this engine (its GPUs on one node)."""
+    gpus = engine.gpus_per_node
+    fitted, one_gpu = fitted_phase_seconds(engine, gpus), _sum(fitted_phase_seconds(engine, 1), ENGINE_START_PHASES)
+    fitted_per_gpu = round(_sum(fitted_phase_seconds(engine, 2), ENGINE_START_PHASES) - one_gpu, 2)
+    per_gpu = fitted_per_gpu if probes.per_gpu_start_seconds is None else float(probes.per_gpu_start_seconds)
+    start, start_how = _engine_start(probes, fitted, one_gpu, per_gpu, gpus - 1)
+    if engine.enforce_eager:
+        graphs, graphs_how = 0.0, "0 with enforce_eager"
+    elif probes.cuda_graph_capture_seconds is None:
+        graphs, graphs_how = _sum(fitted, GRAPH_PHASES), "compile and CUDA graphs fitted"
+    else:
+        graphs, graphs_how = float(probes.cuda_graph_capture_seconds), "probes.cuda_graph_capture_seconds"
+    return FixedTerms(round(start, 2), per_gpu, gpus - 1, round(graphs, 2), start_how, graphs_how, fitted)
 
 
 @dataclass(frozen=True)
@@ -37,29 +106,25 @@ class StartupBudget:
 def startup_budget(
     weights_on_disk_gib: float,
     load_throughput_gib_per_s: float,
-    gpus_per_replica: int,
-    enforce_eager: bool,
     *,
     engine_start_seconds: float,
-    per_gpu_start_seconds: float,
-    cuda_graph_capture_seconds: float,
+    cuda_graph_seconds: float,
     safety_factor: float,
     period_seconds: int,
     override_seconds: int | None = None,
 ) -> StartupBudget:
-    """The startup budget of one replica. `override_seconds` replaces the computed total. The terms have no
-    defaults here: ProbesConfig holds them (plan/delivery.py resolve_delivery passes them)."""
-    if load_throughput_gib_per_s <= 0 or period_seconds <= 0 or gpus_per_replica < 1:
-        raise ValueError("throughput and period must be positive and gpus_per_replica at least 1")
+    """The startup budget of one replica: `engine_start_seconds` and `cuda_graph_seconds` are the pod's (FixedTerms,
+    a group's wait added). `override_seconds` replaces the computed total."""
+    if load_throughput_gib_per_s <= 0 or period_seconds <= 0:
+        raise ValueError("throughput and period must be positive")
     load = weights_on_disk_gib / load_throughput_gib_per_s
-    start = engine_start_seconds + per_gpu_start_seconds * (gpus_per_replica - 1)
-    graphs = 0.0 if enforce_eager else float(cuda_graph_capture_seconds)
-    raw = override_seconds if override_seconds is not None else (load + start + graphs) * safety_factor
+    estimate = (load + engine_start_seconds + cuda_graph_seconds) * safety_factor
+    raw = override_seconds if override_seconds is not None else estimate
     threshold = max(1, math.ceil(raw / period_seconds))
     return StartupBudget(
         load_seconds=load,
-        engine_start_seconds=start,
-        cuda_graph_seconds=graphs,
+        engine_start_seconds=engine_start_seconds,
+        cuda_graph_seconds=cuda_graph_seconds,
         safety_factor=1.0 if override_seconds is not None else safety_factor,
         total_seconds=threshold * period_seconds,
         period_seconds=period_seconds,

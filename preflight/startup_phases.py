@@ -25,11 +25,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from catalog.startup_phases import ENGINE_START_PHASES, FITTED, GRAPH_PHASES
-from preflight.cuda_graphs import graphs_captured
+from catalog.startup_phases import ENGINE_START_PHASES, GRAPH_PHASES
 from preflight.delivery import COMPILE, ENGINE_START, IMAGE_PULL, LOAD, DeliveryBudget
-from preflight.memory import layers_per_stage
-from preflight.resolve import ResolvedEngine
 from preflight.startup_log import AnchoredPattern, literal_start
 from reading.numbers import NumberError, go_duration_seconds
 from reading.numbers import figure as parse_figure
@@ -177,21 +174,14 @@ class PhaseCheck:
         return error is not None and abs(error) > TOLERANCE * 100
 
 
-def fitted_phase_seconds(engine: ResolvedEngine) -> dict[str, float]:
-    """The fixed phases the fit predicts for this model, parallelism and batch limits (a V1 release)."""
-    layers = layers_per_stage(engine.architecture.num_hidden_layers, engine.pipeline_parallel_size)
-    graphs = 0 if engine.enforce_eager else graphs_captured("V1", engine.max_num_seqs, engine.max_num_batched_tokens)
-    return FITTED.seconds("V1", layers, graphs, engine.gpus_per_node)
-
-
 def _share(fitted: dict[str, float], phase: str, phases: tuple[str, ...]) -> float:
     """The part of a term that `phase` takes, among the `phases` the term covers."""
     total = sum(fitted[p] for p in phases)
     return fitted[phase] / total if total else 1 / len(phases)
 
 
-def _budget_of(phase: str, budget: DeliveryBudget, fitted: dict[str, float]) -> float:
-    probe = budget.probe
+def _budget_of(phase: str, budget: DeliveryBudget) -> float:
+    probe, fitted = budget.probe, budget.fixed.fitted
     if phase == "image_pull":
         return float(budget.image_pull_seconds)
     if phase == "weight_load":
@@ -201,10 +191,10 @@ def _budget_of(phase: str, budget: DeliveryBudget, fitted: dict[str, float]) -> 
     return probe.cuda_graph_seconds * _share(fitted, phase, GRAPH_PHASES)
 
 
-def check_phases(budget: DeliveryBudget, logged: LoggedPhases, fitted: dict[str, float]) -> list[PhaseCheck]:
-    """`fitted`: the stack's fitted phase seconds (fitted_phase_seconds), which split each term."""
+def check_phases(budget: DeliveryBudget, logged: LoggedPhases) -> list[PhaseCheck]:
+    """Each phase beside its part of the budget's term (the stack's fitted phases split each term)."""
     return [
-        PhaseCheck(phase, label, term, getattr(logged, phase), round(_budget_of(phase, budget, fitted), 2))
+        PhaseCheck(phase, label, term, getattr(logged, phase), round(_budget_of(phase, budget), 2))
         for phase, label, term in PHASE_ROWS
     ]
 
@@ -221,16 +211,17 @@ def _sum(logged: LoggedPhases, phases: tuple[str, ...]) -> float | None:
     return None if any(v is None for v in values) else sum(v for v in values if v is not None)
 
 
-def measured_settings(budget: DeliveryBudget, logged: LoggedPhases, extra_gpus: int, per_gpu: int) -> dict[str, float]:
+def measured_settings(budget: DeliveryBudget, logged: LoggedPhases) -> dict[str, float]:
     """The stack keys the log measures: the throughput, the engine start (less the per-GPU term the budget adds
-    for `extra_gpus`) and the compile + graphs term. Only what the log shows completely."""
+    for the pod's extra GPUs) and the compile + graphs term. Only what the log shows completely."""
+    fixed = budget.fixed
     settings: dict[str, float] = {}
     throughput = achieved_gib_per_s(budget, logged)
     if throughput and not logged.load_includes_download:
         settings["probes.load_throughput_gib_per_s"] = throughput
     engine = _sum(logged, ENGINE_START_PHASES)
     if engine is not None:
-        settings["probes.engine_start_seconds"] = max(1, math.ceil(engine - per_gpu * extra_gpus))
+        settings["probes.engine_start_seconds"] = max(1, math.ceil(engine - fixed.per_gpu_start_seconds * fixed.extra_gpus))
     graphs = _sum(logged, GRAPH_PHASES)
     if graphs is not None and budget.probe.cuda_graph_seconds:
         settings["probes.cuda_graph_capture_seconds"] = math.ceil(graphs)
@@ -260,10 +251,8 @@ def phase_warnings(checks: list[PhaseCheck]) -> list[str]:
     return warnings
 
 
-def render_phase_check(
-    budget: DeliveryBudget, logged: LoggedPhases, fitted: dict[str, float], extra_gpus: int, per_gpu: int
-) -> str:
-    checks = check_phases(budget, logged, fitted)
+def render_phase_check(budget: DeliveryBudget, logged: LoggedPhases) -> str:
+    checks = check_phases(budget, logged)
     lines = [
         "Start-up phases against the startup budget (seconds; a term split as the fit predicts for the stack):",
         f"  {'phase':<30} {'logged':>9} {'budget':>9}  {'error':>7}  term",
@@ -279,17 +268,15 @@ def render_phase_check(
             f"{how}; the budget assumes {budget.throughput.gib_per_s:.3g} GiB/s ({budget.throughput.source})"
         )
     lines += [f"  warning: {warning}" for warning in phase_warnings(checks)]
-    settings = measured_settings(budget, logged, extra_gpus, per_gpu)
+    settings = measured_settings(budget, logged)
     if settings:
         lines.append("  measured, to put into the stack: " + ", ".join(f"{k}: {v:g}" for k, v in settings.items()))
     return "\n".join(lines)
 
 
-def phase_check_dict(
-    budget: DeliveryBudget, logged: LoggedPhases, fitted: dict[str, float], extra_gpus: int, per_gpu: int
-) -> dict[str, Any]:
+def phase_check_dict(budget: DeliveryBudget, logged: LoggedPhases) -> dict[str, Any]:
     """The phase check as the JSON report's `startup_phases` section."""
-    checks = check_phases(budget, logged, fitted)
+    checks = check_phases(budget, logged)
     return {
         "phases": [
             {"phase": c.phase, "term": c.term, "logged_seconds": c.logged, "budget_seconds": c.budget}
@@ -302,5 +289,5 @@ def phase_check_dict(
         "achieved_gib_per_s": achieved_gib_per_s(budget, logged),
         "load_includes_download": logged.load_includes_download,
         "warnings": phase_warnings(checks),
-        "measured_settings": measured_settings(budget, logged, extra_gpus, per_gpu),
+        "measured_settings": measured_settings(budget, logged),
     }

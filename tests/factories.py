@@ -52,7 +52,9 @@ def load_pulumi_config() -> StackConfig:
 
 
 def shipped_stack(name: str) -> StackConfig:
-    return load_stack_file(STACKS / f"Pulumi.{name}.yaml")
+    """stacks/Pulumi.<name>.yaml, else the example of that name."""
+    path = STACKS / f"Pulumi.{name}.yaml"
+    return load_stack_file(path if path.exists() else STACKS / "examples" / path.name)
 
 
 def example_stack(name: str) -> StackConfig:

@@ -31,13 +31,19 @@ def with_profile(tmp_path: Path, stack: str, profile: str) -> Path:
 
 EXPECTED = fixture("x").parent / "expected"
 FIXTURES = ("gke-a100-no-gfd", "eks-karpenter-scale-from-zero", "aks-azure-disk", "onprem-gpu-operator-ceph", "all-right")
+# The shipped stacks, and prod's shared-volume variant (its claim meets each cluster's storage classes).
+STACK_FILES = {
+    "prod": STACKS / "Pulumi.prod.yaml",
+    "prod-on-efs": STACKS / "examples" / "Pulumi.prod-on-efs.yaml",
+    "dev": STACKS / "Pulumi.dev.yaml",
+}
 
 
-@pytest.mark.parametrize("stack", ["prod", "dev"])
+@pytest.mark.parametrize("stack", list(STACK_FILES))
 @pytest.mark.parametrize("name", FIXTURES)
 def test_each_fixture_gives_the_exact_verdict_and_cluster_lines(capsys, stack: str, name: str) -> None:  # type: ignore[no-untyped-def]
     """expected/<stack>.<fixture>.txt: the exit code, the verdict line, then the cluster section, verbatim."""
-    code = main([str(STACKS / f"Pulumi.{stack}.yaml"), "--cluster", str(fixture(name))])
+    code = main([str(STACK_FILES[stack]), "--cluster", str(fixture(name))])
     out = capsys.readouterr().out
     lines = [f"exit {code}", out.split("\n")[0], *out[out.index("\ncluster:") + 1 :].rstrip("\n").split("\n")]
     assert lines == (EXPECTED / f"{stack}.{name}.txt").read_text().rstrip("\n").split("\n")
@@ -167,7 +173,7 @@ def test_the_markdown_report_shows_the_cluster_verdict_and_each_finding(capsys) 
     out = capsys.readouterr().out
     assert out.startswith("### ✅ Pulumi.prod.yaml: FITS")
     assert "**Cluster: passed (snapshot all-right.json)**" in out
-    assert "- [ok] storage: class efs-sc (efs.csi.aws.com) supports ReadWriteMany." in out
+    assert "- [ok] gpu: 4 node(s) match nvidia.com/gpu.product In [NVIDIA-A100-SXM4-80GB]" in out
 
 
 def test_several_cluster_files_are_read_together(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -29,7 +29,7 @@ def live_cluster(monkeypatch: pytest.MonkeyPatch, name: str) -> list[tuple[objec
 
 def test_prod_on_a_cluster_where_everything_is_right_registers_and_exports_the_cluster_verdict(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     live_cluster(monkeypatch, "all-right")
-    registered, error = run_stack_file(STACKS / "Pulumi.prod.yaml", extra=PROD_EXTRA)
+    registered, error = run_stack_file(STACKS / "examples" / "Pulumi.prod-on-efs.yaml", extra=PROD_EXTRA)
     assert error is None
     assert registered.exports["cluster"]["verdict"] == "passed"
     assert "kubernetes:apps/v1:Deployment" in registered.types
@@ -37,7 +37,7 @@ def test_prod_on_a_cluster_where_everything_is_right_registers_and_exports_the_c
 
 def test_prod_on_the_on_prem_cluster_stops_naming_each_cause_and_registers_nothing(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     live_cluster(monkeypatch, "onprem-gpu-operator-ceph")
-    registered, error = run_stack_file(STACKS / "Pulumi.prod.yaml", extra=PROD_EXTRA)
+    registered, error = run_stack_file(STACKS / "examples" / "Pulumi.prod-on-efs.yaml", extra=PROD_EXTRA)
     assert isinstance(error, pulumi.RunError)
     text = str(error)
     assert text.startswith("The cluster cannot run this stack (snapshot onprem-gpu-operator-ceph.json); nothing was created.")
@@ -59,7 +59,7 @@ def test_the_program_adapts_to_the_profile_karpenter_can_create_the_gpu_node(mon
         "cache": {"storage_class_name": "efs-sc"},
         "autoscaling": {"enabled": True, "min_replica_count": 2, "max_replica_count": 4, "triggers": ["queue", "running"]},
     }
-    registered, error = run_stack_file(STACKS / "Pulumi.prod.yaml", extra=extra)
+    registered, error = run_stack_file(STACKS / "examples" / "Pulumi.prod-on-efs.yaml", extra=extra)
     assert error is None, error
     assert registered.exports["cluster"]["verdict"] == "warnings"  # the driver of nodes not yet created is unknown
     affinity = registered.one("kubernetes:apps/v1:Deployment")["spec"]["template"]["spec"]["affinity"]
@@ -75,12 +75,14 @@ def test_the_program_adapts_to_the_profile_karpenter_can_create_the_gpu_node(mon
 
 def test_the_program_reads_the_cluster_with_the_kubernetes_providers_context(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     calls = live_cluster(monkeypatch, "all-right")
-    run_stack_file(STACKS / "Pulumi.prod.yaml", extra=PROD_EXTRA)
+    run_stack_file(STACKS / "examples" / "Pulumi.prod-on-efs.yaml", extra=PROD_EXTRA)
     assert calls == [(None, None, "keda")]
 
 
 def test_an_unreadable_cluster_reports_not_checked_and_goes_on(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    registered, error = run_stack_file(STACKS / "Pulumi.prod.yaml", extra=PROD_EXTRA)  # conftest: unreachable
+    registered, error = run_stack_file(
+        STACKS / "examples" / "Pulumi.prod-on-efs.yaml", extra=PROD_EXTRA
+    )  # conftest: unreachable
     assert error is None
     assert registered.exports["cluster"] == {
         "checked": False,
@@ -92,7 +94,7 @@ def test_an_unreadable_cluster_reports_not_checked_and_goes_on(monkeypatch) -> N
 
 def test_an_unreadable_cluster_stops_the_program_when_told_to(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     registered, error = run_stack_file(
-        STACKS / "Pulumi.prod.yaml", extra={**PROD_EXTRA, "cluster": {"block_on_read_failure": True}}
+        STACKS / "examples" / "Pulumi.prod-on-efs.yaml", extra={**PROD_EXTRA, "cluster": {"block_on_read_failure": True}}
     )
     assert isinstance(error, pulumi.RunError)
     assert "vllm-serving:cluster.block_on_read_failure: is true, and the cluster cannot be read: no cluster in tests." in str(
@@ -104,7 +106,8 @@ def test_an_unreadable_cluster_stops_the_program_when_told_to(monkeypatch) -> No
 def test_snapshot_files_in_the_stack_config_replace_the_live_read(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     calls = live_cluster(monkeypatch, "all-right")
     registered, error = run_stack_file(
-        STACKS / "Pulumi.prod.yaml", extra={**PROD_EXTRA, "cluster": {"snapshot_files": [str(fixture("aks-azure-disk"))]}}
+        STACKS / "examples" / "Pulumi.prod-on-efs.yaml",
+        extra={**PROD_EXTRA, "cluster": {"snapshot_files": [str(fixture("aks-azure-disk"))]}},
     )
     assert calls == []
     assert isinstance(error, pulumi.RunError)
@@ -115,6 +118,8 @@ def test_snapshot_files_in_the_stack_config_replace_the_live_read(monkeypatch) -
 def test_a_bad_snapshot_file_in_the_stack_config_is_a_config_error_naming_the_key(tmp_path) -> None:  # type: ignore[no-untyped-def]
     bad = tmp_path / "c.json"
     bad.write_text("{")
-    _, error = run_stack_file(STACKS / "Pulumi.prod.yaml", extra={**PROD_EXTRA, "cluster": {"snapshot_files": [str(bad)]}})
+    _, error = run_stack_file(
+        STACKS / "examples" / "Pulumi.prod-on-efs.yaml", extra={**PROD_EXTRA, "cluster": {"snapshot_files": [str(bad)]}}
+    )
     assert isinstance(error, pulumi.RunError)
     assert f"vllm-serving:cluster.snapshot_files: {bad}: not JSON" in str(error)

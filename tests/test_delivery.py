@@ -11,6 +11,7 @@ from config.stack import StackConfig
 from plan.delivery import DeliveryPlan
 from tests.factories import REPO, make_config
 from tests.kubernetes_fixtures import (
+    SET_FIXED_TERMS,
     configured,
     env_of,
     manifests,
@@ -42,7 +43,7 @@ def run_prod(**groups: object):  # type: ignore[no-untyped-def]
 
 
 def per_replica_prod():  # type: ignore[no-untyped-def]
-    return stack_with("prod", delivery=PER_REPLICA, cache={"storage_class_name": None})
+    return stack_with("prod-on-efs", delivery=PER_REPLICA, cache={"storage_class_name": None})
 
 
 def test_dev_stack_renders_a_read_write_once_claim():
@@ -103,17 +104,17 @@ def test_per_replica_volumes_keep_the_compile_caches_on_the_claim():
 
 
 def test_a_shared_read_write_many_volume_keeps_compile_caches_per_pod():
-    assert env_of(server(manifests(*stack("prod"))))["VLLM_CACHE_ROOT"] == "/home/vllm/.cache/vllm"
+    assert env_of(server(manifests(*stack("prod-on-efs"))))["VLLM_CACHE_ROOT"] == "/home/vllm/.cache/vllm"
 
 
 def test_object_storage_streams_the_bucket_with_the_run_ai_loader():
-    args = server(manifests(*stack_with("prod", delivery=BUCKET)))["args"]
+    args = server(manifests(*stack_with("prod-on-efs", delivery=BUCKET)))["args"]
     assert args[0] == "s3://models/llama-70b/"
     assert args[args.index("--load-format") + 1] == "runai_streamer"
 
 
 def test_object_storage_holds_every_ranks_streamer_buffers_to_a_quarter_of_the_memory_limit():
-    args = server(manifests(*stack_with("prod", delivery=BUCKET)))["args"]
+    args = server(manifests(*stack_with("prod-on-efs", delivery=BUCKET)))["args"]
     # 72 GiB / 4, shared by the pod's 4 ranks (TP 4): 4.5 GiB each
     assert args[args.index("--model-loader-extra-config") + 1] == '{"memory_limit":4831838208}'
 
@@ -125,7 +126,7 @@ def test_read_write_many_without_a_storage_class_is_refused_even_for_one_replica
 
 
 def test_object_storage_reads_credentials_from_the_secret_and_the_endpoint_from_config():
-    container = server(manifests(*stack_with("prod", delivery=BUCKET)))
+    container = server(manifests(*stack_with("prod-on-efs", delivery=BUCKET)))
     assert container["envFrom"] == [{"secretRef": {"name": "keys"}}]
     assert env_of(container)["AWS_ENDPOINT_URL"] == "http://minio:9000"
 
@@ -138,12 +139,12 @@ def test_object_storage_puts_workload_identity_on_the_server_service_account():
             "service_account_annotations": {"iam.gke.io/gcp-service-account": "m@p.iam"},
         },
     }
-    accounts = of_kind(manifests(*stack_with("prod", delivery=bucket)), "ServiceAccount")
+    accounts = of_kind(manifests(*stack_with("prod-on-efs", delivery=bucket)), "ServiceAccount")
     assert [a["metadata"].get("annotations") for a in accounts] == [{"iam.gke.io/gcp-service-account": "m@p.iam"}]
 
 
 def test_object_storage_renders_no_claim_and_no_download():
-    objects = manifests(*stack_with("prod", delivery=BUCKET))
+    objects = manifests(*stack_with("prod-on-efs", delivery=BUCKET))
     assert (of_kind(objects, "PersistentVolumeClaim"), of_kind(objects, "Job")) == ([], [])
     assert "initContainers" not in pod_spec(objects)
 
@@ -161,45 +162,45 @@ def test_object_storage_without_a_bucket_is_refused():
 
 
 def test_a_70b_on_a_shared_volume_at_150_mib_per_s_budgets_reading_131_gib():
-    cfg, _ = stack_with("prod", probes={"load_throughput_gib_per_s": 150 / 1024})
+    cfg, _ = stack_with("prod-on-efs", probes={"load_throughput_gib_per_s": 150 / 1024})
     budget = delivery_of(cfg).budget
     assert budget.probe.load_seconds == pytest.approx(131.42 * 1024 / 150, abs=1)  # 897 s
     assert budget.probe.total_seconds >= budget.probe.load_seconds + 105 + 120
 
 
 def test_budget_terms_are_image_pull_download_load_engine_start_and_compile():
-    cfg, _ = stack("prod")
+    cfg, _ = stack_with("prod-on-efs", probes=SET_FIXED_TERMS)
     terms = {t.name: round(t.seconds) for t in delivery_of(cfg).budget.terms}
     # 242 s (11.77 GiB at 50 MiB/s); 131.42 GiB / 0.1 GiB/s; 131.42 GiB / 100 MiB/s; 60 + 3 x 15 s; 120 s
     assert terms == {"image pull": 242, "download": 1314, "load": 1346, "engine start": 105, "compile + graphs": 120}
 
 
 def test_first_start_is_pull_plus_download_plus_the_probe_budget():
-    cfg, _ = stack("prod")
+    cfg, _ = stack_with("prod-on-efs", probes=SET_FIXED_TERMS)
     budget = delivery_of(cfg).budget
     assert budget.first_start_seconds == 242 + 1972 + 2360  # download x 1.5; (1346 + 105 + 120) x 1.5 -> 2360
 
 
 def test_object_storage_has_no_download_term_and_reads_at_its_default():
-    cfg, _ = stack_with("prod", delivery=BUCKET)
+    cfg, _ = stack_with("prod-on-efs", delivery=BUCKET)
     budget = delivery_of(cfg).budget
     assert (budget.download_seconds, budget.throughput.mib_per_s) == (0.0, 1024.0)
 
 
 def test_a_measured_throughput_wins_over_the_mode_default():
-    cfg, _ = stack_with("prod", probes={"load_throughput_gib_per_s": 2.0})
+    cfg, _ = stack_with("prod-on-efs", probes={"load_throughput_gib_per_s": 2.0})
     assert delivery_of(cfg).budget.throughput.source.startswith("measured")
 
 
 def test_the_workload_carries_the_budget_term_by_term():
-    annotations = one(manifests(*stack("prod")), "Deployment")["metadata"]["annotations"]
+    annotations = one(manifests(*stack_with("prod-on-efs", probes=SET_FIXED_TERMS)), "Deployment")["metadata"]["annotations"]
     assert annotations["vllm-serving.io/startup-budget"].startswith(
         "4574 s first start = 242 s image pull + 1314 s download x 1.5 + 2360 s startup probe"
     )
 
 
 def test_the_report_shows_the_plans_delivery_budget_and_its_page_cache_warning():
-    plan = plan_of(stack("prod")[0])
+    plan = plan_of(stack("prod-on-efs")[0])
     assert plan.sizing.startup is plan.delivery.budget
     assert plan.delivery.warnings and plan.sizing.verdict.warnings[-len(plan.delivery.warnings) :] == plan.delivery.warnings
 
@@ -207,25 +208,25 @@ def test_the_report_shows_the_plans_delivery_budget_and_its_page_cache_warning()
 def test_the_preflight_report_lists_the_budget_terms():
     from preflight.text import table_text as render_table
 
-    table = render_table(stack("prod")[1])
+    table = render_table(stack("prod-on-efs")[1])
     assert "  load" in table and "1346 s (131.4 GiB / 100 MiB/s)" in table
 
 
 def test_a_new_revision_gets_a_new_claim_sized_for_it():
-    first = one(manifests(*stack_with("prod", model={"revision": "aaaa111"})), "PersistentVolumeClaim")
-    second = one(manifests(*stack_with("prod", model={"revision": "bbbb222"})), "PersistentVolumeClaim")
+    first = one(manifests(*stack_with("prod-on-efs", model={"revision": "aaaa111"})), "PersistentVolumeClaim")
+    second = one(manifests(*stack_with("prod-on-efs", model={"revision": "bbbb222"})), "PersistentVolumeClaim")
     assert first["metadata"]["name"] != second["metadata"]["name"]
     assert second["spec"]["resources"]["requests"]["storage"] == "166Gi"  # 131.4 GiB x 1.25 + 1
 
 
 def test_prod_memory_limit_below_the_checkpoint_warns_with_the_numbers():
-    warnings = stack("prod")[1].verdict.warnings
+    warnings = stack("prod-on-efs")[1].verdict.warnings
     # 131.4 GiB / 0.9 = 146.0 GiB; the 72 GiB limit holds 8 GiB of /dev/shm, so server.memory_gib >= 139
     assert any("memory limit (72 GiB)" in w and "146.0 GiB" in w and "at least 139" in w for w in warnings)
 
 
 def test_enough_memory_for_the_page_cache_does_not_warn():
-    report = stack_with("prod", server={"memory_gib": 150})[1]
+    report = stack_with("prod-on-efs", server={"memory_gib": 150})[1]
     assert not any("memory limit" in w for w in report.verdict.warnings)
 
 
@@ -282,7 +283,7 @@ COPYING = {
 
 
 def copying_prod(revision: str = "aaaa111"):  # type: ignore[no-untyped-def]
-    return stack_with("prod", delivery=COPYING, model={"revision": revision})
+    return stack_with("prod-on-efs", delivery=COPYING, model={"revision": revision})
 
 
 def test_copy_from_hub_renders_one_job_that_uploads_to_the_revision_folder():
@@ -334,7 +335,9 @@ def test_the_server_waits_for_the_copy_job_which_is_awaited_to_its_deadline():
     from tests.test_serving_stack import build_stack
 
     _, requests = run_recording(
-        build_stack(*stack_with("prod", delivery=COPYING, cache={"storage_class_name": None}, model={"revision": "aaaa111"}))
+        build_stack(
+            *stack_with("prod-on-efs", delivery=COPYING, cache={"storage_class_name": None}, model={"revision": "aaaa111"})
+        )
     )
     assert any(d.endswith("::llama-cache-copy") for d in requests["llama-server-deployment"].dependencies)
     # 131.4 GiB fetched and uploaded at 0.1 GiB/s x 1.5 (3942 s) + 242 s pull + 120 s = 4304 s
@@ -370,9 +373,9 @@ def test_no_shipped_stack_renders_read_write_many_without_a_storage_class(path):
 
 
 def test_a_release_that_does_not_prefetch_from_nfs_gets_no_page_cache_warning():
-    report = stack_with("prod", vllm={"version": "0.7.2"})[1]
+    report = stack_with("prod-on-efs", vllm={"version": "0.7.2"})[1]
     assert not any("memory limit" in w for w in report.verdict.warnings)
 
 
 def test_the_page_cache_warning_names_the_stacks_release():
-    assert any("vLLM 0.33.0 needs to prefetch" in w for w in stack("prod")[1].verdict.warnings)
+    assert any("vLLM 0.33.0 needs to prefetch" in w for w in stack("prod-on-efs")[1].verdict.warnings)

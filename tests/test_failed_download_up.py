@@ -27,13 +27,17 @@ def failing_job(args: pulumi.runtime.MockResourceArgs) -> str | None:
 
 
 def test_a_failed_download_job_fails_up_naming_the_job_and_its_status() -> None:
-    _registered, error = run_stack_file(STACKS / "Pulumi.prod.yaml", API_KEY, mocks=RecordingMocks(fail=failing_job))
-    job = plan_of(load_stack_file_with_secrets(STACKS / "Pulumi.prod.yaml")[0], instance_name("prod")).delivery.download_job
+    _registered, error = run_stack_file(
+        STACKS / "examples" / "Pulumi.prod-on-efs.yaml", API_KEY, mocks=RecordingMocks(fail=failing_job)
+    )
+    job = plan_of(
+        load_stack_file_with_secrets(STACKS / "examples" / "Pulumi.prod-on-efs.yaml")[0], instance_name("prod-on-efs")
+    ).delivery.download_job
     assert error is not None and f"Job {job!r} failed: {FAILED}" in str(error)
 
 
 def test_the_server_is_not_created_after_its_download_failed() -> None:
-    created, _ = run_stack_file(STACKS / "Pulumi.prod.yaml", API_KEY)
-    failed, _ = run_stack_file(STACKS / "Pulumi.prod.yaml", API_KEY, mocks=RecordingMocks(fail=failing_job))
+    created, _ = run_stack_file(STACKS / "examples" / "Pulumi.prod-on-efs.yaml", API_KEY)
+    failed, _ = run_stack_file(STACKS / "examples" / "Pulumi.prod-on-efs.yaml", API_KEY, mocks=RecordingMocks(fail=failing_job))
     deployment = "kubernetes:apps/v1:Deployment"
     assert (len(created.of_type(deployment)), failed.of_type(deployment)) == (1, [])

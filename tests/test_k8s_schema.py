@@ -38,8 +38,9 @@ VARIANTS = {
         },
         server={"image_pull_secrets": ["registry-a", "registry-b"]},
     ),
+    "prod on efs": lambda: stack("prod-on-efs"),
     "prod on per-replica volumes": lambda: stack_with(
-        "prod", delivery={"mode": "per_replica_volume"}, cache={"storage_class_name": None}
+        "prod-on-efs", delivery={"mode": "per_replica_volume"}, cache={"storage_class_name": None}
     ),
     "prod streaming from object storage": lambda: stack_with(
         "prod",
@@ -101,8 +102,8 @@ def test_strict_validation_rejects_an_unknown_field():
         strict_validate(deployment)
 
 
-def test_prod_renders_every_expected_kind():
-    kinds = sorted(obj["kind"] for obj in manifests(*stack("prod"), with_token=True))
+def test_prod_on_efs_renders_every_expected_kind():
+    kinds = sorted(obj["kind"] for obj in manifests(*stack("prod-on-efs"), with_token=True))
     assert kinds == [
         "Deployment",
         "Job",

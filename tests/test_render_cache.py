@@ -14,7 +14,7 @@ def job_container(objects: list[dict]) -> dict:
 
 
 def test_prod_cache_is_sized_from_the_weights_plus_headroom():
-    cfg, report = stack("prod")  # 131.4 GiB x 1.25 + 1 = 165.3
+    cfg, report = stack("prod-on-efs")  # 131.4 GiB x 1.25 + 1 = 165.3
     pvc = one(manifests(cfg, report), "PersistentVolumeClaim")
     assert pvc["spec"]["resources"]["requests"]["storage"] == "166Gi"
 
@@ -41,7 +41,7 @@ def test_cache_includes_a_catalog_draft_model():
 
 
 def test_prod_shares_one_read_write_many_claim_of_its_storage_class():
-    spec = one(manifests(*stack("prod")), "PersistentVolumeClaim")["spec"]
+    spec = one(manifests(*stack("prod-on-efs")), "PersistentVolumeClaim")["spec"]
     assert (spec["accessModes"], spec["storageClassName"]) == (["ReadWriteMany"], "efs-sc")
 
 
@@ -80,13 +80,13 @@ def test_download_job_also_fetches_the_draft_model():
 
 
 def test_download_job_writes_into_the_cache_volume_at_hf_home():
-    container = job_container(manifests(*stack("prod")))
+    container = job_container(manifests(*stack("prod-on-efs")))
     assert env_of(container)["HF_HOME"] == HF_HOME
     assert {"name": "model-cache", "mountPath": HF_HOME} in container["volumeMounts"]
 
 
 def test_download_job_reads_the_token_from_a_mounted_file():
-    objects = manifests(*stack("prod"), with_token=True)
+    objects = manifests(*stack("prod-on-efs"), with_token=True)
     container = job_container(objects)
     volumes = one(objects, "Job")["spec"]["template"]["spec"]["volumes"]
     assert env_of(container)["HF_TOKEN_PATH"] == "/var/run/secrets/huggingface/token"
@@ -94,7 +94,7 @@ def test_download_job_reads_the_token_from_a_mounted_file():
 
 
 def test_hugging_face_token_is_never_an_environment_variable():
-    container = job_container(manifests(*stack("prod"), with_token=True))
+    container = job_container(manifests(*stack("prod-on-efs"), with_token=True))
     assert "HF_TOKEN" not in env_of(container)
     assert all("valueFrom" not in entry for entry in container["env"])
 
@@ -110,12 +110,12 @@ def test_no_token_secret_or_mount_for_a_public_model():
 
 
 def test_download_job_has_one_writer_and_bounded_retries():
-    spec = one(manifests(*stack("prod")), "Job")["spec"]
+    spec = one(manifests(*stack("prod-on-efs")), "Job")["spec"]
     assert (spec.get("parallelism", 1), spec["backoffLimit"], spec["template"]["spec"]["restartPolicy"]) == (1, 4, "Never")
 
 
 def test_download_job_deadline_grows_with_the_weights():
-    prod = one(manifests(*stack("prod")), "Job")["spec"]["activeDeadlineSeconds"]
+    prod = one(manifests(*stack("prod-on-efs")), "Job")["spec"]["activeDeadlineSeconds"]
     dev = one(manifests(*stack("dev")), "Job")["spec"]["activeDeadlineSeconds"]
     assert prod == 2934 and prod > dev  # 131.4 GiB / 0.1 GiB/s x 1.5 + 600 s bind + 242 s image pull + 120 s
 
@@ -127,7 +127,7 @@ def test_download_job_deadline_includes_the_image_pull_allowance():
 
 
 def test_download_keeps_the_xet_chunk_cache_off_the_shared_volume():
-    env = env_of(job_container(manifests(*stack("prod"))))
+    env = env_of(job_container(manifests(*stack("prod-on-efs"))))
     assert env["HF_XET_CHUNK_CACHE_SIZE_BYTES"] == "0" and not env["HF_XET_CACHE"].startswith(HF_HOME)
 
 
@@ -144,7 +144,7 @@ def test_pvc_name_changes_with_the_storage_class():
 
 
 def test_server_and_job_mount_the_created_pvc_by_its_name():
-    objects = manifests(*stack("prod"))
+    objects = manifests(*stack("prod-on-efs"))
     claim = one(objects, "PersistentVolumeClaim")["metadata"]["name"]
     job_volumes = one(objects, "Job")["spec"]["template"]["spec"]["volumes"]
     assert {"name": "model-cache", "persistentVolumeClaim": {"claimName": claim}} in pod_spec(objects)["volumes"]
@@ -164,7 +164,7 @@ def test_the_completion_marker_depends_on_the_content_not_the_volume():
 
 
 def test_read_write_many_download_job_may_run_on_any_node():
-    job = one(manifests(*stack("prod")), "Job")["spec"]["template"]["spec"]
+    job = one(manifests(*stack("prod-on-efs")), "Job")["spec"]["template"]["spec"]
     assert "affinity" not in job and "tolerations" not in job
 
 
@@ -184,7 +184,7 @@ def test_read_write_once_download_job_requests_no_gpu():
 
 
 def test_download_job_is_not_garbage_collected_under_pulumi():
-    assert "ttlSecondsAfterFinished" not in one(manifests(*stack("prod")), "Job")["spec"]
+    assert "ttlSecondsAfterFinished" not in one(manifests(*stack("prod-on-efs")), "Job")["spec"]
 
 
 def test_download_job_name_changes_with_the_revision():
@@ -198,12 +198,12 @@ def test_download_script_verifies_every_shard_before_writing_the_marker():
 
 
 def test_download_skips_duplicate_checkpoints():
-    ignored = json.loads(env_of(job_container(manifests(*stack("prod"))))["IGNORE_PATTERNS"])
+    ignored = json.loads(env_of(job_container(manifests(*stack("prod-on-efs"))))["IGNORE_PATTERNS"])
     assert ignored == ["original/*", "consolidated*", "*.pth"]
 
 
 def test_server_waits_for_the_completion_marker_written_by_the_job():
-    cfg, report = stack("prod")
+    cfg, report = stack("prod-on-efs")
     objects = manifests(cfg, report)
     wait = pod_spec(objects)["initContainers"][0]
     assert env_of(wait)["CACHE_MARKER"] == env_of(job_container(objects))["CACHE_MARKER"] == plan_of(cfg).delivery.marker_path

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from plan.names import HF_HOME
-from tests.kubernetes_fixtures import configured, env_of, manifests, one, pod_spec, server, stack
+from tests.kubernetes_fixtures import SET_FIXED_TERMS, configured, env_of, manifests, one, pod_spec, server, stack, stack_with
 
 RESTRICTED_CONTAINER = {
     "allowPrivilegeEscalation": False,
@@ -23,11 +23,11 @@ def all_containers(objects: list[dict]) -> list[dict]:
 
 
 def test_command_is_vllm_serve_set_explicitly():
-    assert server(manifests(*stack("prod")))["command"] == ["vllm", "serve"]
+    assert server(manifests(*stack("prod-on-efs")))["command"] == ["vllm", "serve"]
 
 
 def test_image_is_pinned_by_tag_with_an_explicit_pull_policy():
-    container = server(manifests(*stack("prod")))
+    container = server(manifests(*stack("prod-on-efs")))
     assert (container["image"], container["imagePullPolicy"]) == ("vllm/vllm-openai:v0.33.0", "IfNotPresent")
 
 
@@ -37,17 +37,18 @@ def test_image_digest_is_used_when_given():
 
 
 def test_port_is_named_http():
-    assert server(manifests(*stack("prod")))["ports"] == [{"name": "http", "containerPort": 8000, "protocol": "TCP"}]
+    assert server(manifests(*stack("prod-on-efs")))["ports"] == [{"name": "http", "containerPort": 8000, "protocol": "TCP"}]
 
 
 def test_prod_startup_probe_budget_is_computed_from_the_70b_weights():
-    probe = server(manifests(*stack("prod")))["startupProbe"]
+    probe = server(manifests(*stack_with("prod-on-efs", probes=SET_FIXED_TERMS)))["startupProbe"]
+    # (131.4 GiB / 100 MiB/s = 1346 s + 60 + 3 x 15 + 120) x 1.5 = 2357 s, in 10 s periods
     assert (probe["httpGet"]["path"], probe["periodSeconds"], probe["failureThreshold"]) == ("/health", 10, 236)
 
 
 def test_dev_startup_probe_budget_is_shorter_for_the_8b_weights():
     assert (
-        server(manifests(*stack("dev")))["startupProbe"]["failureThreshold"] == 50
+        server(manifests(*stack_with("dev", probes=SET_FIXED_TERMS)))["startupProbe"]["failureThreshold"] == 50
     )  # (15 GiB / 100 MiB/s = 153.6 s + 60 + 120) x 1.5 = 500 s: generic's unknown class
 
 
@@ -78,43 +79,44 @@ def test_startup_budget_override_sets_the_failure_threshold():
 
 
 def test_engine_ready_timeout_equals_the_startup_budget():
-    container = server(manifests(*stack("prod")))
+    container = server(manifests(*stack("prod-on-efs")))
     probe = container["startupProbe"]
     assert env_of(container)["VLLM_ENGINE_READY_TIMEOUT_S"] == str(probe["failureThreshold"] * probe["periodSeconds"])
 
 
 @pytest.mark.parametrize("probe", ["readinessProbe", "livenessProbe"])
 def test_readiness_and_liveness_tolerate_a_busy_server(probe: str):
-    settings = server(manifests(*stack("prod")))[probe]
+    settings = server(manifests(*stack("prod-on-efs")))[probe]
     assert settings["httpGet"]["path"] == "/health" and settings["timeoutSeconds"] >= 5
 
 
 def test_liveness_timeout_is_fifteen_seconds():
-    assert server(manifests(*stack("prod")))["livenessProbe"]["timeoutSeconds"] == 15
+    assert server(manifests(*stack("prod-on-efs")))["livenessProbe"]["timeoutSeconds"] == 15
 
 
 def test_progress_deadline_covers_image_pull_download_and_startup_budget():
-    # 900 s pull + 131.4 GiB / 0.1 GiB/s x 1.5 download + 2360 s probe budget + 120 s margin
-    assert one(manifests(*stack("prod")), "Deployment")["spec"]["progressDeadlineSeconds"] == 242 + 1972 + 2360 + 120
+    # 242 s pull + 131.4 GiB / 0.1 GiB/s x 1.5 download + 2360 s probe budget + 120 s margin
+    deployment = one(manifests(*stack_with("prod-on-efs", probes=SET_FIXED_TERMS)), "Deployment")
+    assert deployment["spec"]["progressDeadlineSeconds"] == 242 + 1972 + 2360 + 120
 
 
 def test_shared_memory_is_memory_backed_and_sized_for_tensor_parallel():
-    volumes = {v["name"]: v for v in pod_spec(manifests(*stack("prod")))["volumes"]}
+    volumes = {v["name"]: v for v in pod_spec(manifests(*stack("prod-on-efs")))["volumes"]}
     assert volumes["dshm"]["emptyDir"] == {"medium": "Memory", "sizeLimit": "8Gi"}
 
 
 def test_cache_volume_is_mounted_at_the_hugging_face_cache_path():
-    mounts = {m["name"]: m["mountPath"] for m in server(manifests(*stack("prod")))["volumeMounts"]}
+    mounts = {m["name"]: m["mountPath"] for m in server(manifests(*stack("prod-on-efs")))["volumeMounts"]}
     assert mounts == {"model-cache": HF_HOME, "dshm": "/dev/shm", "home": "/home/vllm", "tmp": "/tmp"}
 
 
 def test_memory_limit_includes_the_shared_memory():
-    limits = server(manifests(*stack("prod")))["resources"]["limits"]
+    limits = server(manifests(*stack("prod-on-efs")))["resources"]["limits"]
     assert (limits["memory"], limits["cpu"]) == ("72Gi", "18")  # 16 + 12 x 4 + 8 GiB shm; 2 + 4 x 4 CPUs
 
 
 def test_every_container_has_equal_cpu_and_memory_requests_and_limits():
-    for container in all_containers(manifests(*stack("prod"))):
+    for container in all_containers(manifests(*stack("prod-on-efs"))):
         resources = container["resources"]
         assert {k: resources["requests"][k] for k in ("cpu", "memory")} == {
             k: resources["limits"][k] for k in ("cpu", "memory")
@@ -122,15 +124,15 @@ def test_every_container_has_equal_cpu_and_memory_requests_and_limits():
 
 
 def test_every_container_meets_the_restricted_pod_security_standard():
-    assert all(c["securityContext"] == RESTRICTED_CONTAINER for c in all_containers(manifests(*stack("prod"))))
+    assert all(c["securityContext"] == RESTRICTED_CONTAINER for c in all_containers(manifests(*stack("prod-on-efs"))))
 
 
 def test_every_container_pull_policy_is_explicit():
-    assert all(c["imagePullPolicy"] == "IfNotPresent" for c in all_containers(manifests(*stack("prod"))))
+    assert all(c["imagePullPolicy"] == "IfNotPresent" for c in all_containers(manifests(*stack("prod-on-efs"))))
 
 
 def test_pod_runs_as_a_fixed_non_root_user_with_fs_group():
-    context = pod_spec(manifests(*stack("prod")))["securityContext"]
+    context = pod_spec(manifests(*stack("prod-on-efs")))["securityContext"]
     assert context == {
         "runAsNonRoot": True,
         "runAsUser": 10001,
@@ -142,26 +144,26 @@ def test_pod_runs_as_a_fixed_non_root_user_with_fs_group():
 
 
 def test_download_job_pod_runs_as_the_same_non_root_user():
-    job = one(manifests(*stack("prod")), "Job")["spec"]["template"]["spec"]
-    assert job["securityContext"] == pod_spec(manifests(*stack("prod")))["securityContext"]
+    job = one(manifests(*stack("prod-on-efs")), "Job")["spec"]["template"]["spec"]
+    assert job["securityContext"] == pod_spec(manifests(*stack("prod-on-efs")))["securityContext"]
 
 
 def test_service_links_are_disabled():
-    assert pod_spec(manifests(*stack("prod")))["enableServiceLinks"] is False
+    assert pod_spec(manifests(*stack("prod-on-efs")))["enableServiceLinks"] is False
 
 
 def test_pod_uses_its_own_service_account_without_a_token():
-    spec = pod_spec(manifests(*stack("prod")))
+    spec = pod_spec(manifests(*stack("prod-on-efs")))
     assert (spec["serviceAccountName"], spec["automountServiceAccountToken"]) == ("llama-server", False)
 
 
 def test_service_account_does_not_automount_a_token():
-    accounts = [o for o in manifests(*stack("prod")) if o["kind"] == "ServiceAccount"]
+    accounts = [o for o in manifests(*stack("prod-on-efs")) if o["kind"] == "ServiceAccount"]
     assert [a["automountServiceAccountToken"] for a in accounts] == [False, False]
 
 
 def test_shutdown_sleeps_before_sigterm_and_leaves_time_to_drain():
-    objects = manifests(*stack("prod"))
+    objects = manifests(*stack("prod-on-efs"))
     assert server(objects)["lifecycle"]["preStop"] == {"exec": {"command": ["sleep", "10"]}}
     assert pod_spec(objects)["terminationGracePeriodSeconds"] == 180
 
@@ -190,17 +192,17 @@ def test_an_autoscaled_deployment_is_created_with_the_autoscalers_minimum():
 
 
 def test_service_is_cluster_ip_with_the_named_port():
-    service = one(manifests(*stack("prod")), "Service")
+    service = one(manifests(*stack("prod-on-efs")), "Service")
     assert service["spec"]["type"] == "ClusterIP"
     assert service["spec"]["ports"] == [{"name": "http", "port": 8000, "targetPort": "http", "protocol": "TCP"}]
 
 
 def test_no_object_is_named_vllm():
-    assert all(o["metadata"]["name"] != "vllm" for o in manifests(*stack("prod")) if o["kind"] != "Namespace")
+    assert all(o["metadata"]["name"] != "vllm" for o in manifests(*stack("prod-on-efs")) if o["kind"] != "Namespace")
 
 
 def test_created_namespace_enforces_the_restricted_standard():
-    labels = one(manifests(*stack("prod")), "Namespace")["metadata"]["labels"]
+    labels = one(manifests(*stack("prod-on-efs")), "Namespace")["metadata"]["labels"]
     assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
 
 
@@ -211,7 +213,7 @@ def test_existing_namespace_is_not_rendered():
 
 
 def test_well_known_labels_mark_the_server_pods():
-    labels = one(manifests(*stack("prod")), "Deployment")["spec"]["template"]["metadata"]["labels"]
+    labels = one(manifests(*stack("prod-on-efs")), "Deployment")["spec"]["template"]["metadata"]["labels"]
     assert {k: labels[k] for k in ("app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/component")} == {
         "app.kubernetes.io/name": "vllm",
         "app.kubernetes.io/instance": "llama",

@@ -45,7 +45,7 @@ def test_the_download_job_gets_no_gpu_runtime_class():
 
 @pytest.mark.parametrize("field", ["priorityClassName", "runtimeClassName", "imagePullSecrets"])
 def test_unset_settings_leave_the_cluster_defaults(field: str):
-    objects = manifests(*stack("prod"))
+    objects = manifests(*stack("prod-on-efs"))
     assert field not in pod_spec(objects) and field not in job_pod_spec(objects)
 
 

@@ -11,54 +11,45 @@ from plan import Plan
 from preflight.startup import StartupBudget, startup_budget
 
 
-def default_budget(weights: float, throughput: float, gpus: int, eager: bool, **changes: object) -> StartupBudget:
-    """startup_budget with ProbesConfig's defaults, the one place they live."""
+def budget_of(weights: float, throughput: float, **changes: object) -> StartupBudget:
+    """startup_budget with a pod's fixed terms of 60 s engine start and 120 s compile, ProbesConfig's factor and period."""
     probes = ProbesConfig()
     terms: dict[str, object] = {
-        "engine_start_seconds": probes.engine_start_seconds,
-        "per_gpu_start_seconds": probes.per_gpu_start_seconds,
-        "cuda_graph_capture_seconds": probes.cuda_graph_capture_seconds,
+        "engine_start_seconds": 60.0,
+        "cuda_graph_seconds": 120.0,
         "safety_factor": probes.safety_factor,
         "period_seconds": probes.startup_period_seconds,
     }
-    return startup_budget(weights, throughput, gpus, eager, **{**terms, **changes})  # type: ignore[arg-type]
+    return startup_budget(weights, throughput, **{**terms, **changes})  # type: ignore[arg-type]
 
 
 def test_load_time_is_weights_over_throughput():
-    assert default_budget(100.0, 0.5, 1, False).load_seconds == 200
-
-
-def test_each_extra_gpu_adds_worker_start_time():
-    assert default_budget(10.0, 1.0, 4, False).engine_start_seconds == 60 + 3 * 15
-
-
-def test_enforce_eager_skips_cuda_graph_capture():
-    assert default_budget(10.0, 1.0, 1, True).cuda_graph_seconds == 0
+    assert budget_of(100.0, 0.5).load_seconds == 200
 
 
 def test_total_is_the_sum_times_the_safety_factor_rounded_up_to_whole_periods():
-    budget = default_budget(131.417, 0.5, 4, False)  # (262.8 + 105 + 120) x 1.5 = 731.6
+    budget = budget_of(131.417, 0.5, engine_start_seconds=105.0)  # (262.8 + 105 + 120) x 1.5 = 731.6
     assert (budget.total_seconds, budget.failure_threshold) == (740, 74)
 
 
 def test_bigger_model_gets_a_longer_budget():
-    assert default_budget(131.0, 0.5, 4, False).total_seconds > default_budget(15.0, 0.5, 4, False).total_seconds
+    assert budget_of(131.0, 0.5).total_seconds > budget_of(15.0, 0.5).total_seconds
 
 
 def test_override_replaces_the_estimate():
-    budget = default_budget(131.0, 0.5, 4, False, override_seconds=3600)
+    budget = budget_of(131.0, 0.5, override_seconds=3600)
     assert (budget.total_seconds, budget.failure_threshold, budget.overridden) == (3600, 360, True)
 
 
 def test_explanation_shows_each_term():
-    assert default_budget(100.0, 1.0, 1, False).explain() == (
+    assert budget_of(100.0, 1.0).explain() == (
         "(100 s load + 60 s engine start + 120 s compile/CUDA graphs) x 1.5 = 420 s (42 x 10 s)"
     )
 
 
 def test_zero_throughput_is_rejected():
     with pytest.raises(ValueError, match="positive"):
-        default_budget(10.0, 0.0, 1, False)
+        budget_of(10.0, 0.0)
 
 
 def first_download(plan: Plan) -> int:

@@ -244,7 +244,7 @@ def test_the_cold_start_adds_node_provisioning_image_pull_load_engine_start_and_
 
 
 def prod_at_zero(**autoscaling: Any) -> dict[str, Any]:
-    raw = load_stack_file(STACKS / "Pulumi.prod.yaml").model_dump(exclude_unset=True)
+    raw = load_stack_file(STACKS / "examples" / "Pulumi.prod-on-efs.yaml").model_dump(exclude_unset=True)
     raw["autoscaling"] = {**raw["autoscaling"], **ZERO, **autoscaling}
     return raw
 

@@ -36,9 +36,9 @@ def outputs_of(cfg, report) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     return {name: resolve(value) for name, value in kept[0].outputs().items()}
 
 
-@pytest.mark.parametrize("name", ["prod", "dev"])
+@pytest.mark.parametrize("name", ["prod-on-efs", "dev"])
 def test_shipped_stack_registers_namespace_cache_and_server(name: str):
-    api_key_secret = ["kubernetes:core/v1:Secret"] if name == "prod" else []  # prod requires an API key
+    api_key_secret = ["kubernetes:core/v1:Secret"] if name == "prod-on-efs" else []  # prod requires an API key
     assert run_program(build_stack(*stack(name))).types == [
         DEPLOYMENT,
         "kubernetes:batch/v1:Job",
@@ -55,8 +55,13 @@ def test_shipped_stack_registers_namespace_cache_and_server(name: str):
     ]
 
 
+def test_prod_streaming_from_its_bucket_registers_no_cache_claim_and_no_download_job():
+    types = set(run_program(build_stack(*stack("prod"))).types)
+    assert types & {"kubernetes:batch/v1:Job", "kubernetes:core/v1:PersistentVolumeClaim"} == set()
+
+
 def test_prod_outputs_name_the_service_url_and_served_model():
-    assert outputs_of(*stack("prod")) == {
+    assert outputs_of(*stack("prod-on-efs")) == {
         "namespace": "llama",
         "deploymentName": "llama-server",
         "serviceName": "llama-server",
@@ -76,19 +81,19 @@ def test_dev_outputs_name_its_served_model():
 
 
 def test_components_are_children_of_the_stack():
-    _, requests = run_recording(build_stack(*stack("prod")))
+    _, requests = run_recording(build_stack(*stack("prod-on-efs")))
     parents = {name: requests[name].parent for name in ("llama-namespace", "llama-cache", "llama-server")}
     assert all(parent.endswith("vllm-serving:index:ServingStack::llama") for parent in parents.values())
 
 
 def test_every_namespaced_object_waits_for_the_created_namespace():
-    registered, requests = run_recording(build_stack(*stack("prod")))
+    registered, requests = run_recording(build_stack(*stack("prod-on-efs")))
     kube = [r.name for r in registered.resources if r.typ.startswith("kubernetes:") and "Namespace" not in r.typ]
     assert all(any(d.endswith("::llama-namespace") for d in requests[name].dependencies) for name in kube)
 
 
 def test_deployment_waits_for_the_download_job():
-    _, requests = run_recording(build_stack(*stack("prod")))
+    _, requests = run_recording(build_stack(*stack("prod-on-efs")))
     assert any(d.endswith("::llama-cache-download") for d in requests["llama-server-deployment"].dependencies)
 
 
@@ -102,7 +107,7 @@ def test_existing_namespace_is_used_not_created():
 def test_hf_token_secret_is_created_from_the_pulumi_secret():
     def build() -> None:
         secrets = StackSecrets(hf_token=pulumi.Output.secret("hf_x"), api_key=pulumi.Output.secret("sk-test"))
-        ServingStack("llama", serving_args(stack("prod")[0], secrets))
+        ServingStack("llama", serving_args(stack("prod-on-efs")[0], secrets))
 
     secrets = run_program(build).of_type("kubernetes:core/v1:Secret")
     assert sorted(s.inputs["metadata"]["name"] for s in secrets) == ["llama-api-key", "llama-hf-token"]
@@ -121,7 +126,7 @@ def test_instance_name_too_long_for_kubernetes_names_is_refused():
 
 
 def test_server_mounts_the_pvc_the_cache_registers():
-    registered = run_program(build_stack(*stack("prod")))
+    registered = run_program(build_stack(*stack("prod-on-efs")))
     claim = registered.one("kubernetes:core/v1:PersistentVolumeClaim")["metadata"]["name"]
     volumes = registered.one(DEPLOYMENT)["spec"]["template"]["spec"]["volumes"]
     assert {"name": "model-cache", "persistentVolumeClaim": {"claimName": claim}} in volumes

@@ -20,7 +20,6 @@ from preflight.startup_phases import (
     LoggedPhases,
     achieved_gib_per_s,
     check_phases,
-    fitted_phase_seconds,
     image_pull_seconds,
     measured_settings,
     parse_phases,
@@ -49,12 +48,12 @@ def budget():  # type: ignore[no-untyped-def]
 
 
 def fitted(**changes: object) -> dict[str, float]:
-    return fitted_phase_seconds(plan_of(make_config(**changes)).sizing.resolved)
+    return plan_of(make_config(**changes)).delivery.budget.fixed.fitted
 
 
 def checks_of(logged: LoggedPhases, **changes: object) -> dict[str, object]:
     plan = plan_of(make_config(**changes))
-    return {c.phase: c for c in check_phases(plan.delivery.budget, logged, fitted_phase_seconds(plan.sizing.resolved))}
+    return {c.phase: c for c in check_phases(plan.delivery.budget, logged)}
 
 
 def test_a_0_19_log_gives_every_phase_and_the_whole_start() -> None:
@@ -105,20 +104,21 @@ def test_go_durations_of_hours_minutes_and_milliseconds_are_read() -> None:
 
 def test_the_phases_of_a_term_add_up_to_the_term() -> None:
     plan_budget = budget()
-    checks = {check.phase: check.budget for check in check_phases(plan_budget, phases_of("L1-0.19.0.log"), fitted())}
+    checks = {check.phase: check.budget for check in check_phases(plan_budget, phases_of("L1-0.19.0.log"))}
     assert sum(checks[p] for p in ENGINE_START_PHASES) == pytest.approx(plan_budget.probe.engine_start_seconds, abs=0.02)
     assert sum(checks[p] for p in GRAPH_PHASES) == pytest.approx(plan_budget.probe.cuda_graph_seconds, abs=0.02)
 
 
 def test_a_phase_beyond_the_tolerance_is_flagged_and_one_within_is_not() -> None:
-    checks = {check.phase: check for check in check_phases(budget(), phases_of("L1-0.19.0.log"), fitted())}
-    within = LoggedPhases(compile=checks["compile"].budget * (1 + TOLERANCE / 2))
-    assert checks["compile"].off and not {c.phase: c for c in check_phases(budget(), within, fitted())}["compile"].off
+    share = {check.phase: check for check in check_phases(budget(), LoggedPhases())}["compile"].budget
+    beyond, within = (LoggedPhases(compile=share * (1 + TOLERANCE * k)) for k in (2, 0.5))
+    flagged = [{c.phase: c for c in check_phases(budget(), logged)}["compile"].off for logged in (beyond, within)]
+    assert flagged == [True, False]
 
 
 def test_a_phase_over_its_share_is_warned_as_over() -> None:
     slow = LoggedPhases(api_ready=600.0)
-    assert any(w.startswith("API ready: 600.0 s logged, over") for w in phase_warnings(check_phases(budget(), slow, fitted())))
+    assert any(w.startswith("API ready: 600.0 s logged, over") for w in phase_warnings(check_phases(budget(), slow)))
 
 
 def test_the_achieved_throughput_is_the_checkpoint_over_the_logged_load() -> None:
@@ -128,12 +128,19 @@ def test_the_achieved_throughput_is_the_checkpoint_over_the_logged_load() -> Non
 
 def test_the_measured_engine_start_leaves_out_the_per_gpu_term_the_budget_adds() -> None:
     logged = LoggedPhases(process_start=40.0, kv_cache_init=10.0, api_ready=2.0)
-    assert measured_settings(budget(), logged, extra_gpus=3, per_gpu=15)["probes.engine_start_seconds"] == 7
+    four_gpus = plan_of(
+        make_config(
+            gpu={"product": "A100-SXM4-80GB", "count": 4},
+            engine={"tensor_parallel_size": 4, "max_model_len": 8192},
+            probes={"per_gpu_start_seconds": 15},
+        )
+    ).delivery.budget
+    assert measured_settings(four_gpus, logged)["probes.engine_start_seconds"] == 7
 
 
 def test_a_load_that_counts_a_download_is_not_offered_as_the_throughput() -> None:
     logged = LoggedPhases(weight_load=30.0, load_includes_download=True)
-    assert "probes.load_throughput_gib_per_s" not in measured_settings(budget(), logged, 0, 15)
+    assert "probes.load_throughput_gib_per_s" not in measured_settings(budget(), logged)
 
 
 def test_the_cli_prints_each_phase_beside_its_budget_and_the_settings_to_measure(

@@ -7,7 +7,7 @@ from pulumi.runtime import rpc
 
 from components.vllm_server import VllmServer, VllmServerArgs
 from tests.harness import resolve, run_program
-from tests.kubernetes_fixtures import configured, plan_of, run_recording, stack
+from tests.kubernetes_fixtures import SET_FIXED_TERMS, configured, plan_of, run_recording, stack, stack_with
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 
@@ -29,7 +29,7 @@ def build_server(cfg, report, api_key: str | None = None, keep: list | None = No
 
 
 def test_server_registers_its_objects():
-    assert run_program(build_server(*stack("prod"))).types == [
+    assert run_program(build_server(*stack("prod-on-efs"))).types == [
         DEPLOYMENT,
         "kubernetes:core/v1:Secret",
         "kubernetes:core/v1:Service",
@@ -40,23 +40,23 @@ def test_server_registers_its_objects():
 
 
 def test_deployment_inputs_request_four_gpus_for_tensor_parallel_four():
-    deployment = run_program(build_server(*stack("prod"))).one(DEPLOYMENT)
+    deployment = run_program(build_server(*stack("prod-on-efs"))).one(DEPLOYMENT)
     limits = deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
     assert limits["nvidia.com/gpu"] == "4"
 
 
 def test_deployment_inputs_carry_the_startup_probe_budget():
-    deployment = run_program(build_server(*stack("prod"))).one(DEPLOYMENT)
+    deployment = run_program(build_server(*stack_with("prod-on-efs", probes=SET_FIXED_TERMS))).one(DEPLOYMENT)
     assert deployment["spec"]["template"]["spec"]["containers"][0]["startupProbe"]["failureThreshold"] == 236.0
 
 
 def test_service_is_registered_after_the_deployment():
-    _, requests = run_recording(build_server(*stack("prod")))
+    _, requests = run_recording(build_server(*stack("prod-on-efs")))
     assert any(d.endswith("::llama-server-deployment") for d in requests["llama-server-service"].dependencies)
 
 
 def test_deployment_timeouts_cover_one_pod_on_create_and_every_replica_on_update():
-    _, requests = run_recording(build_server(*stack("prod")))
+    _, requests = run_recording(build_server(*stack_with("prod-on-efs", probes=SET_FIXED_TERMS)))
     # first start 4574 s + 120 s; prod autoscales up to 4 replicas: an update may roll all four, one at a time
     assert requests["llama-server-deployment"].timeouts == {"create": "79m", "update": "313m"}
 
@@ -89,5 +89,5 @@ def test_api_key_secret_value_stays_secret():
 
 def test_url_points_at_the_service_port_in_the_namespace():
     servers: list = []
-    run_program(build_server(*stack("prod"), keep=servers))
+    run_program(build_server(*stack("prod-on-efs"), keep=servers))
     assert resolve(servers[0].url) == "http://llama-server.vllm.svc:8000"

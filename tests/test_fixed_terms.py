@@ -1,0 +1,82 @@
+"""The startup budget's fixed terms (preflight/startup.py fixed_terms): the stack's probes.* where set, else the
+fit on public start-ups for the model, its GPUs per pod and its batch limits (catalog/startup_phases.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from catalog.startup_phases import ENGINE_START_PHASES, FITTED, GRAPH_PHASES
+from config.kubernetes import ProbesConfig
+from preflight.startup import FixedTerms, fitted_phase_seconds, fixed_terms
+from tests.factories import make_config
+from tests.kubernetes_fixtures import plan_of
+
+SEVENTY_B = {
+    "model": {"id": "meta-llama/Llama-3.1-70B-Instruct"},
+    "gpu": {"product": "A100-SXM4-80GB", "count": 4},
+    "engine": {"tensor_parallel_size": 4, "max_model_len": 8192},
+}
+
+
+def terms(*probes: dict[str, object], **changes: object) -> FixedTerms:
+    """The fixed terms of a stack; `probes`: its probes group, if any."""
+    return plan_of(make_config(**changes, probes=probes[0] if probes else {})).delivery.budget.fixed
+
+
+def resolved(**changes: object):  # type: ignore[no-untyped-def]
+    return plan_of(make_config(**changes)).engine
+
+
+def test_unset_terms_are_the_fitted_phases_of_the_pod() -> None:
+    fixed, fitted = terms(**SEVENTY_B), fitted_phase_seconds(resolved(**SEVENTY_B), 4)
+    start, graphs = sum(fitted[p] for p in ENGINE_START_PHASES), sum(fitted[p] for p in GRAPH_PHASES)
+    assert (fixed.engine_start_seconds, fixed.cuda_graph_seconds) == (pytest.approx(start, abs=0.02), pytest.approx(graphs))
+
+
+def test_a_four_gpu_pod_starts_its_engine_later_than_a_one_gpu_pod_of_the_same_model() -> None:
+    one = {**SEVENTY_B, "gpu": {"product": "H200", "count": 1}, "engine": {"max_model_len": 8192}}
+    assert terms(**SEVENTY_B).engine_start_seconds > terms(**one).engine_start_seconds
+
+
+def test_the_fitted_per_gpu_term_is_the_fits_part_per_extra_gpu() -> None:
+    assert terms(**SEVENTY_B).per_gpu_start_seconds == pytest.approx(FITTED.process_start_per_extra_gpu, abs=0.01)
+
+
+def test_a_set_engine_start_is_used_with_the_set_per_gpu_term_for_each_extra_gpu() -> None:
+    fixed = terms({"engine_start_seconds": 60, "per_gpu_start_seconds": 15}, **SEVENTY_B)
+    assert (fixed.engine_start_seconds, fixed.engine_start_how) == (
+        105,
+        "probes.engine_start_seconds + 15 s (probes.per_gpu_start_seconds) x 3 extra GPUs",
+    )
+
+
+def test_a_set_engine_start_alone_adds_the_fitted_per_gpu_term() -> None:
+    fixed = terms({"engine_start_seconds": 60}, **SEVENTY_B)
+    assert fixed.engine_start_seconds == pytest.approx(60 + 3 * FITTED.process_start_per_extra_gpu, abs=0.02)
+
+
+def test_a_set_compile_term_replaces_the_fitted_one() -> None:
+    assert terms({"cuda_graph_capture_seconds": 120}, **SEVENTY_B).cuda_graph_seconds == 120
+
+
+def test_enforce_eager_has_no_compile_term_even_when_one_is_set() -> None:
+    eager = {**SEVENTY_B, "engine": {**SEVENTY_B["engine"], "enforce_eager": True}}  # type: ignore[dict-item]
+    assert terms({"cuda_graph_capture_seconds": 120}, **eager).cuda_graph_seconds == 0
+
+
+def test_the_fitted_compile_term_grows_with_the_layers() -> None:
+    eight_b = {"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "engine": {"max_model_len": 8192}}
+    assert terms(**SEVENTY_B).cuda_graph_seconds > terms(**eight_b).cuda_graph_seconds
+
+
+def test_the_budgets_terms_say_where_each_figure_comes_from() -> None:
+    budget = plan_of(make_config(**SEVENTY_B)).delivery.budget
+    how, per_gpu = {t.name: t.how for t in budget.terms}, budget.fixed.per_gpu_start_seconds
+    assert (how["engine start"].endswith(f"s fitted ({per_gpu:g} s per extra GPU, 3 extra)"), how["compile + graphs"]) == (
+        True,
+        "compile and CUDA graphs fitted",
+    )
+
+
+def test_fixed_terms_read_only_the_probes_and_the_resolved_engine() -> None:
+    assert fixed_terms(ProbesConfig(), resolved()) == terms()
