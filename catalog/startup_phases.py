@@ -1,26 +1,36 @@
 """The fixed phases of a vLLM start-up, fitted on public GPU start-ups: the seconds each takes for a stack, and from
 them the shares by which the startup budget's terms split into phases (preflight/startup_phases.py).
 
-What the phases follow, from what vLLM does:
-- CUDA graphs: vLLM replays the model once per captured size, so the capture takes a time per graph and per layer
-  (launches scale with the layers). V1 captures PIECEWISE graphs over every capture size and FULL graphs over the
-  decode sizes (preflight/cuda_graphs.py `graphs_captured`; the 0.19.0 logs print `PIECEWISE=51 (largest=512),
+What the phases follow, from what vLLM does (the log lines are quoted per row in tests/data/startup-phases.csv):
+- Process start (the first log line to `Starting to load model`): imports, the API server, the engine core. A pod
+  of several GPUs adds the multiprocessing executor's worker processes: they are spawned together and each imports
+  vLLM and torch again and joins NCCL, so the pod pays that once (a step: 18-29 s on one H100, 32 s at TP 2 and 34 s
+  at TP 4 for the same 70B) plus a small part per extra GPU (each rank's peer set-up).
+- Compile (`torch.compile took X s in total`, a compile-cache miss): Dynamo traces the forward once (its time grows
+  with the layers, `Dynamo bytecode transform time`), then Inductor compiles the piecewise subgraphs once per
+  compile range (`Compiling a graph for compile range (1, 8192) takes`), again per layer. A pod of several GPUs
+  compiles two ranges: the all-reduce + RMSNorm fusion splits the range at its token threshold (0.19.0 on H100:
+  `compile_ranges_endpoints` [4096, 8192] at TP 2, [128, 8192] at TP 4, [8192] at TP 1; each range ~14 s for 80
+  layers). So compile = a base + a part per layer and pass, passes = 1 + the ranges.
+- CUDA graphs (`Graph capturing finished in X secs`): vLLM replays the model once per captured size, so the capture
+  takes a time per graph and per layer. V1 captures PIECEWISE graphs over every capture size and FULL graphs over
+  the decode sizes (preflight/cuda_graphs.py `graphs_captured`; the 0.19.0 logs print `PIECEWISE=51 (largest=512),
   FULL=51`); V0 captured one full graph per batch size up to max_num_seqs. V0 and V1 get a coefficient each.
-- Compile: Dynamo traces the whole forward (its time grows with the layers) and Inductor compiles the piecewise
-  subgraphs, the identical layers hitting its in-process cache (`Store the 42-th graph` for 42 layers): a base plus
-  a part per layer, fitted on V1 starts that missed the compile cache (`Compiling a graph for compile range ...
-  takes`). None of the public starts hit the cache, so a hit is not modelled.
-- KV cache initialisation (`init engine` less compile and graphs: the memory profile, the KV allocation, the
-  warm-up) does not follow the KV cache's size in these logs (20.6 GiB: 7.96 s, 66.5 GiB: 7.08 s on the same H100):
-  one constant per engine generation.
-- Process start and API ready: constants (imports, the API server and engine processes; the handshake and the
-  chat-template warm-up), as no feature of the stack explains them in the data.
+- KV cache initialisation (`init engine` less compile and graphs: the memory profile, the CUDA-graph memory
+  profile, the KV allocation, the warm-up) does not follow the KV cache's size (20.6 GiB: 7.96 s, 66.5 GiB: 7.08 s
+  on the same H100): a constant per engine generation, plus a step when the pod has several GPUs (every rank
+  profiles and the engine waits for the slowest; 10.5 and 10.8 s at TP 2 and 4 against ~8 s on one GPU).
+- API ready (`init engine` to `Starting vLLM server`): the handshake and the chat-template warm-up, a constant;
+  no feature the model sees explains the rest (a multimodal warm-up adds ~3 s, not in its inputs).
+A model whose layers are not stated gets the mean layers of the rows fitted. Mixture-of-experts rows take no part
+in the compile and graph fits (no expert term): gpt-oss-20b captured 166 graphs x 24 layers in 17 s, about four
+times the dense rate.
 
 Fitted by scripts/fit_startup_phases.py (least squares over the start-ups not held out) on
-tests/data/startup-phases.csv: fifteen public start-ups with phase timings (llm-d-planner's vLLM 0.19.0 H100 logs,
-vLLM and run-ai issue threads, sources per row), four held out. How well the figures predict the held-out starts:
-docs/calibration.md "Start-up phases" (asserted by tests/test_startup_phases.py). Mostly 2-27B models on one H100:
-the probes' defaults (60 s engine start, 120 s compile and graphs) stay above these sums on purpose.
+tests/data/startup-phases.csv: public start-ups with phase timings (llm-d-planner's vLLM 0.19.0 H100 logs at TP 1,
+2 and 4, a 0.21.0 and a 0.22.1 start on an RTX 3090 Ti, vLLM and run-ai issue threads; sources per row), the
+held-out ones declared in tests/data/startup-phases/README.md. How well the figures predict the held-out starts:
+docs/calibration.md "Start-up phases" (asserted by tests/test_startup_phases.py).
 """
 
 from __future__ import annotations
@@ -28,47 +38,61 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 ENGINES = ("V0", "V1")  # vLLM's engine generations; every release the catalog serves runs V1
+# A pod of several GPUs compiles two ranges (the all-reduce + RMSNorm fusion's split), one GPU one (0.19.0 logs,
+# tests/data/startup-phases.csv L4, L5, N3 `compile_ranges_endpoints`).
+COMPILE_RANGES = {False: 1, True: 2}
+
+
+def compile_passes(gpus: int) -> int:
+    """Dynamo's trace plus Inductor's compile per range: the passes over every layer of a compile."""
+    return 1 + COMPILE_RANGES[gpus > 1]
 
 
 @dataclass(frozen=True)
 class FittedPhases:
     process_start: float  # one GPU
-    process_start_per_extra_gpu: float  # each tensor/pipeline-parallel worker beyond the first (spawn, NCCL init)
+    process_start_multi_gpu: float  # once a pod has worker processes (TP/PP > 1): spawn, imports, NCCL init
+    process_start_per_extra_gpu: float  # each worker beyond the first
     compile_base: float  # V1, a compile-cache miss
-    compile_per_layer: float
-    compile_unknown_layers: float  # the mean of the compile rows fitted: a model whose layers are not stated
+    compile_per_layer_pass: float  # per layer and pass (Dynamo's trace, Inductor per compile range)
+    unknown_layers: float  # the mean layers of the rows fitted: a model whose layers are not stated
     graph_seconds_v0: float  # per captured graph x layer
     graph_seconds_v1: float
     kv_cache_init_v0: float
     kv_cache_init_v1: float
+    kv_cache_init_multi_gpu: float  # added when the pod has several GPUs
     api_ready: float
 
     def seconds(self, engine: str, layers: int | None, graphs: int | None, gpus: int = 1) -> dict[str, float]:
         """Each fixed phase of a start-up of a model with `layers` (per pipeline stage) capturing `graphs`, on a pod
         of `gpus` GPUs."""
-        v1 = engine == "V1"
-        compile_s = self.compile_unknown_layers if layers is None else self.compile_base + self.compile_per_layer * layers
+        v1, multi = engine == "V1", gpus > 1
+        stage_layers = self.unknown_layers if layers is None else layers
         per_graph = self.graph_seconds_v1 if v1 else self.graph_seconds_v0
+        process = self.process_start + (self.process_start_multi_gpu if multi else 0.0)
+        kv_cache = (self.kv_cache_init_v1 if v1 else self.kv_cache_init_v0) + (self.kv_cache_init_multi_gpu if multi else 0.0)
         return {
-            "process_start": round(self.process_start + self.process_start_per_extra_gpu * (gpus - 1), 2),
-            "compile": round(compile_s, 2),
-            "cuda_graphs": round(per_graph * (graphs or 0) * (layers or 0), 2),
-            "kv_cache_init": self.kv_cache_init_v1 if v1 else self.kv_cache_init_v0,
+            "process_start": round(process + self.process_start_per_extra_gpu * (gpus - 1), 2),
+            "compile": round(self.compile_base + self.compile_per_layer_pass * stage_layers * compile_passes(gpus), 2),
+            "cuda_graphs": round(per_graph * (graphs or 0) * stage_layers, 2),
+            "kv_cache_init": round(kv_cache, 2),
             "api_ready": self.api_ready,
         }
 
 
 FITTED = FittedPhases(
-    process_start=19.67,
-    process_start_per_extra_gpu=12.33,
-    compile_base=4.1,
-    compile_per_layer=0.2242,
-    compile_unknown_layers=12.1,
+    process_start=21.2,
+    process_start_multi_gpu=9.8,
+    process_start_per_extra_gpu=1.0,
+    compile_base=0.4,
+    compile_per_layer_pass=0.1712,
+    unknown_layers=43.8,
     graph_seconds_v0=0.013393,
-    graph_seconds_v1=0.000974,
+    graph_seconds_v1=0.000977,
     kv_cache_init_v0=4.97,
-    kv_cache_init_v1=7.97,
-    api_ready=2.78,
+    kv_cache_init_v1=8.23,
+    kv_cache_init_multi_gpu=2.38,
+    api_ready=3.15,
 )
 # The budget's terms and the phases they cover (preflight/delivery.py delivery_budget).
 ENGINE_START_PHASES = ("process_start", "kv_cache_init", "api_ready")  # probes.engine_start_seconds (+ per GPU)
