@@ -42,44 +42,44 @@ class FixedTerms:
     `fitted`: the fitted phases of the pod, which split each term into its phases (preflight/startup_phases.py)."""
 
     engine_start_seconds: float  # the pod's: its workers beyond the first included
-    per_gpu_start_seconds: float  # what each GPU beyond the first adds to it
-    extra_gpus: int
+    multi_gpu_seconds: float  # what the pod's GPUs beyond the first add to it (0 on one GPU)
     cuda_graph_seconds: float  # 0 with enforce_eager
     engine_start_how: str
     cuda_graph_how: str
     fitted: dict[str, float] = field(default_factory=dict)
 
 
-def _engine_start(
-    probes: ProbesConfig, fitted: dict[str, float], one_gpu: float, per_gpu: float, extra: int
-) -> tuple[float, str]:
-    """The pod's engine start: fitted for the pod when neither term is set; else the one-GPU start (set or fitted)
-    plus the per-GPU term (set or fitted) for each GPU beyond the first."""
-    if probes.engine_start_seconds is None and probes.per_gpu_start_seconds is None:
-        pod = _sum(fitted, ENGINE_START_PHASES)
-        return pod, f"{pod:g} s fitted" + (f" ({per_gpu:g} s per extra GPU, {extra} extra)" if extra else "")
+def _multi_gpu(probes: ProbesConfig, pod: float, one_gpu: float, extra: int) -> tuple[float, str]:
+    """What the GPUs beyond the first add: probes.per_gpu_start_seconds for each, else the fit's pod less its one-GPU
+    start (a step for having workers at all, and a part per worker)."""
+    if probes.per_gpu_start_seconds is None:
+        return round(pod - one_gpu, 2), "fitted"
+    return float(probes.per_gpu_start_seconds * extra), f"probes.per_gpu_start_seconds x {extra}"
+
+
+def _engine_start(probes: ProbesConfig, fitted: dict[str, float], one_gpu: float, extra: int) -> tuple[float, float, str]:
+    """The pod's engine start, its multi-GPU part, and how: the one-GPU start (set or fitted) plus the multi-GPU part
+    (set or fitted); with neither set, the fitted start of the pod."""
+    multi, multi_how = _multi_gpu(probes, _sum(fitted, ENGINE_START_PHASES), one_gpu, extra)
     base = one_gpu if probes.engine_start_seconds is None else float(probes.engine_start_seconds)
-    base_how = f"{base:g} s fitted" if probes.engine_start_seconds is None else "probes.engine_start_seconds"
-    if not extra:
-        return base, base_how
-    per_how = "fitted" if probes.per_gpu_start_seconds is None else "probes.per_gpu_start_seconds"
-    return base + per_gpu * extra, f"{base_how} + {per_gpu:g} s ({per_how}) x {extra} extra GPU{'s' * (extra > 1)}"
+    how = f"{base:g} s fitted" if probes.engine_start_seconds is None else "probes.engine_start_seconds"
+    if extra:
+        how += f" + {multi:g} s for {extra} more GPU{'s' * (extra > 1)} ({multi_how})"
+    return round(base + multi, 2), multi, how
 
 
 def fixed_terms(probes: ProbesConfig, engine: ResolvedEngine) -> FixedTerms:
     """The fixed terms of a pod of this engine (its GPUs on one node)."""
     gpus = engine.gpus_per_node
     fitted, one_gpu = fitted_phase_seconds(engine, gpus), _sum(fitted_phase_seconds(engine, 1), ENGINE_START_PHASES)
-    fitted_per_gpu = round(_sum(fitted_phase_seconds(engine, 2), ENGINE_START_PHASES) - one_gpu, 2)
-    per_gpu = fitted_per_gpu if probes.per_gpu_start_seconds is None else float(probes.per_gpu_start_seconds)
-    start, start_how = _engine_start(probes, fitted, one_gpu, per_gpu, gpus - 1)
+    start, multi, start_how = _engine_start(probes, fitted, one_gpu, gpus - 1)
     if engine.enforce_eager:
         graphs, graphs_how = 0.0, "0 with enforce_eager"
     elif probes.cuda_graph_capture_seconds is None:
         graphs, graphs_how = _sum(fitted, GRAPH_PHASES), "compile and CUDA graphs fitted"
     else:
         graphs, graphs_how = float(probes.cuda_graph_capture_seconds), "probes.cuda_graph_capture_seconds"
-    return FixedTerms(round(start, 2), per_gpu, gpus - 1, round(graphs, 2), start_how, graphs_how, fitted)
+    return FixedTerms(start, multi, round(graphs, 2), start_how, graphs_how, fitted)
 
 
 @dataclass(frozen=True)

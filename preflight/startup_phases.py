@@ -221,7 +221,7 @@ def measured_settings(budget: DeliveryBudget, logged: LoggedPhases) -> dict[str,
         settings["probes.load_throughput_gib_per_s"] = throughput
     engine = _sum(logged, ENGINE_START_PHASES)
     if engine is not None:
-        settings["probes.engine_start_seconds"] = max(1, math.ceil(engine - fixed.per_gpu_start_seconds * fixed.extra_gpus))
+        settings["probes.engine_start_seconds"] = max(1, math.ceil(engine - fixed.multi_gpu_seconds))
     graphs = _sum(logged, GRAPH_PHASES)
     if graphs is not None and budget.probe.cuda_graph_seconds:
         settings["probes.cuda_graph_capture_seconds"] = math.ceil(graphs)

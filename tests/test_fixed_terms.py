@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from catalog.startup_phases import ENGINE_START_PHASES, FITTED, GRAPH_PHASES
+from catalog.startup_phases import ENGINE_START_PHASES, GRAPH_PHASES
 from config.kubernetes import ProbesConfig
 from preflight.startup import FixedTerms, fitted_phase_seconds, fixed_terms
 from tests.factories import make_config
@@ -38,21 +38,23 @@ def test_a_four_gpu_pod_starts_its_engine_later_than_a_one_gpu_pod_of_the_same_m
     assert terms(**SEVENTY_B).engine_start_seconds > terms(**one).engine_start_seconds
 
 
-def test_the_fitted_per_gpu_term_is_the_fits_part_per_extra_gpu() -> None:
-    assert terms(**SEVENTY_B).per_gpu_start_seconds == pytest.approx(FITTED.process_start_per_extra_gpu, abs=0.01)
+def test_the_fitted_multi_gpu_part_is_the_fits_pod_less_its_one_gpu_start() -> None:
+    pod, one = (fitted_phase_seconds(resolved(**SEVENTY_B), gpus) for gpus in (4, 1))
+    added = sum(pod[p] - one[p] for p in ENGINE_START_PHASES)
+    assert terms(**SEVENTY_B).multi_gpu_seconds == pytest.approx(added, abs=0.02)
 
 
 def test_a_set_engine_start_is_used_with_the_set_per_gpu_term_for_each_extra_gpu() -> None:
     fixed = terms({"engine_start_seconds": 60, "per_gpu_start_seconds": 15}, **SEVENTY_B)
     assert (fixed.engine_start_seconds, fixed.engine_start_how) == (
         105,
-        "probes.engine_start_seconds + 15 s (probes.per_gpu_start_seconds) x 3 extra GPUs",
+        "probes.engine_start_seconds + 45 s for 3 more GPUs (probes.per_gpu_start_seconds x 3)",
     )
 
 
-def test_a_set_engine_start_alone_adds_the_fitted_per_gpu_term() -> None:
+def test_a_set_engine_start_alone_adds_the_fitted_multi_gpu_part() -> None:
     fixed = terms({"engine_start_seconds": 60}, **SEVENTY_B)
-    assert fixed.engine_start_seconds == pytest.approx(60 + 3 * FITTED.process_start_per_extra_gpu, abs=0.02)
+    assert fixed.engine_start_seconds == pytest.approx(60 + terms(**SEVENTY_B).multi_gpu_seconds, abs=0.02)
 
 
 def test_a_set_compile_term_replaces_the_fitted_one() -> None:
@@ -71,8 +73,8 @@ def test_the_fitted_compile_term_grows_with_the_layers() -> None:
 
 def test_the_budgets_terms_say_where_each_figure_comes_from() -> None:
     budget = plan_of(make_config(**SEVENTY_B)).delivery.budget
-    how, per_gpu = {t.name: t.how for t in budget.terms}, budget.fixed.per_gpu_start_seconds
-    assert (how["engine start"].endswith(f"s fitted ({per_gpu:g} s per extra GPU, 3 extra)"), how["compile + graphs"]) == (
+    how, multi = {t.name: t.how for t in budget.terms}, budget.fixed.multi_gpu_seconds
+    assert (how["engine start"].endswith(f"s fitted + {multi:g} s for 3 more GPUs (fitted)"), how["compile + graphs"]) == (
         True,
         "compile and CUDA graphs fitted",
     )
