@@ -173,6 +173,7 @@ def delivery_budget(
         safety_factor=probes.safety_factor,
         period_seconds=probes.startup_period_seconds,
         override_seconds=probes.startup_seconds,
+        allowance=fixed.allowance(group_init_seconds),
     )
     download = round(download_seconds(weights_gib, download_gib_per_s, downloads), 3)
     how = _download_how(weights_gib, download, download_gib_per_s, from_bucket)

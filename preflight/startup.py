@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from catalog.startup_phases import ENGINE_START_PHASES, FITTED, GRAPH_PHASES
+from catalog.startup_phases import ENGINE_START_PHASES, FITTED, GRAPH_PHASES, PROBE_MARGIN
 from config.kubernetes import ProbesConfig
 from preflight.cuda_graphs import graphs_captured
 from preflight.memory import layers_per_stage
@@ -47,6 +47,18 @@ class FixedTerms:
     engine_start_how: str
     cuda_graph_how: str
     fitted: dict[str, float] = field(default_factory=dict)
+    engine_start_margin: float = 1.0  # what the probe allows over the term: PROBE_MARGIN when fitted, 1 when set
+    cuda_graph_margin: float = 1.0
+
+    def allowance(self, added_seconds: float) -> tuple[float, str] | None:
+        """What the startup probe allows for both terms (with `added_seconds`, a group's wait, on top) and why; None
+        when that is their prediction (both set)."""
+        margins = (self.engine_start_margin, self.cuda_graph_margin)
+        if margins == (1.0, 1.0):
+            return None
+        allowed = self.engine_start_seconds * margins[0] + self.cuda_graph_seconds * margins[1] + added_seconds
+        fitted = [name for name, m in zip(("engine start", "compile"), margins, strict=True) if m != 1.0]
+        return allowed, f"fitted {' and '.join(fitted)} x {PROBE_MARGIN:g}"
 
 
 def _multi_gpu(probes: ProbesConfig, pod: float, one_gpu: float, extra: int) -> tuple[float, str]:
@@ -79,26 +91,32 @@ def fixed_terms(probes: ProbesConfig, engine: ResolvedEngine) -> FixedTerms:
         graphs, graphs_how = _sum(fitted, GRAPH_PHASES), "compile and CUDA graphs fitted"
     else:
         graphs, graphs_how = float(probes.cuda_graph_capture_seconds), "probes.cuda_graph_capture_seconds"
-    return FixedTerms(start, multi, round(graphs, 2), start_how, graphs_how, fitted)
+    start_margin = PROBE_MARGIN if probes.engine_start_seconds is None or probes.per_gpu_start_seconds is None else 1.0
+    graphs_margin = PROBE_MARGIN if probes.cuda_graph_capture_seconds is None else 1.0
+    return FixedTerms(start, multi, round(graphs, 2), start_how, graphs_how, fitted, start_margin, graphs_margin)
 
 
 @dataclass(frozen=True)
 class StartupBudget:
     load_seconds: float  # weights on disk / read throughput
-    engine_start_seconds: float  # process start plus one worker per extra GPU
-    cuda_graph_seconds: float  # 0 with enforce_eager
+    engine_start_seconds: float  # the pod's predicted engine start (a group's wait included)
+    cuda_graph_seconds: float  # predicted compile and CUDA graphs; 0 with enforce_eager
     safety_factor: float
-    total_seconds: int  # (load + start + graph) x safety factor, rounded up to whole periods
+    total_seconds: int  # (load + the fixed terms' allowance) x safety factor, rounded up to whole periods
     period_seconds: int
     failure_threshold: int  # startupProbe failureThreshold: total_seconds / period_seconds
     overridden: bool = False  # probes.startup_seconds replaced the estimate
+    fixed_allowance_seconds: float = 0.0  # what the probe allows for engine start and compile (>= their prediction)
+    fixed_allowance_how: str = ""  # why it exceeds the prediction ("" when it does not)
 
     def explain(self) -> str:
         if self.overridden:
             return f"{self.total_seconds} s set by probes.startup_seconds ({self.failure_threshold} x {self.period_seconds} s)"
+        fixed = f"{self.engine_start_seconds:.0f} s engine start + {self.cuda_graph_seconds:.0f} s compile/CUDA graphs"
+        if self.fixed_allowance_how:
+            fixed = f"{self.fixed_allowance_seconds:.0f} s allowed for {fixed}: {self.fixed_allowance_how}"
         return (
-            f"({self.load_seconds:.0f} s load + {self.engine_start_seconds:.0f} s engine start + "
-            f"{self.cuda_graph_seconds:.0f} s compile/CUDA graphs) x {self.safety_factor:g} = "
+            f"({self.load_seconds:.0f} s load + {fixed}) x {self.safety_factor:g} = "
             f"{self.total_seconds} s ({self.failure_threshold} x {self.period_seconds} s)"
         )
 
@@ -112,14 +130,16 @@ def startup_budget(
     safety_factor: float,
     period_seconds: int,
     override_seconds: int | None = None,
+    allowance: tuple[float, str] | None = None,
 ) -> StartupBudget:
-    """The startup budget of one replica: `engine_start_seconds` and `cuda_graph_seconds` are the pod's (FixedTerms,
-    a group's wait added). `override_seconds` replaces the computed total."""
+    """The startup budget of one replica: `engine_start_seconds` and `cuda_graph_seconds` are the pod's predicted terms
+    (FixedTerms, a group's wait added); `allowance`: what the probe allows for them instead, and why (a fitted term's
+    margin); `override_seconds` replaces the computed total."""
     if load_throughput_gib_per_s <= 0 or period_seconds <= 0:
         raise ValueError("throughput and period must be positive")
     load = weights_on_disk_gib / load_throughput_gib_per_s
-    estimate = (load + engine_start_seconds + cuda_graph_seconds) * safety_factor
-    raw = override_seconds if override_seconds is not None else estimate
+    allowed, how = allowance if allowance is not None else (engine_start_seconds + cuda_graph_seconds, "")
+    raw = override_seconds if override_seconds is not None else (load + allowed) * safety_factor
     threshold = max(1, math.ceil(raw / period_seconds))
     return StartupBudget(
         load_seconds=load,
@@ -130,4 +150,6 @@ def startup_budget(
         period_seconds=period_seconds,
         failure_threshold=threshold,
         overridden=override_seconds is not None,
+        fixed_allowance_seconds=round(allowed, 2),
+        fixed_allowance_how=how,
     )

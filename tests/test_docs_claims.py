@@ -27,6 +27,7 @@ import yaml
 from pydantic import BaseModel
 
 from catalog.keda import FEATURES, Feature
+from catalog.startup_phases import PROBE_MARGIN
 from catalog.vllm_images import MIN_DRIVER_MAJOR, OFFICIAL_IMAGE, image_cuda_major, image_size
 from catalog.vllm_metrics import metrics_for
 from cli.preflight import main as preflight_main
@@ -114,6 +115,7 @@ def inputs(s: Stack) -> dict[str, Any]:
         "image_compressed_gib": image_size(s.cfg.vllm.version).gib,
         "gpus_per_pod": s.gpus_per_pod(),
         "fitted_phases": startup["fixed"]["fitted"],  # the fitted start-up phases of the pod (catalog/startup_phases.py)
+        "probe_margin": startup["fixed"]["engine_start_margin"],  # the stacks these blocks read set neither term
         "max_num_seqs": s.report["engine"]["max_num_seqs"],
         "kv_cache_tokens": s.report["capacity"]["kv_cache_tokens"],
         "tokens_per_request": s.report["target"]["tokens_per_request"],
@@ -148,7 +150,7 @@ COMPUTED: dict[str, Callable[[Stack], float]] = {
     "running_threshold": lambda s: float(s.trigger("running")["metadata"]["threshold"]),
 }
 # Steps a block may name on the way to a compared result.
-INTERMEDIATE = {"concurrency"}
+INTERMEDIATE = {"concurrency", "fixed_allowance_seconds"}
 
 
 def formula_blocks() -> list[tuple[str, str, str]]:
@@ -243,9 +245,10 @@ CLAIMS: list[tuple[str, str, str, Callable[[Stack], float]]] = [
     ("autoscaling-and-monitoring.md", r"and running = (\d+) \(", PROD, COMPUTED["running_threshold"]),
     ("model-delivery.md", r"100 MiB/s\): (\d+) s \+ \d+ s x", PROD_ON_EFS, COMPUTED["image_pull_seconds"]),
     ("model-delivery.md", r"100 MiB/s\): \d+ s \+ (\d+) s x", PROD_ON_EFS, COMPUTED["download_seconds"]),
-    ("model-delivery.md", r"\((\d+) \+ \d+ \+ \d+\) x", PROD_ON_EFS, COMPUTED["load_seconds"]),
-    ("model-delivery.md", r"\(\d+ \+ (\d+) \+ \d+\) x", PROD_ON_EFS, COMPUTED["engine_start_seconds"]),
-    ("model-delivery.md", r"\(\d+ \+ \d+ \+ (\d+)\) x", PROD_ON_EFS, COMPUTED["graphs_seconds"]),
+    ("model-delivery.md", r"\((\d+) \+ [\d.]+ x \(\d+ \+ \d+\)\) x", PROD_ON_EFS, COMPUTED["load_seconds"]),
+    ("model-delivery.md", r"[\d.]+ x \((\d+) \+ \d+\)\) x", PROD_ON_EFS, COMPUTED["engine_start_seconds"]),
+    ("model-delivery.md", r"[\d.]+ x \(\d+ \+ (\d+)\)\) x", PROD_ON_EFS, COMPUTED["graphs_seconds"]),
+    ("model-delivery.md", r"\(\d+ \+ ([\d.]+) x \(\d+ \+ \d+\)\) x", PROD_ON_EFS, lambda s: PROBE_MARGIN),
     ("model-delivery.md", r"= (\d+) s on the first start", PROD_ON_EFS, COMPUTED["first_start_seconds"]),
     ("model-delivery.md", r"the startup probe allows (\d+) s", PROD_ON_EFS, COMPUTED["startup_probe_seconds"]),
     (

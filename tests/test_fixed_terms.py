@@ -3,13 +3,15 @@ fit on public start-ups for the model, its GPUs per pod and its batch limits (ca
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from catalog.startup_phases import ENGINE_START_PHASES, GRAPH_PHASES
+from catalog.startup_phases import ENGINE_START_PHASES, GRAPH_PHASES, PROBE_MARGIN
 from config.kubernetes import ProbesConfig
 from preflight.startup import FixedTerms, fitted_phase_seconds, fixed_terms
 from tests.factories import make_config
-from tests.kubernetes_fixtures import plan_of
+from tests.kubernetes_fixtures import SET_FIXED_TERMS, plan_of
 
 SEVENTY_B = {
     "model": {"id": "meta-llama/Llama-3.1-70B-Instruct"},
@@ -82,3 +84,28 @@ def test_the_budgets_terms_say_where_each_figure_comes_from() -> None:
 
 def test_fixed_terms_read_only_the_probes_and_the_resolved_engine() -> None:
     assert fixed_terms(ProbesConfig(), resolved()) == terms()
+
+
+def test_the_probe_allows_the_fitted_terms_times_the_margin() -> None:
+    probe = plan_of(make_config(**SEVENTY_B)).delivery.budget.probe
+    predicted = probe.engine_start_seconds + probe.cuda_graph_seconds
+    assert probe.fixed_allowance_seconds == pytest.approx(predicted * PROBE_MARGIN, abs=0.02)
+
+
+def test_set_terms_are_allowed_as_set() -> None:
+    probe = plan_of(make_config(**SEVENTY_B, probes=SET_FIXED_TERMS)).delivery.budget.probe
+    assert (probe.fixed_allowance_seconds, probe.fixed_allowance_how) == (105 + 120, "")
+
+
+def test_a_set_compile_term_keeps_the_margin_on_the_fitted_engine_start_only() -> None:
+    budget = plan_of(make_config(**SEVENTY_B, probes={"cuda_graph_capture_seconds": 120})).delivery.budget
+    probe = budget.probe
+    assert probe.fixed_allowance_seconds == pytest.approx(probe.engine_start_seconds * PROBE_MARGIN + 120, abs=0.02)
+
+
+def test_the_expected_start_is_the_prediction_not_the_allowance() -> None:
+    budget = plan_of(make_config(**SEVENTY_B)).delivery.budget
+    probe = budget.probe
+    assert budget.expected_start_seconds == math.ceil(
+        probe.load_seconds + probe.engine_start_seconds + probe.cuda_graph_seconds
+    )

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog.startup_phases import ENGINE_START_PHASES, FITTED, GRAPH_PHASES
+from catalog.startup_phases import ENGINE_START_PHASES, FITTED, GRAPH_PHASES, PROBE_MARGIN
 from cli.preflight import main
 from preflight.cuda_graphs import graphs_captured
 from preflight.startup_phases import (
@@ -305,3 +305,7 @@ def test_the_calibration_doc_prints_every_fitted_coefficient() -> None:
 def test_the_doc_gives_how_many_times_the_fit_the_rtx_3090_ti_start_took() -> None:
     ratios = [m.logged / m.predicted for m in fit.held_out_misses(fit.load_rows(), FITTED) if m.row == "N6"]
     assert f"took {min(ratios):.1f}-{max(ratios):.1f} times what the fit gives" in " ".join(DOCS.read_text().split())
+
+
+def test_the_probe_margin_is_the_slowest_public_start_up_over_its_prediction() -> None:
+    assert PROBE_MARGIN == fit.probe_margin(fit.load_rows(), FITTED) > 1
