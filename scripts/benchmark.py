@@ -82,6 +82,8 @@ def suite() -> tuple[float, str]:
 
 COLD_START_STACKS = (
     "stacks/Pulumi.prod.yaml",
+    "stacks/examples/Pulumi.prod-on-efs.yaml",
+    "stacks/examples/Pulumi.llama-70b-fast-start-on-4x-h100.yaml",
     "stacks/examples/Pulumi.70b-on-8x-a100-40gb.yaml",
     "stacks/examples/Pulumi.llama-70b-fp8-on-2x-h100.yaml",
     "stacks/examples/Pulumi.qwen-72b-on-h100-long-context.yaml",
@@ -94,6 +96,11 @@ COLD_START_ANCHORS = (
     ("Llama-2 70B, parallel S3 to GPU streaming", "20 s (from 4 m 25 s)", "anyscale.com/blog/loading-llama-2-70b-20x-faster"),
     ("67B (124.96 GiB), Run:ai streamer distributed, object storage", "14.29 s", "marin-community/marin#7136"),
     ("Qwen3-Coder-480B (894 GiB), EFS elastic, 16 readers", "~43 min", "modelplaneai/modelplane#204"),
+    (
+        "Llama-3.3-70B FP8 TP4 on H100, vLLM 0.19.0: first log line to the API (14 s weight read)",
+        "115 s",
+        "llm-d-planner v0.19.0 log, tests/data/startup-phases.csv L5",
+    ),
     (
         "Llama-3-8B (15 GB), gp3: safetensors / Run:ai streamer",
         "47.99 s / 14.34 s",
