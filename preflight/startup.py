@@ -21,8 +21,6 @@ from preflight.cuda_graphs import graphs_captured
 from preflight.memory import layers_per_stage
 from preflight.resolve import ResolvedEngine
 
-FIT_SOURCE = "fitted on public start-ups, catalog/startup_phases.py"
-
 
 def fitted_phase_seconds(engine: ResolvedEngine, gpus: int) -> dict[str, float]:
     """The fixed phases the fit predicts for this model, parallelism and batch limits on a pod of `gpus` GPUs (a V1
@@ -47,18 +45,29 @@ class FixedTerms:
     engine_start_how: str
     cuda_graph_how: str
     fitted: dict[str, float] = field(default_factory=dict)
-    engine_start_margin: float = 1.0  # what the probe allows over the term: PROBE_MARGIN when fitted, 1 when set
-    cuda_graph_margin: float = 1.0
+    # What the startup probe allows for each term: its fitted parts x PROBE_MARGIN, its set parts as set.
+    engine_start_allowed_seconds: float = 0.0
+    cuda_graph_allowed_seconds: float = 0.0
 
     def allowance(self, added_seconds: float) -> tuple[float, str] | None:
         """What the startup probe allows for both terms (with `added_seconds`, a group's wait, on top) and why; None
-        when that is their prediction (both set)."""
-        margins = (self.engine_start_margin, self.cuda_graph_margin)
-        if margins == (1.0, 1.0):
+        when that is their prediction (every part set)."""
+        over = [
+            name
+            for name, allowed, predicted in (
+                ("engine start", self.engine_start_allowed_seconds, self.engine_start_seconds),
+                ("compile", self.cuda_graph_allowed_seconds, self.cuda_graph_seconds),
+            )
+            if allowed > predicted
+        ]
+        if not over:
             return None
-        allowed = self.engine_start_seconds * margins[0] + self.cuda_graph_seconds * margins[1] + added_seconds
-        fitted = [name for name, m in zip(("engine start", "compile"), margins, strict=True) if m != 1.0]
-        return allowed, f"fitted {' and '.join(fitted)} x {PROBE_MARGIN:g}"
+        allowed = self.engine_start_allowed_seconds + self.cuda_graph_allowed_seconds + added_seconds
+        return allowed, f"fitted {' and '.join(over)} x {PROBE_MARGIN:g}"
+
+
+def _allowed(seconds: float, fitted: bool) -> float:
+    return seconds * PROBE_MARGIN if fitted else seconds
 
 
 def _multi_gpu(probes: ProbesConfig, pod: float, one_gpu: float, extra: int) -> tuple[float, str]:
@@ -69,31 +78,33 @@ def _multi_gpu(probes: ProbesConfig, pod: float, one_gpu: float, extra: int) -> 
     return float(probes.per_gpu_start_seconds * extra), f"probes.per_gpu_start_seconds x {extra}"
 
 
-def _engine_start(probes: ProbesConfig, fitted: dict[str, float], one_gpu: float, extra: int) -> tuple[float, float, str]:
-    """The pod's engine start, its multi-GPU part, and how: the one-GPU start (set or fitted) plus the multi-GPU part
-    (set or fitted); with neither set, the fitted start of the pod."""
+def _engine_start(
+    probes: ProbesConfig, fitted: dict[str, float], one_gpu: float, extra: int
+) -> tuple[float, float, float, str]:
+    """The pod's engine start, its multi-GPU part, what the probe allows for it, and how: the one-GPU start (set or
+    fitted) plus the multi-GPU part (set or fitted); with neither set, the fitted start of the pod."""
     multi, multi_how = _multi_gpu(probes, _sum(fitted, ENGINE_START_PHASES), one_gpu, extra)
     base = one_gpu if probes.engine_start_seconds is None else float(probes.engine_start_seconds)
     how = f"{base:g} s fitted" if probes.engine_start_seconds is None else "probes.engine_start_seconds"
     if extra:
         how += f" + {multi:g} s for {extra} more GPU{'s' * (extra > 1)} ({multi_how})"
-    return round(base + multi, 2), multi, how
+    allowed = _allowed(base, probes.engine_start_seconds is None) + _allowed(multi, probes.per_gpu_start_seconds is None)
+    return round(base + multi, 2), multi, round(allowed, 2), how
 
 
 def fixed_terms(probes: ProbesConfig, engine: ResolvedEngine) -> FixedTerms:
     """The fixed terms of a pod of this engine (its GPUs on one node)."""
     gpus = engine.gpus_per_node
     fitted, one_gpu = fitted_phase_seconds(engine, gpus), _sum(fitted_phase_seconds(engine, 1), ENGINE_START_PHASES)
-    start, multi, start_how = _engine_start(probes, fitted, one_gpu, gpus - 1)
+    start, multi, start_allowed, start_how = _engine_start(probes, fitted, one_gpu, gpus - 1)
     if engine.enforce_eager:
         graphs, graphs_how = 0.0, "0 with enforce_eager"
     elif probes.cuda_graph_capture_seconds is None:
         graphs, graphs_how = _sum(fitted, GRAPH_PHASES), "compile and CUDA graphs fitted"
     else:
         graphs, graphs_how = float(probes.cuda_graph_capture_seconds), "probes.cuda_graph_capture_seconds"
-    start_margin = PROBE_MARGIN if probes.engine_start_seconds is None or probes.per_gpu_start_seconds is None else 1.0
-    graphs_margin = PROBE_MARGIN if probes.cuda_graph_capture_seconds is None else 1.0
-    return FixedTerms(start, multi, round(graphs, 2), start_how, graphs_how, fitted, start_margin, graphs_margin)
+    graphs_allowed = _allowed(graphs, probes.cuda_graph_capture_seconds is None)
+    return FixedTerms(start, multi, round(graphs, 2), start_how, graphs_how, fitted, start_allowed, round(graphs_allowed, 2))
 
 
 @dataclass(frozen=True)

@@ -115,7 +115,7 @@ def inputs(s: Stack) -> dict[str, Any]:
         "image_compressed_gib": image_size(s.cfg.vllm.version).gib,
         "gpus_per_pod": s.gpus_per_pod(),
         "fitted_phases": startup["fixed"]["fitted"],  # the fitted start-up phases of the pod (catalog/startup_phases.py)
-        "probe_margin": startup["fixed"]["engine_start_margin"],  # the stacks these blocks read set neither term
+        "probe_margin": PROBE_MARGIN,  # the stacks these blocks read set no fixed term
         "max_num_seqs": s.report["engine"]["max_num_seqs"],
         "kv_cache_tokens": s.report["capacity"]["kv_cache_tokens"],
         "tokens_per_request": s.report["target"]["tokens_per_request"],

@@ -109,3 +109,14 @@ def test_the_expected_start_is_the_prediction_not_the_allowance() -> None:
     assert budget.expected_start_seconds == math.ceil(
         probe.load_seconds + probe.engine_start_seconds + probe.cuda_graph_seconds
     )
+
+
+def test_a_set_engine_start_on_several_gpus_gets_the_margin_on_its_fitted_multi_gpu_part_only() -> None:
+    fixed = terms({"engine_start_seconds": 60, "cuda_graph_capture_seconds": 120}, **SEVENTY_B)
+    assert fixed.engine_start_allowed_seconds == pytest.approx(60 + fixed.multi_gpu_seconds * PROBE_MARGIN, abs=0.02)
+
+
+def test_a_set_engine_start_on_one_gpu_is_allowed_as_set() -> None:
+    one_gpu = {"model": {"id": "meta-llama/Llama-3.1-8B-Instruct"}, "engine": {"max_model_len": 8192}}
+    fixed = terms({"engine_start_seconds": 60}, **one_gpu)
+    assert fixed.engine_start_allowed_seconds == 60
