@@ -243,17 +243,28 @@ def risk_warnings(stack: SizingInputs, resolved: ResolvedEngine, margin_percent:
             f"(preflight.min_margin_percent {stack.preflight.min_margin_percent})."
         )
     if stack.model.revision is None and stack.model.local_path is None:
-        warnings.append(
-            f"model.revision is not pinned: the cache takes whatever {stack.model.id}'s main branch holds "
-            "when it is downloaded, so replicas and re-deploys can serve different weights. Fix: set "
-            f"model.revision to a commit sha{_hub_commit(resolved)}."
-        )
+        warnings.append(_unpinned_revision(stack, resolved))
     if len(stack.gpu.products) > 1:
         warnings.append(
             f"sized for the smallest acceptable GPU, {resolved.gpu.name} "
             f"({resolved.gpu.memory_gib} GiB); larger ones get a bigger KV cache."
         )
     return warnings
+
+
+def _unpinned_revision(stack: SizingInputs, resolved: ResolvedEngine) -> str:
+    """A bucket copy serves what was copied into it; a Hub download takes what the main branch holds then."""
+    bucket = stack.delivery.object_storage if stack.delivery.mode == "object_storage" else None
+    if bucket is not None and not bucket.copy_from_hub:
+        return (
+            f"model.revision is not pinned: every replica streams the copy in {bucket.uri}, but nothing records "
+            f"which commit of {stack.model.id} it holds. Fix: set model.revision to the commit you copied there."
+        )
+    return (
+        f"model.revision is not pinned: the cache takes whatever {stack.model.id}'s main branch holds when it is "
+        f"downloaded, so replicas and re-deploys can serve different weights. Fix: set model.revision to a commit "
+        f"sha{_hub_commit(resolved)}."
+    )
 
 
 # GPU families of compute capability 8.0 and newer: every one runs vLLM's Marlin kernels. awq_marlin needs 8.0

@@ -243,6 +243,13 @@ def test_an_unpinned_revision_warns_that_replicas_can_serve_different_weights() 
     assert any(w.startswith("model.revision is not pinned") for w in report.verdict.warnings)
 
 
+def test_an_unpinned_revision_of_a_bucket_copy_asks_to_record_the_commit_copied() -> None:
+    bucket = {"mode": "object_storage", "object_storage": {"uri": "s3://models/llama-8b/"}}
+    report = resolve_sizing(make_config(delivery=bucket))
+    (warning,) = [w for w in report.verdict.warnings if w.startswith("model.revision")]
+    assert "streams the copy in s3://models/llama-8b/" in warning and warning.endswith("the commit you copied there.")
+
+
 def test_a_pinned_revision_does_not_warn() -> None:
     report = resolve_sizing(make_config(model={"revision": "0e9e39f2"}))
     assert not any(w.startswith("model.revision") for w in report.verdict.warnings)
