@@ -39,7 +39,9 @@ def _sum(phases: dict[str, float], names: tuple[str, ...]) -> float:
 @dataclass(frozen=True)
 class FixedTerms:
     """The startup budget's fixed terms for one pod, each from probes.* where the stack sets it, else fitted.
-    `fitted`: the fitted phases of the pod, which split each term into its phases (preflight/startup_phases.py)."""
+    `fitted`: the fitted phases of the pod, which split each term into its phases (preflight/startup_phases.py).
+    `cuda_graph_hit_seconds`: the compile term of a start that finds vLLM's compile cache: the fitted compile from the
+    cache, the CUDA graphs captured again (they are not cached); as set, or 0, where the term is set or eager."""
 
     engine_start_seconds: float  # the pod's: its workers beyond the first included
     multi_gpu_seconds: float  # what the pod's GPUs beyond the first add to it (0 on one GPU)
@@ -49,6 +51,7 @@ class FixedTerms:
     fitted: dict[str, float] = field(default_factory=dict)
     engine_start_margin: float = 1.0  # what the probe allows over the term: PROBE_MARGIN when fitted, 1 when set
     cuda_graph_margin: float = 1.0
+    cuda_graph_hit_seconds: float = 0.0
 
     def allowance(self, added_seconds: float) -> tuple[float, str] | None:
         """What the startup probe allows for both terms (with `added_seconds`, a group's wait, on top) and why; None
@@ -86,14 +89,16 @@ def fixed_terms(probes: ProbesConfig, engine: ResolvedEngine) -> FixedTerms:
     fitted, one_gpu = fitted_phase_seconds(engine, gpus), _sum(fitted_phase_seconds(engine, 1), ENGINE_START_PHASES)
     start, multi, start_how = _engine_start(probes, fitted, one_gpu, gpus - 1)
     if engine.enforce_eager:
-        graphs, graphs_how = 0.0, "0 with enforce_eager"
+        graphs, graphs_how, hit = 0.0, "0 with enforce_eager", 0.0
     elif probes.cuda_graph_capture_seconds is None:
         graphs, graphs_how = _sum(fitted, GRAPH_PHASES), "compile and CUDA graphs fitted"
+        hit = FITTED.compile_hit(fitted["compile"]) + fitted["cuda_graphs"]
     else:
-        graphs, graphs_how = float(probes.cuda_graph_capture_seconds), "probes.cuda_graph_capture_seconds"
+        graphs = hit = float(probes.cuda_graph_capture_seconds)
+        graphs_how = "probes.cuda_graph_capture_seconds"
     start_margin = PROBE_MARGIN if probes.engine_start_seconds is None or probes.per_gpu_start_seconds is None else 1.0
     graphs_margin = PROBE_MARGIN if probes.cuda_graph_capture_seconds is None else 1.0
-    return FixedTerms(start, multi, round(graphs, 2), start_how, graphs_how, fitted, start_margin, graphs_margin)
+    return FixedTerms(start, multi, round(graphs, 2), start_how, graphs_how, fitted, start_margin, graphs_margin, round(hit, 2))
 
 
 @dataclass(frozen=True)
