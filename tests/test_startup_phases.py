@@ -355,3 +355,14 @@ def test_every_hit_row_logs_its_miss_and_every_other_row_is_a_miss() -> None:
     rows = fit.load_rows()
     assert all(row["compile_miss"] for row in _hits(rows))
     assert {row["compile_cache"] for row in rows if not fit.hit(row)} == {"miss"}
+
+
+def test_the_calibration_doc_quotes_the_llama_2_and_qwen3_hits_as_their_rows_hold_them() -> None:
+    rows = {row["id"]: row for row in fit.load_rows()}
+    llama, qwen = rows["N9"], rows["N18"]
+    assert "dynamo_transform_time 5.02, graph_compile_cached 3.439" in llama["notes"]
+    assert "graph_capturing 1.46 s on the hit, 1.54 s on the miss" in llama["notes"] and "35 x Capturing" in llama["notes"]
+    text = " ".join(DOCS.read_text().split())
+    assert f"5.02 s Dynamo + 3.439 s load against {llama['compile_miss']} s" in text
+    assert f"{qwen['compile']} s warm against {qwen['compile_miss']} s cold" in text
+    assert "35 times and `Graph capturing finished in 1.46 secs` on Llama-2-7B's hit against 1.54 s on its miss" in text
