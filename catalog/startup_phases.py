@@ -12,6 +12,10 @@ What the phases follow, from what vLLM does (the log lines are quoted per row in
   compiles two ranges: the all-reduce + RMSNorm fusion splits the range at its token threshold (0.19.0 on H100:
   `compile_ranges_endpoints` [4096, 8192] at TP 2, [128, 8192] at TP 4, [8192] at TP 1; each range ~14 s for 80
   layers). So compile = a base + a part per layer and pass, passes = 1 + the ranges.
+- Compile from the cache (`Directly load the compiled graph(s) for ... from the cache, took X s`, a restart that
+  finds VLLM_CACHE_ROOT): Dynamo still traces, then Inductor's artifacts load instead of compiling; both follow the
+  layers, so a hit is a share of the miss (0.33-0.37 over eleven models of 24-48 layers on one GPU, rows N7-N17).
+  CUDA graphs are captured again on a hit (`Graph capturing finished in 1.46 secs` on the hit, 1.54 on the miss).
 - CUDA graphs (`Graph capturing finished in X secs`): vLLM replays the model once per captured size, so the capture
   takes a time per graph and per layer. V1 captures PIECEWISE graphs over every capture size and FULL graphs over
   the decode sizes (preflight/cuda_graphs.py `graphs_captured`; the 0.19.0 logs print `PIECEWISE=51 (largest=512),
@@ -28,7 +32,8 @@ times the dense rate.
 
 Fitted by scripts/fit_startup_phases.py (least squares over the start-ups not held out) on
 tests/data/startup-phases.csv: public start-ups with phase timings (llm-d-planner's vLLM 0.19.0 H100 logs at TP 1,
-2 and 4, a 0.21.0 and a 0.22.1 start on an RTX 3090 Ti, vLLM and run-ai issue threads; sources per row), the
+2 and 4, a 0.21.0 and a 0.22.1 start on an RTX 3090 Ti, vLLM and run-ai issue threads, upb-cn/vllm-startup-profiler's
+0.10.1.1 starts with and without the compile cache; sources per row), the
 held-out ones declared in tests/data/startup-phases/README.md. How well the figures predict the held-out starts:
 docs/calibration.md "Start-up phases" (asserted by tests/test_startup_phases.py).
 """
@@ -55,6 +60,7 @@ class FittedPhases:
     process_start_per_extra_gpu: float  # each worker beyond the first
     compile_base: float  # V1, a compile-cache miss
     compile_per_layer_pass: float  # per layer and pass (Dynamo's trace, Inductor per compile range)
+    compile_hit_fraction: float  # a compile from vLLM's compile cache, as a share of the miss
     unknown_layers: float  # the mean layers of the rows fitted: a model whose layers are not stated
     graph_seconds_v0: float  # per captured graph x layer
     graph_seconds_v1: float
@@ -79,6 +85,10 @@ class FittedPhases:
             "api_ready": self.api_ready,
         }
 
+    def compile_hit(self, compile_miss: float) -> float:
+        """The compile of a start that finds its compile cache, from the miss's seconds (`compile` of `seconds`)."""
+        return round(compile_miss * self.compile_hit_fraction, 2)
+
 
 FITTED = FittedPhases(
     process_start=21.2,
@@ -86,6 +96,7 @@ FITTED = FittedPhases(
     process_start_per_extra_gpu=1.0,
     compile_base=0.4,
     compile_per_layer_pass=0.1712,
+    compile_hit_fraction=0.355,
     unknown_layers=43.8,
     graph_seconds_v0=0.013393,
     graph_seconds_v1=0.000977,

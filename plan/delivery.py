@@ -140,12 +140,15 @@ class DeliveryPlan:
     new_replica_seconds: int
     # Pulumi waits for the whole rollout: with maxSurge 0 pods are replaced one after another.
     pulumi_timeout_seconds: int
+    compile_cache_persists: bool  # vLLM's compile caches on the model volume (compile_cache_persists)
 
-    @property
-    def compile_cache_persists(self) -> bool:
-        """On a volume only this replica writes: a per-replica claim, or a single-replica ReadWriteOnce one.
-        Several replicas writing one ReadWriteMany cache directory at once would race."""
-        return self.volume is not None and self.volume.access_mode == "ReadWriteOnce"
+
+def compile_cache_persists(target: str, volume: CacheVolume | None) -> bool:
+    """vLLM's compile caches (VLLM_CACHE_ROOT, TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR) live on the model volume
+    only where one replica writes it: the Docker host's volume, a per-replica claim, a single-replica ReadWriteOnce
+    one. Several replicas writing one ReadWriteMany cache directory at once would race. There a replica's restart
+    compiles from the cache (preflight/delivery.py CompileHit)."""
+    return target == "docker" or (volume is not None and volume.access_mode == "ReadWriteOnce")
 
 
 def workload_kind(nnodes: int, mode: DeliveryMode) -> str:
@@ -221,6 +224,7 @@ def _budget(
     weights_gib: float,
     from_hub: bool,
     node_local: bool,
+    persists: bool,
 ) -> DeliveryBudget:
     return delivery_budget(
         mode=mode_name(cfg.target, mode),
@@ -236,6 +240,7 @@ def _budget(
         group_init_seconds=cfg.multinode.group_init_seconds if cfg.engine.nnodes > 1 else 0,
         image_pull=_image_pull(cfg),
         node_local=node_local,
+        compile_cache_persists=persists,
     )
 
 
@@ -270,7 +275,8 @@ def resolve_delivery(
     throughput, throughput_warnings = _read_throughput(measured, cfg.target, volume, classes, profile_class, size, node_local)
     # Docker downloads on its first start whatever the mode; Kubernetes streams object storage instead.
     from_hub = cfg.model.local_path is None and (cfg.target == "docker" or mode != "object_storage")
-    budget = _budget(cfg, engine, mode, throughput, weights, from_hub, node_local is not None)
+    persists = compile_cache_persists(cfg.target, volume)
+    budget = _budget(cfg, engine, mode, throughput, weights, from_hub, node_local is not None, persists)
     kubernetes_volume = volume if cfg.target == "kubernetes" else None
     bucket = cfg.delivery.object_storage if mode == "object_storage" else None
     pairs = cache.downloads(cfg.model.id, cfg.model.revision, cfg.engine.speculative, lora_downloads(cfg.lora, mode))
@@ -325,4 +331,5 @@ def resolve_delivery(
         rollout_seconds=rollout,
         new_replica_seconds=pull + refetch + budget.probe.total_seconds + POD_START_SECONDS,
         pulumi_timeout_seconds=rollout * max(1, most),
+        compile_cache_persists=persists,
     )

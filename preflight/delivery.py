@@ -2,7 +2,9 @@
 
 first start = image pull + download (first start only) + startup probe budget, where the probe budget is
 (load + engine start + compile and CUDA graphs) x safety factor and load = weights on disk / the mode's read
-throughput (plan/delivery.py decides both). Pure; the report, the probes' annotations and the Pulumi timeouts use it.
+throughput (plan/delivery.py decides both). Where vLLM's compile caches persist on the replica's own volume, a
+restart of that replica compiles from them (CompileHit); the first start, a first-time ordinal and the probe do not
+count on it. Pure; the report, the probes' annotations and the Pulumi timeouts use it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ _DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
 # (cgroup-limited) RAM (model_executor/model_loader/weight_utils.py, "Skipping auto-prefetch"; docs/sources.md §S2).
 PREFETCH_RAM_SHARE = 0.9
 PER_REPLICA: DeliveryMode = "per_replica_volume"  # a claim per replica (node-local ones too): a first-time ordinal's is empty
+DOCKER_MODE = "docker host volume"  # the Docker target's mode in the report
 AUTO_PREFETCH_SINCE = "0.33.0"  # the first release that prefetches from NFS by default (docs/model-delivery.md)
 # The names of DeliveryBudget.terms, in their order: the report's rows, the cold start's and the phase check's.
 IMAGE_PULL, DOWNLOAD, LOAD, ENGINE_START, COMPILE = "image pull", "download", "load", "engine start", "compile + graphs"
@@ -39,6 +42,27 @@ class BudgetTerm:
 
 
 @dataclass(frozen=True)
+class CompileHit:
+    """A restart of a replica on its own volume, which holds vLLM's compile caches (plan/delivery.py
+    compile_cache_persists): torch.compile loads its artifacts, the CUDA graphs are captured again."""
+
+    compile_seconds: float  # the compile and CUDA graphs term on the hit (FixedTerms.cuda_graph_hit_seconds)
+    start_seconds: int  # the expected start with it
+    used_for: str  # the start that uses it (the report's New replica row)
+
+
+def compile_hit_use(mode: str, node_local: bool) -> str:
+    """Which start finds the compile cache: the one on the volume that replica wrote."""
+    if node_local:
+        return "a restart on the node holding its claim"
+    if mode == PER_REPLICA:
+        return "a returning ordinal"
+    if mode == DOCKER_MODE:
+        return "a restart on the Docker host"
+    return "a restart of the single replica on its ReadWriteOnce claim"
+
+
+@dataclass(frozen=True)
 class DeliveryBudget:
     mode: str
     throughput: Throughput
@@ -48,6 +72,7 @@ class DeliveryBudget:
     first_start_seconds: int  # image pull + download + probe budget
     fixed: FixedTerms  # the engine start and compile terms, set or fitted, and the fitted phases that split them
     node_local: bool = False  # per-replica claims on one node's disk: a fresh node downloads again
+    compile_hit: CompileHit | None = None  # a restart that compiles from the cache; None where none does
 
     def first_start_sum(self) -> str:
         pull, download = self.terms[0].seconds, self.download_seconds
@@ -75,6 +100,12 @@ class DeliveryBudget:
         return math.ceil(probe.load_seconds + probe.engine_start_seconds + probe.cuda_graph_seconds)
 
     @property
+    def restart_seconds(self) -> int:
+        """A replica's start on its own volume: the compile from its cache where it persists, else the expected
+        start."""
+        return self.expected_start_seconds if self.compile_hit is None else self.compile_hit.start_seconds
+
+    @property
     def first_time_download_seconds(self) -> int:
         """What a replica adds besides the image when its claim is empty: a per-replica claim holds the weights only
         once its ordinal has started (the StatefulSet keeps it, whenScaled: Retain); a node-local one only on its
@@ -83,30 +114,49 @@ class DeliveryBudget:
 
     @property
     def new_node_seconds(self) -> int:
-        """A new replica on a node without the image (nor, per replica, the weights): pull, download, start."""
-        return self.expected_start_seconds + self.image_pull_seconds + self.first_time_download_seconds
+        """A new replica on a node without the image (nor, per replica, the weights and compile cache): pull,
+        download, start; a single replica's claim follows it, with its compile cache."""
+        start = self.expected_start_seconds if self.mode == PER_REPLICA else self.restart_seconds
+        return start + self.image_pull_seconds + self.first_time_download_seconds
+
+    def _hit_note(self) -> str:
+        hit = self.compile_hit
+        if hit is None:
+            return ""
+        return (
+            f"; {hit.used_for} compiles from the compile cache on its volume: {hit.compile_seconds:.0f} s compile + "
+            f"CUDA graphs, {self.probe.cuda_graph_seconds:.0f} s on a first start"
+        )
+
+    def _added(self, parts: str) -> str:
+        """What a new node adds to the start shown before it; per replica that start compiles in full."""
+        if self.compile_hit is None or self.mode != PER_REPLICA:
+            return f"+ {parts}"
+        return f"{self.expected_start_seconds} s start compiling in full + {parts}"
 
     def new_replica_sum(self) -> str:
         """A replica added after the first start: on a node that has the image (and the weights: a shared volume,
         a bucket, or a returning ordinal's retained claim) its start, which the startup probe bounds; a new node
         pulls the image first (its own provisioning, e.g. Karpenter's, comes on top). Per replica, a first-time
         ordinal's claim is empty and a node-local claim's weights are only on its node: the replica downloads."""
-        warm, pull, probe = self.expected_start_seconds, self.image_pull_seconds, self.probe.total_seconds
-        download = self.first_time_download_seconds
+        warm, pull, probe = self.restart_seconds, self.image_pull_seconds, self.probe.total_seconds
+        download, hit = self.first_time_download_seconds, self._hit_note()
         if self.node_local:
+            added = self._added(f"{pull} s image pull + {download} s download")
             return (
-                f"{warm} s expected on the node holding its claim (weights and image there; the startup probe allows "
-                f"{probe} s), {self.new_node_seconds} s on a fresh node (+ {pull} s image pull + {download} s download)"
+                f"{warm} s expected on the node holding its claim (weights and image there{hit}; the startup probe "
+                f"allows {probe} s), {self.new_node_seconds} s on a fresh node ({added})"
             )
         if download:
+            added = self._added(f"{pull} s image pull + {download} s download to its empty claim")
             return (
                 f"{warm} s expected for a returning ordinal on a node with the image (its retained claim holds the "
-                f"weights, whenScaled: Retain; the startup probe allows {probe} s), {self.new_node_seconds} s for a "
-                f"first-time ordinal on a new node (+ {pull} s image pull + {download} s download to its empty claim)"
+                f"weights, whenScaled: Retain{hit}; the startup probe allows {probe} s), {self.new_node_seconds} s for "
+                f"a first-time ordinal on a new node ({added})"
             )
         return (
-            f"{warm} s expected on a node with the image (the startup probe allows {probe} s), {self.new_node_seconds} s "
-            f"on a new node (+ {pull} s image pull)"
+            f"{warm} s expected on a node with the image (the startup probe allows {probe} s{hit}), "
+            f"{self.new_node_seconds} s on a new node (+ {pull} s image pull)"
         )
 
     def explain(self) -> str:
@@ -139,7 +189,7 @@ def draft_weights_on_disk_gib(speculative: SpeculativeConfig | None) -> float:
 
 
 def mode_name(target: str, mode: str) -> str:
-    return "docker host volume" if target == "docker" else mode
+    return DOCKER_MODE if target == "docker" else mode
 
 
 def download_seconds(weights_gib: float, download_gib_per_s: float, downloads: bool) -> float:
@@ -160,11 +210,13 @@ def delivery_budget(
     group_init_seconds: int,
     image_pull: ImagePull,
     node_local: bool = False,
+    compile_cache_persists: bool = False,
 ) -> DeliveryBudget:
     """`mode`: the mode's name in the report (mode_name); `weights_gib`: every checkpoint the server reads;
     `downloads`: whether the first start fetches them from the Hub; `from_bucket`: object storage holds them;
     `fixed`: the pod's engine start and compile terms (preflight/startup.py fixed_terms); `group_init_seconds`: a
-    multi-node group's wait for every rank (0 on one node)."""
+    multi-node group's wait for every rank (0 on one node); `compile_cache_persists`: vLLM's compile caches live on
+    the volume only this replica writes (plan/delivery.py), so its restart compiles from them."""
     probe = startup_budget(
         weights_gib,
         throughput.gib_per_s,
@@ -186,7 +238,16 @@ def delivery_budget(
         BudgetTerm(COMPILE, probe.cuda_graph_seconds, fixed.cuda_graph_how),
     )
     first = image_pull.seconds + math.ceil(download * probe.safety_factor) + probe.total_seconds
-    return DeliveryBudget(mode, throughput, weights_gib, terms, probe, first, fixed, node_local)
+    hit = _compile_hit(probe, fixed, compile_hit_use(mode, node_local)) if compile_cache_persists else None
+    return DeliveryBudget(mode, throughput, weights_gib, terms, probe, first, fixed, node_local, hit)
+
+
+def _compile_hit(probe: StartupBudget, fixed: FixedTerms, used_for: str) -> CompileHit | None:
+    """The restart's compile from the cache; None when it changes nothing (a set or eager term, a set startup)."""
+    if probe.overridden or fixed.cuda_graph_hit_seconds >= probe.cuda_graph_seconds:
+        return None
+    start = math.ceil(probe.load_seconds + probe.engine_start_seconds + fixed.cuda_graph_hit_seconds)
+    return CompileHit(fixed.cuda_graph_hit_seconds, start, used_for)
 
 
 def shm_gib(server: ServerConfig, gpus_per_node: int) -> float:

@@ -37,7 +37,9 @@ def _sum(phases: dict[str, float], names: tuple[str, ...]) -> float:
 @dataclass(frozen=True)
 class FixedTerms:
     """The startup budget's fixed terms for one pod, each from probes.* where the stack sets it, else fitted.
-    `fitted`: the fitted phases of the pod, which split each term into its phases (preflight/startup_phases.py)."""
+    `fitted`: the fitted phases of the pod, which split each term into its phases (preflight/startup_phases.py).
+    `cuda_graph_hit_seconds`: the compile term of a start that finds vLLM's compile cache: the fitted compile from the
+    cache, the CUDA graphs captured again (they are not cached); as set, or 0, where the term is set or eager."""
 
     engine_start_seconds: float  # the pod's: its workers beyond the first included
     multi_gpu_seconds: float  # what the pod's GPUs beyond the first add to it (0 on one GPU)
@@ -48,6 +50,7 @@ class FixedTerms:
     # What the startup probe allows for each term: its fitted parts x PROBE_MARGIN, its set parts as set.
     engine_start_allowed_seconds: float = 0.0
     cuda_graph_allowed_seconds: float = 0.0
+    cuda_graph_hit_seconds: float = 0.0
 
     def allowance(self, added_seconds: float) -> tuple[float, str] | None:
         """What the startup probe allows for both terms (with `added_seconds`, a group's wait, on top) and why; None
@@ -98,13 +101,17 @@ def fixed_terms(probes: ProbesConfig, engine: ResolvedEngine) -> FixedTerms:
     fitted, one_gpu = fitted_phase_seconds(engine, gpus), _sum(fitted_phase_seconds(engine, 1), ENGINE_START_PHASES)
     start, multi, start_allowed, start_how = _engine_start(probes, fitted, one_gpu, gpus - 1)
     if engine.enforce_eager:
-        graphs, graphs_how = 0.0, "0 with enforce_eager"
+        graphs, graphs_how, hit = 0.0, "0 with enforce_eager", 0.0
     elif probes.cuda_graph_capture_seconds is None:
         graphs, graphs_how = _sum(fitted, GRAPH_PHASES), "compile and CUDA graphs fitted"
+        hit = FITTED.compile_hit(fitted["compile"]) + fitted["cuda_graphs"]
     else:
-        graphs, graphs_how = float(probes.cuda_graph_capture_seconds), "probes.cuda_graph_capture_seconds"
-    graphs_allowed = _allowed(graphs, probes.cuda_graph_capture_seconds is None)
-    return FixedTerms(start, multi, round(graphs, 2), start_how, graphs_how, fitted, start_allowed, round(graphs_allowed, 2))
+        graphs = hit = float(probes.cuda_graph_capture_seconds)
+        graphs_how = "probes.cuda_graph_capture_seconds"
+    graphs_allowed = round(_allowed(graphs, probes.cuda_graph_capture_seconds is None), 2)
+    return FixedTerms(
+        start, multi, round(graphs, 2), start_how, graphs_how, fitted, start_allowed, graphs_allowed, round(hit, 2)
+    )
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,14 @@ Usage: venv/bin/python scripts/fit_startup_phases.py
 Reads tests/data/startup-phases.csv (one row per public start-up, its sources; the held-out rule in
 tests/data/startup-phases/README.md). Over the rows not held out, by least squares: process start = a base + a step
 once the pod has several GPUs + a part per extra GPU; compile = a base + a part per layer and pass (passes = 1 + the
-compile ranges, two on a pod of several GPUs; V1 dense rows that state their layers); CUDA graphs = a coefficient
-per engine generation x graphs captured x layers (through the origin, dense rows); KV cache init a constant per
-engine generation + a step for several GPUs; API ready a mean (catalog/startup_phases.py says why, and holds the
-result). Each held-out row is then predicted phase by phase, and its whole start as the predicted fixed phases
-plus its logged weight load. A phase is within when it is within 30 % or within the 1 s resolution of the logs'
-whole-second stamps and `finished in X secs` (the same allowance for every row and phase).
+compile ranges, two on a pod of several GPUs; V1 dense rows that state their layers and missed the compile cache); a
+compile that hits the cache = a fraction of the same start-up's miss (through the origin, the rows that log both);
+CUDA graphs = a coefficient per engine generation x graphs captured x layers (through the origin, dense rows); KV
+cache init a constant per engine generation + a step for several GPUs; API ready a mean (catalog/startup_phases.py
+says why, and holds the result). Each held-out row is then predicted phase by phase (a cache hit as the fraction of
+its logged miss), and its whole start as the predicted fixed phases plus its logged weight load. A phase is within
+when it is within 30 % or within the 1 s resolution of the logs' whole-second stamps and `finished in X secs` (the
+same allowance for every row and phase).
 """
 
 from __future__ import annotations
@@ -79,11 +81,21 @@ def gpus(row: Row) -> int:
     return int(row["tensor_parallel"] or 1)
 
 
+def hit(row: Row) -> bool:
+    """The start-up compiled from vLLM's compile cache (`Directly load the compiled graph(s) ... from the cache`)."""
+    return row["compile_cache"] == "hit"
+
+
 def _fitted(rows: list[Row], phase: str, engine: str | None = None, dense: bool = False) -> list[Row]:
+    """The rows not held out that log `phase`; a compile only where it missed the cache."""
     return [
         r
         for r in rows
-        if r["held_out"] == "no" and r[phase] and (engine is None or r["engine"] == engine) and not (dense and r["experts"])
+        if r["held_out"] == "no"
+        and r[phase]
+        and (engine is None or r["engine"] == engine)
+        and not (dense and r["experts"])
+        and not (phase == "compile" and hit(r))
     ]
 
 
@@ -108,6 +120,13 @@ def _graph_seconds(rows: list[Row], engine: str) -> float:
         if (g := graphs(r)) and (n := layers(r))
     ]
     return round(_least_squares([x for x, _ in pairs], [y for _, y in pairs])[0], 6)
+
+
+def _hit_fraction(rows: list[Row]) -> float:
+    """What a compile from the cache costs as a share of the same start-up's miss: least squares through the origin
+    over the rows not held out that log both."""
+    pairs = [([float(r["compile_miss"])], float(r["compile"])) for r in rows if r["held_out"] == "no" and hit(r)]
+    return round(_least_squares([x for x, _ in pairs], [y for _, y in pairs])[0], 3)
 
 
 def _mean(rows: list[Row], phase: str, engine: str | None = None) -> float:
@@ -135,6 +154,7 @@ def fit(rows: list[Row]) -> FittedPhases:
         process_start_per_extra_gpu=round(per_extra_gpu, 2),
         compile_base=round(compile_base, 2),
         compile_per_layer_pass=round(per_pass, 4),
+        compile_hit_fraction=_hit_fraction(rows),
         unknown_layers=round(mean(float(layers(r) or 0) for r in compiled), 1),
         graph_seconds_v0=_graph_seconds(rows, "V0"),
         graph_seconds_v1=_graph_seconds(rows, "V1"),
@@ -148,6 +168,10 @@ def fit(rows: list[Row]) -> FittedPhases:
 def held_out_misses(rows: list[Row], fitted: FittedPhases) -> list[Miss]:
     misses = []
     for row in (r for r in rows if r["held_out"] == "yes"):
+        if hit(row):  # its own miss, logged beside it, times the fraction
+            predicted_hit = fitted.compile_hit(float(row["compile_miss"]))
+            misses.append(Miss(row["id"], "compile_hit", float(row["compile"]), predicted_hit))
+            continue
         predicted = fitted.seconds(row["engine"], layers(row), graphs(row), gpus(row))
         for phase in FIXED:
             logged = _number(row, phase)
@@ -161,10 +185,10 @@ def held_out_misses(rows: list[Row], fitted: FittedPhases) -> list[Miss]:
 
 def probe_margin(rows: list[Row], fitted: FittedPhases) -> float:
     """The startup probe's margin over fitted fixed terms: the largest ratio of a start-up's logged fixed phases to
-    what the fit predicts for the same phases, over every row (held out or not: an envelope, not a fit), rounded up
-    to a half."""
+    what the fit predicts for the same phases, over every row that compiled (held out or not: an envelope, not a fit;
+    the probe covers a first start, which misses the compile cache), rounded up to a half."""
     ratios = []
-    for row in rows:
+    for row in (r for r in rows if not hit(r)):
         predicted = fitted.seconds(row["engine"], layers(row), graphs(row), gpus(row))
         logged = {phase: value for phase in FIXED if (value := _number(row, phase)) is not None}
         if logged:
@@ -189,7 +213,8 @@ def main() -> None:
 
 def coefficient_row(name: str, value: float) -> str:
     """The coefficients table's row (docs/calibration.md "Start-up phases")."""
-    return f"| {name} | {value:g} {'layers' if name == 'unknown_layers' else 's'} |"
+    unit = {"unknown_layers": "layers", "compile_hit_fraction": "x the miss"}.get(name, "s")
+    return f"| {name} | {value:g} {unit} |"
 
 
 def table_row(miss: Miss) -> str:

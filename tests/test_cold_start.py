@@ -147,7 +147,7 @@ def test_a_set_image_pull_time_wins() -> None:
 
 def test_the_report_separates_a_node_with_the_image_from_a_new_node() -> None:
     budget = plan_of(configured(server={"image_pull_seconds": 42})[0]).delivery.budget
-    assert budget.new_replica_sum().endswith(f"{budget.expected_start_seconds + 42} s on a new node (+ 42 s image pull)")
+    assert budget.new_replica_sum().endswith(f"{budget.restart_seconds + 42} s on a new node (+ 42 s image pull)")
 
 
 def test_a_new_replica_is_expected_in_the_probes_terms_without_the_safety_factor() -> None:

@@ -30,7 +30,7 @@ def budget_of(path: str) -> DeliveryBudget:
 
 def row(path: str) -> str:
     budget = budget_of(path)
-    warm = budget.expected_start_seconds
+    warm = budget.restart_seconds
     return (
         f"| [`{Path(path).stem.removeprefix('Pulumi.')}`](../{path}) | {budget.probe.load_seconds:.0f} s at "
         f"{budget.throughput.mib_per_s:g} MiB/s ({budget.mode}) | {warm} s | {budget.new_node_seconds} s | "
@@ -45,7 +45,7 @@ def test_the_doc_holds_each_stack_s_new_replica_by_the_report_s_terms() -> None:
 
 def within_5_and_10_minutes(path: str) -> bool:
     budget = budget_of(path)
-    return budget.expected_start_seconds <= 300 and budget.new_node_seconds <= 600
+    return budget.restart_seconds <= 300 and budget.new_node_seconds <= 600
 
 
 def test_the_fast_start_example_is_within_5_minutes_and_10_on_a_new_node() -> None:
@@ -59,3 +59,11 @@ def test_the_prod_reference_stack_is_within_5_minutes_and_10_on_a_new_node() -> 
 def test_every_throughput_behind_the_targets_names_its_source() -> None:
     sources = {path: budget_of(path).throughput.source for path in (PROD, FAST)}
     assert all("marin-community/marin#7136" in source for source in sources.values()), sources
+
+
+def test_the_doc_gives_the_single_replica_example_s_compile_from_the_cache() -> None:
+    budget = budget_of("stacks/examples/Pulumi.70b-on-8x-a100-40gb.yaml")
+    assert budget.compile_hit is not None
+    hit, full = budget.compile_hit.compile_seconds, budget.probe.cuda_graph_seconds
+    stated = f"expects {hit:.0f} s of compile and CUDA graphs instead of {full:.0f} s"
+    assert stated in " ".join(DOC.read_text().split())
