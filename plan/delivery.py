@@ -232,6 +232,9 @@ def _budget(
         weights_gib=weights_gib,
         downloads=from_hub,
         from_bucket=mode == "object_storage",
+        copy_job=mode == "object_storage"
+        and cfg.delivery.object_storage is not None
+        and cfg.delivery.object_storage.copy_from_hub,
         download_gib_per_s=_download_gib_per_s(cfg),
         probes=cfg.probes,
         fixed=fixed_terms(cfg.probes, engine),

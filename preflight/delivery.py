@@ -204,6 +204,7 @@ def delivery_budget(
     weights_gib: float,
     downloads: bool,
     from_bucket: bool,
+    copy_job: bool = False,
     download_gib_per_s: float,
     probes: ProbesConfig,
     fixed: FixedTerms,
@@ -214,9 +215,10 @@ def delivery_budget(
 ) -> DeliveryBudget:
     """`mode`: the mode's name in the report (mode_name); `weights_gib`: every checkpoint the server reads;
     `downloads`: whether the first start fetches them from the Hub; `from_bucket`: object storage holds them;
-    `fixed`: the pod's engine start and compile terms (preflight/startup.py fixed_terms); `group_init_seconds`: a
-    multi-node group's wait for every rank (0 on one node); `compile_cache_persists`: vLLM's compile caches live on
-    the volume only this replica writes (plan/delivery.py), so its restart compiles from them."""
+    `copy_job`: a Job copies them there first; `fixed`: the pod's engine start and compile terms
+    (preflight/startup.py fixed_terms); `group_init_seconds`: a multi-node group's wait for every rank (0 on one
+    node); `compile_cache_persists`: vLLM's compile caches live on the volume only this replica writes
+    (plan/delivery.py), so its restart compiles from them."""
     probe = startup_budget(
         weights_gib,
         throughput.gib_per_s,
@@ -228,7 +230,7 @@ def delivery_budget(
         allowance=fixed.allowance(group_init_seconds),
     )
     download = round(download_seconds(weights_gib, download_gib_per_s, downloads), 3)
-    how = _download_how(weights_gib, download, download_gib_per_s, from_bucket)
+    how = _download_how(weights_gib, download, download_gib_per_s, from_bucket, copy_job)
     group = " + multinode.group_init_seconds" if group_init_seconds else ""
     terms = (
         BudgetTerm(IMAGE_PULL, float(image_pull.seconds), image_pull.how),
@@ -255,11 +257,13 @@ def shm_gib(server: ServerConfig, gpus_per_node: int) -> float:
     return server.shm_size_gib or 2.0 * gpus_per_node
 
 
-def _download_how(weights: float, download: float, download_gib_per_s: float, from_bucket: bool) -> str:
+def _download_how(weights: float, download: float, download_gib_per_s: float, from_bucket: bool, copy_job: bool) -> str:
     if download:
         return f"{weights:.1f} GiB / {download_gib_per_s:g} GiB/s, first start only"
+    if copy_job:
+        return "none: the copy Job (delivery.object_storage.copy_from_hub) fills the bucket before the server starts"
     if from_bucket:
-        return "none: the bucket holds the copy (delivery.object_storage.copy_from_hub runs a Job before the server)"
+        return "none: the bucket already holds the copy"
     return "none: model.local_path is already on the volume"
 
 

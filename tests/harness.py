@@ -5,8 +5,11 @@ Mocked inputs arrive with Kubernetes' camelCase wire names and numbers as floats
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
-from collections.abc import Callable, Mapping
+import logging
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,7 +107,29 @@ def run_program_catching(
         failure = error
     finally:
         pulumi.export = original_export
+    if failure is not None:
+        _drop_failed_futures(settings)
     return Registered(mocks.resources, exports), failure
+
+
+def _drop_failed_futures(settings: Any) -> None:
+    """Free a failed program's futures now: garbage-collected later, asyncio would print "Future exception was
+    never retrieved" into whatever test runs then (a golden's captured stderr, say)."""
+    settings.rpc_manager.clear()
+    settings.outputs.clear()
+    with _asyncio_logger_muted():
+        gc.collect()
+
+
+@contextlib.contextmanager
+def _asyncio_logger_muted() -> Iterator[None]:
+    asyncio_logger = logging.getLogger("asyncio")
+    was = asyncio_logger.disabled
+    asyncio_logger.disabled = True
+    try:
+        yield
+    finally:
+        asyncio_logger.disabled = was
 
 
 def resolve(value: Any) -> Any:

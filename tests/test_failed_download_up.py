@@ -4,9 +4,12 @@ created: it waits for the Job (components/serving_stack.py)."""
 
 from __future__ import annotations
 
+import gc
+import logging
 from pathlib import Path
 
 import pulumi
+import pytest
 
 from plan.names import instance_name
 from tests.harness import RecordingMocks
@@ -41,3 +44,10 @@ def test_the_server_is_not_created_after_its_download_failed() -> None:
     failed, _ = run_stack_file(STACKS / "examples" / "Pulumi.prod-on-efs.yaml", API_KEY, mocks=RecordingMocks(fail=failing_job))
     deployment = "kubernetes:apps/v1:Deployment"
     assert (len(created.of_type(deployment)), failed.of_type(deployment)) == (1, [])
+
+
+def test_a_failed_up_leaves_no_unretrieved_future_to_print_into_a_later_test(caplog: pytest.LogCaptureFixture) -> None:
+    run_stack_file(STACKS / "examples" / "Pulumi.prod-on-efs.yaml", API_KEY, mocks=RecordingMocks(fail=failing_job))
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        gc.collect()
+    assert [r.getMessage() for r in caplog.records if "never retrieved" in r.getMessage()] == []
