@@ -42,15 +42,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-ENGINES = ("V0", "V1")  # vLLM's engine generations; every release the catalog serves runs V1
-# A pod of several GPUs compiles two ranges (the all-reduce + RMSNorm fusion's split), one GPU one (0.19.0 logs,
-# tests/data/startup-phases.csv L4, L5, N3 `compile_ranges_endpoints`).
-COMPILE_RANGES = {False: 1, True: 2}
-
 
 def compile_passes(gpus: int) -> int:
-    """Dynamo's trace plus Inductor's compile per range: the passes over every layer of a compile."""
-    return 1 + COMPILE_RANGES[gpus > 1]
+    """Dynamo's trace plus Inductor's compile per range: the passes over every layer of a compile. A pod of several
+    GPUs compiles two ranges (the all-reduce + RMSNorm fusion's split), one GPU one (0.19.0 logs,
+    tests/data/startup-phases.csv L4, L5, N3 `compile_ranges_endpoints`)."""
+    return 1 + (2 if gpus > 1 else 1)
 
 
 @dataclass(frozen=True)
