@@ -94,6 +94,15 @@ class ClaimTemplate:
 
 
 @dataclass(frozen=True)
+class ServicePort:
+    """One port of a Service: what clients call (`port`) and where the pods receive it (`target_port`: a number,
+    a container port's name, or the port itself when unset)."""
+
+    port: int
+    target_port: int | str
+
+
+@dataclass(frozen=True)
 class ClusterFacts:
     source: str  # "snapshot a.json, b.json" or "live (context x)"
     nodes: tuple[Node, ...] = ()
@@ -106,6 +115,7 @@ class ClusterFacts:
     # "namespace/name" -> the claim templates of each StatefulSet read; None: StatefulSets not read
     statefulsets: Mapping[str, tuple[ClaimTemplate, ...]] | None = None
     interceptor: Interceptor | None = None  # the KEDA HTTP add-on's, when a Deployment runs its image
+    services: Mapping[str, tuple[ServicePort, ...]] | None = None  # "namespace/name" -> ports; None: not read
     kinds_read: frozenset[str] = frozenset()
 
     def has_crd(self, name: str) -> bool:
@@ -135,6 +145,7 @@ def facts_from_items(
         if "StatefulSet" in by_kind
         else None,
         interceptor=next(filter(None, map(_interceptor, by_kind.get("Deployment", []))), None),
+        services={_namespaced(i): _service_ports(i) for i in by_kind["Service"]} if "Service" in by_kind else None,
         kinds_read=frozenset(by_kind),
     )
 
@@ -161,6 +172,17 @@ def _claim_templates(item: Mapping[str, Any]) -> tuple[ClaimTemplate, ...]:
                 storage_class=str(storage_class) if storage_class else None,
             )
         )
+    return tuple(found)
+
+
+def _service_ports(item: Mapping[str, Any]) -> tuple[ServicePort, ...]:
+    ports = _spec(item).get("ports")
+    found = []
+    for entry in ports if isinstance(ports, list) else ():
+        number = entry.get("port") if isinstance(entry, Mapping) else None
+        if isinstance(number, int) and not isinstance(number, bool):
+            target = entry.get("targetPort", number)
+            found.append(ServicePort(number, target if isinstance(target, int | str) else number))
     return tuple(found)
 
 

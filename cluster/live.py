@@ -55,9 +55,11 @@ def read_live(
     declared_pools: tuple[NodePool, ...] = (),
     client: Any = None,
     namespace: str | None = None,
+    store_namespace: str | None = None,
 ) -> ClusterFacts:
     """Facts from the cluster. `client` is an ApiClient (tests pass one with a fake transport). `namespace`:
-    the stack's, whose StatefulSets are read (a claim-template change would replace the server's)."""
+    the stack's, whose StatefulSets are read (a claim-template change would replace the server's);
+    `store_namespace`: an in-cluster bucket store's, whose Services are read (the port its Service forwards to)."""
     client = client or api_client(kubeconfig, context)
     from kubernetes import client as k8s
 
@@ -67,6 +69,8 @@ def read_live(
     crd_items = _all(crds.list_custom_resource_definition, "CustomResourceDefinition", "apiextensions.k8s.io/v1")
     installed = {str(i.get("metadata", {}).get("name", "")) for i in crd_items}
     items += crd_items + _optional(client, installed, keda_namespace)
+    if store_namespace is not None:
+        items += _maybe(lambda **kw: core.list_namespaced_service(store_namespace, **kw), "Service", "v1")
     facts = facts_from_items(items, f"live cluster (context {context or 'current'})", declared_pools)
     return facts if namespace is None else _with_statefulsets(facts, client, namespace)
 

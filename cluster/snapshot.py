@@ -4,6 +4,7 @@
     kubectl get prometheuses.monitoring.coreos.com -A -o json > prometheus.json      # when installed
     kubectl get nodepools.karpenter.sh -o json > nodepools.json                      # Karpenter only
     kubectl get deployments -n keda -o json > keda.json                              # KEDA's namespace
+    kubectl get services -n minio -o json > store.json           # an in-cluster bucket store's namespace
 
 Files come from users and CI: each must be a regular file, JSON, and a List (or any `*List`) whose items
 are objects with a kind; anything else is a SnapshotError naming the file and the fix. A real cluster's
@@ -26,7 +27,17 @@ MAX_BYTES = 2 * 1024**3  # a 20,000-node cluster without managed fields is ~540 
 MAX_ITEM_BYTES = 16 * 1024 * 1024  # one object: a Node is ~30 KB, a large CRD's schema ~1.5 MB
 MAX_ITEMS = 200_000
 READ_KINDS = frozenset(
-    {"Node", "StorageClass", "CustomResourceDefinition", "Namespace", "Prometheus", "NodePool", "Deployment", "StatefulSet"}
+    {
+        "Node",
+        "StorageClass",
+        "CustomResourceDefinition",
+        "Namespace",
+        "Prometheus",
+        "NodePool",
+        "Deployment",
+        "StatefulSet",
+        "Service",
+    }
 )
 SNAPSHOT_COMMAND = "kubectl get nodes,storageclasses,customresourcedefinitions,namespaces -o json > cluster.json"
 

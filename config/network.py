@@ -83,6 +83,18 @@ class NetworkPolicyConfig(ConfigGroup):
         description="Addresses carved out of hub_egress_cidrs: cluster-internal ranges and cloud metadata.",
     )
     hub_egress_ports: tuple[Port, ...] = Field((443,), description="TCP ports the download Job may reach.")
+    private_endpoint_cidrs: tuple[str, ...] = Field(
+        (),
+        description="Private addresses the pods that fetch weights reach on 443 and the bucket's ports: VPC "
+        "interface endpoints of S3 and STS (a cluster without internet access), Private Service Connect, Azure "
+        "Private Endpoints, a Hub mirror; hub_egress_except_cidrs carves them out of the Hub rule.",
+    )
+    object_storage_ports: tuple[Port, ...] | None = Field(
+        None,
+        min_length=1,
+        description="TCP ports of delivery.object_storage.endpoint_url as a policy sees them (for a store behind an "
+        "in-cluster Service, its pods' port); null: the URL's port, else 443 for https and 80 for http.",
+    )
 
     @field_validator("client_pod_selector", "dns_pod_selector", "prometheus_pod_selector")
     @classmethod
@@ -101,7 +113,7 @@ class NetworkPolicyConfig(ConfigGroup):
                 raise ValueError(f"{address!r} is not an IP address. Fix: write one such as 169.254.20.10.") from None
         return addresses
 
-    @field_validator("hub_egress_cidrs", "hub_egress_except_cidrs")
+    @field_validator("hub_egress_cidrs", "hub_egress_except_cidrs", "private_endpoint_cidrs")
     @classmethod
     def _cidrs_valid(cls, cidrs: tuple[str, ...]) -> tuple[str, ...]:
         for cidr in cidrs:

@@ -18,6 +18,7 @@ from config.delivery import WorkloadIdentity
 from config.exposure import ExposureConfig
 from config.network import NetworkPolicyConfig
 from config.routing import RoutingConfig
+from plan.egress import BucketEndpoint
 from plan.names import endpoint_selector
 
 SERVER = "server"  # app.kubernetes.io/component of the vLLM server pods (leader and workers alike)
@@ -83,6 +84,7 @@ class FlowsPlan:
     components: tuple[str, ...]  # each gets one policy denying what no flow admits
     flows: tuple[Flow, ...]
     dns: DnsService  # the resolvers the DNS flows admit (the cluster check compares the nodes' with it)
+    bucket: BucketEndpoint | None = None  # the store the bucket flows admit (the cluster check reads its Service)
 
 
 def pods(labels: dict[str, str], namespaces: tuple[str, ...] | None = None) -> Pods:
@@ -119,11 +121,51 @@ def dns_ports(port: int) -> tuple[Port, ...]:
     return (Port("UDP", port), Port("TCP", port))
 
 
+def hub_peers(policy: NetworkPolicyConfig) -> tuple[Peer, ...]:
+    return tuple(Addresses(cidr, policy.hub_egress_except_cidrs) for cidr in policy.hub_egress_cidrs)
+
+
 def hub_flows(component: str, policy: NetworkPolicyConfig, why: str) -> list[Flow]:
     if not (policy.hub_egress_cidrs and policy.hub_egress_ports):
         return []
-    peers = tuple(Addresses(cidr, policy.hub_egress_except_cidrs) for cidr in policy.hub_egress_cidrs)
-    return [Flow(Own(component), peers, tuple(Port("TCP", p) for p in policy.hub_egress_ports), why)]
+    return [Flow(Own(component), hub_peers(policy), tuple(Port("TCP", p) for p in policy.hub_egress_ports), why)]
+
+
+def bucket_flows(component: str, bucket: BucketEndpoint | None, policy: NetworkPolicyConfig) -> list[Flow]:
+    """The bucket's store on its ports: a Service's pods, an address, or a host name outside the cluster through
+    the Hub rule's addresses on the ports that rule does not open already."""
+    if bucket is None:
+        return []
+    reason = f"the bucket's endpoint {bucket.host} (delivery.object_storage.endpoint_url)"
+    tcp = tuple(Port("TCP", port) for port in bucket.ports)
+    inside: tuple[Peer, ...] = (
+        *((pods({}, (bucket.namespace,)),) if bucket.namespace is not None else ()),
+        *((Addresses(bucket.address),) if bucket.address is not None else ()),
+    )
+    flows = [Flow(Own(component), inside, tcp, reason)] if inside else []
+    extra = tuple(port for port in tcp if port.port not in policy.hub_egress_ports)
+    if bucket.external and extra and policy.hub_egress_cidrs:
+        flows.append(Flow(Own(component), hub_peers(policy), extra, reason))
+    return flows
+
+
+def private_endpoint_flows(component: str, bucket: BucketEndpoint | None, policy: NetworkPolicyConfig) -> list[Flow]:
+    """network_policy.private_endpoint_cidrs on 443 (STS, storage, a Hub mirror) and on the bucket's ports: the Hub
+    rule carves private ranges out, where a VPC interface endpoint's addresses are."""
+    if not policy.private_endpoint_cidrs:
+        return []
+    ports = tuple(Port("TCP", port) for port in dict.fromkeys((443, *(bucket.ports if bucket else ()))))
+    peers = tuple(Addresses(cidr) for cidr in policy.private_endpoint_cidrs)
+    return [Flow(Own(component), peers, ports, "private endpoints (network_policy.private_endpoint_cidrs)")]
+
+
+def fetch_flows(component: str, policy: NetworkPolicyConfig, bucket: BucketEndpoint | None, why: str) -> list[Flow]:
+    """Everything a pod that fetches weights reaches: the Hub rule, the bucket's store, private endpoints."""
+    return [
+        *hub_flows(component, policy, why),
+        *bucket_flows(component, bucket, policy),
+        *private_endpoint_flows(component, bucket, policy),
+    ]
 
 
 # Link-local token endpoints, carved out of the hub rule by 169.254.0.0/16 (docs/sources.md §S8). IRSA and
@@ -270,6 +312,7 @@ def resolve_flows(
     smoke_test: bool,
     routing: RoutingConfig,
     image_prepull: bool,
+    bucket: BucketEndpoint | None = None,
     keda_queries_thanos: bool = False,
     interceptor: Interceptor | None = None,
 ) -> FlowsPlan:
@@ -292,10 +335,11 @@ def resolve_flows(
         *endpoint_flows(routing, port),
     ]
     if server_fetches_weights:
-        flows += hub_flows(SERVER, policy, "the server downloads or streams the weights (hub or bucket)")
+        flows += fetch_flows(SERVER, policy, bucket, "the server downloads or streams the weights (hub or bucket)")
         flows += identity_flows(SERVER, identity)
     flows += dns_flows(MODEL_CACHE, dns)
-    flows += hub_flows(MODEL_CACHE, policy, "the download or bucket copy reads the Hub and writes the bucket")
+    why = "the download or bucket copy reads the Hub and writes the bucket"
+    flows += fetch_flows(MODEL_CACHE, policy, bucket if copies_to_bucket else None, why)
     flows += identity_flows(MODEL_CACHE, identity if copies_to_bucket else None)
     components = [SERVER, MODEL_CACHE]
     if smoke_test:
@@ -307,4 +351,4 @@ def resolve_flows(
     if image_prepull:  # a policy and no flow: the sleeping pods send and accept nothing
         components.append(IMAGE_PREPULL)
     flows += keda_flows(profile, keda_queries_thanos)
-    return FlowsPlan(policy.enabled, tuple(components), tuple(flows), dns)
+    return FlowsPlan(policy.enabled, tuple(components), tuple(flows), dns, bucket)

@@ -9,11 +9,13 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from config.delivery import ObjectStorageConfig
 from config.exposure import ExposureConfig, GatewayConfig
 from config.network import NetworkPolicyConfig
 from config.routing import RoutingConfig
 from config.stack import StackConfig
 from plan.delivery import DeliveryPlan
+from plan.egress import BucketEndpoint, bucket_endpoint
 from plan.flows import FlowsPlan, Interceptor, pods, resolve_flows
 from plan.identity import Identity
 from plan.names import cache_key, service_host
@@ -163,6 +165,13 @@ def interceptor_peer(zero: ZeroPlan | None) -> Interceptor | None:
     return Interceptor(pods(zero.config.interceptor_pod_selector, (zero.config.namespace,)), zero.config.interceptor_port)
 
 
+def bucket_of(bucket: ObjectStorageConfig | None, namespace: str, ports: tuple[int, ...] | None) -> BucketEndpoint | None:
+    """The store the server (and the copy Job) reach for a bucket with its own endpoint_url."""
+    if bucket is None or bucket.endpoint_url is None:
+        return None
+    return bucket_endpoint(bucket.endpoint_url, namespace, ports)
+
+
 def resolve_traffic(
     cfg: StackConfig,
     identity: Identity,
@@ -211,6 +220,7 @@ def resolve_traffic(
             keda_queries_thanos=keda_queries_thanos,
             interceptor=interceptor_peer(zero),
             image_prepull=cfg.server.prepull_image and cfg.target == "kubernetes",
+            bucket=bucket_of(delivery.bucket, identity.namespace, cfg.network_policy.object_storage_ports),
         ),
         smoke=resolve_smoke(cfg, identity.instance, delivery.security, launch, zero) if cfg.smoke_test.enabled else None,
     )

@@ -19,6 +19,7 @@ PATHS = {
     "/apis/monitoring.coreos.com/v1/prometheuses": "Prometheus",
     "/apis/apps/v1/namespaces/keda/deployments": "Deployment",
     "/apis/apps/v1/namespaces/vllm-prod/statefulsets": "StatefulSet",
+    "/api/v1/namespaces/models/services": "Service",
 }
 
 
@@ -141,3 +142,17 @@ def test_the_live_reader_reads_the_stacks_statefulsets_when_given_its_namespace(
     assert facts.statefulsets == {} and ("GET", "/apis/apps/v1/namespaces/vllm-prod/statefulsets") in {
         (method, url.removeprefix("https://cluster.test").partition("?")[0]) for method, url in server.calls
     }
+
+
+def test_the_live_reader_reads_the_services_of_an_in_cluster_bucket_stores_namespace(real_read_live) -> None:  # type: ignore[no-untyped-def]
+    server = FakeApiServer()
+    real_read_live(None, None, "keda", client=client(server), store_namespace="models")
+    assert ("GET", "/api/v1/namespaces/models/services") in {
+        (method, url.removeprefix("https://cluster.test").partition("?")[0]) for method, url in server.calls
+    }
+
+
+def test_the_live_reader_reads_no_services_without_a_store(real_read_live) -> None:  # type: ignore[no-untyped-def]
+    server = FakeApiServer()
+    real_read_live(None, None, "keda", client=client(server))
+    assert not any("/services" in url for _, url in server.calls)

@@ -14,14 +14,19 @@ from tests.program import run_stack_file
 PROD_EXTRA = {"api_key": "sk-test"}
 
 
-def live_cluster(monkeypatch: pytest.MonkeyPatch, name: str) -> list[tuple[object, ...]]:
+def live_cluster(monkeypatch: pytest.MonkeyPatch, name: str, *more: str) -> list[tuple[object, ...]]:
     calls: list[tuple[object, ...]] = []
 
     def read(
-        kubeconfig: object, context: object, keda_namespace: object, declared: object = (), namespace: object = None
+        kubeconfig: object,
+        context: object,
+        keda_namespace: object,
+        declared: object = (),
+        namespace: object = None,
+        store_namespace: object = None,
     ) -> object:
-        calls.append((kubeconfig, context, keda_namespace))
-        return read_snapshots([fixture(name)], declared)  # type: ignore[arg-type]
+        calls.append((kubeconfig, context, keda_namespace, store_namespace))
+        return read_snapshots([fixture(n) for n in (name, *more)], declared)  # type: ignore[arg-type]
 
     monkeypatch.setattr(live, "read_live", read)
     return calls
@@ -76,7 +81,7 @@ def test_the_program_adapts_to_the_profile_karpenter_can_create_the_gpu_node(mon
 def test_the_program_reads_the_cluster_with_the_kubernetes_providers_context(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     calls = live_cluster(monkeypatch, "all-right")
     run_stack_file(STACKS / "examples" / "Pulumi.prod-on-efs.yaml", extra=PROD_EXTRA)
-    assert calls == [(None, None, "keda")]
+    assert calls == [(None, None, "keda", None)]
 
 
 def test_an_unreadable_cluster_reports_not_checked_and_goes_on(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -123,3 +128,13 @@ def test_a_bad_snapshot_file_in_the_stack_config_is_a_config_error_naming_the_ke
     )
     assert isinstance(error, pulumi.RunError)
     assert f"vllm-serving:cluster.snapshot_files: {bad}: not JSON" in str(error)
+
+
+def test_an_in_cluster_store_whose_service_forwards_to_another_port_stops_the_program(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    calls = live_cluster(monkeypatch, "all-right", "minio-tenant-services")
+    example = STACKS / "examples" / "Pulumi.onprem-minio.yaml"
+    stack = tmp_path / example.name
+    stack.write_text(example.read_text().split("  vllm-serving:network_policy:")[0])
+    registered, error = run_stack_file(stack)
+    assert error is not None and "object_storage_ports" in str(error) and not registered.types
+    assert calls[0][3] == "models"

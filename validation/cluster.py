@@ -19,6 +19,7 @@ from cluster.dns import check_dns
 from cluster.facts import ClaimTemplate, ClusterFacts, NodePool
 from cluster.findings import Finding
 from cluster.report import ClusterResult
+from cluster.store import check_bucket_store
 from config.cluster import ClusterConfig
 from plan import Plan
 from plan.delivery import MODEL_VOLUME
@@ -146,6 +147,10 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
     flows = plan.traffic.flows
     if flows.enabled:
         found += check_dns(facts, flows.dns.addresses, plan.cluster.profile)
+    store = flows.bucket
+    if store is not None and store.namespace is not None:
+        opened = store.ports if flows.enabled else None
+        found += check_bucket_store(facts, store.host, store.namespace, store.url_port, opened)
     return found
 
 
@@ -198,7 +203,12 @@ def _live(plan: Plan, kubeconfig: str | None, context: str | None) -> ClusterRes
     cluster = plan.cluster
     try:
         facts = live.read_live(
-            kubeconfig, context, cluster.keda_operator_namespace, declared_pools(cluster), namespace=plan.identity.namespace
+            kubeconfig,
+            context,
+            cluster.keda_operator_namespace,
+            declared_pools(cluster),
+            namespace=plan.identity.namespace,
+            store_namespace=store.namespace if (store := plan.traffic.flows.bucket) is not None else None,
         )
     except live.LiveReadError as error:
         if cluster.block_on_read_failure:

@@ -1,0 +1,48 @@
+"""Where the bucket's store listens: `delivery.object_storage.endpoint_url` read once for the network flows.
+
+The Hub rule (network_policy.hub_egress_cidrs on hub_egress_ports, cluster-internal ranges carved out) admits
+huggingface.co and the clouds' public storage and token endpoints on 443. It admits neither an S3-compatible
+store on another port nor one inside the cluster, so plan/flows.py opens the store this names (docs/security.md).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+DEFAULT_PORTS = {"https": 443, "http": 80}
+
+
+@dataclass(frozen=True)
+class BucketEndpoint:
+    """The store behind endpoint_url: an in-cluster Service's namespace, one address, or a host name outside the
+    cluster (`external`), which the Hub rule's addresses reach on `ports`."""
+
+    host: str
+    namespace: str | None  # the Service's: its pods are the store
+    address: str | None  # a /32 or /128
+    external: bool
+    url_port: int  # what the server connects to: the URL's port, else the scheme's
+    ports: tuple[int, ...]  # what the policy opens: object_storage_ports, else url_port
+
+
+def bucket_endpoint(url: str, namespace: str, ports: tuple[int, ...] | None) -> BucketEndpoint:
+    """A Service's name (`name`, `name.namespace.svc`, `name.namespace.svc.<cluster domain>`) stands for its
+    namespace's pods: a NetworkPolicy cannot select a Service, and it sees the pods' port after the Service's
+    translation, which `ports` (network_policy.object_storage_ports) states when it differs from the URL's."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    url_port = parts.port or DEFAULT_PORTS.get(parts.scheme, 443)
+    listening = ports or (url_port,)
+    try:
+        address = str(ipaddress.ip_network(ipaddress.ip_address(host)))
+    except ValueError:
+        labels = host.split(".")
+        if len(labels) == 1:  # the pod's DNS search path resolves a bare name in the pod's namespace
+            return BucketEndpoint(host, namespace, None, False, url_port, listening)
+        if len(labels) >= 3 and labels[2] == "svc":
+            return BucketEndpoint(host, labels[1], None, False, url_port, listening)
+        # `name.namespace` is a Service through the search path, or a host such as example.com: both are opened
+        return BucketEndpoint(host, labels[1] if len(labels) == 2 else None, None, True, url_port, listening)
+    return BucketEndpoint(host, None, address, False, url_port, listening)
