@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from cli.pipe import EXIT_CLOSED_PIPE, quiet_on_closed_pipe
 from cluster.report import NOT_CHECKED, ClusterResult
-from cluster.snapshot import SnapshotError
 from config.errors import ConfigError, ConfigIssue
+from config.sources import stack_name_of
 from config.stack import StackConfig
 from plan import Plan
 from plan.cost import cost_rows
@@ -33,7 +33,6 @@ from plan.sizing import sizing_inputs
 from preflight.text import markdown_text, table_text
 from preflight.text import verdict as text_verdict
 from validation import ClusterCheck, Outcome, Verdict, assess
-from validation.cluster import check_snapshots, stack_name_of
 from validation.secrets import missing_secrets
 from validation.sources import load_stack_file_with_secrets
 
@@ -212,6 +211,10 @@ def _snapshot_check(files: list[str]) -> ClusterCheck:
         paths, key = (files, "") if files else (list(snapshot_files), "cluster.snapshot_files")
         if not paths:
             return NOT_CHECKED
+        # Only with a snapshot to check: cluster/ and validation/cluster.py are 4% of a run without one
+        from cluster.snapshot import SnapshotError
+        from validation.cluster import check_snapshots
+
         try:
             return check_snapshots(plan, paths)
         except SnapshotError as error:

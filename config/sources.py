@@ -227,6 +227,11 @@ def check_stack_file_syntax(stack: str, project_dir: Path | None = None) -> None
         raise ConfigError(outside)
 
 
+def stack_name_of(path: str | Path) -> str:
+    """`stacks/Pulumi.prod.yaml` -> `prod`, as Pulumi names the stack of a stack file."""
+    return Path(path).name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
+
+
 def stack_file_of(stack: str, project_dir: Path) -> Path | None:
     """Pulumi.<stack>.yaml in the project's stackConfigDir (Pulumi.yaml), when it exists (even as a FIFO)."""
     import yaml

@@ -86,6 +86,14 @@ def test_the_cli_never_imports_pulumi() -> None:
     assert not preflight_imports("pulumi", "stacks/Pulumi.prod.yaml")
 
 
+def test_the_cli_without_a_snapshot_never_imports_the_cluster_checks() -> None:
+    assert not preflight_imports("validation.cluster", "stacks/Pulumi.prod.yaml", "--json")
+
+
+def test_the_cli_with_a_snapshot_imports_the_cluster_checks() -> None:
+    assert preflight_imports("validation.cluster", "stacks/Pulumi.prod.yaml", "--cluster", "tests/data/clusters/all-right.json")
+
+
 def test_a_required_secret_missing_from_the_file_is_noted_but_does_not_block(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main([str(STACKS / "Pulumi.prod.yaml")]) == 0
     assert capsys.readouterr().err.startswith(

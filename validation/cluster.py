@@ -28,11 +28,6 @@ from plan.placement import TOPOLOGY_KEYS, Placement
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set on every namespace by the API server (1.21+)
 
 
-def stack_name_of(path: str | Path) -> str:
-    """`stacks/Pulumi.prod.yaml` -> `prod`, as Pulumi names the stack of a stack file."""
-    return Path(path).name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
-
-
 def declared_pools(cluster: ClusterConfig) -> tuple[NodePool, ...]:
     """cluster.node_pools as facts: autoscaled pools the API does not show (GKE/AKS at zero nodes)."""
     return tuple(
