@@ -47,9 +47,9 @@ replays the routed experts' kernels.
 
 Fitted by scripts/fit_startup_phases.py (least squares over the start-ups not held out) on
 tests/data/startup-phases.csv: public start-ups with phase timings (llm-d-planner's vLLM 0.19.0 H100 logs at TP 1,
-2 and 4, dense, MoE and multimodal, a 0.21.0 and a 0.22.1 start on an RTX 3090 Ti, vLLM and run-ai issue threads, upb-cn/vllm-startup-profiler's
-0.10.1.1 starts with and without the compile cache; sources per row), the
-held-out ones declared in tests/data/startup-phases/README.md. How well the figures predict the held-out starts:
+2 and 4, dense, MoE and multimodal, a 0.21.0 and a 0.22.1 start on an RTX 3090 Ti, vLLM and run-ai issue threads,
+upb-cn/vllm-startup-profiler's 0.10.1.1 starts with and without the compile cache; sources per row), the held-out
+ones declared in tests/data/startup-phases/README.md. How well the figures predict the held-out starts:
 docs/calibration.md "Start-up phases" (asserted by tests/test_startup_phases.py).
 """
 

@@ -3,8 +3,9 @@
 Usage: venv/bin/python scripts/fit_startup_phases.py
 Reads tests/data/startup-phases.csv (one row per public start-up, its sources; the held-out rule in
 tests/data/startup-phases/README.md). Over the rows not held out, by least squares: process start = a base + a step
-once the pod has several GPUs + a part per extra GPU + a step for a multimodal checkpoint; compile = a base + a part per layer and pass (passes = 1 + the
-compile ranges, two on a pod of several GPUs; V1 dense rows that state their layers and missed the compile cache); a
+once the pod has several GPUs + a part per extra GPU + a step for a multimodal checkpoint; compile = a base + a
+part per layer and pass (passes = 1 + the compile ranges, two on a pod of several GPUs; V1 dense rows that state their
+layers and missed the compile cache); a
 compile that hits the cache = a fraction of the same start-up's miss (through the origin, the rows that log both);
 CUDA graphs = a coefficient per engine generation x graphs captured x layers (through the origin; V1 one for dense
 rows, one for mixture-of-experts rows); no coefficient below 0 (a term fitted negative is held at 0); KV
@@ -166,6 +167,12 @@ def _steps(row: Row) -> list[float]:
     return [1.0, _multi_gpu(row), float(multimodal(row))]
 
 
+def _step_fit(rows: list[Row], phase: str, engine: str | None = None) -> list[float]:
+    """A phase as its base, multi-GPU step and multimodal step (`_steps`), over the rows not held out."""
+    fitted = _fitted(rows, phase, engine)
+    return _non_negative([_steps(r) for r in fitted], [float(r[phase]) for r in fitted])
+
+
 def fit(rows: list[Row]) -> FittedPhases:
     compiled = [r for r in _fitted(rows, "compile", "V1", dense=True) if layers(r)]
     compile_base, per_pass = _non_negative(
@@ -175,10 +182,8 @@ def fit(rows: list[Row]) -> FittedPhases:
     start_base, multi_gpu, start_multimodal, per_extra_gpu = _non_negative(
         [[*_steps(r), float(gpus(r) - 1)] for r in started], [float(r["process_start"]) for r in started]
     )
-    kv_rows = _fitted(rows, "kv_cache_init", "V1")
-    kv_v1, kv_multi_gpu, kv_multimodal = _non_negative([_steps(r) for r in kv_rows], [float(r["kv_cache_init"]) for r in kv_rows])
-    api_rows = _fitted(rows, "api_ready")
-    api_base, api_multi_gpu, api_multimodal = _non_negative([_steps(r) for r in api_rows], [float(r["api_ready"]) for r in api_rows])
+    kv_v1, kv_multi_gpu, kv_multimodal = _step_fit(rows, "kv_cache_init", "V1")
+    api_base, api_multi_gpu, api_multimodal = _step_fit(rows, "api_ready")
     return FittedPhases(
         process_start=round(start_base, 2),
         process_start_multi_gpu=round(multi_gpu, 2),
