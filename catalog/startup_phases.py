@@ -4,9 +4,10 @@ them the shares by which the startup budget's terms split into phases (preflight
 What the phases follow, from what vLLM does (the log lines are quoted per row in tests/data/startup-phases.csv):
 - Process start (the first log line to `Starting to load model`): imports, the API server, the engine core. A pod
   of several GPUs adds the multiprocessing executor's worker processes: they are spawned together and each imports
-  vLLM and torch again and joins NCCL, so the pod pays that once (a step: 19-21 s on one H100 for a text model, 32 s
-  at TP 2 and 34 s at TP 4 for the same 70B). The part per extra GPU (each rank's peer set-up) fits negative with
-  Llama-4-Scout's 48 s at TP 4 and is held at 0: the fit keeps no coefficient below 0.
+  vLLM and torch again and joins NCCL, so the pod pays that once (a step: 32 s at TP 2 and 34 s at TP 4 for the same
+  70B against 19-21 s on one H100 for a text model that finds vLLM's model-info cache, 30-33 s for one that does not:
+  `Cached model info file ... not found`, which the model has no input for). The part per extra GPU (each rank's
+  peer set-up) fits negative with Llama-4-Scout's 48 s at TP 4 and is held at 0: the fit keeps no coefficient below 0.
 - Compile (`torch.compile took X s in total`, a compile-cache miss): Dynamo traces the forward once (its time grows
   with the layers, `Dynamo bytecode transform time`), then Inductor compiles the piecewise subgraphs once per
   compile range (`Compiling a graph for compile range (1, 8192) takes`), again per layer. A pod of several GPUs
@@ -117,10 +118,10 @@ class FittedPhases:
 
 
 FITTED = FittedPhases(
-    process_start=19.75,
-    process_start_multi_gpu=11.64,
+    process_start=22.0,
+    process_start_multi_gpu=10.0,
     process_start_per_extra_gpu=0.0,
-    process_start_multimodal=19.84,
+    process_start_multimodal=18.0,
     compile_base=2.85,
     compile_per_layer_pass=0.1615,
     compile_hit_fraction=0.355,

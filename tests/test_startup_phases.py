@@ -318,7 +318,9 @@ def test_the_held_out_whole_start_is_within_20_percent() -> None:
     assert misses and all(abs(m.error_percent) <= 20 for m in misses)
 
 
-EXCERPTS = [("L6-0.19.0.log", "L6"), ("L4-0.19.0-tp2.log", "L4"), ("N3-0.19.0-tp2.log", "N3")]
+EXCERPTS = [("L6-0.19.0.log", "L6"), ("L4-0.19.0-tp2.log", "L4"), ("N3-0.19.0-tp2.log", "N3")] + [
+    (f"{row_id}-0.19.0{'-tp4' if row_id == 'N25' else ''}.log", row_id) for row_id in (f"N{n}" for n in range(19, 28))
+]
 
 
 @pytest.mark.parametrize(("excerpt", "row_id"), EXCERPTS)
