@@ -118,10 +118,10 @@ class FittedPhases:
 
 
 FITTED = FittedPhases(
-    process_start=22.0,
-    process_start_multi_gpu=10.0,
+    process_start=21.74,
+    process_start_multi_gpu=10.19,
     process_start_per_extra_gpu=0.0,
-    process_start_multimodal=18.0,
+    process_start_multimodal=18.21,
     compile_base=2.85,
     compile_per_layer_pass=0.1615,
     compile_hit_fraction=0.355,
