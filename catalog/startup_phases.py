@@ -43,8 +43,8 @@ What the phases follow, from what vLLM does (the log lines are quoted per row in
   in 0.19.0), after the chat template's. A step each, fitted on the multimodal rows not held out.
 A model whose layers are not stated gets the mean layers of the rows fitted. Mixture-of-experts rows take no part
 in the compile fit and the dense graph fit; their graphs get a coefficient of their own, about four times the dense
-one (gpt-oss-20b: 166 graphs x 24 layers in 17 s; Llama-4-Scout: 51 x 48 in 14 s), since every captured size
-replays the routed experts' kernels.
+one (gpt-oss-20b: 166 graphs x 24 layers in 17 s; Llama-4-Scout: 51 x 48 in 14 s; the logs do not say which part
+of the capture takes the longer).
 
 Fitted by scripts/fit_startup_phases.py (least squares over the start-ups not held out) on
 tests/data/startup-phases.csv: public start-ups with phase timings (llm-d-planner's vLLM 0.19.0 H100 logs at TP 1,
@@ -78,7 +78,7 @@ class FittedPhases:
     unknown_layers: float  # the mean layers of the rows fitted: a model whose layers are not stated
     graph_seconds_v0: float  # per captured graph x layer
     graph_seconds_v1: float
-    graph_seconds_v1_moe: float  # a mixture-of-experts model's (the routed experts' kernels in every graph)
+    graph_seconds_v1_moe: float  # a mixture-of-experts model's
     kv_cache_init_v0: float
     kv_cache_init_v1: float
     kv_cache_init_multi_gpu: float  # added when the pod has several GPUs
