@@ -70,6 +70,9 @@ class Architecture:
     # None: a 16-bit checkpoint stored in torch_dtype. Embeddings and the LM head stay 16-bit either way.
     quantization: str | None = None
     quantized_linear_bytes: float | None = None
+    # A vision or audio encoder beside the language model (config.json `vision_config` / `audio_config`): vLLM then
+    # builds a multi-modal processor and warms it up at start (catalog/startup_phases.py).
+    multimodal: bool = False
     # The checkpoint's safetensors headers, when read (the Hub or its cache): the exact bytes, which replace
     # the estimate from num_parameters whenever vLLM loads the weights as stored. `source`: where these facts
     # come from ("catalog", "Hub", "Hub cache").

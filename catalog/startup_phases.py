@@ -4,8 +4,10 @@ them the shares by which the startup budget's terms split into phases (preflight
 What the phases follow, from what vLLM does (the log lines are quoted per row in tests/data/startup-phases.csv):
 - Process start (the first log line to `Starting to load model`): imports, the API server, the engine core. A pod
   of several GPUs adds the multiprocessing executor's worker processes: they are spawned together and each imports
-  vLLM and torch again and joins NCCL, so the pod pays that once (a step: 18-29 s on one H100, 32 s at TP 2 and 34 s
-  at TP 4 for the same 70B) plus a small part per extra GPU (each rank's peer set-up).
+  vLLM and torch again and joins NCCL, so the pod pays that once (a step: 32 s at TP 2 and 34 s at TP 4 for the same
+  70B against 19-21 s on one H100 for a text model that finds vLLM's model-info cache, 30-33 s for one that does not:
+  `Cached model info file ... not found`, which the model has no input for). The part per extra GPU (each rank's
+  peer set-up) fits negative with Llama-4-Scout's 48 s at TP 4 and is held at 0: the fit keeps no coefficient below 0.
 - Compile (`torch.compile took X s in total`, a compile-cache miss): Dynamo traces the forward once (its time grows
   with the layers, `Dynamo bytecode transform time`), then Inductor compiles the piecewise subgraphs once per
   compile range (`Compiling a graph for compile range (1, 8192) takes`), again per layer. A pod of several GPUs
@@ -24,17 +26,31 @@ What the phases follow, from what vLLM does (the log lines are quoted per row in
   profile, the KV allocation, the warm-up) does not follow the KV cache's size (20.6 GiB: 7.96 s, 66.5 GiB: 7.08 s
   on the same H100): a constant per engine generation, plus a step when the pod has several GPUs (every rank
   profiles and the engine waits for the slowest; 10.5 and 10.8 s at TP 2 and 4 against ~8 s on one GPU).
-- API ready (`init engine` to `Starting vLLM server`): the handshake and the chat-template warm-up, a constant;
-  no feature the model sees explains the rest (a multimodal warm-up adds ~3 s, not in its inputs).
+- API ready (`init engine` to `Starting vLLM server`): the engine core's last steps before it reports `READY`
+  (v1/engine/utils.py:1158 in the 0.19.0 logs), then the API server's `init_app_state`, which warms the chat
+  template up (`await state.openai_serving_chat.warmup()`, vllm-project/vllm
+  vllm/entrypoints/openai/api_server.py@048027fbbdb8c252560205a6159ba3288ede291e `init_app_state`; 0.19.0 logs
+  `Warming up chat template processing...` at renderers/base.py:197, 0.7-3.2 s), before it logs `Starting vLLM server`
+  and uvicorn its `Application startup complete`. A base, a step when the pod has several GPUs (4-5 s at TP 2-4 for
+  text models against 2-3 s on one GPU), and a step for a multimodal model (below).
+- A multimodal checkpoint (config.json with a `vision_config` or `audio_config`: vLLM's `is_multimodal_model`) costs
+  more in three phases. Process start: the API server and the engine core each build the multi-modal processor
+  (vllm-project/vllm vllm/renderers/base.py@43e62814534e8b7c9317697d336411f8f8b95a25:86, `BaseRenderer.__init__`:
+  `if config.model_config.is_multimodal_model: ... mm_registry.create_processor`; gemma-3: 40-51 s against 19-21 s).
+  KV cache init: the profile run also profiles the encoder (`Encoder cache will be initialized with a budget of 8192
+  tokens, and profiled with 32 image items of the maximum feature size`, gpu_model_runner.py:5753 in 0.19.0). API
+  ready: `Warming up multi-modal processing...` to `Multi-modal warmup completed in 5.709s` (renderers/base.py:218-231
+  in 0.19.0), after the chat template's. A step each, fitted on the multimodal rows not held out.
 A model whose layers are not stated gets the mean layers of the rows fitted. Mixture-of-experts rows take no part
-in the compile and graph fits (no expert term): gpt-oss-20b captured 166 graphs x 24 layers in 17 s, about four
-times the dense rate.
+in the compile fit and the dense graph fit; their graphs get a coefficient of their own, about four times the dense
+one (gpt-oss-20b: 166 graphs x 24 layers in 17 s; Llama-4-Scout: 51 x 48 in 14 s; the logs do not say which part
+of the capture takes the longer).
 
 Fitted by scripts/fit_startup_phases.py (least squares over the start-ups not held out) on
 tests/data/startup-phases.csv: public start-ups with phase timings (llm-d-planner's vLLM 0.19.0 H100 logs at TP 1,
-2 and 4, a 0.21.0 and a 0.22.1 start on an RTX 3090 Ti, vLLM and run-ai issue threads, upb-cn/vllm-startup-profiler's
-0.10.1.1 starts with and without the compile cache; sources per row), the
-held-out ones declared in tests/data/startup-phases/README.md. How well the figures predict the held-out starts:
+2 and 4, dense, MoE and multimodal, a 0.21.0 and a 0.22.1 start on an RTX 3090 Ti, vLLM and run-ai issue threads,
+upb-cn/vllm-startup-profiler's 0.10.1.1 starts with and without the compile cache; sources per row), the held-out
+ones declared in tests/data/startup-phases/README.md. How well the figures predict the held-out starts:
 docs/calibration.md "Start-up phases" (asserted by tests/test_startup_phases.py).
 """
 
@@ -55,31 +71,45 @@ class FittedPhases:
     process_start: float  # one GPU
     process_start_multi_gpu: float  # once a pod has worker processes (TP/PP > 1): spawn, imports, NCCL init
     process_start_per_extra_gpu: float  # each worker beyond the first
+    process_start_multimodal: float  # the multi-modal processor, built in the API server and the engine core
     compile_base: float  # V1, a compile-cache miss
     compile_per_layer_pass: float  # per layer and pass (Dynamo's trace, Inductor per compile range)
     compile_hit_fraction: float  # a compile from vLLM's compile cache, as a share of the miss
     unknown_layers: float  # the mean layers of the rows fitted: a model whose layers are not stated
     graph_seconds_v0: float  # per captured graph x layer
     graph_seconds_v1: float
+    graph_seconds_v1_moe: float  # a mixture-of-experts model's
     kv_cache_init_v0: float
     kv_cache_init_v1: float
     kv_cache_init_multi_gpu: float  # added when the pod has several GPUs
+    kv_cache_init_multimodal: float  # the encoder's profile run
     api_ready: float
+    api_ready_multi_gpu: float  # added when the pod has several GPUs
+    api_ready_multimodal: float  # the multi-modal warm-up
 
-    def seconds(self, engine: str, layers: int | None, graphs: int | None, gpus: int = 1) -> dict[str, float]:
+    def seconds(
+        self,
+        engine: str,
+        layers: int | None,
+        graphs: int | None,
+        gpus: int = 1,
+        multimodal: bool = False,
+        moe: bool = False,
+    ) -> dict[str, float]:
         """Each fixed phase of a start-up of a model with `layers` (per pipeline stage) capturing `graphs`, on a pod
-        of `gpus` GPUs."""
-        v1, multi = engine == "V1", gpus > 1
+        of `gpus` GPUs; `multimodal`: the checkpoint has a vision or audio encoder; `moe`: it routes to experts."""
+        v1, multi, mm = engine == "V1", float(gpus > 1), float(multimodal)
         stage_layers = self.unknown_layers if layers is None else layers
-        per_graph = self.graph_seconds_v1 if v1 else self.graph_seconds_v0
-        process = self.process_start + (self.process_start_multi_gpu if multi else 0.0)
-        kv_cache = (self.kv_cache_init_v1 if v1 else self.kv_cache_init_v0) + (self.kv_cache_init_multi_gpu if multi else 0.0)
+        per_graph = (self.graph_seconds_v1_moe if moe else self.graph_seconds_v1) if v1 else self.graph_seconds_v0
+        process = self.process_start + self.process_start_multi_gpu * multi + self.process_start_multimodal * mm
+        kv_cache = (self.kv_cache_init_v1 if v1 else self.kv_cache_init_v0) + self.kv_cache_init_multi_gpu * multi
+        api_ready = self.api_ready + self.api_ready_multi_gpu * multi + self.api_ready_multimodal * mm
         return {
             "process_start": round(process + self.process_start_per_extra_gpu * (gpus - 1), 2),
             "compile": round(self.compile_base + self.compile_per_layer_pass * stage_layers * compile_passes(gpus), 2),
             "cuda_graphs": round(per_graph * (graphs or 0) * stage_layers, 2),
-            "kv_cache_init": round(kv_cache, 2),
-            "api_ready": self.api_ready,
+            "kv_cache_init": round(kv_cache + self.kv_cache_init_multimodal * mm, 2),
+            "api_ready": round(api_ready, 2),
         }
 
     def compile_hit(self, compile_miss: float) -> float:
@@ -88,23 +118,28 @@ class FittedPhases:
 
 
 FITTED = FittedPhases(
-    process_start=21.2,
-    process_start_multi_gpu=9.8,
-    process_start_per_extra_gpu=1.0,
-    compile_base=0.4,
-    compile_per_layer_pass=0.1712,
+    process_start=21.74,
+    process_start_multi_gpu=10.19,
+    process_start_per_extra_gpu=0.0,
+    process_start_multimodal=18.21,
+    compile_base=2.85,
+    compile_per_layer_pass=0.1615,
     compile_hit_fraction=0.355,
-    unknown_layers=43.8,
+    unknown_layers=41.0,
     graph_seconds_v0=0.013393,
-    graph_seconds_v1=0.000977,
+    graph_seconds_v1=0.001105,
+    graph_seconds_v1_moe=0.004665,
     kv_cache_init_v0=4.97,
-    kv_cache_init_v1=8.23,
-    kv_cache_init_multi_gpu=2.38,
-    api_ready=3.15,
+    kv_cache_init_v1=8.02,
+    kv_cache_init_multi_gpu=2.48,
+    kv_cache_init_multimodal=1.58,
+    api_ready=2.22,
+    api_ready_multi_gpu=2.89,
+    api_ready_multimodal=7.56,
 )
 # What the startup probe allows over a fitted fixed term: the largest ratio of a public start-up's logged fixed phases
-# to the fit's prediction (3.43, I1: a 131,072-token start of 2025-06; gpt-oss-20b's MoE graphs 3.12; an RTX 3090 Ti
-# 1.96), rounded up to a half (scripts/fit_startup_phases.py probe_margin). The expected start stays the prediction;
+# to the fit's prediction (3.49, I1: a 131,072-token start of 2025-06; I6, V0 on an H100, 1.79; an RTX 3090 Ti
+# 1.51), rounded up to a half (scripts/fit_startup_phases.py probe_margin). The expected start stays the prediction;
 # the probe, which restarts a pod that outlasts it, allows a start as slow as any seen. Set terms get no margin.
 PROBE_MARGIN = 3.5
 # The budget's terms and the phases they cover (preflight/delivery.py delivery_budget).

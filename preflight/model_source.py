@@ -170,8 +170,14 @@ TEXT_DEFAULTS: dict[str, dict[str, Any]] = {
 CONFIG_ALIASES = {"num_experts": "num_local_experts", "n_routed_experts": "num_local_experts"}
 
 
+# The config.json keys of a checkpoint's non-text encoder (Gemma3, Mistral3, Llama4, LLaVA: `vision_config`; Qwen2-Audio:
+# `audio_config`): vLLM serves such a checkpoint as multimodal (ModelConfig.is_multimodal_model) unless told otherwise.
+ENCODER_CONFIG_KEYS = ("vision_config", "audio_config")
+
+
 def from_config_dict(data: dict[str, Any], num_parameters: int | None) -> Architecture:
     """The architecture a config.json describes. Raises ValueError (pydantic's) when a key it needs is missing."""
+    multimodal = any(isinstance(data.get(key), dict) for key in ENCODER_CONFIG_KEYS)
     if isinstance(data.get("text_config"), dict):  # multimodal checkpoints nest the language model's config
         text = data["text_config"]
         data = {**TEXT_DEFAULTS.get(str(text.get("model_type")), {}), **data, **text}
@@ -191,7 +197,7 @@ def from_config_dict(data: dict[str, Any], num_parameters: int | None) -> Archit
     fields.update(quantization_fields(data))
     if num_parameters:
         fields["num_parameters"] = num_parameters
-    return from_config(ArchitectureConfig.model_validate(fields))
+    return replace(from_config(ArchitectureConfig.model_validate(fields)), multimodal=multimodal)
 
 
 ROPE_KEEPS_LENGTH = ("su", "longrope", "llama3")  # RoPE types whose factor vLLM does not multiply the length by

@@ -23,11 +23,12 @@ from preflight.resolve import ResolvedEngine
 
 
 def fitted_phase_seconds(engine: ResolvedEngine, gpus: int) -> dict[str, float]:
-    """The fixed phases the fit predicts for this model, parallelism and batch limits on a pod of `gpus` GPUs (a V1
-    release)."""
-    layers = layers_per_stage(engine.architecture.num_hidden_layers, engine.pipeline_parallel_size)
+    """The fixed phases the fit predicts for this model (its layers, a multimodal encoder, routed experts),
+    parallelism and batch limits on a pod of `gpus` GPUs (a V1 release)."""
+    arch = engine.architecture
+    layers = layers_per_stage(arch.num_hidden_layers, engine.pipeline_parallel_size)
     graphs = 0 if engine.enforce_eager else graphs_captured("V1", engine.max_num_seqs, engine.max_num_batched_tokens)
-    return FITTED.seconds("V1", layers, graphs, gpus)
+    return FITTED.seconds("V1", layers, graphs, gpus, arch.multimodal, arch.num_local_experts is not None)
 
 
 def _sum(phases: dict[str, float], names: tuple[str, ...]) -> float:

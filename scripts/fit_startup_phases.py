@@ -3,12 +3,15 @@
 Usage: venv/bin/python scripts/fit_startup_phases.py
 Reads tests/data/startup-phases.csv (one row per public start-up, its sources; the held-out rule in
 tests/data/startup-phases/README.md). Over the rows not held out, by least squares: process start = a base + a step
-once the pod has several GPUs + a part per extra GPU; compile = a base + a part per layer and pass (passes = 1 + the
-compile ranges, two on a pod of several GPUs; V1 dense rows that state their layers and missed the compile cache); a
+once the pod has several GPUs + a part per extra GPU + a step for a multimodal checkpoint; compile = a base + a
+part per layer and pass (passes = 1 + the compile ranges, two on a pod of several GPUs; V1 dense rows that state their
+layers and missed the compile cache); a
 compile that hits the cache = a fraction of the same start-up's miss (through the origin, the rows that log both);
-CUDA graphs = a coefficient per engine generation x graphs captured x layers (through the origin, dense rows); KV
-cache init a constant per engine generation + a step for several GPUs; API ready a mean (catalog/startup_phases.py
-says why, and holds the result). Each held-out row is then predicted phase by phase (a cache hit as the fraction of
+CUDA graphs = a coefficient per engine generation x graphs captured x layers (through the origin; V1 one for dense
+rows, one for mixture-of-experts rows); no coefficient below 0 (a term fitted negative is held at 0); KV
+cache init a constant per engine generation + a step for several GPUs + a step for a multimodal checkpoint; API ready
+a base + a step for several GPUs + a step for a multimodal checkpoint (catalog/startup_phases.py says why, and holds
+the result). Each held-out row is then predicted phase by phase (a cache hit as the fraction of
 its logged miss), and its whole start as the predicted fixed phases plus its logged weight load. A phase is within
 when it is within 30 % or within the 1 s resolution of the logs' whole-second stamps and `finished in X secs` (the
 same allowance for every row and phase).
@@ -81,6 +84,15 @@ def gpus(row: Row) -> int:
     return int(row["tensor_parallel"] or 1)
 
 
+def multimodal(row: Row) -> bool:
+    """The checkpoint has a vision or audio encoder (the row's `multimodal` column)."""
+    return row["multimodal"] == "yes"
+
+
+def predicted(row: Row, fitted: FittedPhases) -> dict[str, float]:
+    return fitted.seconds(row["engine"], layers(row), graphs(row), gpus(row), multimodal(row), bool(row["experts"]))
+
+
 def hit(row: Row) -> bool:
     """The start-up compiled from vLLM's compile cache (`Directly load the compiled graph(s) ... from the cache`)."""
     return row["compile_cache"] == "hit"
@@ -113,11 +125,24 @@ def _least_squares(design: list[list[float]], ys: list[float]) -> list[float]:
     return [a[i][n] / a[i][i] for i in range(n)]
 
 
-def _graph_seconds(rows: list[Row], engine: str) -> float:
+def _non_negative(design: list[list[float]], ys: list[float]) -> list[float]:
+    """Least squares with no coefficient below 0 (no phase gets shorter with a GPU or an encoder more): a coefficient
+    fitted negative is held at 0, the most negative first, and the others refitted."""
+    kept = list(range(len(design[0])))
+    while True:
+        fitted = dict(zip(kept, _least_squares([[x[i] for i in kept] for x in design], ys), strict=True))
+        negative = min(kept, key=lambda i: fitted[i])
+        if fitted[negative] >= 0:
+            return [fitted.get(i, 0.0) for i in range(len(design[0]))]
+        kept.remove(negative)
+
+
+def _graph_seconds(rows: list[Row], engine: str, moe: bool = False) -> float:
+    """Seconds per graph and layer, through the origin, over the dense rows or (`moe`) the mixture-of-experts ones."""
     pairs = [
         ([float(g * n)], float(r["cuda_graphs"]))
-        for r in _fitted(rows, "cuda_graphs", engine, dense=True)
-        if (g := graphs(r)) and (n := layers(r))
+        for r in _fitted(rows, "cuda_graphs", engine)
+        if bool(r["experts"]) == moe and (g := graphs(r)) and (n := layers(r))
     ]
     return round(_least_squares([x for x, _ in pairs], [y for _, y in pairs])[0], 6)
 
@@ -137,31 +162,47 @@ def _multi_gpu(row: Row) -> float:
     return 1.0 if gpus(row) > 1 else 0.0
 
 
+def _steps(row: Row) -> list[float]:
+    """A base, the step for several GPUs and the step for a multimodal checkpoint."""
+    return [1.0, _multi_gpu(row), float(multimodal(row))]
+
+
+def _step_fit(rows: list[Row], phase: str, engine: str | None = None) -> list[float]:
+    """A phase as its base, multi-GPU step and multimodal step (`_steps`), over the rows not held out."""
+    fitted = _fitted(rows, phase, engine)
+    return _non_negative([_steps(r) for r in fitted], [float(r[phase]) for r in fitted])
+
+
 def fit(rows: list[Row]) -> FittedPhases:
     compiled = [r for r in _fitted(rows, "compile", "V1", dense=True) if layers(r)]
-    compile_base, per_pass = _least_squares(
+    compile_base, per_pass = _non_negative(
         [[1.0, float(layers(r) or 0) * compile_passes(gpus(r))] for r in compiled], [float(r["compile"]) for r in compiled]
     )
     started = _fitted(rows, "process_start")
-    start_base, multi_gpu, per_extra_gpu = _least_squares(
-        [[1.0, _multi_gpu(r), float(gpus(r) - 1)] for r in started], [float(r["process_start"]) for r in started]
+    start_base, multi_gpu, start_multimodal, per_extra_gpu = _non_negative(
+        [[*_steps(r), float(gpus(r) - 1)] for r in started], [float(r["process_start"]) for r in started]
     )
-    kv_rows = _fitted(rows, "kv_cache_init", "V1")
-    kv_v1, kv_multi_gpu = _least_squares([[1.0, _multi_gpu(r)] for r in kv_rows], [float(r["kv_cache_init"]) for r in kv_rows])
+    kv_v1, kv_multi_gpu, kv_multimodal = _step_fit(rows, "kv_cache_init", "V1")
+    api_base, api_multi_gpu, api_multimodal = _step_fit(rows, "api_ready")
     return FittedPhases(
         process_start=round(start_base, 2),
         process_start_multi_gpu=round(multi_gpu, 2),
         process_start_per_extra_gpu=round(per_extra_gpu, 2),
+        process_start_multimodal=round(start_multimodal, 2),
         compile_base=round(compile_base, 2),
         compile_per_layer_pass=round(per_pass, 4),
         compile_hit_fraction=_hit_fraction(rows),
         unknown_layers=round(mean(float(layers(r) or 0) for r in compiled), 1),
         graph_seconds_v0=_graph_seconds(rows, "V0"),
         graph_seconds_v1=_graph_seconds(rows, "V1"),
+        graph_seconds_v1_moe=_graph_seconds(rows, "V1", moe=True),
         kv_cache_init_v0=_mean(rows, "kv_cache_init", "V0"),
         kv_cache_init_v1=round(kv_v1, 2),
         kv_cache_init_multi_gpu=round(kv_multi_gpu, 2),
-        api_ready=_mean(rows, "api_ready"),
+        kv_cache_init_multimodal=round(kv_multimodal, 2),
+        api_ready=round(api_base, 2),
+        api_ready_multi_gpu=round(api_multi_gpu, 2),
+        api_ready_multimodal=round(api_multimodal, 2),
     )
 
 
@@ -172,14 +213,14 @@ def held_out_misses(rows: list[Row], fitted: FittedPhases) -> list[Miss]:
             predicted_hit = fitted.compile_hit(float(row["compile_miss"]))
             misses.append(Miss(row["id"], "compile_hit", float(row["compile"]), predicted_hit))
             continue
-        predicted = fitted.seconds(row["engine"], layers(row), graphs(row), gpus(row))
+        phases = predicted(row, fitted)
         for phase in FIXED:
             logged = _number(row, phase)
             if logged:
-                misses.append(Miss(row["id"], phase, logged, predicted[phase]))
+                misses.append(Miss(row["id"], phase, logged, phases[phase]))
         whole, load = _number(row, "whole_start"), _number(row, "weight_load")
         if whole and load is not None:
-            misses.append(Miss(row["id"], "whole_start", whole, round(load + sum(predicted.values()), 2)))
+            misses.append(Miss(row["id"], "whole_start", whole, round(load + sum(phases.values()), 2)))
     return misses
 
 
@@ -189,10 +230,10 @@ def probe_margin(rows: list[Row], fitted: FittedPhases) -> float:
     the probe covers a first start, which misses the compile cache), rounded up to a half."""
     ratios = []
     for row in (r for r in rows if not hit(r)):
-        predicted = fitted.seconds(row["engine"], layers(row), graphs(row), gpus(row))
+        phases = predicted(row, fitted)
         logged = {phase: value for phase in FIXED if (value := _number(row, phase)) is not None}
         if logged:
-            ratios.append(sum(logged.values()) / sum(predicted[phase] for phase in logged))
+            ratios.append(sum(logged.values()) / sum(phases[phase] for phase in logged))
     return math.ceil(max(ratios) * 2) / 2
 
 

@@ -12,6 +12,7 @@ from catalog.models import MODELS
 from config.errors import ConfigError, show
 from plan.sizing import resolve_sizing
 from tests.factories import make_config
+from tests.kubernetes_fixtures import plan_of
 
 LLAMA_8B = MODELS["meta-llama/Llama-3.1-8B-Instruct"]
 
@@ -79,6 +80,24 @@ def test_layer_types_in_a_config_json_count_the_sliding_window_layers(tmp_path: 
 def test_a_multimodal_config_json_is_read_from_its_text_config(tmp_path: Path) -> None:
     document = {"architectures": ["LlavaForConditionalGeneration"], "text_config": LLAMA_8B_CONFIG_JSON}
     assert from_json(write_json(tmp_path, document)).memory.per_token_kv_bytes == 32 * 2 * 8 * 128 * 2
+
+
+def test_a_config_json_with_a_vision_encoder_is_a_multimodal_checkpoint(tmp_path: Path) -> None:
+    document = {"architectures": ["LlavaForConditionalGeneration"], "text_config": LLAMA_8B_CONFIG_JSON, "vision_config": {}}
+    assert from_json(write_json(tmp_path, document)).resolved.architecture.multimodal
+
+
+def test_a_text_only_config_json_is_not_a_multimodal_checkpoint(tmp_path: Path) -> None:
+    assert not from_json(write_json(tmp_path, LLAMA_8B_CONFIG_JSON)).resolved.architecture.multimodal
+
+
+def test_a_multimodal_checkpoint_is_budgeted_a_longer_engine_start(tmp_path: Path) -> None:
+    document = {"text_config": LLAMA_8B_CONFIG_JSON, "vision_config": {}}
+    text, image = (
+        plan_of(make_config(model={"id": "my-org/private-8b", "config_json": write_json(tmp_path, doc)}))
+        for doc in (LLAMA_8B_CONFIG_JSON, document)
+    )
+    assert image.delivery.budget.fixed.engine_start_seconds > text.delivery.budget.fixed.engine_start_seconds
 
 
 def test_a_config_json_that_is_not_a_mapping_is_a_config_error_naming_the_key(tmp_path: Path) -> None:
