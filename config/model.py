@@ -47,6 +47,11 @@ class ArchitectureConfig(ConfigGroup):
     quantization_bits: Literal[4, 8] | None = Field(
         None, description="Bits per quantized weight in the checkpoint (quantization_config bits); 8 for fp8."
     )
+    multimodal: bool = Field(
+        False,
+        description="The checkpoint has a vision or audio encoder (config.json's vision_config or audio_config): "
+        "vLLM builds and warms its processor at start-up, which the start-up fit counts.",
+    )
 
     @model_validator(mode="after")
     def _layers_add_up(self) -> ArchitectureConfig:

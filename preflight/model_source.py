@@ -75,6 +75,7 @@ def from_config(arch: ArchitectureConfig) -> Architecture:
         qk_rope_head_dim=arch.qk_rope_head_dim,
         quantization=arch.quantization,
         quantized_linear_bytes=_quantized_bytes(arch),
+        multimodal=arch.multimodal,
     )
     params = arch.num_parameters or estimate_parameters(shape)
     return Architecture(**{**shape.__dict__, "num_parameters": params})
@@ -197,7 +198,7 @@ def from_config_dict(data: dict[str, Any], num_parameters: int | None) -> Archit
     fields.update(quantization_fields(data))
     if num_parameters:
         fields["num_parameters"] = num_parameters
-    return replace(from_config(ArchitectureConfig.model_validate(fields)), multimodal=multimodal)
+    return from_config(ArchitectureConfig.model_validate({**fields, "multimodal": multimodal}))
 
 
 ROPE_KEEPS_LENGTH = ("su", "longrope", "llama3")  # RoPE types whose factor vLLM does not multiply the length by

@@ -10,7 +10,9 @@ import pytest
 
 from catalog.models import MODELS
 from config.errors import ConfigError, show
+from config.model import ArchitectureConfig
 from plan.sizing import resolve_sizing
+from preflight.model_source import from_config
 from tests.factories import make_config
 from tests.kubernetes_fixtures import plan_of
 
@@ -121,3 +123,31 @@ def test_a_directory_given_as_config_json_is_a_config_error(tmp_path: Path) -> N
     with pytest.raises(ConfigError) as caught:
         from_json(str(tmp_path))
     assert caught.value.issues[0].render().startswith(f"vllm-serving:model.config_json: cannot read {str(tmp_path)!r}")
+
+
+INLINE_8B: dict[str, Any] = {
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "vocab_size": 128256,
+    "max_position_embeddings": 131072,
+}
+
+
+def test_an_inline_architecture_marked_multimodal_is_budgeted_a_longer_engine_start() -> None:
+    text, image = (
+        plan_of(make_config(model={"id": "my-org/private-8b", "architecture": {**INLINE_8B, "multimodal": mm}}))
+        for mm in (False, True)
+    )
+    assert image.delivery.budget.fixed.engine_start_seconds > text.delivery.budget.fixed.engine_start_seconds
+
+
+def test_an_inline_architecture_is_text_only_unless_marked() -> None:
+    assert [
+        from_config(ArchitectureConfig.model_validate({**INLINE_8B, **mm})).multimodal for mm in ({}, {"multimodal": True})
+    ] == [
+        False,
+        True,
+    ]
