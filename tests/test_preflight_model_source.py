@@ -125,15 +125,8 @@ def test_a_directory_given_as_config_json_is_a_config_error(tmp_path: Path) -> N
     assert caught.value.issues[0].render().startswith(f"vllm-serving:model.config_json: cannot read {str(tmp_path)!r}")
 
 
-INLINE_8B: dict[str, Any] = {
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "hidden_size": 4096,
-    "intermediate_size": 14336,
-    "vocab_size": 128256,
-    "max_position_embeddings": 131072,
-}
+# The inline architecture of the 8B config.json above: the keys model.architecture takes.
+INLINE_8B = {key: value for key, value in LLAMA_8B_CONFIG_JSON.items() if key in ArchitectureConfig.model_fields}
 
 
 def test_an_inline_architecture_marked_multimodal_is_budgeted_a_longer_engine_start() -> None:
