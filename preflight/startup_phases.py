@@ -3,7 +3,10 @@
 Each phase is what a release logs (quoted from tests/data/startup-logs/phases, sources in its README):
 - process start: from the first timestamped line to `Starting to load model` (imports, the API server, the
   engine core and its workers, distributed init).
-- weight load: `Loading weights took X seconds` (the read alone), else `Model loading took X GiB and Y seconds`
+- weight load: `Loading weights took X seconds` (the read alone), or with `--load-format runai_streamer` the
+  streamer's `[RunAI Streamer] Overall time to stream S of all files to D: Xs` (the read alone; printed with
+  RUNAI_STREAMER_LOG_TO_STDERR=1, which object_storage renders; tests/e2e/test_object_storage.py reads it on
+  vLLM's CPU build, whose runner prints neither `took` line), else `Model loading took X GiB and Y seconds`
   (0.19.0 adds `memory`; it also counts a download when the cache was empty).
 - compile: `torch.compile takes|took X s in total`, or 0.21's `init engine ... took T s (compilation: X s)`.
 - CUDA graphs: `Graph capturing finished in X secs`.
@@ -37,7 +40,10 @@ _NUMBER = r"([0-9][0-9,]*(?:\.[0-9]+)?)"
 _STAMP = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR) ([01][0-9])-([0-3][0-9]) ([0-2][0-9]):([0-5][0-9]):([0-5][0-9])", re.ASCII)
 PHASE_PATTERNS: dict[str, tuple[str, ...]] = {
     "load_start": (r"Starting to load model",),
-    "weights_read_s": (rf"Loading weights took {_NUMBER} seconds",),
+    "weights_read_s": (
+        rf"Loading weights took {_NUMBER} seconds",
+        rf"\[RunAI Streamer\] Overall time to stream [^\n:]{{1,80}}: {_NUMBER}s",
+    ),
     "model_load_s": (rf"Model loading took [0-9.]+ ?GiB(?: memory)? and {_NUMBER} s",),
     "compile_s": (
         rf"torch\.compile (?:takes|took) {_NUMBER} s in total",

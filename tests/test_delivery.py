@@ -131,6 +131,15 @@ def test_object_storage_reads_credentials_from_the_secret_and_the_endpoint_from_
     assert env_of(container)["AWS_ENDPOINT_URL"] == "http://minio:9000"
 
 
+def test_object_storage_sends_the_streamers_own_log_to_the_pod_log():
+    container = server(manifests(*stack_with("prod-on-efs", delivery=BUCKET)))
+    assert env_of(container)["RUNAI_STREAMER_LOG_TO_STDERR"] == "1"
+
+
+def test_a_volume_mode_sets_no_streamer_log_flag():
+    assert "RUNAI_STREAMER_LOG_TO_STDERR" not in env_of(server(manifests(*stack_with("prod-on-efs"))))
+
+
 def test_object_storage_puts_workload_identity_on_the_server_service_account():
     bucket = {
         "mode": "object_storage",

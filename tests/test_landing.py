@@ -92,7 +92,10 @@ def test_an_nccl_variable_in_both_env_groups_is_refused() -> None:
     assert "NCCL_IB_HCA" in refused_key("multinode.nccl_env", **changes).message
 
 
-@pytest.mark.parametrize("name", ["AWS_ENDPOINT_URL", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LWS_WORKER_INDEX"])
+@pytest.mark.parametrize(
+    "name",
+    ["AWS_ENDPOINT_URL", "RUNAI_STREAMER_LOG_TO_STDERR", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LWS_WORKER_INDEX"],
+)
 def test_extra_env_may_not_override_a_variable_the_program_or_the_platform_sets(name: str) -> None:
     issue = refused_key("vllm.extra_env", vllm={"extra_env": {name: "0"}})
     assert name in issue.message and "remove" in issue.fix

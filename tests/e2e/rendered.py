@@ -51,6 +51,7 @@ class Launch:
     startup_budget_seconds: int  # startupProbe failureThreshold x periodSeconds, or Docker's start period
     port: int
     served_model_name: str
+    env_from: tuple[str, ...] = ()  # the Secrets whose keys the kubelet adds to env (envFrom secretRef)
 
 
 @dataclass(frozen=True)
@@ -246,4 +247,21 @@ def _launch(container: dict[str, Any], cfg: StackConfig, report: PreflightReport
         startup_budget_seconds=probe["failureThreshold"] * probe["periodSeconds"],
         port=cfg.server.port,
         served_model_name=report.resolved.served_model_name,
+        env_from=tuple(source["secretRef"]["name"] for source in container.get("envFrom", [])),
     )
+
+
+# The stack streaming its weights from an S3-compatible store (tests/e2e/test_object_storage.py): the store's
+# endpoint is known once its server listens, so the stack is rendered after.
+BUCKET_URI = "s3://models/tiny/"
+BUCKET_SECRET = "llama-bucket"
+
+
+def object_storage_stack(endpoint_url: str) -> tuple[StackConfig, PreflightReport]:
+    bucket = {"uri": BUCKET_URI, "endpoint_url": endpoint_url, "credentials_secret": BUCKET_SECRET}
+    return stack_for_tests("Pulumi.dev.yaml", {"delivery": {"mode": "object_storage", "object_storage": bucket}})
+
+
+def object_storage_launch(api_key: str, endpoint_url: str) -> Launch:
+    cfg, report = object_storage_stack(endpoint_url)
+    return _server_launch(cfg, report, api_key)

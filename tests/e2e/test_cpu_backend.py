@@ -33,3 +33,10 @@ def test_rendered_home_paths_move_under_the_temporary_home() -> None:
 def test_the_server_runs_pinned_to_its_core_through_the_api_server_module() -> None:
     command = cpu_backend.adapt_command(kubernetes_launch("sk-test"), HOST)
     assert command[:6] == ["taskset", "-c", "1", "/venv/bin/python", "-m", "vllm.entrypoints.openai.api_server"]
+
+
+def test_a_rendered_bucket_uri_stays_the_model() -> None:
+    assert cpu_backend.adapt_args(["s3://models/tiny/", "--load-format", "runai_streamer"], HOST)[:2] == [
+        "--model",
+        "s3://models/tiny/",
+    ]
