@@ -201,9 +201,9 @@ FITTED = FittedPhases(
     graph_seconds_v1=0.001105,
     graph_seconds_v1_moe=0.004665,
     kv_cache_init_v0=4.97,
-    kv_cache_init_v1=8.07,
-    kv_cache_init_multi_gpu=3.24,
-    kv_cache_init_multimodal=1.34,
+    kv_cache_init_v1=8.1,
+    kv_cache_init_multi_gpu=3.74,
+    kv_cache_init_multimodal=1.19,
     api_ready=2.22,
     api_ready_multi_gpu=2.89,
     api_ready_multimodal=7.56,
@@ -211,15 +211,15 @@ FITTED = FittedPhases(
     compile_0_10=1.666,
     cuda_graphs_pre_0_10=7.765,
     cuda_graphs_0_10=0.95,
-    kv_cache_init_0_10=0.491,
+    kv_cache_init_0_10=0.49,
     cuda_graphs_a100=1.123,
     cuda_graphs_l40s=1.203,
-    kv_cache_init_a100=1.495,
-    kv_cache_init_l40s=2.595,
+    kv_cache_init_a100=1.49,
+    kv_cache_init_l40s=2.544,
 )
 # What the startup probe allows over a fitted fixed term: the largest ratio of a public start-up's logged fixed phases
-# to the fit's prediction (2.12, R62: Qwen3-235B-A22B at TP 8, whose compile took 113 s; I6, V0 on an H100, 1.79; an
-# RTX 3090 Ti 1.52; I1, 3.49 before its release era had factors, 1.45 with them), rounded up to a half
+# to the fit's prediction (2.10, R62: Qwen3-235B-A22B at TP 8, whose compile took 111 s; I6, V0 on an H100, 1.79; an
+# RTX 3090 Ti 1.53; I1, 3.49 before its release era had factors, 1.44 with them), rounded up to a half
 # (scripts/fit_startup_phases.py probe_margin). The expected start stays the prediction; the probe, which restarts a
 # pod that outlasts it, allows a start as slow as any seen. Set terms get no margin.
 PROBE_MARGIN = 2.5

@@ -542,3 +542,12 @@ def test_the_plan_passes_the_stacks_gpu_to_the_fit() -> None:
     l40s = plan_of(make_config(gpu={"product": L40S})).delivery.budget.fixed.fitted
     h100 = plan_of(make_config(gpu={"product": H100})).delivery.budget.fixed.fitted
     assert l40s["kv_cache_init"] == pytest.approx(h100["kv_cache_init"] * FITTED.kv_cache_init_l40s, abs=0.05)
+
+
+def test_a_round_5_excerpt_gives_the_compile_graphs_and_kv_cache_init_its_row_holds() -> None:
+    logged, row = phases_of("R3-0.10.1.1.log"), next(r for r in fit.load_rows() if r["id"] == "R3")
+    assert (logged.compile, logged.cuda_graphs, logged.kv_cache_init) == (
+        float(row["compile"]),
+        float(row["cuda_graphs"]),
+        float(row["kv_cache_init"]),
+    )
