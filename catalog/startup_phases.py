@@ -174,9 +174,7 @@ class FittedPhases:
                 * self.factor("compile", family, era),
                 2,
             ),
-            "cuda_graphs": round(
-                per_graph * (graphs or 0) * stage_layers * self.factor("cuda_graphs", family, era), 2
-            ),
+            "cuda_graphs": round(per_graph * (graphs or 0) * stage_layers * self.factor("cuda_graphs", family, era), 2),
             "kv_cache_init": round(
                 (kv_cache + self.kv_cache_init_multimodal * mm) * self.factor("kv_cache_init", family, era), 2
             ),

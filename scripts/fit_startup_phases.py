@@ -331,7 +331,8 @@ def main() -> None:
 
 def coefficient_row(name: str, value: float) -> str:
     """The coefficients table's row (docs/calibration.md "Start-up phases")."""
-    unit = "x the H100 figure" if name in FACTORS else {"unknown_layers": "layers", "compile_hit_fraction": "x the miss"}.get(name, "s")
+    units = {"unknown_layers": "layers", "compile_hit_fraction": "x the miss"}
+    unit = "x the H100 figure" if name in FACTORS else units.get(name, "s")
     return f"| {name} | {value:g} {unit} |"
 
 

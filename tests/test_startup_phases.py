@@ -463,8 +463,8 @@ def test_an_a100_initialises_its_kv_cache_at_the_a100_factor() -> None:
 
 
 def test_the_gpu_family_leaves_the_compile_and_the_host_phases_alone() -> None:
-    h100, l40s = _one_gpu(), _one_gpu("L40S")
-    assert [l40s[p] for p in ("process_start", "compile", "api_ready")] == [h100[p] for p in ("process_start", "compile", "api_ready")]
+    h100, l40s, host = _one_gpu(), _one_gpu("L40S"), ("process_start", "compile", "api_ready")
+    assert [l40s[p] for p in host] == [h100[p] for p in host]
 
 
 def test_a_0_10_release_compiles_at_its_era_factor() -> None:
