@@ -11,10 +11,12 @@ CUDA graphs = a coefficient per engine generation x graphs captured x layers (th
 rows, one for mixture-of-experts rows); no coefficient below 0 (a term fitted negative is held at 0); KV
 cache init a constant per engine generation + a step for several GPUs + a step for a multimodal checkpoint; API ready
 a base + a step for several GPUs + a step for a multimodal checkpoint (catalog/startup_phases.py says why, and holds
-the result). Each held-out row is then predicted phase by phase (a cache hit as the fraction of
-its logged miss), and its whole start as the predicted fixed phases plus its logged weight load. A phase is within
-when it is within 30 % or within the 1 s resolution of the logs' whole-second stamps and `finished in X secs` (the
-same allowance for every row and phase).
+the result). Then the factors (FACTORS, in order, each through the origin against the figures before it): per release
+era before 0.11 and per GPU family (A100, L40S), for the phases that depend on them; the base figures are fitted on the
+rows neither of whose era and family has a factor for the phase. Each held-out row is then predicted phase by phase
+(a cache hit as the fraction of its logged miss, and its CUDA graphs), and its whole start as the predicted fixed
+phases plus its logged weight load. A phase is within when it is within 30 % or within the 1 s resolution of the
+logs' whole-second stamps and `finished in X secs` (the same allowance for every row and phase).
 """
 
 from __future__ import annotations
