@@ -48,7 +48,7 @@ What the phases follow, from what vLLM does (the log lines are quoted per row in
   the host CPU (Dynamo and Inductor): the same models compiled alike on the H100 NVL and the L40S of one host
   (Llama-3.2-3B 21.47 s and 21.17 s, Yi-9B 33.65 s and 33.60 s, rows R4/R64 and R11/R70), so it has no GPU factor.
   What a release does differs by era, so the releases before 0.11 get a factor per phase where their rows allow one:
-  0.10.x (its compile twice 0.19.0's for the same layers; KV-cache initialisation on the H100 NVL about half) and the
+  0.10.x (its compile 1.7 times 0.19.0's for the same layers; KV-cache initialisation on the H100 NVL about half) and the
   releases before 0.10 (0.9.2 captured the same 67 graphs on the same A100 in 24.19 s that 0.10.0 captured in 2.9 s,
   R28 and R58). Each era factor holds that era's release and host together (one host per era), and the A100's
   KV-cache factor rests on 0.9.2 starts (no later A100 start logs that phase on a miss). A GPU with no start-up in the
