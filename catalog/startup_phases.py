@@ -41,6 +41,18 @@ What the phases follow, from what vLLM does (the log lines are quoted per row in
   tokens, and profiled with 32 image items of the maximum feature size`, gpu_model_runner.py:5753 in 0.19.0). API
   ready: `Warming up multi-modal processing...` to `Multi-modal warmup completed in 5.709s` (renderers/base.py:218-231
   in 0.19.0), after the chat template's. A step each, fitted on the multimodal rows not held out.
+- The GPU and the release (round 5, rows R1-R70: upb-cn/vllm-startup-profiler's L40S, A100 40 GB and H100 NVL starts
+  of 0.9.2, 0.10.0 and 0.10.1.1, and Qwen3-235B-A22B at TP 8 on H100). CUDA-graph capture and KV-cache
+  initialisation run on the GPU: each gets a factor per GPU family with start-ups in the fit (A100, L40S; H100 SXM and
+  NVL are the base), fitted through the origin over the family's rows against the H100 prediction. Compile runs on
+  the host CPU (Dynamo and Inductor): the same models compiled alike on the H100 NVL and the L40S of one host
+  (Llama-3.2-3B 21.47 s and 21.17 s, Yi-9B 33.65 s and 33.60 s, rows R4/R64 and R11/R70), so it has no GPU factor.
+  What a release does differs by era, so the releases before 0.11 get a factor per phase where their rows allow one:
+  0.10.x (its compile 1.7 times 0.19.0's for the same layers; KV-cache initialisation on the H100 NVL about half) and the
+  releases before 0.10 (0.9.2 captured the same 67 graphs on the same A100 in 24.19 s that 0.10.0 captured in 2.9 s,
+  R28 and R58). Each era factor holds that era's release and host together (one host per era), and the A100's
+  KV-cache factor rests on 0.9.2 starts (no later A100 start logs that phase on a miss). A GPU with no start-up in the
+  fit (H200, B200, L4, A10G, ...) keeps the H100 figures.
 A model whose layers are not stated gets the mean layers of the rows fitted. Mixture-of-experts rows take no part
 in the compile fit and the dense graph fit; their graphs get a coefficient of their own, about four times the dense
 one (gpt-oss-20b: 166 graphs x 24 layers in 17 s; Llama-4-Scout: 51 x 48 in 14 s; the logs do not say which part
@@ -56,7 +68,40 @@ docs/calibration.md "Start-up phases" (asserted by tests/test_startup_phases.py)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+# The GPU families the fit holds start-ups of (catalog/gpus.py names start with them). H100 (SXM, NVL) is the base;
+# A100 and L40S get factors; any other GPU keeps the H100 figures. The rows each family's figures rest on:
+FAMILY_ROWS = {"H100": "L1-L9, N1-N5, N19-N27, R62-R70", "A100": "R26-R61", "L40S": "R1-R25"}
+FACTOR_FAMILIES = ("A100", "L40S")
+# The eras of the releases before 0.11 that the fit sets apart (catalog: FittedPhases `<phase>_<era>` factors).
+ERAS = ("pre-0.10", "0.10")
+
+
+def gpu_family(gpu: str) -> str | None:
+    """The family of a GPU product name (`gpu.product`, catalog/gpus.py) that the fit holds start-ups of, else None."""
+    return next((family for family in FAMILY_ROWS if gpu.startswith(family)), None)
+
+
+def release_era(version: tuple[int, ...] | None) -> str | None:
+    """The era of a V1 release the fit sets apart: "pre-0.10", "0.10", or None from 0.11 on (the base) or unknown."""
+    if version is None or version >= (0, 11):
+        return None
+    return "0.10" if version >= (0, 10) else "pre-0.10"
+
+
+def fitted_source(gpu: str) -> str:
+    """Which start-ups the fitted figures of a GPU rest on (the report's `fixed` how)."""
+    family = gpu_family(gpu)
+    if family is None:
+        return f"no {gpu} start-up in the fit: the H100 figures"
+    return f"{family} start-ups {FAMILY_ROWS[family]}"
+
+
+def factor_name(phase: str, key: str) -> str:
+    """The FittedPhases field of a phase's factor for a GPU family or a release era ("cuda_graphs_a100")."""
+    return f"{phase}_{key.lower().replace('-', '_').replace('.', '_')}"
 
 
 def compile_passes(gpus: int) -> int:
@@ -86,6 +131,20 @@ class FittedPhases:
     api_ready: float
     api_ready_multi_gpu: float  # added when the pod has several GPUs
     api_ready_multimodal: float  # the multi-modal warm-up
+    # Factors on the H100 figures (1 where the fit has no rows): per release era before 0.11, per GPU family.
+    compile_pre_0_10: float
+    compile_0_10: float
+    cuda_graphs_pre_0_10: float
+    cuda_graphs_0_10: float
+    kv_cache_init_0_10: float
+    cuda_graphs_a100: float
+    cuda_graphs_l40s: float
+    kv_cache_init_a100: float
+    kv_cache_init_l40s: float
+
+    def factor(self, phase: str, family: str | None, era: str | None) -> float:
+        """What a phase takes on a GPU `family` under a release `era` as a multiple of the H100 figure of 0.11 on."""
+        return math.prod(float(getattr(self, factor_name(phase, key), 1.0)) for key in (family, era) if key)
 
     def seconds(
         self,
@@ -95,10 +154,14 @@ class FittedPhases:
         gpus: int = 1,
         multimodal: bool = False,
         moe: bool = False,
+        family: str | None = None,
+        era: str | None = None,
     ) -> dict[str, float]:
         """Each fixed phase of a start-up of a model with `layers` (per pipeline stage) capturing `graphs`, on a pod
-        of `gpus` GPUs; `multimodal`: the checkpoint has a vision or audio encoder; `moe`: it routes to experts."""
+        of `gpus` GPUs; `multimodal`: the checkpoint has a vision or audio encoder; `moe`: it routes to experts;
+        `family`: the GPU's (gpu_family), `era`: a V1 release's before 0.11 (release_era)."""
         v1, multi, mm = engine == "V1", float(gpus > 1), float(multimodal)
+        era = era if v1 else None
         stage_layers = self.unknown_layers if layers is None else layers
         per_graph = (self.graph_seconds_v1_moe if moe else self.graph_seconds_v1) if v1 else self.graph_seconds_v0
         process = self.process_start + self.process_start_multi_gpu * multi + self.process_start_multimodal * mm
@@ -106,9 +169,15 @@ class FittedPhases:
         api_ready = self.api_ready + self.api_ready_multi_gpu * multi + self.api_ready_multimodal * mm
         return {
             "process_start": round(process + self.process_start_per_extra_gpu * (gpus - 1), 2),
-            "compile": round(self.compile_base + self.compile_per_layer_pass * stage_layers * compile_passes(gpus), 2),
-            "cuda_graphs": round(per_graph * (graphs or 0) * stage_layers, 2),
-            "kv_cache_init": round(kv_cache + self.kv_cache_init_multimodal * mm, 2),
+            "compile": round(
+                (self.compile_base + self.compile_per_layer_pass * stage_layers * compile_passes(gpus))
+                * self.factor("compile", family, era),
+                2,
+            ),
+            "cuda_graphs": round(per_graph * (graphs or 0) * stage_layers * self.factor("cuda_graphs", family, era), 2),
+            "kv_cache_init": round(
+                (kv_cache + self.kv_cache_init_multimodal * mm) * self.factor("kv_cache_init", family, era), 2
+            ),
             "api_ready": round(api_ready, 2),
         }
 
@@ -124,24 +193,34 @@ FITTED = FittedPhases(
     process_start_multimodal=18.21,
     compile_base=2.85,
     compile_per_layer_pass=0.1615,
-    compile_hit_fraction=0.355,
+    compile_hit_fraction=0.378,
     unknown_layers=41.0,
     graph_seconds_v0=0.013393,
     graph_seconds_v1=0.001105,
     graph_seconds_v1_moe=0.004665,
     kv_cache_init_v0=4.97,
-    kv_cache_init_v1=8.02,
-    kv_cache_init_multi_gpu=2.48,
-    kv_cache_init_multimodal=1.58,
+    kv_cache_init_v1=8.1,
+    kv_cache_init_multi_gpu=3.74,
+    kv_cache_init_multimodal=1.19,
     api_ready=2.22,
     api_ready_multi_gpu=2.89,
     api_ready_multimodal=7.56,
+    compile_pre_0_10=3.308,
+    compile_0_10=1.666,
+    cuda_graphs_pre_0_10=7.765,
+    cuda_graphs_0_10=0.95,
+    kv_cache_init_0_10=0.49,
+    cuda_graphs_a100=1.123,
+    cuda_graphs_l40s=1.203,
+    kv_cache_init_a100=1.49,
+    kv_cache_init_l40s=2.544,
 )
 # What the startup probe allows over a fitted fixed term: the largest ratio of a public start-up's logged fixed phases
-# to the fit's prediction (3.49, I1: a 131,072-token start of 2025-06; I6, V0 on an H100, 1.79; an RTX 3090 Ti
-# 1.51), rounded up to a half (scripts/fit_startup_phases.py probe_margin). The expected start stays the prediction;
-# the probe, which restarts a pod that outlasts it, allows a start as slow as any seen. Set terms get no margin.
-PROBE_MARGIN = 3.5
+# to the fit's prediction (2.10, R62: Qwen3-235B-A22B at TP 8, whose compile took 111 s; I6, V0 on an H100, 1.79; an
+# RTX 3090 Ti 1.53; I1, 3.49 before its release era had factors, 1.44 with them), rounded up to a half
+# (scripts/fit_startup_phases.py probe_margin). The expected start stays the prediction; the probe, which restarts a
+# pod that outlasts it, allows a start as slow as any seen. Set terms get no margin.
+PROBE_MARGIN = 2.5
 # The budget's terms and the phases they cover (preflight/delivery.py delivery_budget).
 ENGINE_START_PHASES = ("process_start", "kv_cache_init", "api_ready")  # probes.engine_start_seconds (+ per GPU)
 GRAPH_PHASES = ("compile", "cuda_graphs")  # probes.cuda_graph_capture_seconds

@@ -15,7 +15,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from catalog.startup_phases import ENGINE_START_PHASES, FITTED, GRAPH_PHASES, PROBE_MARGIN
+from catalog.startup_phases import (
+    ENGINE_START_PHASES,
+    FITTED,
+    GRAPH_PHASES,
+    PROBE_MARGIN,
+    fitted_source,
+    gpu_family,
+    release_era,
+)
 from config.kubernetes import ProbesConfig
 from preflight.cuda_graphs import graphs_captured
 from preflight.memory import layers_per_stage
@@ -24,11 +32,13 @@ from preflight.resolve import ResolvedEngine
 
 def fitted_phase_seconds(engine: ResolvedEngine, gpus: int) -> dict[str, float]:
     """The fixed phases the fit predicts for this model (its layers, a multimodal encoder, routed experts),
-    parallelism and batch limits on a pod of `gpus` GPUs (a V1 release)."""
+    parallelism and batch limits on a pod of `gpus` GPUs of the engine's GPU family, under its release's era (a V1
+    release)."""
     arch = engine.architecture
     layers = layers_per_stage(arch.num_hidden_layers, engine.pipeline_parallel_size)
     graphs = 0 if engine.enforce_eager else graphs_captured("V1", engine.max_num_seqs, engine.max_num_batched_tokens)
-    return FITTED.seconds("V1", layers, graphs, gpus, arch.multimodal, arch.num_local_experts is not None)
+    moe, family, era = arch.num_local_experts is not None, gpu_family(engine.gpu.name), release_era(engine.release.number)
+    return FITTED.seconds("V1", layers, graphs, gpus, arch.multimodal, moe, family, era)
 
 
 def _sum(phases: dict[str, float], names: tuple[str, ...]) -> float:
@@ -83,13 +93,13 @@ def _multi_gpu(probes: ProbesConfig, pod: float, one_gpu: float, extra: int) -> 
 
 
 def _engine_start(
-    probes: ProbesConfig, fitted: dict[str, float], one_gpu: float, extra: int
+    probes: ProbesConfig, fitted: dict[str, float], one_gpu: float, extra: int, source: str
 ) -> tuple[float, float, float, str]:
     """The pod's engine start, its multi-GPU part, what the probe allows for it, and how: the one-GPU start (set or
     fitted) plus the multi-GPU part (set or fitted); with neither set, the fitted start of the pod."""
     multi, multi_how = _multi_gpu(probes, _sum(fitted, ENGINE_START_PHASES), one_gpu, extra)
     base = one_gpu if probes.engine_start_seconds is None else float(probes.engine_start_seconds)
-    how = f"{base:g} s fitted" if probes.engine_start_seconds is None else "probes.engine_start_seconds"
+    how = f"{base:g} s fitted ({source})" if probes.engine_start_seconds is None else "probes.engine_start_seconds"
     if extra:
         how += f" + {multi:g} s for {extra} more GPU{'s' * (extra > 1)} ({multi_how})"
     allowed = _allowed(base, probes.engine_start_seconds is None) + _allowed(multi, probes.per_gpu_start_seconds is None)
@@ -100,11 +110,12 @@ def fixed_terms(probes: ProbesConfig, engine: ResolvedEngine) -> FixedTerms:
     """The fixed terms of a pod of this engine (its GPUs on one node)."""
     gpus = engine.gpus_per_node
     fitted, one_gpu = fitted_phase_seconds(engine, gpus), _sum(fitted_phase_seconds(engine, 1), ENGINE_START_PHASES)
-    start, multi, start_allowed, start_how = _engine_start(probes, fitted, one_gpu, gpus - 1)
+    source = fitted_source(engine.gpu.name)
+    start, multi, start_allowed, start_how = _engine_start(probes, fitted, one_gpu, gpus - 1, source)
     if engine.enforce_eager:
         graphs, graphs_how, hit = 0.0, "0 with enforce_eager", 0.0
     elif probes.cuda_graph_capture_seconds is None:
-        graphs, graphs_how = _sum(fitted, GRAPH_PHASES), "compile and CUDA graphs fitted"
+        graphs, graphs_how = _sum(fitted, GRAPH_PHASES), f"compile and CUDA graphs fitted ({source})"
         hit = FITTED.compile_hit(fitted["compile"]) + fitted["cuda_graphs"]
     else:
         graphs = hit = float(probes.cuda_graph_capture_seconds)

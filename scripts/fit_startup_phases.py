@@ -11,18 +11,22 @@ CUDA graphs = a coefficient per engine generation x graphs captured x layers (th
 rows, one for mixture-of-experts rows); no coefficient below 0 (a term fitted negative is held at 0); KV
 cache init a constant per engine generation + a step for several GPUs + a step for a multimodal checkpoint; API ready
 a base + a step for several GPUs + a step for a multimodal checkpoint (catalog/startup_phases.py says why, and holds
-the result). Each held-out row is then predicted phase by phase (a cache hit as the fraction of
-its logged miss), and its whole start as the predicted fixed phases plus its logged weight load. A phase is within
-when it is within 30 % or within the 1 s resolution of the logs' whole-second stamps and `finished in X secs` (the
-same allowance for every row and phase).
+the result). Then the factors (FACTORS, in order, each through the origin against the figures before it): per release
+era before 0.11 and per GPU family (A100, L40S), for the phases that depend on them; the base figures are fitted on the
+rows neither of whose era and family has a factor for the phase. Each held-out row is then predicted phase by phase
+(a cache hit as the fraction of its logged miss, and its CUDA graphs), and its whole start as the predicted fixed
+phases plus its logged weight load. A phase is within when it is within 30 % or within the 1 s resolution of the
+logs' whole-second stamps and `finished in X secs` (the same allowance for every row and phase).
 """
 
 from __future__ import annotations
 
 import csv
 import math
+import re
 import sys
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from statistics import mean
 
@@ -30,7 +34,14 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: make the project's packages importable
     sys.path.insert(0, str(ROOT))
 
-from catalog.startup_phases import FittedPhases, compile_passes  # noqa: E402
+from catalog.startup_phases import (  # noqa: E402
+    FACTOR_FAMILIES,
+    FittedPhases,
+    compile_passes,
+    factor_name,
+    gpu_family,
+    release_era,
+)
 from preflight.cuda_graphs import graphs_captured  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "startup-phases.csv"
@@ -89,8 +100,28 @@ def multimodal(row: Row) -> bool:
     return row["multimodal"] == "yes"
 
 
+def family(row: Row) -> str | None:
+    """The GPU family of the row (`2x L40S ...` is an L40S), as catalog/startup_phases.py `gpu_family` names it."""
+    return gpu_family(re.sub(r"^\d+x ", "", row["gpu"]))
+
+
+def era(row: Row) -> str | None:
+    """The release era of a V1 row before 0.11 (`0.10.1.1`, `~0.9 (2025-06)`), else None."""
+    version = re.search(r"(\d+)\.(\d+)", row["release"])
+    if row["engine"] != "V1" or version is None:
+        return None
+    return release_era((int(version[1]), int(version[2])))
+
+
+def base(row: Row, phase: str) -> bool:
+    """A row of the base figures of a phase: neither its release era nor its GPU family has a factor for the phase."""
+    return not any(key and factor_name(phase, key) in FACTORS for key in (era(row), family(row)))
+
+
 def predicted(row: Row, fitted: FittedPhases) -> dict[str, float]:
-    return fitted.seconds(row["engine"], layers(row), graphs(row), gpus(row), multimodal(row), bool(row["experts"]))
+    return fitted.seconds(
+        row["engine"], layers(row), graphs(row), gpus(row), multimodal(row), bool(row["experts"]), family(row), era(row)
+    )
 
 
 def hit(row: Row) -> bool:
@@ -105,6 +136,7 @@ def _fitted(rows: list[Row], phase: str, engine: str | None = None, dense: bool 
         for r in rows
         if r["held_out"] == "no"
         and r[phase]
+        and base(r, phase)
         and (engine is None or r["engine"] == engine)
         and not (dense and r["experts"])
         and not (phase == "compile" and hit(r))
@@ -150,7 +182,9 @@ def _graph_seconds(rows: list[Row], engine: str, moe: bool = False) -> float:
 def _hit_fraction(rows: list[Row]) -> float:
     """What a compile from the cache costs as a share of the same start-up's miss: least squares through the origin
     over the rows not held out that log both."""
-    pairs = [([float(r["compile_miss"])], float(r["compile"])) for r in rows if r["held_out"] == "no" and hit(r)]
+    pairs = [
+        ([float(r["compile_miss"])], float(r["compile"])) for r in rows if r["held_out"] == "no" and hit(r) and r["compile"]
+    ]
     return round(_least_squares([x for x, _ in pairs], [y for _, y in pairs])[0], 3)
 
 
@@ -173,7 +207,8 @@ def _step_fit(rows: list[Row], phase: str, engine: str | None = None) -> list[fl
     return _non_negative([_steps(r) for r in fitted], [float(r[phase]) for r in fitted])
 
 
-def fit(rows: list[Row]) -> FittedPhases:
+def _base_fit(rows: list[Row]) -> FittedPhases:
+    """The H100 figures of releases from 0.11 on, every factor 1."""
     compiled = [r for r in _fitted(rows, "compile", "V1", dense=True) if layers(r)]
     compile_base, per_pass = _non_negative(
         [[1.0, float(layers(r) or 0) * compile_passes(gpus(r))] for r in compiled], [float(r["compile"]) for r in compiled]
@@ -203,18 +238,62 @@ def fit(rows: list[Row]) -> FittedPhases:
         api_ready=round(api_base, 2),
         api_ready_multi_gpu=round(api_multi_gpu, 2),
         api_ready_multimodal=round(api_multimodal, 2),
+        **dict.fromkeys(FACTORS, 1.0),
     )
+
+
+# Each factor: the phase, the rows it is fitted on, fitted in this order (each against the figures before it).
+FACTORS: dict[str, tuple[str, Callable[[Row], bool]]] = {
+    "compile_0_10": ("compile", lambda r: era(r) == "0.10"),
+    "cuda_graphs_0_10": ("cuda_graphs", lambda r: era(r) == "0.10" and family(r) not in FACTOR_FAMILIES),
+    "kv_cache_init_0_10": ("kv_cache_init", lambda r: era(r) == "0.10" and family(r) not in FACTOR_FAMILIES),
+    "cuda_graphs_a100": ("cuda_graphs", lambda r: family(r) == "A100" and era(r) != "pre-0.10"),
+    "cuda_graphs_l40s": ("cuda_graphs", lambda r: family(r) == "L40S" and era(r) != "pre-0.10"),
+    "kv_cache_init_a100": ("kv_cache_init", lambda r: family(r) == "A100"),  # 0.9.2 rows: no pre-0.10 KV factor
+    "kv_cache_init_l40s": ("kv_cache_init", lambda r: family(r) == "L40S"),
+    "compile_pre_0_10": ("compile", lambda r: era(r) == "pre-0.10"),
+    "cuda_graphs_pre_0_10": ("cuda_graphs", lambda r: era(r) == "pre-0.10"),
+}
+
+
+def factor_rows(rows: list[Row], name: str) -> list[Row]:
+    """The rows not held out that a factor is fitted on: they log its phase (a compile only where it missed the
+    cache, in a dense model of stated layers) and the figures before it predict the phase."""
+    phase, keep = FACTORS[name]
+    return [
+        r
+        for r in rows
+        if r["held_out"] == "no"
+        and r[phase]
+        and keep(r)
+        and not (phase == "compile" and (hit(r) or r["experts"] or not layers(r)))
+        and not (phase == "cuda_graphs" and not (graphs(r) and layers(r)))
+    ]
+
+
+def _factor(rows: list[Row], name: str, fitted: FittedPhases) -> float:
+    """A factor through the origin: the logged phase over what the figures without it predict."""
+    phase = FACTORS[name][0]
+    pairs = [(predicted(r, fitted)[phase], float(r[phase])) for r in factor_rows(rows, name)]
+    return round(sum(x * y for x, y in pairs) / sum(x * x for x, _ in pairs), 3)
+
+
+def fit(rows: list[Row]) -> FittedPhases:
+    """The base figures, then each factor in FACTORS' order."""
+    fitted = _base_fit(rows)
+    for name in FACTORS:
+        fitted = replace(fitted, **{name: _factor(rows, name, fitted)})
+    return fitted
 
 
 def held_out_misses(rows: list[Row], fitted: FittedPhases) -> list[Miss]:
     misses = []
     for row in (r for r in rows if r["held_out"] == "yes"):
-        if hit(row):  # its own miss, logged beside it, times the fraction
+        phases = predicted(row, fitted)
+        if hit(row) and row["compile"]:  # its own miss, logged beside it, times the fraction
             predicted_hit = fitted.compile_hit(float(row["compile_miss"]))
             misses.append(Miss(row["id"], "compile_hit", float(row["compile"]), predicted_hit))
-            continue
-        phases = predicted(row, fitted)
-        for phase in FIXED:
+        for phase in ("cuda_graphs",) if hit(row) else FIXED:  # a hit captures its graphs again
             logged = _number(row, phase)
             if logged:
                 misses.append(Miss(row["id"], phase, logged, phases[phase]))
@@ -254,7 +333,8 @@ def main() -> None:
 
 def coefficient_row(name: str, value: float) -> str:
     """The coefficients table's row (docs/calibration.md "Start-up phases")."""
-    unit = {"unknown_layers": "layers", "compile_hit_fraction": "x the miss"}.get(name, "s")
+    units = {"unknown_layers": "layers", "compile_hit_fraction": "x the miss"}
+    unit = "x the H100 figure" if name in FACTORS else units.get(name, "s")
     return f"| {name} | {value:g} {unit} |"
 
 

@@ -337,7 +337,7 @@ def test_the_leaderworkerset_name_differs_from_the_service_it_would_collide_with
 def test_the_startup_budget_adds_the_group_join_time() -> None:
     single = make_config(model=LLAMA_405B, engine={"tensor_parallel_size": 8}, gpu={"product": "H200"}, cache=RWX)
     # The same GPUs per pod (8): the group adds multinode.group_init_seconds (120 s) to the engine start.
-    multi, one_node = (plan_of(cfg).delivery.budget.probe for cfg in (two_node_405b(), single))
+    multi, one_node = (plan_of(cfg).delivery.budget.probe for cfg in (two_node_405b("H200"), single))
     assert multi.engine_start_seconds - one_node.engine_start_seconds == pytest.approx(120)
 
 
