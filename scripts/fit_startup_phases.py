@@ -9,7 +9,7 @@ layers and missed the compile cache); a
 compile that hits the cache = a fraction of the same start-up's miss (through the origin, the rows that log both);
 CUDA graphs = a coefficient per engine generation x graphs captured x layers (through the origin; V1 one for dense
 rows, one for mixture-of-experts rows); no coefficient below 0 (a term fitted negative is held at 0); KV
-cache init a constant per engine generation + a step for several GPUs + a step for a multimodal checkpoint; API ready
+cache init a constant per engine generation + a part per GPU beyond the first + a step for a multimodal checkpoint; API ready
 a base + a step for several GPUs + a step for a multimodal checkpoint (catalog/startup_phases.py says why, and holds
 the result). Then the factors (FACTORS, in order, each through the origin against the figures before it): per release
 era before 0.11 and per GPU family (A100, L40S), for the phases that depend on them; the base figures are fitted on the
@@ -217,7 +217,11 @@ def _base_fit(rows: list[Row]) -> FittedPhases:
     start_base, multi_gpu, start_multimodal, per_extra_gpu = _non_negative(
         [[*_steps(r), float(gpus(r) - 1)] for r in started], [float(r["process_start"]) for r in started]
     )
-    kv_v1, kv_multi_gpu, kv_multimodal = _step_fit(rows, "kv_cache_init", "V1")
+    initialised = _fitted(rows, "kv_cache_init", "V1")
+    kv_v1, kv_per_extra_gpu, kv_multimodal = _non_negative(
+        [[1.0, float(gpus(r) - 1), float(multimodal(r))] for r in initialised],
+        [float(r["kv_cache_init"]) for r in initialised],
+    )
     api_base, api_multi_gpu, api_multimodal = _step_fit(rows, "api_ready")
     return FittedPhases(
         process_start=round(start_base, 2),
@@ -233,7 +237,7 @@ def _base_fit(rows: list[Row]) -> FittedPhases:
         graph_seconds_v1_moe=_graph_seconds(rows, "V1", moe=True),
         kv_cache_init_v0=_mean(rows, "kv_cache_init", "V0"),
         kv_cache_init_v1=round(kv_v1, 2),
-        kv_cache_init_multi_gpu=round(kv_multi_gpu, 2),
+        kv_cache_init_per_extra_gpu=round(kv_per_extra_gpu, 2),
         kv_cache_init_multimodal=round(kv_multimodal, 2),
         api_ready=round(api_base, 2),
         api_ready_multi_gpu=round(api_multi_gpu, 2),

@@ -1,7 +1,7 @@
 """`python -m preflight STACK --log FILE [--events FILE]`: the phases of stored GPU start-ups (releases 0.19.0,
-0.21.0 and the V1 release of 2025-06) beside the startup budget, and the fit of the fixed phases: process start and
-KV cache init with a step for a pod of several GPUs, compile by the layers and passes, CUDA graphs by the graphs
-captured and the layers, never fitted on the held-out start-ups."""
+0.21.0 and the V1 release of 2025-06) beside the startup budget, and the fit of the fixed phases: process start with
+a step for a pod of several GPUs, KV cache init with a part per extra GPU, compile by the layers and passes, CUDA
+graphs by the graphs captured and the layers, never fitted on the held-out start-ups."""
 
 from __future__ import annotations
 
@@ -255,9 +255,15 @@ def test_a_pod_of_several_gpus_starts_its_workers_once_a_step_and_no_slope() -> 
     assert FITTED.process_start_multi_gpu > 6 * FITTED.process_start_per_extra_gpu  # a step, not a slope
 
 
-def test_the_kv_cache_init_of_a_pod_of_several_gpus_adds_one_step() -> None:
-    kv = {gpus: FITTED.seconds("V1", 80, 102, gpus)["kv_cache_init"] for gpus in (1, 2, 4)}
-    assert kv[2] == kv[4] == pytest.approx(kv[1] + FITTED.kv_cache_init_multi_gpu) and FITTED.kv_cache_init_multi_gpu > 0
+def test_the_kv_cache_init_adds_a_part_for_each_gpu_beyond_the_first() -> None:
+    kv = {gpus: FITTED.seconds("V1", 80, 102, gpus)["kv_cache_init"] for gpus in (1, 2, 8)}
+    assert kv[8] - kv[1] == pytest.approx(7 * (kv[2] - kv[1])) == pytest.approx(7 * FITTED.kv_cache_init_per_extra_gpu)
+    assert FITTED.kv_cache_init_per_extra_gpu > 0
+
+
+def test_the_kv_cache_inits_part_per_extra_gpu_rests_on_at_least_four_multi_gpu_rows() -> None:
+    fitted = fit._fitted(fit.load_rows(), "kv_cache_init", "V1")
+    assert len([row["id"] for row in fitted if fit.gpus(row) > 1]) >= 4
 
 
 def test_mixture_of_experts_start_ups_take_no_part_in_the_compile_and_dense_graph_fits() -> None:
