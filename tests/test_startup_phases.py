@@ -393,6 +393,10 @@ def test_the_probe_margin_is_the_slowest_public_start_up_over_its_prediction() -
     assert PROBE_MARGIN == fit.probe_margin(fit.load_rows(), FITTED) > 1
 
 
+def test_the_probe_margin_allows_a_start_a_quarter_slower_than_the_slowest_public_one() -> None:
+    assert 1.25 * fit.slowest_ratio(fit.load_rows(), FITTED) <= PROBE_MARGIN
+
+
 def _hits(rows: list[dict[str, str]]) -> list[dict[str, str]]:
     return [row for row in rows if fit.hit(row)]
 
