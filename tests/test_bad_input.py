@@ -14,6 +14,7 @@ import runpy
 import subprocess
 import sys
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import pulumi
@@ -123,6 +124,7 @@ def test_malformed_stack_stops_the_pulumi_program_before_any_resource_is_registe
     assert [resource.name for resource in registered.resources] == []
 
 
+@cache  # two tests read each file's run: the error it names and what it registered
 def _run_main(path: Path) -> tuple[Registered, BaseException | None]:
     values, secrets = pulumi_config(path) or ({}, ())
     return run_program_catching(lambda: runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__"), values, secrets)
