@@ -79,16 +79,27 @@ import math
 from dataclasses import dataclass
 
 # The GPU families the fit holds start-ups of (catalog/gpus.py names start with them). H100 (SXM, NVL) is the base;
-# A100 and L40S get factors; any other GPU keeps the H100 figures. The rows each family's figures rest on:
+# A100 and L40S get factors. The rows each family's figures rest on:
 FAMILY_ROWS = {"H100": "L1-L9, N1-N5, N19-N27, R62-R70", "A100": "R26-R61", "L40S": "R1-R25"}
 FACTOR_FAMILIES = ("A100", "L40S")
+# A GPU without start-ups of its own takes the family of its architecture (nvidia.com/gpu.family, catalog/gpus.py)
+# that has some: an Ampere board (A10G, A40, an RTX 3090) the A100's factors, an Ada board (L4, L40, RTX 6000 Ada)
+# the L40S's. Hopper and Blackwell boards keep the H100 figures, which are the slowest of those architectures; so
+# does a GPU of an unknown architecture.
+ARCHITECTURE_FAMILIES = {"ampere": "A100", "ada-lovelace": "L40S"}
 # The eras of the releases before 0.11 that the fit sets apart (catalog: FittedPhases `<phase>_<era>` factors).
 ERAS = ("pre-0.10", "0.10")
 
 
-def gpu_family(gpu: str) -> str | None:
+def own_family(gpu: str) -> str | None:
     """The family of a GPU product name (`gpu.product`, catalog/gpus.py) that the fit holds start-ups of, else None."""
     return next((family for family in FAMILY_ROWS if gpu.startswith(family)), None)
+
+
+def gpu_family(gpu: str, architecture: str | None = None) -> str | None:
+    """The family whose figures a GPU takes: its own, else its architecture's (ARCHITECTURE_FAMILIES), else None
+    (the H100 figures)."""
+    return own_family(gpu) or ARCHITECTURE_FAMILIES.get(architecture or "")
 
 
 def release_era(version: tuple[int, ...] | None) -> str | None:
@@ -98,12 +109,14 @@ def release_era(version: tuple[int, ...] | None) -> str | None:
     return "0.10" if version >= (0, 10) else "pre-0.10"
 
 
-def fitted_source(gpu: str) -> str:
+def fitted_source(gpu: str, architecture: str | None = None) -> str:
     """Which start-ups the fitted figures of a GPU rest on (the report's `fixed` how)."""
-    family = gpu_family(gpu)
-    if family is None:
-        return f"no {gpu} start-up in the fit: the H100 figures"
-    return f"{family} start-ups {FAMILY_ROWS[family]}"
+    own, family = own_family(gpu), gpu_family(gpu, architecture)
+    if own is not None:
+        return f"{own} start-ups {FAMILY_ROWS[own]}"
+    if family is not None:
+        return f"no {gpu} start-up in the fit: the {family} figures of its architecture ({architecture}), {FAMILY_ROWS[family]}"
+    return f"no {gpu} start-up in the fit: the H100 figures"
 
 
 def factor_name(phase: str, key: str) -> str:

@@ -37,7 +37,8 @@ def fitted_phase_seconds(engine: ResolvedEngine, gpus: int) -> dict[str, float]:
     arch = engine.architecture
     layers = layers_per_stage(arch.num_hidden_layers, engine.pipeline_parallel_size)
     graphs = 0 if engine.enforce_eager else graphs_captured("V1", engine.max_num_seqs, engine.max_num_batched_tokens)
-    moe, family, era = arch.num_local_experts is not None, gpu_family(engine.gpu.name), release_era(engine.release.number)
+    gpu = engine.gpu
+    moe, family, era = arch.num_local_experts is not None, gpu_family(gpu.name, gpu.family), release_era(engine.release.number)
     return FITTED.seconds("V1", layers, graphs, gpus, arch.multimodal, moe, family, era)
 
 
@@ -110,7 +111,7 @@ def fixed_terms(probes: ProbesConfig, engine: ResolvedEngine) -> FixedTerms:
     """The fixed terms of a pod of this engine (its GPUs on one node)."""
     gpus = engine.gpus_per_node
     fitted, one_gpu = fitted_phase_seconds(engine, gpus), _sum(fitted_phase_seconds(engine, 1), ENGINE_START_PHASES)
-    source = fitted_source(engine.gpu.name)
+    source = fitted_source(engine.gpu.name, engine.gpu.family)
     start, multi, start_allowed, start_how = _engine_start(probes, fitted, one_gpu, gpus - 1, source)
     if engine.enforce_eager:
         graphs, graphs_how, hit = 0.0, "0 with enforce_eager", 0.0

@@ -100,9 +100,20 @@ def multimodal(row: Row) -> bool:
     return row["multimodal"] == "yes"
 
 
+# The architecture of a row's GPU that catalog/gpus.py does not list (nvidia.com/gpu.family's spelling), so that the
+# row takes the figures the program gives that GPU (catalog/startup_phases.py ARCHITECTURE_FAMILIES): the RTX 3090 Ti
+# is a GA102, an Ampere part (NVIDIA's Ampere GA102 architecture whitepaper).
+ROW_ARCHITECTURES = {"RTX 3090 Ti": "ampere"}
+
+
+def gpu_name(row: Row) -> str:
+    """The row's GPU without its count (`2x L40S ...` is an L40S ...)."""
+    return re.sub(r"^\d+x ", "", row["gpu"])
+
+
 def family(row: Row) -> str | None:
-    """The GPU family of the row (`2x L40S ...` is an L40S), as catalog/startup_phases.py `gpu_family` names it."""
-    return gpu_family(re.sub(r"^\d+x ", "", row["gpu"]))
+    """The GPU family whose figures the row takes, as catalog/startup_phases.py `gpu_family` gives it."""
+    return gpu_family(gpu_name(row), ROW_ARCHITECTURES.get(gpu_name(row)))
 
 
 def era(row: Row) -> str | None:
