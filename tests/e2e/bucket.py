@@ -15,6 +15,8 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import boto3  # the e2e venv's: this script runs there (tests/e2e/test_object_storage.py)
+
 USER = "vllm-reader"
 READ_POLICY = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}
 # moto takes any key until authentication is on; these only sign the set-up requests.
@@ -22,8 +24,6 @@ SETUP_KEY = {"aws_access_key_id": "setup", "aws_secret_access_key": "setup", "re
 
 
 def main(argv: list[str]) -> int:
-    import boto3
-
     endpoint, model_dir, uri = argv[1], Path(argv[2]), argv[3]
     bucket, _, prefix = uri.removeprefix("s3://").partition("/")
     iam = boto3.client("iam", endpoint_url=endpoint, **SETUP_KEY)
