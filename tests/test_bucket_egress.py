@@ -145,3 +145,8 @@ def test_an_object_storage_port_out_of_range_is_refused_naming_the_key() -> None
 def test_an_empty_object_storage_ports_list_is_refused_naming_the_key() -> None:
     issue = refused_key("network_policy.object_storage_ports", network_policy={"object_storage_ports": []})
     assert issue.fix
+
+
+def test_a_single_private_endpoint_cidr_not_in_a_list_is_refused_naming_the_key() -> None:
+    issue = refused_key("network_policy.private_endpoint_cidrs", network_policy={"private_endpoint_cidrs": "10.0.0.0/8"})
+    assert "expected a list" in issue.message

@@ -15,6 +15,7 @@ from plan.sizing import resolve_sizing
 from preflight.model_source import from_config
 from tests.factories import make_config
 from tests.kubernetes_fixtures import plan_of
+from tests.test_landing import refused_key
 
 LLAMA_8B = MODELS["meta-llama/Llama-3.1-8B-Instruct"]
 
@@ -144,3 +145,9 @@ def test_an_inline_architecture_is_text_only_unless_marked() -> None:
         False,
         True,
     ]
+
+
+def test_an_inline_multimodal_that_is_not_true_or_false_is_refused_naming_the_key() -> None:
+    architecture = {**INLINE_8B, "multimodal": "maybe"}
+    issue = refused_key("model.architecture.multimodal", model={"id": "my-org/private-8b", "architecture": architecture})
+    assert "true or false" in issue.message
