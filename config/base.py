@@ -42,5 +42,7 @@ class ConfigGroup(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def _no_bool_for_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, bool):  # most values: no need to read the field's annotation
+            return value
         field = cls.model_fields.get(info.field_name or "")
         return refuse_bool(value, number_kind(field.annotation) if field else None)

@@ -6,15 +6,26 @@ tests, and the reason says how to enable them (VLLM_SERVING_CRDS, tests/promtool
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from cluster import live, pod_start
+from tests.harness import collect_quietly
 
 
 def pytest_configure(config: pytest.Config) -> None:
     chars = config.option.reportchars
     if not any(char in chars for char in "sSaA"):
         config.option.reportchars = chars + "s"
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """What earlier tests left alive is frozen before each test: the full collection after each failed program
+    (tests/harness.py) then walks only what this test made, not the whole process (94 ms a collection by the end
+    of a one-process run). Young garbage goes first, quietly (a failed program's futures)."""
+    collect_quietly(generation=1)
+    gc.freeze()
 
 
 @pytest.fixture(autouse=True)

@@ -117,8 +117,13 @@ def _drop_failed_futures(settings: Any) -> None:
     never retrieved" into whatever test runs then (a golden's captured stderr, say)."""
     settings.rpc_manager.clear()
     settings.outputs.clear()
+    collect_quietly()
+
+
+def collect_quietly(generation: int = 2) -> None:
+    """Collect garbage without asyncio's "never retrieved" lines for the futures of programs that failed on purpose."""
     with _asyncio_logger_muted():
-        gc.collect()
+        gc.collect(generation)
 
 
 @contextlib.contextmanager
