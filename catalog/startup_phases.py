@@ -57,8 +57,10 @@ What the phases follow, from what vLLM does (the log lines are quoted per row in
   What a release does differs by era, so the releases before 0.11 get a factor per phase where their rows allow one:
   0.10.x (its compile 1.7 times 0.19.0's for the same layers; KV-cache initialisation on the H100 NVL about half) and the
   releases before 0.10 (0.9.2 captured the same 67 graphs on the same A100 in 24.19 s that 0.10.0 captured in 2.9 s,
-  R28 and R58). Each era factor holds that era's release and host together (one host per era), and the A100's
-  KV-cache factor rests on 0.9.2 starts (no later A100 start logs that phase on a miss). A GPU with no start-up in the
+  R28 and R58). Each era factor holds that era's release and hosts together (one host per era until round 7's T1, an 8x H100
+  0.9.2 start, gave the releases before 0.10 a second), and the A100's
+  KV-cache factor rests on 0.9.2 starts and T2, an RTX A5000 (Ampere) with 0.21.0 (no later A100 start logs that phase
+  on a miss). A GPU with no start-up in the
   fit (H200, B200, L4, A10G, ...) keeps the H100 figures.
 A model whose layers are not stated gets the mean layers of the rows fitted. Mixture-of-experts rows take no part
 in the compile fit and the dense graph fit; their graphs get a coefficient of their own, about four times the dense
@@ -68,7 +70,8 @@ of the capture takes the longer).
 Fitted by scripts/fit_startup_phases.py (least squares over the start-ups not held out) on
 tests/data/startup-phases.csv: public start-ups with phase timings (llm-d-planner's vLLM 0.19.0 H100 logs at TP 1,
 2 and 4, dense, MoE and multimodal, a 0.21.0 and a 0.22.1 start on an RTX 3090 Ti, vLLM and run-ai issue threads,
-upb-cn/vllm-startup-profiler's 0.10.1.1 starts with and without the compile cache; sources per row), the held-out
+upb-cn/vllm-startup-profiler's 0.10.1.1 starts with and without the compile cache, an 8x H100 0.9.2 start and an
+RTX A5000 0.21.0 start from issue threads (round 7); sources per row), the held-out
 ones declared in tests/data/startup-phases/README.md. How well the figures predict the held-out starts:
 docs/calibration.md "Start-up phases" (asserted by tests/test_startup_phases.py).
 """
