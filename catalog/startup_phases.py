@@ -57,8 +57,10 @@ What the phases follow, from what vLLM does (the log lines are quoted per row in
   What a release does differs by era, so the releases before 0.11 get a factor per phase where their rows allow one:
   0.10.x (its compile 1.7 times 0.19.0's for the same layers; KV-cache initialisation on the H100 NVL about half) and the
   releases before 0.10 (0.9.2 captured the same 67 graphs on the same A100 in 24.19 s that 0.10.0 captured in 2.9 s,
-  R28 and R58). Each era factor holds that era's release and host together (one host per era), and the A100's
-  KV-cache factor rests on 0.9.2 starts (no later A100 start logs that phase on a miss). A GPU with no start-up in the
+  R28 and R58). Each era factor holds that era's release and hosts together (one host per era until round 7's T1, an 8x H100
+  0.9.2 start, gave the releases before 0.10 a second), and the A100's
+  KV-cache factor rests on 0.9.2 starts and T2, an RTX A5000 (Ampere) with 0.21.0 (no later A100 start logs that phase
+  on a miss). A GPU with no start-up in the
   fit (H200, B200, L4, A10G, ...) keeps the H100 figures.
 A model whose layers are not stated gets the mean layers of the rows fitted. Mixture-of-experts rows take no part
 in the compile fit and the dense graph fit; their graphs get a coefficient of their own, about four times the dense
@@ -68,7 +70,8 @@ of the capture takes the longer).
 Fitted by scripts/fit_startup_phases.py (least squares over the start-ups not held out) on
 tests/data/startup-phases.csv: public start-ups with phase timings (llm-d-planner's vLLM 0.19.0 H100 logs at TP 1,
 2 and 4, dense, MoE and multimodal, a 0.21.0 and a 0.22.1 start on an RTX 3090 Ti, vLLM and run-ai issue threads,
-upb-cn/vllm-startup-profiler's 0.10.1.1 starts with and without the compile cache; sources per row), the held-out
+upb-cn/vllm-startup-profiler's 0.10.1.1 starts with and without the compile cache, an 8x H100 0.9.2 start and an
+RTX A5000 0.21.0 start from issue threads (round 7); sources per row), the held-out
 ones declared in tests/data/startup-phases/README.md. How well the figures predict the held-out starts:
 docs/calibration.md "Start-up phases" (asserted by tests/test_startup_phases.py).
 """
@@ -211,10 +214,10 @@ FITTED = FittedPhases(
     process_start_multi_gpu=10.19,
     process_start_per_extra_gpu=0.0,
     process_start_multimodal=18.21,
-    compile_base=2.85,
-    compile_per_layer_pass=0.1615,
+    compile_base=3.81,
+    compile_per_layer_pass=0.1578,
     compile_hit_fraction=0.378,
-    unknown_layers=41.0,
+    unknown_layers=40.7,
     graph_seconds_v0=0.013393,
     graph_seconds_v1=0.001105,
     graph_seconds_v1_moe=0.004665,
@@ -225,14 +228,14 @@ FITTED = FittedPhases(
     api_ready=2.22,
     api_ready_multi_gpu=2.89,
     api_ready_multimodal=7.56,
-    compile_pre_0_10=3.308,
-    compile_0_10=1.666,
-    cuda_graphs_pre_0_10=7.765,
+    compile_pre_0_10=2.848,
+    compile_0_10=1.6,
+    cuda_graphs_pre_0_10=7.981,
     cuda_graphs_0_10=0.95,
     kv_cache_init_0_10=0.49,
     cuda_graphs_a100=1.123,
     cuda_graphs_l40s=1.203,
-    kv_cache_init_a100=1.49,
+    kv_cache_init_a100=1.381,
     kv_cache_init_l40s=2.782,
 )
 # What the startup probe allows over a fitted fixed term: the largest ratio of a public start-up's logged fixed phases

@@ -102,8 +102,8 @@ def multimodal(row: Row) -> bool:
 
 # The architecture of a row's GPU that catalog/gpus.py does not list (nvidia.com/gpu.family's spelling), so that the
 # row takes the figures the program gives that GPU (catalog/startup_phases.py ARCHITECTURE_FAMILIES): the RTX 3090 Ti
-# is a GA102, an Ampere part (NVIDIA's Ampere GA102 architecture whitepaper).
-ROW_ARCHITECTURES = {"RTX 3090 Ti": "ampere"}
+# and the RTX A5000 are GA102s, Ampere parts (NVIDIA's Ampere GA102 architecture whitepaper).
+ROW_ARCHITECTURES = {"RTX 3090 Ti": "ampere", "RTX A5000": "ampere"}
 
 
 def gpu_name(row: Row) -> str:

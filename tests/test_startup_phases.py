@@ -223,6 +223,27 @@ def test_every_third_round_5_start_up_is_held_out() -> None:
     assert [row["held_out"] for row in added] == ["yes" if i % 3 == 2 else "no" for i in range(len(added))]
 
 
+def test_every_third_round_7_start_up_is_held_out() -> None:
+    added = [row for row in fit.load_rows() if row["id"].startswith("T")]
+    assert [row["id"] for row in added] == [f"T{i}" for i in range(1, len(added) + 1)] and added
+    assert [row["held_out"] for row in added] == ["yes" if i % 3 == 2 else "no" for i in range(len(added))]
+
+
+ROUND_7_EXCERPTS = [("T1-0.9.2-tp8.log", "T1"), ("T2-0.21.0.log", "T2")]
+
+
+@pytest.mark.parametrize(("excerpt", "row_id"), ROUND_7_EXCERPTS)
+def test_a_round_7_excerpt_gives_the_phases_its_row_holds(excerpt: str, row_id: str) -> None:
+    logged, row = phases_of(excerpt), next(r for r in fit.load_rows() if r["id"] == row_id)
+    held = {phase: float(row[phase]) for phase in ("compile", "cuda_graphs", "kv_cache_init") if row[phase]}
+    assert {phase: getattr(logged, phase) for phase in held} == held
+
+
+def test_the_rtx_a5000_start_up_takes_the_ampere_familys_figures() -> None:
+    a5000 = next(row for row in fit.load_rows() if row["gpu"] == "RTX A5000")
+    assert fit.family(a5000) == gpu_family("RTX A5000", "ampere") == "A100"
+
+
 def test_the_0_19_defaults_capture_the_graphs_the_logs_print() -> None:
     # 0.19.0 on an H100 defaults to max_num_seqs 1024 and 8192 batched tokens: "PIECEWISE=51 ..., FULL=51" (L6).
     assert "PIECEWISE=51 (largest=512), FULL=51" in (LOGS / "L6-0.19.0.log").read_text()
