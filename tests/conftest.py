@@ -7,6 +7,7 @@ tests, and the reason says how to enable them (VLLM_SERVING_CRDS, tests/promtool
 from __future__ import annotations
 
 import gc
+import itertools
 
 import pytest
 
@@ -37,11 +38,15 @@ def _no_live_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pod_start, "read_pod_start", unreachable)
 
 
+_HUB_CACHES = itertools.count()
+
+
 @pytest.fixture(autouse=True)
 def _no_hub(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """No test reaches the Hub: a model outside the catalog is read from a closed local port (tests that serve
     one use tests/fake_hub.py), with an empty Hub cache and no token."""
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
-    monkeypatch.setenv("PREFLIGHT_HUB_CACHE", str(tmp_path_factory.mktemp("hub-cache")))
+    cache = tmp_path_factory.getbasetemp() / "hub-caches" / str(next(_HUB_CACHES))  # made by the first write
+    monkeypatch.setenv("PREFLIGHT_HUB_CACHE", str(cache))
     monkeypatch.delenv("HF_TOKEN", raising=False)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
