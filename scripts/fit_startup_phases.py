@@ -28,7 +28,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from statistics import mean
+from statistics import mean, median
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: make the project's packages importable
@@ -354,6 +354,10 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- | --- |")
     for miss in held_out_misses(rows, fitted):
         print(table_row(miss))
+    print("| phase | held-out figures | within | median error |")
+    print("| --- | --- | --- | --- |")
+    for line in phase_summary(held_out_misses(rows, fitted)):
+        print(line)
     margin = probe_margin(rows, fitted)
     print(f"probe margin over fitted terms (largest logged / predicted fixed phases x {PROBE_HEADROOM:g}): {margin:g}")
 
@@ -363,6 +367,19 @@ def coefficient_row(name: str, value: float) -> str:
     units = {"unknown_layers": "layers", "compile_hit_fraction": "x the miss"}
     unit = "x the H100 figure" if name in FACTORS else units.get(name, "s")
     return f"| {name} | {value:g} {unit} |"
+
+
+def phase_summary(misses: list[Miss]) -> list[str]:
+    """Per phase, the held-out summary's row (docs/calibration.md "Start-up phases"): its figures, how many are
+    within, and the median of the errors' sizes."""
+    lines = []
+    for phase in (*FIXED[:2], "compile_hit", *FIXED[2:], "whole_start"):
+        of_phase = [miss for miss in misses if miss.phase == phase]
+        if of_phase:
+            within = sum(miss.within for miss in of_phase)
+            error = median(abs(miss.error_percent) for miss in of_phase)
+            lines.append(f"| {phase} | {len(of_phase)} | {within} | {error:.0f} % |")
+    return lines
 
 
 def table_row(miss: Miss) -> str:

@@ -399,6 +399,17 @@ def test_the_calibration_doc_prints_every_held_out_miss_of_the_fit() -> None:
         assert fit.table_row(miss) in text, fit.table_row(miss)
 
 
+def test_the_calibration_doc_prints_the_fits_held_out_summary_per_phase() -> None:
+    text = DOCS.read_text()
+    missing = [line for line in fit.phase_summary(fit.held_out_misses(fit.load_rows(), FITTED)) if line not in text]
+    assert missing == []
+
+
+def test_the_held_out_summary_counts_a_phase_within_only_when_its_figure_is() -> None:
+    misses = [fit.Miss("A", "compile", 10.0, 10.5), fit.Miss("B", "compile", 10.0, 20.0), fit.Miss("C", "api_ready", 2, 2.5)]
+    assert fit.phase_summary(misses) == ["| compile | 2 | 1 | 52 % |", "| api_ready | 1 | 1 | 25 % |"]
+
+
 def test_the_calibration_doc_prints_every_fitted_coefficient() -> None:
     text = DOCS.read_text()
     missing = [name for name, value in vars(FITTED).items() if fit.coefficient_row(name, value) not in text]
