@@ -37,7 +37,9 @@ def run_promtool(*args: str | Path) -> subprocess.CompletedProcess[str]:
 
 
 def write_yaml(path: Path, document: Any) -> Path:
-    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    # libyaml's emitter where PyYAML has it (the rule files are large; the pure-Python one is most of a test's time)
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    path.write_text(yaml.dump(document, Dumper=dumper, sort_keys=False), encoding="utf-8")
     return path
 
 
