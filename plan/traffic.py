@@ -161,7 +161,9 @@ def client_url(
     return service_url(identity, port, routing, zero)
 
 
-def gateway_timeouts(exposure: ExposureConfig, gateway_timeout_policy: bool, zero: ZeroPlan | None) -> tuple[int | None, int | None]:
+def gateway_timeouts(
+    exposure: ExposureConfig, gateway_timeout_policy: bool, zero: ZeroPlan | None
+) -> tuple[int | None, int | None]:
     """(the route's timeouts.request, the GCPBackendPolicy's timeoutSec): exposure.gateway.request_timeout_seconds
     in the one place the Gateway reads it. GKE's rejects a route carrying `timeouts`, and its load balancer cuts
     a request at the backend service's timeout (30 s unless a GCPBackendPolicy says otherwise: docs/sources.md
