@@ -106,6 +106,9 @@ class Profile:
     assigns_uids: bool = False  # OpenShift restricted-v2 (MustRunAsRange): pods must not fix UID/GID/fsGroup
     # GKE Gateway: the load balancer health-checks `/` unless a HealthCheckPolicy says otherwise, from these ranges.
     load_balancer_probe_cidrs: tuple[str, ...] = ()
+    # GKE Gateway: an HTTPRoute with rules[].timeouts is not accepted (Accepted False, UnsupportedValue); the load
+    # balancer's backend service bounds each request instead, 30 s unless a GCPBackendPolicy sets timeoutSec.
+    gateway_timeout_policy: bool = False
     user_workload_monitoring: UserWorkloadMonitoring | None = None  # OpenShift's Prometheus and Thanos
 
 
@@ -123,6 +126,7 @@ PROFILES: dict[str, Profile] = {
         None,
         dns=GKE_DNS,
         load_balancer_probe_cidrs=("35.191.0.0/16", "130.211.0.0/22"),  # docs/sources.md §S8
+        gateway_timeout_policy=True,  # docs/sources.md §S8
         node_autoscaler="cluster-autoscaler",
     ),
     # EKS with Karpenter: labels known before the node exists (scale from zero).

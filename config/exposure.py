@@ -90,7 +90,8 @@ class GatewayConfig(ConfigGroup):
     request_timeout_seconds: PositiveInt | None = Field(
         300,
         description="HTTPRoute rules timeouts.request (Extended support): a long generation must not be cut at a "
-        "proxy default; null leaves it out for implementations that reject it.",
+        "proxy default; null leaves it out for implementations that reject it. On the gke profile, the "
+        "GCPBackendPolicy's timeoutSec instead (GKE does not accept the route's field).",
     )
     url_scheme: Literal["https", "http"] = Field(
         "https", description="Scheme of the Gateway listener, for the client URL and curl outputs."

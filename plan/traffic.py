@@ -59,6 +59,8 @@ class TrafficPlan:
     client_url: str  # what clients use: the route's first hostname, the Ingress host, or the Service
     network_policy: NetworkPolicyConfig  # the client namespaces the stack's report names
     health_check_policy: bool  # GKE Gateway: a HealthCheckPolicy points the load balancer's check at /health
+    route_timeout_seconds: int | None  # the HTTPRoute rule's timeouts.request, where the Gateway accepts the field
+    backend_timeout_seconds: int | None  # GKE Gateway: the GCPBackendPolicy's timeoutSec, which bounds a request there
     flows: FlowsPlan  # every flow the NetworkPolicies admit (plan/flows.py)
     smoke: SmokePlan | None  # None when smoke_test.enabled is false
 
@@ -159,6 +161,20 @@ def client_url(
     return service_url(identity, port, routing, zero)
 
 
+def gateway_timeouts(
+    exposure: ExposureConfig, gateway_timeout_policy: bool, zero: ZeroPlan | None
+) -> tuple[int | None, int | None]:
+    """(the route's timeouts.request, the GCPBackendPolicy's timeoutSec): exposure.gateway.request_timeout_seconds
+    in the one place the Gateway reads it. GKE's rejects a route carrying `timeouts`, and its load balancer cuts
+    a request at the backend service's timeout (30 s unless a GCPBackendPolicy says otherwise: docs/sources.md
+    §S8), long before a streamed completion ends. With the add-on the backend is the interceptor's Service, whose
+    policy is the add-on owner's (docs/scale-to-zero.md)."""
+    seconds = exposure.gateway.request_timeout_seconds if exposure.gateway is not None else None
+    if not gateway_timeout_policy:
+        return seconds, None
+    return None, seconds if zero is None else None
+
+
 def interceptor_peer(zero: ZeroPlan | None) -> Interceptor | None:
     if zero is None:
         return None
@@ -187,6 +203,7 @@ def resolve_traffic(
     backend_service, backend_port = backend(identity, port, routing)
     if zero is not None:
         backend_service, backend_port = zero.config.interceptor_service, zero.config.interceptor_port
+    route_timeout, backend_timeout = gateway_timeouts(cfg.exposure, cfg.cluster.defaults.gateway_timeout_policy, zero)
     return TrafficPlan(
         exposure=cfg.exposure,
         port=port,
@@ -204,6 +221,8 @@ def resolve_traffic(
         health_check_policy=zero is None
         and cfg.exposure.gateway is not None
         and bool(cfg.cluster.defaults.load_balancer_probe_cidrs),
+        route_timeout_seconds=route_timeout,
+        backend_timeout_seconds=backend_timeout,
         flows=resolve_flows(
             namespace=identity.namespace,
             port=port,

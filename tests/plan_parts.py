@@ -51,6 +51,8 @@ def traffic_of(
         client_url=client_url(exposure, identity, port),
         network_policy=policy,
         health_check_policy=False,
+        route_timeout_seconds=None,
+        backend_timeout_seconds=None,
         flows=resolve_flows(
             namespace=namespace,
             port=port,

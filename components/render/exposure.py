@@ -40,8 +40,9 @@ def render_exposure(identity: Identity, traffic: TrafficPlan) -> list[dict[str, 
     if gateway is not None:
         pool = [render_inference_pool(identity, traffic)] if gateway.backend == "InferencePool" else []
         health = [render_health_check_policy(identity, traffic)] if traffic.health_check_policy else []
+        timeout = [render_backend_policy(identity, traffic)] if traffic.backend_timeout_seconds is not None else []
         grant = [render_reference_grant(identity, traffic)] if traffic.backend_namespace else []
-        return [*pool, render_http_route(identity, traffic, gateway), *health, *grant]
+        return [*pool, render_http_route(identity, traffic, gateway), *health, *timeout, *grant]
     if ingress is not None:
         return [render_ingress(identity, traffic, ingress)]
     return []
@@ -63,8 +64,8 @@ def render_http_route(identity: Identity, traffic: TrafficPlan, gateway: Gateway
     }
     if traffic.route_host is not None:
         rule["filters"] = [{"type": "URLRewrite", "urlRewrite": {"hostname": traffic.route_host}}]
-    if gateway.request_timeout_seconds is not None:
-        rule["timeouts"] = {"request": f"{gateway.request_timeout_seconds}s"}
+    if traffic.route_timeout_seconds is not None:
+        rule["timeouts"] = {"request": f"{traffic.route_timeout_seconds}s"}
     spec: dict[str, Any] = {"parentRefs": [parent]}
     if gateway.hostnames:
         spec["hostnames"] = list(gateway.hostnames)
@@ -75,15 +76,27 @@ def render_http_route(identity: Identity, traffic: TrafficPlan, gateway: Gateway
 def render_health_check_policy(identity: Identity, traffic: TrafficPlan) -> dict[str, Any]:
     """GKE Gateway health-checks `/` by default, where vLLM answers 404 and every backend turns unhealthy: check
     /health instead (cloud.google.com/kubernetes-engine/docs/how-to/configure-gateway-resources, docs/sources.md §S8)."""
-    check = {"type": "HTTP", "httpHealthCheck": {"port": traffic.port, "requestPath": "/health"}}
     pool = traffic.exposure.gateway is not None and traffic.exposure.gateway.backend == "InferencePool"
-    target = {
-        "group": INFERENCE_GROUP if pool else "",
-        "kind": "InferencePool" if pool else "Service",
-        "name": identity.names.server,
-    }
-    spec = {"default": {"config": check}, "targetRef": target}
+    port = traffic.port if pool else traffic.backend_port  # the router's /health too, when routing is on
+    check = {"type": "HTTP", "httpHealthCheck": {"port": port, "requestPath": "/health"}}
+    spec = {"default": {"config": check}, "targetRef": _gke_policy_target(identity, traffic)}
     return {"apiVersion": "networking.gke.io/v1", "kind": "HealthCheckPolicy", "metadata": _metadata(identity), "spec": spec}
+
+
+def render_backend_policy(identity: Identity, traffic: TrafficPlan) -> dict[str, Any]:
+    """GKE Gateway: the backend service's timeout bounds each request (30 s when unset, a whole streamed
+    completion included), and the route may not carry `timeouts`; timeoutSec takes the route's bound
+    (GoogleCloudPlatform/gke-gateway-api apis/networking/v1/gcpbackendpolicy_types.go, docs/sources.md §S8)."""
+    spec = {"default": {"timeoutSec": traffic.backend_timeout_seconds}, "targetRef": _gke_policy_target(identity, traffic)}
+    return {"apiVersion": "networking.gke.io/v1", "kind": "GCPBackendPolicy", "metadata": _metadata(identity), "spec": spec}
+
+
+def _gke_policy_target(identity: Identity, traffic: TrafficPlan) -> dict[str, str]:
+    """What GKE's policies attach to: the route's backend in the stack's namespace, the pool or the Service (the
+    router's when routing is on); a policy on any other Service leaves the load balancer's defaults in force."""
+    if traffic.exposure.gateway is not None and traffic.exposure.gateway.backend == "InferencePool":
+        return {"group": INFERENCE_GROUP, "kind": "InferencePool", "name": identity.names.server}
+    return {"group": "", "kind": "Service", "name": traffic.backend_service}
 
 
 def _backend_ref(identity: Identity, traffic: TrafficPlan, gateway: GatewayConfig) -> dict[str, Any]:
