@@ -150,6 +150,8 @@ OWNED_FLAGS: frozenset[str] = _COMMON | {
     "--master-addr",
     "--master-port",
     "--headless",
+    # The drain after SIGTERM, rendered from the grace period (plan/vllm_args.py drain_seconds).
+    "--shutdown-timeout",
     # LoRA, rendered from the lora group (plan/lora.py).
     "--enable-lora",
     "--lora-modules",

@@ -18,6 +18,9 @@ from plan.names import HF_HOME, HOME
 from preflight.resolve import ResolvedEngine
 
 STREAMER_BUFFER_SHARE = 0.25  # of the server's memory limit, for the Run:ai streamer's CPU buffer
+# Kept of the grace period after the drain: the engine's processes exit and free the GPUs before the kubelet's
+# SIGKILL (vLLM's own process manager allows 15 s on ROCm, vllm/v1/engine/utils.py).
+ENGINE_TEARDOWN_SECONDS = 15
 
 
 def model_argument(cfg: StackConfig, cache_dir: str = HF_HOME) -> str:
@@ -70,7 +73,16 @@ def _core_flags(cfg: StackConfig, resolved: ResolvedEngine, table: FlagTable) ->
         cfg.engine.dtype,
         "--kv-cache-dtype",
         cfg.engine.kv_cache_dtype,
+        *(["--shutdown-timeout", str(drain_seconds(cfg))] if "--shutdown-timeout" in table.flags else []),
     ]
+
+
+def drain_seconds(cfg: StackConfig) -> int:
+    """vLLM's --shutdown-timeout: how long answers in flight may finish after SIGTERM (0, vLLM's default, aborts
+    them at once: docs/sources.md §A.7), the grace period less the preStop sleep (Kubernetes) and the teardown."""
+    server = cfg.server
+    pre_stop = server.pre_stop_sleep_seconds if cfg.target == "kubernetes" else 0  # Docker runs no preStop
+    return max(1, server.termination_grace_period_seconds - pre_stop - ENGINE_TEARDOWN_SECONDS)
 
 
 def _model_flags(cfg: StackConfig, resolved: ResolvedEngine, table: FlagTable, memory_limit_gib: float) -> list[str]:

@@ -51,6 +51,8 @@ def render_container(server: ServerPlan, with_hf_token: bool) -> dict[str, Any]:
         "volumes": [render_cache_volume(docker.cache)],
         "envs": render_envs(render_env(server), with_hf_token),
         "restart": docker.restart,
+        # docker stop's wait before SIGKILL (10 s by default): the grace period, so vLLM's drain can finish
+        "stop_timeout": server.termination_grace_period_seconds,
         "healthcheck": render_healthcheck(server.port, start_period),
         "log_driver": LOG_DRIVER,
         "log_opts": {"max-size": docker.log_opts.max_size, "max-file": str(docker.log_opts.max_file)},
