@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from cli.render import rendered_objects
 from catalog.vllm_flags import FLAG_TABLES, OWNED_FLAGS
 from catalog.vllm_metrics import metrics_for
+from cli.render import rendered_objects
 from components.render.alerts import render_rule_groups
 from components.render.keda import render_scaled_object
 from components.render.leaderworkerset import group_name
