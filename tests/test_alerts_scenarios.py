@@ -220,7 +220,9 @@ def recreated_group(lives: int, minutes: int) -> Series:
     ]
     for k in range(lives):
         uid, created = f"u{k}", str(k * minutes * 60)
-        series.append((labels_of("kube_pod_created", "llama-group-1", uid), incarnation(k, minutes, f"{created}x{minutes - 1}")))
+        series.append(
+            (labels_of("kube_pod_created", "llama-group-1", uid), incarnation(k, minutes, f"{created}x{minutes - 1}"))
+        )
         worker = labels({"namespace": "llm", "pod": "llama-group-1-1", "container": "vllm", "uid": uid})
         restarts, ready = incarnation(k, minutes, f"0x{minutes - 2} 1"), incarnation(k, minutes, f"1x{minutes - 2} 0")
         series.append((f"kube_pod_container_status_restarts_total{worker}", restarts))
