@@ -234,7 +234,9 @@ class MonitoringConfig(ConfigGroup):
     preemptions_per_second_threshold: PositiveFloat = Field(
         0.05, description="Alert when preemptions (KV cache exhausted mid-request) exceed this rate."
     )
-    restarts_threshold: PositiveInt = Field(2, description="Alert when a container restarts this often within 30m.")
+    restarts_threshold: PositiveInt = Field(
+        2, description="Alert when a container restarts (a LeaderWorkerSet group is recreated) this often within 30m."
+    )
     gpu_memory_headroom: float = Field(
         0.05, gt=0, lt=1, description="Alert when GPU memory used exceeds gpu_memory_utilization plus this share."
     )

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from config.stack import StackConfig
 
 LEADER_ADDRESS, WORKER_INDEX = "$(LWS_LEADER_ADDRESS)", "$(LWS_WORKER_INDEX)"
+WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"  # LWS sets it on every pod of a group, "0" on the leader
 # A capability in `capabilities.add` reaches a non-root process's bounding set only: execve clears the permitted
 # and effective sets of a non-root UID without file capabilities or ambient ones (capabilities(7),
 # "Transformation of capabilities during execve()"), and Kubernetes sets no ambient capabilities
@@ -57,6 +58,14 @@ def ready_when(autoscaled: bool, replicas: int) -> str:
     if autoscaled:
         return "condition=Available"
     return f"jsonpath={{.status.readyReplicas}}={replicas}"
+
+
+def api_selector(selector: dict[str, str], nnodes: int) -> dict[str, str]:
+    """The server pods that serve the API port: the Service's and the InferencePool's selector. With several nodes
+    per replica the leaders only: a headless worker has no listener and no readiness probe, so it is Ready once
+    started, and whatever selects Ready pods by label (the endpoints controller, GIE's endpoint picker) would
+    send it requests (docs/multinode.md)."""
+    return {**selector, WORKER_INDEX_LABEL: "0"} if nnodes > 1 else dict(selector)
 
 
 def resolve_multinode(cfg: StackConfig) -> MultinodePlan | None:

@@ -88,6 +88,16 @@ class Workload:
         suffixes = {"StatefulSet": "-[0-9]+", "LeaderWorkerSet": "-[0-9]+(-[0-9]+)?"}
         return self.deployment_name.replace(".", r"\.") + suffixes.get(self.kind, "-[a-z0-9]+-[a-z0-9]+")
 
+    @property
+    def leader_regex(self) -> str:
+        """A LeaderWorkerSet's leader pods, <lws>-<group> (leaderworkerset_types.go@024af084:100-110): one per
+        group, deleted and created again whenever LWS recreates its group."""
+        return self.deployment_name.replace(".", r"\.") + "-[0-9]+"
+
+    def leaders(self) -> str:
+        """Selector for kube-state-metrics series about the leader pods (leader_regex)."""
+        return "{" + f"namespace={quote(self.namespace)},pod=~{quote(self.leader_regex)}" + "}"
+
     def pods(self, namespace_label: str = "namespace", pod_label: str = "pod", **extra: str) -> str:
         """Selector for exporter series about this Deployment's pods (kube-state-metrics, DCGM, HTTP)."""
         matchers = [f"{namespace_label}={quote(self.namespace)}", f"{pod_label}=~{quote(self.pod_regex)}"]

@@ -16,8 +16,9 @@ from config.routing import RoutingConfig
 from config.stack import StackConfig
 from plan.delivery import DeliveryPlan
 from plan.egress import BucketEndpoint, bucket_endpoint
-from plan.flows import FlowsPlan, Interceptor, pods, resolve_flows
+from plan.flows import SERVER, FlowsPlan, Interceptor, pods, resolve_flows
 from plan.identity import Identity
+from plan.multinode import api_selector
 from plan.names import cache_key, service_host
 from plan.security import PodSecurity
 from plan.zero import ZeroPlan
@@ -48,6 +49,7 @@ class SmokePlan:
 class TrafficPlan:
     exposure: ExposureConfig
     port: int  # the server's container and Service port: the OpenAI API and /metrics
+    api_selector: dict[str, str]  # the pods serving it (plan/multinode.py api_selector): Service, InferencePool
     served_model_name: str
     require_api_key: bool
     service_url: str  # the in-cluster Service clients and the smoke test call: the router's when routing is on
@@ -207,6 +209,7 @@ def resolve_traffic(
     return TrafficPlan(
         exposure=cfg.exposure,
         port=port,
+        api_selector=api_selector(identity.selector(SERVER), cfg.engine.nnodes),
         served_model_name=cfg.served_model_name,
         require_api_key=cfg.security.require_api_key,
         service_url=service_url(identity, port, routing, zero),

@@ -13,9 +13,11 @@ from config.exposure import ExposureConfig
 from config.network import NetworkPolicyConfig
 from config.observability import AutoscalingConfig, MonitoringConfig
 from config.routing import RoutingConfig
+from plan.flows import SERVER as SERVER_COMPONENT
 from plan.flows import resolve_flows
 from plan.identity import Identity
 from plan.monitoring import AlertThresholds, MonitoringPlan, prometheus_wiring
+from plan.multinode import api_selector
 from plan.names import Names
 from plan.scaling import Capacity, ScalingPlan, Workload, derive_thresholds, hpa_name, keda_features
 from plan.security import PodSecurity
@@ -40,6 +42,7 @@ def traffic_of(
     return identity, TrafficPlan(
         exposure=exposure,
         port=port,
+        api_selector=api_selector(identity.selector(SERVER_COMPONENT), 2 if multinode else 1),
         served_model_name="llama",
         require_api_key=True,
         service_url=service_url(identity, port),

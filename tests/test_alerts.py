@@ -318,3 +318,14 @@ def test_the_docs_alert_table_lists_every_rendered_alert_with_its_severity() -> 
     table = (REPO / "docs" / "autoscaling-and-monitoring.md").read_text(encoding="utf-8")
     documented = dict(ALERT_ROW.findall(table))
     assert documented == {name: rule["labels"]["severity"] for name, rule in rules().items()}
+
+
+def test_a_leaderworkerset_counts_group_recreations_instead_of_container_restarts() -> None:
+    # LWS deletes a group on its first container restart (pod_controller.go@a8d8c525, handleRestartPolicy): no pod
+    # lives to restart twice, so VllmContainerRestarting could never fire.
+    lws = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-group", kind="LeaderWorkerSet")
+    rendered = rules(workload=lws)
+    assert "VllmContainerRestarting" not in rendered
+    assert rendered["VllmGroupRecreating"]["expr"] == (
+        'changes((max by (namespace, pod) (kube_pod_created{namespace="llm",pod=~"llama-group-[0-9]+"}))[30m:1m]) >= 2'
+    )

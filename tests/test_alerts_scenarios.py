@@ -196,3 +196,51 @@ def test_a_leaderworkerset_with_no_ready_group_pages_within_five_minutes(tmp_pat
         (f"kube_statefulset_created{match}", LONG_AGO),
     ]
     assert_alerts(tmp_path, series, {"15m": {"VllmNoReplicaAvailable": [leader]}}, workload=lws)
+
+
+LWS = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-group", kind="LeaderWorkerSet")
+LEADERS = labels({"namespace": "llm", "statefulset": "llama-group"})
+
+
+def incarnation(k: int, minutes: int, values: str) -> str:
+    """A pod's series in its k-th life: absent before minute k*minutes, then `values`."""
+    return f"_x{k * minutes} {values}" if k else values
+
+
+def recreated_group(lives: int, minutes: int) -> Series:
+    """Group 1 of a LeaderWorkerSet whose worker's container fails `minutes` after each start: the kubelet
+    restarts it once, and LWS deletes the leader and so the group, which comes back as new pods with new UIDs
+    and restart counts from 0 (kubernetes-sigs/lws pkg/controllers/pod_controller.go@a8d8c525,
+    handleRestartPolicy). Group 0 keeps serving."""
+    series: Series = [
+        (f"kube_statefulset_replicas{LEADERS}", "2x40"),
+        (f"kube_statefulset_status_replicas_ready{LEADERS}", "1x40"),
+        (f"kube_statefulset_created{LEADERS}", LONG_AGO),
+        (labels_of("kube_pod_created", "llama-group-0", "a0"), "0x40"),
+    ]
+    for k in range(lives):
+        uid, created = f"u{k}", str(k * minutes * 60)
+        series.append(
+            (labels_of("kube_pod_created", "llama-group-1", uid), incarnation(k, minutes, f"{created}x{minutes - 1}"))
+        )
+        worker = labels({"namespace": "llm", "pod": "llama-group-1-1", "container": "vllm", "uid": uid})
+        restarts, ready = incarnation(k, minutes, f"0x{minutes - 2} 1"), incarnation(k, minutes, f"1x{minutes - 2} 0")
+        series.append((f"kube_pod_container_status_restarts_total{worker}", restarts))
+        series.append((f"kube_pod_container_status_ready{worker}", ready))  # no readiness probe: ready once started
+    return series
+
+
+def labels_of(metric: str, pod: str, uid: str) -> str:
+    return metric + labels({"namespace": "llm", "pod": pod, "uid": uid})
+
+
+def test_a_group_recreated_by_a_failing_rank_raises_the_group_alert(tmp_path: Path) -> None:
+    # Each pod restarts once before LWS deletes it, so no pod reaches restarts_threshold (2 in 30m), and the worker
+    # is ready while it runs, so VllmStartupFailing stays quiet too: only the leader's re-creations show the loop.
+    series = recreated_group(lives=5, minutes=8)
+    recreating: Firing = {"VllmGroupRecreating": [{"namespace": "llm", "pod": "llama-group-1"}], "VllmStartupFailing": []}
+    assert_alerts(tmp_path, series, {"10m": {"VllmGroupRecreating": []}, "20m": recreating, "35m": recreating}, workload=LWS)
+
+
+def test_a_group_rolled_once_by_an_update_raises_no_group_alert(tmp_path: Path) -> None:
+    assert_alerts(tmp_path, recreated_group(lives=2, minutes=20), {"25m": {"VllmGroupRecreating": []}}, workload=LWS)

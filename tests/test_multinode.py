@@ -8,6 +8,7 @@ import pytest
 
 from catalog.vllm_flags import FLAG_TABLES, OWNED_FLAGS
 from catalog.vllm_metrics import metrics_for
+from cli.render import rendered_objects
 from components.render.alerts import render_rule_groups
 from components.render.keda import render_scaled_object
 from components.render.leaderworkerset import group_name
@@ -15,7 +16,7 @@ from config.errors import ConfigError
 from plan.scaling import Workload, capacity_of
 from plan.sizing import resolve_sizing
 from tests.factories import STACKS, example_stack, make_config
-from tests.kubernetes_fixtures import INSTANCE, manifests, of_kind, one, plan_of, planned
+from tests.kubernetes_fixtures import INSTANCE, manifests, of_kind, one, plan_of, planned, stack_with
 from tests.plan_parts import scaling_of
 from tests.program import run_stack_file
 from tests.promtool import crd_errors
@@ -327,6 +328,44 @@ def test_pulumi_waits_for_every_group_to_be_ready_without_autoscaling() -> None:
 def test_the_service_selects_the_leaders_only() -> None:
     selector = one(example_objects(), "Service")["spec"]["selector"]
     assert selector["leaderworkerset.sigs.k8s.io/worker-index"] == "0"
+
+
+# LWS labels each pod of a group with its worker index ("0": the leader) and the group's key
+# (kubernetes-sigs/lws api/leaderworkerset/v1/leaderworkerset_types.go@024af084:29-75).
+LWS_WORKER_INDEX, LWS_GROUP_KEY = "leaderworkerset.sigs.k8s.io/worker-index", "leaderworkerset.sigs.k8s.io/group-key"
+POOL_GATEWAY = {
+    "name": "inference-gateway",
+    "namespace": "gateway-system",
+    "hostnames": ["llm.example.com"],
+    "backend": "InferencePool",
+    "endpoint_picker": {"service": "llama-epp"},
+}
+
+
+def group_pods(group: dict[str, Any]) -> dict[int, tuple[dict[str, str], dict[str, Any]]]:
+    """The labels the leader (index 0) and a worker (index 1) of one group carry once LWS created them, with
+    each one's vLLM container."""
+    template = group["spec"]["leaderWorkerTemplate"]
+    pods = {}
+    for index, key in ((0, "leaderTemplate"), (1, "workerTemplate")):
+        labels = {**template[key]["metadata"]["labels"], LWS_WORKER_INDEX: str(index), LWS_GROUP_KEY: "3f2a"}
+        pods[index] = (labels, template[key]["spec"]["containers"][0])
+    return pods
+
+
+def test_an_inference_pool_over_groups_admits_only_the_pods_that_serve_its_port() -> None:
+    # GIE's endpoint picker adds every Ready pod the pool's selector matches
+    # (kubernetes-sigs/gateway-api-inference-extension pkg/epp/controller/pod_reconciler.go@60c5ab8f:79-90), and
+    # a container without a readiness probe is Ready once started (kubernetes/api core/v1/types.go@3fed8b5a,
+    # ContainerStatus.Ready): a headless worker the selector matches is picked, and refuses the connection.
+    cfg, _ = stack_with(EXAMPLE, exposure={"gateway": POOL_GATEWAY}, security={"require_api_key": True})
+    objects = rendered_objects(plan_of(cfg))
+    pool = one(objects, "InferencePool")["spec"]
+    port, selector = pool["targetPorts"][0]["number"], pool["selector"]["matchLabels"]
+    pods = group_pods(one(objects, "LeaderWorkerSet"))
+    picked = {index for index, (labels, _) in pods.items() if selector.items() <= labels.items()}
+    serving = {index for index, (_, vllm) in pods.items() if port in {p["containerPort"] for p in vllm.get("ports", [])}}
+    assert picked == serving == {0}
 
 
 def test_the_leaderworkerset_name_differs_from_the_service_it_would_collide_with() -> None:

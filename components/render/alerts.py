@@ -288,15 +288,7 @@ def kubernetes_alerts(
         no_replica_alert(unready, workload, zero),
         replicas_short_alert(unready, workload, zero),
         startup_failing_alert(unready, workload),
-        Alert(
-            "VllmContainerRestarting",
-            f"increase(kube_pod_container_status_restarts_total{pods}[30m]) >= {cfg.restarts_threshold}",
-            "warning",
-            "vLLM container restarting: {{ $labels.pod }}",
-            f"{{{{ $labels.pod }}}} restarted at least {cfg.restarts_threshold} times in 30m.",
-            "1. kubectl logs --previous. 2. Liveness probe timeouts under load? 3. See VllmContainerOOMKilled.",
-            for_=None,
-        ),
+        group_recreating_alert(cfg, workload) if workload.kind == "LeaderWorkerSet" else restarting_alert(cfg, workload),
         Alert(
             "VllmContainerOOMKilled",
             f"(increase(kube_pod_container_status_restarts_total{pods}[10m]) > 0) and on (namespace, pod, container) "
@@ -314,6 +306,41 @@ def kubernetes_alerts(
     if workload.hpa_name:
         alerts += autoscaler_alerts(workload, workload.hpa_name)
     return alerts
+
+
+def restarting_alert(cfg: MonitoringConfig, workload: Workload) -> Alert:
+    return Alert(
+        "VllmContainerRestarting",
+        f"increase(kube_pod_container_status_restarts_total{workload.pods()}[30m]) >= {cfg.restarts_threshold}",
+        "warning",
+        "vLLM container restarting: {{ $labels.pod }}",
+        f"{{{{ $labels.pod }}}} restarted at least {cfg.restarts_threshold} times in 30m.",
+        "1. kubectl logs --previous. 2. Liveness probe timeouts under load? 3. See VllmContainerOOMKilled.",
+        for_=None,
+    )
+
+
+def group_recreating_alert(cfg: MonitoringConfig, workload: Workload) -> Alert:
+    """VllmContainerRestarting for a LeaderWorkerSet. LWS deletes a group's leader, and so the group, on the first
+    container restart of any of its pods (kubernetes-sigs/lws pkg/controllers/pod_controller.go@a8d8c525,
+    handleRestartPolicy); the new pods count restarts from 0, so no pod ever restarts twice. The leader's creation
+    time (kube_pod_created, kubernetes/kube-state-metrics/docs/metrics/workload/pod-metrics.md@96a6db87) changes
+    with each recreation instead; `max by` keeps one series per leader name whether or not the exporter adds the
+    pod's uid."""
+    created = f"max by (namespace, pod) (kube_pod_created{workload.leaders()})"
+    threshold = cfg.restarts_threshold
+    return Alert(
+        "VllmGroupRecreating",
+        f"changes(({created})[30m:1m]) >= {threshold}",
+        "warning",
+        "vLLM group recreated: {{ $labels.pod }}",
+        f"The group led by {{{{ $labels.pod }}}} was recreated at least {threshold} times in 30m: a container of "
+        "one of its ranks keeps failing, and LeaderWorkerSet restarts the whole group each time.",
+        "1. kubectl logs -f on each rank of the group as it starts: a recreated pod keeps no --previous log. "
+        "2. NCCL errors: multinode.nccl_env, the RDMA devices, the rank traffic in the NetworkPolicy. "
+        "3. See VllmContainerOOMKilled.",
+        for_=None,
+    )
 
 
 def scaled_object_name(hpa_name: str) -> str:

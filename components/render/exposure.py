@@ -127,9 +127,9 @@ def render_reference_grant(identity: Identity, traffic: TrafficPlan) -> dict[str
 
 
 def render_inference_pool(identity: Identity, traffic: TrafficPlan) -> dict[str, Any]:
-    """The server pods (same selector as the Deployment) on the API port, and the picker that chooses one."""
+    """The server pods that serve the API (the Service's selector) on its port, and the picker that chooses one."""
     spec: dict[str, Any] = {
-        "selector": {"matchLabels": identity.selector("server")},
+        "selector": {"matchLabels": dict(traffic.api_selector)},
         "targetPorts": [{"number": traffic.port}],
         "appProtocol": "http",
     }

@@ -15,7 +15,6 @@ from plan.multinode import RANK_ROOT, MultinodePlan
 
 API_VERSION = "leaderworkerset.x-k8s.io/v1"
 KIND = "LeaderWorkerSet"
-WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"  # "0" on the leader
 GROUP_KEY_LABEL = "leaderworkerset.sigs.k8s.io/group-key"  # one hash per group
 EXCLUSIVE_TOPOLOGY_ANNOTATION = "leaderworkerset.sigs.k8s.io/exclusive-topology"
 # pulumi-kubernetes >= 4.18 awaits a custom resource on this annotation (kubectl-wait syntax).
@@ -26,11 +25,6 @@ def group_name(instance: str) -> str:
     """The LWS, its leader StatefulSet and the headless Service LWS creates all take this name; it must differ
     from the server Service's (`<instance>-server`)."""
     return f"{instance}-group"
-
-
-def leader_selector(selector: dict[str, str]) -> dict[str, str]:
-    """Leader pods only: they serve HTTP and metrics; workers are headless."""
-    return {**selector, WORKER_INDEX_LABEL: "0"}
 
 
 def _network(container: dict[str, Any], multinode: MultinodePlan) -> None:

@@ -168,10 +168,9 @@ def render_workload(plan: Plan, pod_delivery: pod.PodDelivery) -> dict[str, Any]
 
 
 def render_server_service(plan: Plan) -> dict[str, Any]:
-    """The clients' Service; with several nodes per replica it selects the leaders, the only HTTP servers."""
+    """The clients' Service on the pods that serve the API (the leaders only with several nodes per replica)."""
     service = pod.render_service(plan.server)
-    if plan.multinode is not None:
-        service["spec"]["selector"] = leaderworkerset.leader_selector(plan.server.selector)
+    service["spec"]["selector"] = dict(plan.traffic.api_selector)
     return service
 
 

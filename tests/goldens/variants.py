@@ -99,6 +99,13 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
         "examples/Pulumi.llama-405b-on-2x8-a100-80gb.yaml",
         {"exposure": {"gateway": GATEWAY}, "security": {"require_api_key": True}},
     ),
+    "405b-inference-pool": (
+        "examples/Pulumi.llama-405b-on-2x8-a100-80gb.yaml",
+        {
+            "exposure": {"gateway": {**GATEWAY, "backend": "InferencePool", "endpoint_picker": {"service": "llama-epp"}}},
+            "security": {"require_api_key": True},
+        },
+    ),
     # Scale to zero (docs/scale-to-zero.md): the InterceptorRoute form, the Service only, and prod refused at zero.
     "zero-interceptor-route": (
         "examples/Pulumi.dev-scale-to-zero.yaml",
