@@ -195,7 +195,9 @@ class ServerConfig(ConfigGroup):
         10, description="preStop sleep: time for endpoints to drop the pod before SIGTERM."
     )
     termination_grace_period_seconds: PositiveInt = Field(
-        180, description="terminationGracePeriodSeconds: preStop plus time for in-flight requests to finish."
+        180,
+        description="terminationGracePeriodSeconds: the preStop sleep, then vLLM's drain of the answers in flight "
+        "(--shutdown-timeout: this less the sleep and 15 s to exit), then SIGKILL.",
     )
     prepull_image: bool = Field(
         False,

@@ -47,6 +47,14 @@ def test_extra_arg_colliding_with_an_owned_flag_names_the_config_key():
     ]
 
 
+def test_shutdown_timeout_in_extra_args_is_refused_naming_the_grace_period_it_is_rendered_from():
+    assert [i.render() for i in extra("--shutdown-timeout", "600")] == [
+        "vllm-serving:engine.extra_args: contains --shutdown-timeout, which the program renders from "
+        "server.termination_grace_period_seconds. Fix: remove --shutdown-timeout from engine.extra_args and set "
+        "server.termination_grace_period_seconds instead."
+    ]
+
+
 def test_extra_arg_collision_is_found_through_the_short_alias():
     assert [i.message for i in extra("-tp", "2")] == [
         "contains --tensor-parallel-size, which the program renders from engine.tensor_parallel_size."

@@ -39,7 +39,7 @@ FLAG_KEYS: dict[str, str] = {
     "--master-port": "multinode.master_port",
     "--headless": "engine.nnodes (workers run headless)",
     "--distributed-executor-backend": "engine.nnodes (mp across nodes)",
-    "--shutdown-timeout": "server.termination_grace_period_seconds (less the preStop sleep and the engine's teardown)",
+    "--shutdown-timeout": "server.termination_grace_period_seconds",
     "--enable-lora": "lora.adapters",
     "--lora-modules": "lora.adapters",
     "--max-loras": "lora.max_loras",
