@@ -143,6 +143,12 @@ class IngressConfig(ConfigGroup):
         None, description="TLS Secret (in the stack's namespace) for host; unset serves plain HTTP."
     )
     controller_namespace: NamespaceName = Field(description="Namespace of the ingress controller's pods.")
+    request_timeout_seconds: PositiveInt = Field(
+        300,
+        description="ingress-nginx's proxy-read-timeout and proxy-send-timeout annotations (60 s otherwise): an "
+        "answer that sends nothing for longer, such as a completion that is not streamed, is cut; other "
+        "controllers ignore them and need a setting of their own.",
+    )
     controller_pod_selector: dict[str, str] = Field(
         default_factory=dict,
         description="Labels of the controller pods (e.g. app.kubernetes.io/name: ingress-nginx); "

@@ -63,6 +63,7 @@ class TrafficPlan:
     health_check_policy: bool  # GKE Gateway: a HealthCheckPolicy points the load balancer's check at /health
     route_timeout_seconds: int | None  # the HTTPRoute rule's timeouts.request, where the Gateway accepts the field
     backend_timeout_seconds: int | None  # GKE Gateway: the GCPBackendPolicy's timeoutSec, which bounds a request there
+    ingress_annotations: dict[str, str]  # the Ingress's: ingress-nginx's proxy timeouts
     flows: FlowsPlan  # every flow the NetworkPolicies admit (plan/flows.py)
     smoke: SmokePlan | None  # None when smoke_test.enabled is false
 
@@ -177,6 +178,18 @@ def gateway_timeouts(
     return None, seconds if zero is None else None
 
 
+# ingress-nginx cuts a proxied request that neither reads nor writes for 60 s (kubernetes/ingress-nginx
+# internal/ingress/controller/config/config.go@17e788b8 NewDefault: ProxyReadTimeout 60, ProxySendTimeout 60).
+INGRESS_NGINX_TIMEOUTS = ("nginx.ingress.kubernetes.io/proxy-read-timeout", "nginx.ingress.kubernetes.io/proxy-send-timeout")
+
+
+def ingress_annotations(exposure: ExposureConfig) -> dict[str, str]:
+    """exposure.ingress.request_timeout_seconds, in the one place the Ingress reads it."""
+    if exposure.ingress is None:
+        return {}
+    return {key: str(exposure.ingress.request_timeout_seconds) for key in INGRESS_NGINX_TIMEOUTS}
+
+
 def interceptor_peer(zero: ZeroPlan | None) -> Interceptor | None:
     if zero is None:
         return None
@@ -226,6 +239,7 @@ def resolve_traffic(
         and bool(cfg.cluster.defaults.load_balancer_probe_cidrs),
         route_timeout_seconds=route_timeout,
         backend_timeout_seconds=backend_timeout,
+        ingress_annotations=ingress_annotations(cfg.exposure),
         flows=resolve_flows(
             namespace=identity.namespace,
             port=port,

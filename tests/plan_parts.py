@@ -56,6 +56,7 @@ def traffic_of(
         health_check_policy=False,
         route_timeout_seconds=None,
         backend_timeout_seconds=None,
+        ingress_annotations={},
         flows=resolve_flows(
             namespace=namespace,
             port=port,

@@ -157,6 +157,18 @@ def test_the_ingress_uses_the_class_host_and_tls_secret() -> None:
     )
 
 
+def test_the_ingress_gives_ingress_nginx_the_request_timeout_for_reads_and_sends() -> None:
+    annotations = ingress(request_timeout_seconds=900)["metadata"]["annotations"]
+    assert annotations == {
+        "nginx.ingress.kubernetes.io/proxy-read-timeout": "900",
+        "nginx.ingress.kubernetes.io/proxy-send-timeout": "900",
+    }
+
+
+def test_the_ingress_timeout_defaults_to_five_minutes_not_ingress_nginxs_minute() -> None:
+    assert set(ingress()["metadata"]["annotations"].values()) == {"300"}
+
+
 def test_the_ingress_forwards_exactly_the_guarded_paths_to_the_service() -> None:
     paths = ingress()["spec"]["rules"][0]["http"]["paths"]
     assert [(p["path"], p["pathType"], p["backend"]["service"]["name"]) for p in paths] == [

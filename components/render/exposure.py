@@ -157,7 +157,8 @@ def render_ingress(identity: Identity, traffic: TrafficPlan, ingress: IngressCon
     if ingress.tls_secret_name:
         spec["tls"] = [{"hosts": [ingress.host], "secretName": ingress.tls_secret_name}]
     spec["rules"] = [{"host": ingress.host, "http": {"paths": paths}}]
-    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": _metadata(identity), "spec": spec}
+    metadata = _metadata(identity) | {"annotations": dict(traffic.ingress_annotations)}
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": metadata, "spec": spec}
 
 
 def curl_command(identity: Identity, traffic: TrafficPlan) -> str:
