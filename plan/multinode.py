@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from config.stack import StackConfig
+from plan.vllm_args import drain_seconds
 
 LEADER_ADDRESS, WORKER_INDEX = "$(LWS_LEADER_ADDRESS)", "$(LWS_WORKER_INDEX)"
 WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"  # LWS sets it on every pod of a group, "0" on the leader
@@ -34,6 +35,9 @@ class MultinodePlan:
     nccl_env: dict[str, str]
     exclusive_topology: str | None  # the node label key one group owns alone
     ready_when: str  # Pulumi's await on the LWS (pulumi.com/waitFor)
+    # A headless rank exits at SIGTERM and takes the group's engine with it (vllm/entrypoints/cli/serve.py
+    # run_headless raises SystemExit): its preStop outlasts the leader's, sleep and drain, inside the same grace period.
+    worker_pre_stop_seconds: int
 
 
 def multinode_flags(nnodes: int, master_port: int, rank: str) -> list[str]:
@@ -83,4 +87,5 @@ def resolve_multinode(cfg: StackConfig) -> MultinodePlan | None:
         nccl_env=dict(cfg.multinode.nccl_env),
         exclusive_topology=cfg.multinode.exclusive_topology,
         ready_when=ready_when(cfg.autoscaling.enabled, cfg.replicas),
+        worker_pre_stop_seconds=cfg.server.pre_stop_sleep_seconds + drain_seconds(cfg),
     )

@@ -48,3 +48,25 @@ def test_the_docker_container_is_stopped_after_the_grace_period_and_drains_insid
 def test_a_grace_period_with_no_room_left_still_drains_for_a_second_instead_of_aborting() -> None:
     cfg = make_config(server={"termination_grace_period_seconds": 20, "pre_stop_sleep_seconds": 10})
     assert drain_seconds(cfg) == 1
+
+
+def _group_templates(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    registered, error = run_stack_file(path, extra={"api_key": "sk-test"})
+    assert error is None, error
+    group = registered.one("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")["spec"]["leaderWorkerTemplate"]
+    return group["leaderTemplate"]["spec"], group["workerTemplate"]["spec"]
+
+
+def _pre_stop(pod: dict[str, Any]) -> int:
+    return int(pod["containers"][0]["lifecycle"]["preStop"]["exec"]["command"][1])
+
+
+def test_a_groups_workers_get_sigterm_only_once_the_leader_has_drained() -> None:
+    leader, worker = _group_templates(STACKS / "examples" / "Pulumi.llama-405b-on-2x8-a100-80gb.yaml")
+    drain = int(_flag(leader["containers"][0]["args"], "--shutdown-timeout") or 0)
+    assert _pre_stop(worker) == _pre_stop(leader) + drain
+
+
+def test_a_groups_workers_still_tear_down_inside_their_grace_period() -> None:
+    _leader, worker = _group_templates(STACKS / "examples" / "Pulumi.llama-405b-on-2x8-a100-80gb.yaml")
+    assert _pre_stop(worker) + ENGINE_TEARDOWN_SECONDS <= worker["terminationGracePeriodSeconds"]

@@ -52,6 +52,7 @@ def _worker_container(base: dict[str, Any], multinode: MultinodePlan) -> dict[st
     container["args"] = [*container["args"], *multinode.worker_flags]
     for key in ("ports", "startupProbe", "readinessProbe", "livenessProbe"):
         container.pop(key, None)  # no API server on a headless rank; the group restarts as one instead
+    container["lifecycle"] = {"preStop": {"exec": {"command": ["sleep", str(multinode.worker_pre_stop_seconds)]}}}
     _network(container, multinode)
     return container
 
