@@ -22,6 +22,7 @@ from plan.multinode import MultinodePlan, resolve_multinode
 from plan.placement import Placement, resolve_placement
 from plan.routing import RoutingPlan, resolve_routing
 from plan.scaling import ScalingPlan
+from plan.security import PodSecurityLevel, pod_security_level
 from plan.server import ServerPlan, resolve_server
 from plan.sizing import resolve_sizing
 from plan.traffic import TrafficPlan, launch_of, resolve_traffic
@@ -40,6 +41,7 @@ class Plan:
     server: ServerPlan  # the vLLM server: command line, environment, resources, security
     placement: Placement  # where its pods run
     multinode: MultinodePlan | None  # None with one node per replica
+    pod_security: PodSecurityLevel  # the Pod Security level the pods meet, which their namespace must admit
     traffic: TrafficPlan  # exposure, client URL, network-policy inputs, smoke test
     routing: RoutingPlan | None  # vLLM's router in front of the replicas; None when routing.enabled is false
     lora: LoraPlan | None  # LoRA adapters served on the model; None without them
@@ -71,6 +73,7 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
     )
     cost = resolve_cost(cfg.cost, cfg.gpu, sizing.resolved, bounds, cfg.cluster.profile)
     routing = resolve_routing(cfg.routing, identity, cfg.security, delivery.security, server.port, server.startup_seconds)
+    multinode = resolve_multinode(cfg)
     return Plan(
         target=cfg.target,
         identity=identity,
@@ -79,7 +82,8 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
         delivery=delivery,
         server=server,
         placement=resolve_placement(cfg, delivery.most_replicas),
-        multinode=resolve_multinode(cfg),
+        multinode=multinode,
+        pod_security=pod_security_level(multinode is not None and multinode.ipc_lock),
         traffic=resolve_traffic(
             cfg, identity, delivery, launch_of(server.args, server.env), zero, scaling.enabled and scaling.thanos is not None
         ),

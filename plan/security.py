@@ -15,6 +15,27 @@ from config.kubernetes import SecurityConfig
 
 
 @dataclass(frozen=True)
+class PodSecurityLevel:
+    """The Pod Security Standards level every pod of the stack meets (kubernetes.io/docs/concepts/security/
+    pod-security-standards): the created namespace enforces it, and an existing one must not enforce a stricter one
+    (the cluster check reads its `pod-security.kubernetes.io/enforce` label)."""
+
+    level: str  # privileged, baseline or restricted
+    why: str  # what needs a level below restricted; "" at restricted
+
+
+def pod_security_level(multinode_ipc_lock: bool) -> PodSecurityLevel:
+    """ "restricted", except where multi-node RDMA needs IPC_LOCK as UID 0 (plan/multinode.py RANK_ROOT): the
+    baseline level's capability list does not include it (pod-security-standards "Capabilities"), so only
+    "privileged" admits those pods."""
+    if not multinode_ipc_lock:
+        return PodSecurityLevel("restricted", "")
+    return PodSecurityLevel(
+        "privileged", "the ranks of a multi-node group add IPC_LOCK and run as UID 0 (RDMA, multinode.ipc_lock)"
+    )
+
+
+@dataclass(frozen=True)
 class PodSecurity:
     run_as_user: int | None  # None: the platform assigns it
     run_as_group: int | None
