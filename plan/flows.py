@@ -268,7 +268,8 @@ def smoke_flows(port: int, smoke_test: bool, entry: str = SERVER) -> list[Flow]:
 def router_flows(routing: RoutingConfig, server_port: int, prometheus: Pods | None, dns: DnsService) -> list[Flow]:
     """The router's own flows: it calls the servers it discovers, watches their pods through the API server
     (any address on its ports unless routing.api_server_cidrs names it), and is scraped by Prometheus."""
-    api_server = tuple(Addresses(cidr) for cidr in routing.api_server_cidrs) or (Addresses("0.0.0.0/0"),)
+    # Any address of either family: an IPv6 cluster's API server answers on IPv6, which 0.0.0.0/0 never matches.
+    api_server = tuple(Addresses(cidr) for cidr in routing.api_server_cidrs) or (Addresses("0.0.0.0/0"), Addresses("::/0"))
     # On a shared endpoint the router forwards to every stack's servers; each admits it (endpoint_flows).
     servers = (pods(endpoint_selector(routing.endpoint, SERVER)),) if routing.endpoint else Own(SERVER)
     flows = [
