@@ -13,9 +13,11 @@ from urllib.parse import urlsplit
 
 DEFAULT_PORTS = {"https": 443, "http": 80}
 
-# What says where a Hub client connects: a mirror (huggingface_hub constants.py ENDPOINT) and the proxy variables its
-# HTTP client reads, as does boto3's (huggingface_hub 2.4.0 utils/_http.py:341 builds an httpx2.Client that trusts the
-# environment: httpx2 2.16.2 _utils.py:32 get_environment_proxies, through urllib's getproxies, either case).
+# What says where a Hub client connects: a mirror (huggingface_hub 2.4.0 constants.py:69 ENDPOINT) and the proxy
+# variables its HTTP client reads (utils/_http.py:341 builds an httpx2.Client that trusts the environment: httpx2
+# 2.16.2 _utils.py:32 get_environment_proxies, through urllib's getproxies, either case); boto3's botocore also
+# takes its proxies from the environment (boto/botocore botocore/endpoint.py@03717ee432fc02ec1c10db2e501ae4b781ea1cd8
+# EndpointCreator._get_proxies).
 HUB_ACCESS_VARIABLES = frozenset(
     {"HF_ENDPOINT"} | {case(f"{name}_PROXY") for name in ("HTTPS", "HTTP", "ALL", "NO") for case in (str.upper, str.lower)}
 )
