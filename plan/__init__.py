@@ -67,13 +67,14 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
     verdict = replace(sizing.verdict, warnings=sizing.verdict.warnings + delivery.warnings)
     sizing = replace(sizing, verdict=verdict, startup=delivery.budget)
     scaling, monitoring = resolve_observability(cfg, identity, sizing, delivery)
-    server = resolve_server(cfg, identity, sizing.resolved, delivery, bounds[0])
+    multinode = resolve_multinode(cfg)
+    ranks_lock_memory = multinode is not None and multinode.ipc_lock
+    server = resolve_server(cfg, identity, sizing.resolved, delivery, bounds[0], ranks_lock_memory)
     zero = resolve_zero(
         cfg.autoscaling, cfg.exposure, identity, scaling.workload, server.port, scaling.thresholds.running, delivery.budget
     )
     cost = resolve_cost(cfg.cost, cfg.gpu, sizing.resolved, bounds, cfg.cluster.profile)
     routing = resolve_routing(cfg.routing, identity, cfg.security, delivery.security, server.port, server.startup_seconds)
-    multinode = resolve_multinode(cfg)
     return Plan(
         target=cfg.target,
         identity=identity,
@@ -83,7 +84,7 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
         server=server,
         placement=resolve_placement(cfg, delivery.most_replicas),
         multinode=multinode,
-        pod_security=pod_security_level(multinode is not None and multinode.ipc_lock),
+        pod_security=pod_security_level(ranks_lock_memory),
         traffic=resolve_traffic(
             cfg, identity, delivery, launch_of(server.args, server.env), zero, scaling.enabled and scaling.thanos is not None
         ),

@@ -51,3 +51,16 @@ def resolve_pod_security(security: SecurityConfig, profile: Profile) -> PodSecur
         kept("run_as_group", security.run_as_group),
         kept("fs_group", security.fs_group),
     )
+
+
+def resolve_server_security(security: SecurityConfig, profile: Profile, ipc_lock: bool) -> PodSecurity:
+    """The server pods' user: every pod's (resolve_pod_security), except the ranks of a group that adds IPC_LOCK on
+    a platform that assigns UIDs. Those are admitted by the SCC multinode.openshift_scc names, whose runAsUser is
+    RunAsAny (the rank runs as UID 0), and RunAsAny assigns no UID (openshift/apiserver-library-go
+    pkg/securitycontextconstraints/user/runasany.go@395b1ce99edee877d8cf263d32f9ac45df055e57:21-24): the containers
+    that stay non-root (the wait for the cache, the adapters' fetch) would run as the image's root user, which the
+    kubelet refuses under runAsNonRoot. So they run as security.run_as_user and run_as_group; no fsGroup, which
+    RunAsAny does not assign either: the ranks only read the shared volume the download Job filled."""
+    if not (ipc_lock and profile.assigns_uids):
+        return resolve_pod_security(security, profile)
+    return PodSecurity(security.run_as_user, security.run_as_group, None)
