@@ -622,9 +622,27 @@ def _server_address(monitors: list[Prometheus], server_address: str | None) -> l
 # --- namespace ------------------------------------------------------------------------------------------
 
 
-def check_namespace(facts: ClusterFacts, namespace: str, create: bool, instance: str) -> list[Finding]:
-    """Created and owned by this stack (label app.kubernetes.io/instance), or existing and left alone;
-    never two stacks owning one."""
+# Pod Security admission rejects a pod that violates the level its namespace's enforce label names
+# (kubernetes.io/docs/concepts/security/pod-security-admission); the levels from the most permissive.
+POD_SECURITY_ENFORCE = "pod-security.kubernetes.io/enforce"
+POD_SECURITY_LEVELS = ("privileged", "baseline", "restricted")
+
+
+@dataclass(frozen=True)
+class NamespaceNeeds:
+    """The namespace the stack deploys into and the Pod Security level its pods meet (plan/security.py)."""
+
+    name: str
+    create: bool
+    instance: str
+    pod_security: str  # privileged, baseline or restricted
+    why: str  # what needs a level below restricted
+
+
+def check_namespace(facts: ClusterFacts, needs: NamespaceNeeds) -> list[Finding]:
+    """Created and owned by this stack (label app.kubernetes.io/instance), or existing and left alone, where its
+    enforced Pod Security level must admit the pods; never two stacks owning one."""
+    namespace, create, instance = needs.name, needs.create, needs.instance
     if facts.namespaces is None:
         return [
             Finding(
@@ -652,7 +670,9 @@ def check_namespace(facts: ClusterFacts, namespace: str, create: bool, instance:
         ]
     owner = labels.get(OWNER_LABEL)
     if not create:
-        return [Finding("namespace", "ok", f"{namespace} exists and is left alone (namespace.create: false).")]
+        return _enforced_level(needs, labels.get(POD_SECURITY_ENFORCE)) or [
+            Finding("namespace", "ok", f"{namespace} exists and is left alone (namespace.create: false).")
+        ]
     if owner == instance:
         return [Finding("namespace", "ok", f"{namespace} exists and is owned by this stack ({OWNER_LABEL}={instance}).")]
     who = f"is owned by {owner} ({OWNER_LABEL})" if owner else "exists and was not created by this stack"
@@ -662,6 +682,27 @@ def check_namespace(facts: ClusterFacts, namespace: str, create: bool, instance:
             "block",
             f"{namespace} {who}; creating it again fails, and destroying this stack would delete everything in it.",
             f"set namespace.create: false to use it as it is, or choose another namespace.name (e.g. {instance}).",
+        )
+    ]
+
+
+def _enforced_level(needs: NamespaceNeeds, enforced: str | None) -> list[Finding]:
+    """A block when the existing namespace enforces a stricter level than the pods meet: every such pod is rejected
+    at creation, so its controller retries while `pulumi up` waits out its timeout. No label: the cluster's default
+    (the API server's admission configuration), which no snapshot shows."""
+    if enforced not in POD_SECURITY_LEVELS or POD_SECURITY_LEVELS.index(enforced) <= POD_SECURITY_LEVELS.index(
+        needs.pod_security
+    ):
+        return []
+    return [
+        Finding(
+            "namespace",
+            "block",
+            f"{needs.name} enforces {POD_SECURITY_ENFORCE}: {enforced}, but {needs.why}, which only the "
+            f"{needs.pod_security} level admits: Pod Security admission would reject those pods.",
+            f"kubectl label namespace {needs.name} {POD_SECURITY_ENFORCE}={needs.pod_security} --overwrite (if its "
+            "other workloads may run there), or deploy into a namespace this stack creates (namespace.create: true), "
+            "or set multinode.ipc_lock: false if the nodes' memlock limit is unlimited.",
         )
     ]
 

@@ -74,7 +74,7 @@ class ServingStack(pulumi.ComponentResource):
             return pulumi.Output.from_input(identity.namespace)
         namespace = register(
             f"{name}-namespace",
-            manifests.namespace_manifest(identity, plan.multinode),
+            manifests.namespace_manifest(identity, plan.pod_security),
             pulumi.ResourceOptions(parent=self, retain_on_delete=identity.retain_namespace_on_delete or None),
         )
         return namespace.metadata.apply(lambda m: m["name"])

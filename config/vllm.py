@@ -42,7 +42,9 @@ class VllmConfig(ConfigGroup):
     )
     logging_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="VLLM_LOGGING_LEVEL.")
     extra_env: dict[str, str] = Field(
-        default_factory=dict, description="Escape hatch: more environment variables for the server."
+        default_factory=dict,
+        description="Escape hatch: more environment variables for the server; HF_ENDPOINT and the proxy variables "
+        "(HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY) also reach every container that fetches from the Hub.",
     )
 
     @model_validator(mode="before")

@@ -22,6 +22,7 @@ from plan.multinode import MultinodePlan, resolve_multinode
 from plan.placement import Placement, resolve_placement
 from plan.routing import RoutingPlan, resolve_routing
 from plan.scaling import ScalingPlan
+from plan.security import PodSecurityLevel, pod_security_level
 from plan.server import ServerPlan, resolve_server
 from plan.sizing import resolve_sizing
 from plan.traffic import TrafficPlan, launch_of, resolve_traffic
@@ -40,6 +41,7 @@ class Plan:
     server: ServerPlan  # the vLLM server: command line, environment, resources, security
     placement: Placement  # where its pods run
     multinode: MultinodePlan | None  # None with one node per replica
+    pod_security: PodSecurityLevel  # the Pod Security level the pods meet, which their namespace must admit
     traffic: TrafficPlan  # exposure, client URL, network-policy inputs, smoke test
     routing: RoutingPlan | None  # vLLM's router in front of the replicas; None when routing.enabled is false
     lora: LoraPlan | None  # LoRA adapters served on the model; None without them
@@ -65,7 +67,9 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
     verdict = replace(sizing.verdict, warnings=sizing.verdict.warnings + delivery.warnings)
     sizing = replace(sizing, verdict=verdict, startup=delivery.budget)
     scaling, monitoring = resolve_observability(cfg, identity, sizing, delivery)
-    server = resolve_server(cfg, identity, sizing.resolved, delivery, bounds[0])
+    multinode = resolve_multinode(cfg)
+    ranks_lock_memory = multinode is not None and multinode.ipc_lock
+    server = resolve_server(cfg, identity, sizing.resolved, delivery, bounds[0], ranks_lock_memory)
     zero = resolve_zero(
         cfg.autoscaling, cfg.exposure, identity, scaling.workload, server.port, scaling.thresholds.running, delivery.budget
     )
@@ -79,7 +83,8 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
         delivery=delivery,
         server=server,
         placement=resolve_placement(cfg, delivery.most_replicas),
-        multinode=resolve_multinode(cfg),
+        multinode=multinode,
+        pod_security=pod_security_level(ranks_lock_memory),
         traffic=resolve_traffic(
             cfg, identity, delivery, launch_of(server.args, server.env), zero, scaling.enabled and scaling.thanos is not None
         ),

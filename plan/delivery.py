@@ -24,6 +24,7 @@ from config.kubernetes import CacheConfig, ProbesConfig
 from config.stack import StackConfig
 from config.vllm import VllmConfig
 from plan import cache
+from plan.egress import hub_access_env
 from plan.lora import lora_downloads
 from plan.names import Names, namespace_name
 from plan.security import PodSecurity, resolve_pod_security
@@ -98,6 +99,7 @@ class DeliveryPlan:
     weights_on_disk_gib: float  # the model's checkpoint
     budget: DeliveryBudget  # the first start's sum, term by term; budget.probe is the startup probe's
     hf_token_secret: str | None  # the Secret the download reads, when the hf_token secret is set
+    hub_env: dict[str, str]  # vllm.extra_env's mirror and proxy variables, on every container fetching from the Hub
     warnings: tuple[str, ...]  # the page-cache warning of a shared network volume
     node_local: NodeLocalMedium | None  # delivery.node_local: each claim lives on one node's disk (per_replica_volume)
     # The groups the delivery renderers read as they are (components/render/cache.py, bucket_copy.py, probes.py)
@@ -301,6 +303,7 @@ def resolve_delivery(
         weights_on_disk_gib=weights_on_disk_gib,
         budget=budget,
         hf_token_secret=hf_token_secret,
+        hub_env=hub_access_env(cfg.vllm.extra_env),
         vllm=cfg.vllm,
         cache_config=store,
         probes=cfg.probes,

@@ -13,6 +13,22 @@ from urllib.parse import urlsplit
 
 DEFAULT_PORTS = {"https": 443, "http": 80}
 
+# What says where a Hub client connects: a mirror (huggingface_hub 2.4.0 constants.py:69 ENDPOINT) and the proxy
+# variables its HTTP client reads (utils/_http.py:341 builds an httpx2.Client that trusts the environment: httpx2
+# 2.16.2 _utils.py:32 get_environment_proxies, through urllib's getproxies, either case); boto3's botocore also
+# takes its proxies from the environment (boto/botocore botocore/endpoint.py@03717ee432fc02ec1c10db2e501ae4b781ea1cd8
+# EndpointCreator._get_proxies).
+HUB_ACCESS_VARIABLES = frozenset(
+    {"HF_ENDPOINT"} | {case(f"{name}_PROXY") for name in ("HTTPS", "HTTP", "ALL", "NO") for case in (str.upper, str.lower)}
+)
+
+
+def hub_access_env(extra_env: dict[str, str]) -> dict[str, str]:
+    """The Hub-access variables of vllm.extra_env, which every container fetching from the Hub or writing the bucket
+    gets too: a policy that admits only the proxy or the mirror (network_policy.hub_egress_cidrs,
+    private_endpoint_cidrs) leaves a container without them no address it may reach."""
+    return {name: value for name, value in extra_env.items() if name in HUB_ACCESS_VARIABLES}
+
 
 @dataclass(frozen=True)
 class BucketEndpoint:

@@ -168,11 +168,13 @@ def fetch_flows(component: str, policy: NetworkPolicyConfig, bucket: BucketEndpo
     ]
 
 
-# Link-local token endpoints, carved out of the hub rule by 169.254.0.0/16 (docs/sources.md §S8). IRSA and
-# Azure WI read a projected token and call public STS / Entra ID on 443, which the hub rule admits.
+# Node-local token endpoints, carved out of the hub rule by 169.254.0.0/16 and fc00::/7 (docs/sources.md §S8). IRSA
+# and Azure WI read a projected token and call public STS / Entra ID on 443, which the hub rule admits. EKS Pod
+# Identity's agent listens on [fd00:ec2::23] too, the address of an IPv6 cluster's pods
+# (docs.aws.amazon.com/eks/latest/userguide/pod-id-agent-setup.html).
 IDENTITY_ENDPOINTS: dict[str, tuple[tuple[str, int], ...]] = {
     "gke-workload-identity": (("169.254.169.254/32", 80), ("169.254.169.252/32", 988)),
-    "eks-pod-identity": (("169.254.170.23/32", 80),),
+    "eks-pod-identity": (("169.254.170.23/32", 80), ("fd00:ec2::23/128", 80)),
 }
 
 
@@ -266,7 +268,8 @@ def smoke_flows(port: int, smoke_test: bool, entry: str = SERVER) -> list[Flow]:
 def router_flows(routing: RoutingConfig, server_port: int, prometheus: Pods | None, dns: DnsService) -> list[Flow]:
     """The router's own flows: it calls the servers it discovers, watches their pods through the API server
     (any address on its ports unless routing.api_server_cidrs names it), and is scraped by Prometheus."""
-    api_server = tuple(Addresses(cidr) for cidr in routing.api_server_cidrs) or (Addresses("0.0.0.0/0"),)
+    # Any address of either family: an IPv6 cluster's API server answers on IPv6, which 0.0.0.0/0 never matches.
+    api_server = tuple(Addresses(cidr) for cidr in routing.api_server_cidrs) or (Addresses("0.0.0.0/0"), Addresses("::/0"))
     # On a shared endpoint the router forwards to every stack's servers; each admits it (endpoint_flows).
     servers = (pods(endpoint_selector(routing.endpoint, SERVER)),) if routing.endpoint else Own(SERVER)
     flows = [

@@ -15,6 +15,27 @@ from config.kubernetes import SecurityConfig
 
 
 @dataclass(frozen=True)
+class PodSecurityLevel:
+    """The Pod Security Standards level every pod of the stack meets (kubernetes.io/docs/concepts/security/
+    pod-security-standards): the created namespace enforces it, and an existing one must not enforce a stricter one
+    (the cluster check reads its `pod-security.kubernetes.io/enforce` label)."""
+
+    level: str  # privileged, baseline or restricted
+    why: str  # what needs a level below restricted; "" at restricted
+
+
+def pod_security_level(multinode_ipc_lock: bool) -> PodSecurityLevel:
+    """ "restricted", except where multi-node RDMA needs IPC_LOCK as UID 0 (plan/multinode.py RANK_ROOT): the
+    baseline level's capability list does not include it (pod-security-standards "Capabilities"), so only
+    "privileged" admits those pods."""
+    if not multinode_ipc_lock:
+        return PodSecurityLevel("restricted", "")
+    return PodSecurityLevel(
+        "privileged", "the ranks of a multi-node group add IPC_LOCK and run as UID 0 (RDMA, multinode.ipc_lock)"
+    )
+
+
+@dataclass(frozen=True)
 class PodSecurity:
     run_as_user: int | None  # None: the platform assigns it
     run_as_group: int | None
@@ -30,3 +51,16 @@ def resolve_pod_security(security: SecurityConfig, profile: Profile) -> PodSecur
         kept("run_as_group", security.run_as_group),
         kept("fs_group", security.fs_group),
     )
+
+
+def resolve_server_security(security: SecurityConfig, profile: Profile, ipc_lock: bool) -> PodSecurity:
+    """The server pods' user: every pod's (resolve_pod_security), except the ranks of a group that adds IPC_LOCK on
+    a platform that assigns UIDs. Those are admitted by the SCC multinode.openshift_scc names, whose runAsUser is
+    RunAsAny (the rank runs as UID 0), and RunAsAny assigns no UID (openshift/apiserver-library-go
+    pkg/securitycontextconstraints/user/runasany.go@395b1ce99edee877d8cf263d32f9ac45df055e57:21-24): the containers
+    that stay non-root (the wait for the cache, the adapters' fetch) would run as the image's root user, which the
+    kubelet refuses under runAsNonRoot. So they run as security.run_as_user and run_as_group; no fsGroup, which
+    RunAsAny does not assign either: the ranks only read the shared volume the download Job filled."""
+    if not (ipc_lock and profile.assigns_uids):
+        return resolve_pod_security(security, profile)
+    return PodSecurity(security.run_as_user, security.run_as_group, None)

@@ -16,7 +16,7 @@ from plan.delivery import DeliveryPlan
 from plan.flows import IMAGE_PREPULL
 from plan.identity import Identity
 from plan.names import endpoint_labels
-from plan.security import PodSecurity
+from plan.security import PodSecurity, resolve_server_security
 from plan.vllm_args import vllm_args, vllm_env
 from preflight.delivery import DeliveryBudget, server_memory_limit_gib, shm_gib
 from preflight.resolve import ResolvedEngine
@@ -106,9 +106,15 @@ def docker_start_period(budget: DeliveryBudget) -> int:
 
 
 def resolve_server(
-    cfg: StackConfig, identity: Identity, engine: ResolvedEngine, delivery: DeliveryPlan, replicas: int
+    cfg: StackConfig,
+    identity: Identity,
+    engine: ResolvedEngine,
+    delivery: DeliveryPlan,
+    replicas: int,
+    ranks_lock_memory: bool,
 ) -> ServerPlan:
-    """`replicas`: the count at creation, the fewest that run (plan/cost.py replica_bounds)."""
+    """`replicas`: the count at creation, the fewest that run (plan/cost.py replica_bounds); `ranks_lock_memory`:
+    the ranks of a multi-node group add IPC_LOCK as UID 0 (plan/multinode.py)."""
     names, budget = identity.names, delivery.budget
     resources = resolve_resources(cfg, engine)
     startup = docker_start_period(budget) if cfg.target == "docker" else budget.probe.total_seconds
@@ -127,7 +133,7 @@ def resolve_server(
         extra_env=dict(cfg.vllm.extra_env),
         startup_seconds=startup,
         resources=resources,
-        security=delivery.security,
+        security=resolve_server_security(cfg.security, cfg.cluster.defaults, ranks_lock_memory),
         home_size_gib=cfg.server.home_size_gib,
         tmp_size_gib=cfg.server.tmp_size_gib,
         pre_stop_sleep_seconds=cfg.server.pre_stop_sleep_seconds,

@@ -9,7 +9,15 @@ import pytest
 from catalog.gpus import NVIDIA
 from catalog.selectors import gpu_selector_terms
 from cluster.capacity import Requirements, check_capacity, check_multinode, groups_that_fit
-from cluster.checks import check_driver, check_gpu, check_keda, check_namespace, check_prometheus, check_storage
+from cluster.checks import (
+    NamespaceNeeds,
+    check_driver,
+    check_gpu,
+    check_keda,
+    check_namespace,
+    check_prometheus,
+    check_storage,
+)
 from cluster.facts import NodePool
 from cluster.karpenter import candidate_nodes
 from cluster.versions import keda_minimum
@@ -226,18 +234,21 @@ def test_prometheus_objects_not_read_warn() -> None:
 
 def test_a_namespace_owned_by_another_stack_blocks() -> None:
     cluster = facts(namespace("vllm", {"app.kubernetes.io/instance": "vllm-dev"}))
-    finding = check_namespace(cluster, "vllm", True, "vllm-prod")[0]
+    finding = check_namespace(cluster, NamespaceNeeds("vllm", True, "vllm-prod", "restricted", ""))[0]
     assert (finding.level, finding.message.split(";")[0]) == ("block", "vllm is owned by vllm-dev (app.kubernetes.io/instance)")
 
 
 def test_a_namespace_owned_by_this_stack_or_left_alone_passes() -> None:
     cluster = facts(namespace("vllm", {"app.kubernetes.io/instance": "vllm-prod"}))
-    assert check_namespace(cluster, "vllm", True, "vllm-prod")[0].level == "ok"
-    assert check_namespace(cluster, "vllm", False, "vllm-dev")[0].level == "ok"
+    assert check_namespace(cluster, NamespaceNeeds("vllm", True, "vllm-prod", "restricted", ""))[0].level == "ok"
+    assert check_namespace(cluster, NamespaceNeeds("vllm", False, "vllm-dev", "restricted", ""))[0].level == "ok"
 
 
 def test_an_existing_namespace_that_must_not_be_created_blocks_when_absent() -> None:
-    assert check_namespace(facts(namespace("default")), "vllm", False, "vllm-prod")[0].level == "block"
+    assert (
+        check_namespace(facts(namespace("default")), NamespaceNeeds("vllm", False, "vllm-prod", "restricted", ""))[0].level
+        == "block"
+    )
 
 
 def test_a_pod_monitor_is_matched_against_the_pod_monitor_selector() -> None:

@@ -36,7 +36,7 @@ def test_docker_and_kubernetes_size_dev_shm_alike() -> None:
 def test_the_namespace_comes_from_one_renderer() -> None:
     plan = plan_of(make_config())
     namespace = manifests.render_manifests(plan)[0]
-    assert namespace == manifests.namespace_manifest(plan.identity, plan.multinode)
+    assert namespace == manifests.namespace_manifest(plan.identity, plan.pod_security)
 
 
 def _report():  # type: ignore[no-untyped-def]

@@ -254,3 +254,36 @@ def test_a_host_path_volume_fails_restricted_v2_but_passes_privileged() -> None:
     pod = rendered_pods(cluster={"profile": "openshift"})[0]
     pod["volumes"] = [*pod["volumes"], {"name": "host", "hostPath": {"path": "/dev/infiniband"}}]
     assert "volume host: hostPath" in scc_violations(pod) and scc_violations(pod, PRIVILEGED) == []
+
+
+IMAGE_USER = 0  # the vllm/vllm-openai image (and the smoke test's python image) run as root (docs/sources.md §A.6)
+
+
+def kubelet_refusals(pod: dict[str, Any], scc: Scc) -> list[str]:
+    """The kubelet's runAsNonRoot check after the admitting SCC's UID strategy (kubernetes/kubernetes
+    pkg/kubelet/kuberuntime/security_context_others.go@ccde63b9c16241780f42d25550c200aa38e53989:28-44
+    verifyRunAsNonRoot: runAsNonRoot with no runAsUser and an image whose user is root refuses the container).
+    restricted-v2's MustRunAsRange assigns a UID from the project's range; RunAsAny (the privileged SCC) assigns
+    none (openshift/apiserver-library-go
+    pkg/securitycontextconstraints/user/runasany.go@395b1ce99edee877d8cf263d32f9ac45df055e57:21-24)."""
+    context, found = pod.get("securityContext", {}), []
+    assigned = PROJECT_UID_RANGE.start if scc.uids_from_range else None
+    for container in [*pod.get("initContainers", []), *pod["containers"]]:
+        settings = container.get("securityContext", {})
+        non_root = settings.get("runAsNonRoot", context.get("runAsNonRoot"))
+        uid = settings.get("runAsUser", context.get("runAsUser", assigned))
+        if non_root and (IMAGE_USER if uid is None else uid) == 0:
+            found.append(f"{container['name']}: runAsNonRoot and the image runs as root")
+    return found
+
+
+def admitting_scc(pod: dict[str, Any], objects: list[dict[str, Any]]) -> Scc:
+    """The SCC OpenShift admits the pod with: the first granted one it passes (restricted-v2 is tried first)."""
+    return next(scc for scc in granted_sccs(objects, pod.get("serviceAccountName")) if not scc_violations(pod, scc))
+
+
+@pytest.mark.parametrize("path", KUBERNETES_STACKS, ids=lambda path: path.stem.removeprefix("Pulumi."))
+def test_every_container_of_every_openshift_stack_starts_under_the_scc_that_admits_it(path: Path) -> None:
+    objects = stack_manifests(plan_of(openshift_stack(path)))
+    pods = list(pod_specs(objects))
+    assert [kubelet_refusals(pod, admitting_scc(pod, objects)) for pod in pods] == [[] for _ in pods]

@@ -27,6 +27,8 @@ HUB = Host("huggingface.co", "18.239.50.1")
 GKE_METADATA = Host("GKE metadata server", "169.254.169.254")
 GKE_METADATA_V1 = Host("GKE metadata server (Dataplane V1)", "169.254.169.252")
 EKS_POD_IDENTITY = Host("EKS Pod Identity agent", "169.254.170.23")
+# The agent's IPv6 address, which an IPv6 cluster's pods call: the Hub rule's IPv6 block carves fc00::/7 out.
+EKS_POD_IDENTITY_V6 = Host("EKS Pod Identity agent (IPv6)", "fd00:ec2::23")
 PROMETHEUS = Pod("prometheus", "monitoring", {"app.kubernetes.io/name": "prometheus"})
 # OpenShift's user-workload Prometheus scrapes user projects (catalog/profiles.py UserWorkloadMonitoring).
 UWM_PROMETHEUS = Pod(
@@ -63,11 +65,11 @@ BUCKETS: dict[str, dict[str, Any]] = {
 # The token endpoints each identity reads; every other one stays closed.
 IDENTITY_ENDPOINTS = {
     "s3 with IRSA": (),
-    "s3 with EKS Pod Identity": ((EKS_POD_IDENTITY, 80),),
+    "s3 with EKS Pod Identity": ((EKS_POD_IDENTITY, 80), (EKS_POD_IDENTITY_V6, 80)),
     "gs with GKE Workload Identity": ((GKE_METADATA, 80), (GKE_METADATA_V1, 988)),
     "az with Azure Workload Identity": (),
 }
-EVERY_ENDPOINT = ((GKE_METADATA, 80), (GKE_METADATA_V1, 988), (EKS_POD_IDENTITY, 80))
+EVERY_ENDPOINT = ((GKE_METADATA, 80), (GKE_METADATA_V1, 988), (EKS_POD_IDENTITY, 80), (EKS_POD_IDENTITY_V6, 80))
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from config.routing import ROUTER_VERSION, RoutingConfig
 from plan.routing import RoutingPlan, check_flags
 from tests.factories import make_config
 from tests.kubernetes_fixtures import plan_of
-from tests.reachability import Pod, allowed
+from tests.reachability import Host, Pod, allowed
 
 ROUTED: dict[str, Any] = {"routing": {"enabled": True}, "replicas": 2}
 GATEWAY = {"name": "inference-gateway", "namespace": "gateway-system"}
@@ -244,3 +244,14 @@ def test_an_endpoint_with_api_keys_is_refused_because_the_router_cannot_learn_th
     with pytest.raises(ConfigError) as error:
         make_config(**{**FLEET, "security": {"require_api_key": True}}, routing={"enabled": True, "endpoint": "fleet"})
     assert [issue.key for issue in error.value.issues] == ["routing.endpoint"]
+
+
+@pytest.mark.parametrize("address", ["10.100.0.1", "fd00:10:96::1"], ids=["IPv4", "IPv6"])
+def test_without_api_server_cidrs_the_router_reaches_the_api_server_at_any_address(address: str) -> None:
+    """An IPv6 cluster's `kubernetes` Service and API server endpoints are IPv6 addresses, which an IPv4 ipBlock
+    never matches (tests/reachability.py in_block)."""
+    objects = objects_of(**ROUTED)
+    router = by_kind(objects, "Deployment")[0]["spec"]["template"]["metadata"]
+    source = Pod("router", objects[0]["metadata"]["name"], router["labels"])
+    policies = [o for o in objects if o["kind"] == "NetworkPolicy"]
+    assert allowed(policies, source, Host("kube-apiserver", address), 443)

@@ -138,7 +138,9 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
             # at zero the add-on scales on the interceptor's counts, not a Prometheus query.
             wiring.server_address if plan.scaling.enabled and plan.scaling.thanos is None and plan.zero is None else None,
         )
-    found += checks.check_namespace(facts, namespace, plan.identity.creates_namespace, plan.identity.instance)
+    identity, security = plan.identity, plan.pod_security
+    home = checks.NamespaceNeeds(namespace, identity.creates_namespace, identity.instance, security.level, security.why)
+    found += checks.check_namespace(facts, home)
     flows = plan.traffic.flows
     if flows.enabled:
         found += check_dns(facts, flows.dns.addresses, plan.cluster.profile)

@@ -113,6 +113,7 @@ def _copy_env(delivery: DeliveryPlan, cache: CacheConfig, with_token: bool) -> l
         env["AWS_ENDPOINT_URL"] = bucket.endpoint_url
     if with_token:
         env["HF_TOKEN_PATH"] = f"{HF_TOKEN_DIR}/{HF_TOKEN_KEY}"
+    env |= delivery.hub_env  # the mirror or proxy the policy admits, for the Hub and the bucket (plan/egress.py)
     return [{"name": key, "value": value} for key, value in env.items()]
 
 

@@ -188,6 +188,7 @@ def _download_env(delivery: DeliveryPlan, cache: CacheConfig, with_token: bool) 
     }
     if with_token:
         env["HF_TOKEN_PATH"] = f"{HF_TOKEN_DIR}/{HF_TOKEN_KEY}"  # a file, never an env var
+    env |= delivery.hub_env  # the mirror or proxy the policy admits (plan/egress.py)
     return [{"name": key, "value": value} for key, value in env.items()]
 
 

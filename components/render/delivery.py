@@ -93,6 +93,7 @@ def adapter_fetch(delivery: DeliveryPlan, lora: LoraPlan) -> dict[str, Any]:
     env |= server_env(delivery)
     if delivery.hf_token_secret:
         env["HF_TOKEN_PATH"] = f"{HF_TOKEN_DIR}/{HF_TOKEN_KEY}"
+    env |= delivery.hub_env  # the mirror or proxy the policy admits (plan/egress.py)
     return {
         "name": "lora-adapters",
         "image": delivery.download_image,

@@ -22,7 +22,6 @@ from components.render.router import router_objects
 from components.render.security import (
     API_KEY_KEY,
     HF_TOKEN_KEY,
-    pod_security_level,
     render_namespace,
     render_scc_use,
     render_secret,
@@ -32,8 +31,8 @@ from components.render.smoke import render_smoke_test
 from plan import Plan
 from plan.delivery import DeliveryPlan
 from plan.identity import Identity
-from plan.multinode import MultinodePlan
 from plan.names import namespace_labels
+from plan.security import PodSecurityLevel
 
 SECRET_PLACEHOLDER = "<pulumi secret>"
 
@@ -174,17 +173,16 @@ def render_server_service(plan: Plan) -> dict[str, Any]:
     return service
 
 
-def namespace_manifest(identity: Identity, multinode: MultinodePlan | None) -> dict[str, Any]:
-    """The Namespace, labelled for the instance that owns it and its Pod Security level: privileged only for a
-    multi-node group that adds IPC_LOCK."""
-    level = pod_security_level(multinode is not None and multinode.ipc_lock)
-    return render_namespace(identity.namespace, namespace_labels(identity.instance), level)
+def namespace_manifest(identity: Identity, level: PodSecurityLevel) -> dict[str, Any]:
+    """The Namespace, labelled for the instance that owns it and the Pod Security level its pods meet: privileged
+    only for a multi-node group that adds IPC_LOCK (plan/security.py)."""
+    return render_namespace(identity.namespace, namespace_labels(identity.instance), level.level)
 
 
 def render_manifests(plan: Plan) -> list[dict[str, Any]]:
     """Namespace (when created), cache objects, then server objects."""
     identity = plan.identity
-    objects = [namespace_manifest(identity, plan.multinode)] if identity.creates_namespace else []
+    objects = [namespace_manifest(identity, plan.pod_security)] if identity.creates_namespace else []
     return objects + cache_objects(plan) + server_objects(plan)
 
 

@@ -36,12 +36,6 @@ def container_security_context() -> dict[str, Any]:
     }
 
 
-def pod_security_level(multinode_ipc_lock: bool) -> str:
-    """ "restricted", except where multi-node RDMA needs IPC_LOCK: the baseline level's capability list does not
-    include it (pod-security-standards "Capabilities"), so only "privileged" admits those pods."""
-    return "privileged" if multinode_ipc_lock else "restricted"
-
-
 def render_namespace(name: str, labels: dict[str, str], level: str = "restricted") -> dict[str, Any]:
     psa = {f"pod-security.kubernetes.io/{mode}": level for mode in ("enforce", "audit", "warn")}
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {**labels, **psa}}}
