@@ -115,3 +115,14 @@ def test_a_credential_in_the_nccl_env_is_refused() -> None:
         "multinode": {"nccl_env": {"NCCL_SOCKET_IFNAME": "AKIAIOSFODNN7EXAMPLE"}},
     }
     assert refused_key("multinode.nccl_env", **changes)
+
+
+@pytest.mark.parametrize("name", ["HTTPS_PROXY", "https_proxy", "ALL_PROXY"])
+def test_a_proxy_url_with_a_password_in_extra_env_is_refused_without_printing_it(name: str) -> None:
+    issue = refused_key("vllm.extra_env", vllm={"extra_env": {name: f"http://svc:{PASSWORD}@proxy.corp:3128"}})
+    assert (name in issue.message, "user:pass@" in issue.message, PASSWORD in issue.render()) == (True, True, False)
+
+
+def test_a_proxy_url_without_user_info_is_accepted() -> None:
+    proxy = {"HTTPS_PROXY": "http://proxy.corp:3128", "NO_PROXY": "10.0.0.0/8,.svc"}
+    assert make_config(vllm={"extra_env": proxy}).vllm.extra_env == proxy

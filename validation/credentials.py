@@ -104,6 +104,7 @@ def redacted(url: str) -> str:
 def _env_issues(env: dict[str, str], key: str) -> list[ConfigIssue]:
     by_name = sorted(name for name in env if is_credential_name(name))
     by_shape = sorted(name for name, value in env.items() if name not in by_name and has_credential_shape(value))
+    by_user = sorted(name for name, value in env.items() if name not in by_name + by_shape and _has_user_info(value))
     issues = []
     if by_name:
         issues.append(
@@ -123,7 +124,24 @@ def _env_issues(env: dict[str, str], key: str) -> list[ConfigIssue]:
                 ENV_FIX,
             )
         )
+    if by_user:
+        issues.append(
+            ConfigIssue(
+                key,
+                f"sets {', '.join(by_user)} to a URL with a user name or password before the host (user:pass@); "
+                "it would sit in plain text in the Pulumi state and in the spec of every pod that gets it (a "
+                "proxy's variables reach every container that fetches from the Hub).",
+                "remove the user info from the URL, and let the proxy admit the cluster's egress addresses instead.",
+            )
+        )
     return issues
+
+
+def _has_user_info(value: str) -> bool:
+    try:
+        return "://" in value and "@" in urlsplit(value).netloc
+    except ValueError:
+        return False
 
 
 def _nccl_issues(cfg: StackConfig) -> list[ConfigIssue]:
