@@ -83,7 +83,7 @@ from dataclasses import dataclass
 
 # The GPU families the fit holds start-ups of (catalog/gpus.py names start with them). H100 (SXM, NVL) is the base;
 # A100 and L40S get factors. The rows each family's figures rest on:
-FAMILY_ROWS = {"H100": "L1-L9, N1-N5, N19-N27, R62-R70", "A100": "R26-R61", "L40S": "R1-R25"}
+FAMILY_ROWS = {"H100": "L1-L9, N1-N5, N19-N27, R62-R70, T1", "A100": "R26-R61, T2", "L40S": "R1-R25"}
 FACTOR_FAMILIES = ("A100", "L40S")
 # A GPU without start-ups of its own takes the family of its architecture (nvidia.com/gpu.family, catalog/gpus.py)
 # that has some: an Ampere board (A10G, A40, an RTX 3090) the A100's factors, an Ada board (L4, L40, RTX 6000 Ada)
