@@ -9,11 +9,11 @@ from typing import Any
 
 from tests.harness import PROJECT, Registered
 from tests.kubernetes_fixtures import Registration, run_recording, stack, stack_with
-from tests.test_delivery import COPYING
+from tests.test_delivery import COPYING, WRITER
 from tests.test_serving_stack import build_stack
 
 ACCOUNT = "kubernetes:core/v1:ServiceAccount"
-IDENTITY = {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/writer"}
+IDENTITY = {"eks.amazonaws.com/role-arn": WRITER}
 # The URN main registered the server's account under, as a child of VllmServer (stack "test" of tests/harness.py).
 OLD_URN = (
     f"urn:pulumi:test::{PROJECT}::vllm-serving:index:ServingStack$vllm-serving:index:VllmServer"

@@ -77,18 +77,19 @@ def cache_objects(plan: Plan) -> list[dict[str, Any]]:
     if fetches and token_secret:
         objects.append(render_secret(token_secret, ns, meta, HF_TOKEN_KEY, SECRET_PLACEHOLDER))
     if fetches and delivery.mode != "per_replica_volume":  # per-replica pods download into their own claims
-        if fill_job_account(plan) == identity.names.download_service_account:
+        account = fill_job_account(plan)
+        if account == identity.names.download_service_account:
             objects.append(download_service_account(identity))
-        objects.append(scheduling.with_job_pod_settings(plan.placement, _fill_job(plan)))
+        objects.append(scheduling.with_job_pod_settings(plan.placement, _fill_job(plan, account)))
     if delivery.creates_claim:
         objects.append(cache.render_pvc(delivery, ns, meta))
     return objects
 
 
-def _fill_job(plan: Plan) -> dict[str, Any]:
-    """The Job that fills the volume from the Hub, or copies the Hub snapshot to the bucket."""
+def _fill_job(plan: Plan, account: str) -> dict[str, Any]:
+    """The Job that fills the volume from the Hub, or copies the Hub snapshot to the bucket, as `account`."""
     delivery, identity = plan.delivery, plan.identity
-    ns, account, meta = identity.namespace, fill_job_account(plan), identity.labels("model-cache")
+    ns, meta = identity.namespace, identity.labels("model-cache")
     if delivery.mode == "object_storage":
         return bucket_copy.render_copy_job(
             delivery,
@@ -195,7 +196,7 @@ def render_manifests(plan: Plan) -> list[dict[str, Any]]:
     server objects."""
     identity = plan.identity
     objects = [namespace_manifest(identity, plan.pod_security)] if identity.creates_namespace else []
-    return objects + [server_service_account(plan)] + cache_objects(plan) + server_objects(plan)
+    return [*objects, server_service_account(plan), *cache_objects(plan), *server_objects(plan)]
 
 
 def network_manifests(plan: Plan) -> list[dict[str, Any]]:
