@@ -22,6 +22,7 @@ class ModelCacheArgs:
     plan: Plan  # plan.delivery: its hf_token_secret is set when hf_token is
     namespace: pulumi.Input[str]
     hf_token: pulumi.Input[str] | None = None  # for gated models; stored in a Secret, mounted as a file
+    server_account: pulumi.Resource | None = None  # the server's ServiceAccount, which the bucket-copy Job runs as
 
 
 class ModelCache(pulumi.ComponentResource):
@@ -33,17 +34,22 @@ class ModelCache(pulumi.ComponentResource):
     which WaitForFirstConsumer classes need before they provision; the claim is awaited until Bound for at
     most delivery.claim_bind_timeout_seconds, so a claim that cannot bind fails the update in minutes instead
     of at the Job's deadline. A claim that waited for the awaited Job would never be created. The server waits
-    for both. The bucket-copy Job is awaited too: the server streams from the bucket."""
+    for both. The bucket-copy Job is awaited too: the server streams from the bucket. It runs as the server's
+    ServiceAccount (args.server_account, registered by ServingStack before this component) and waits for it."""
 
     claim_name: str
     marker_path: str | None
     job: pulumi.Resource | None
+    job_accounts: list[pulumi.Resource]
     ready: list[pulumi.Resource]
 
     def __init__(self, name: str, args: ModelCacheArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
         delivery = args.plan.delivery
         self.claim_name = delivery.claim
+        # The bucket copy runs as the server's account (manifests.fill_job_account), registered before this component.
+        account = args.server_account if delivery.copies_to_bucket else None
+        self.job_accounts = [account] if account is not None else []
         objects = manifests.cache_objects(args.plan)
         done: dict[str, pulumi.Resource] = {}
         for obj in objects:  # the rendered list, in order: each object's dependencies come before it
@@ -65,7 +71,9 @@ class ModelCache(pulumi.ComponentResource):
         kind = obj["kind"]
         if kind == "Job":  # after its account and token; awaited to its deadline, which fails it first
             return pulumi.ResourceOptions(
-                parent=self, depends_on=list(done.values()), custom_timeouts=timeouts(obj["spec"]["activeDeadlineSeconds"])
+                parent=self,
+                depends_on=[*done.values(), *self.job_accounts],
+                custom_timeouts=timeouts(obj["spec"]["activeDeadlineSeconds"]),
             )
         if kind == "PersistentVolumeClaim":  # beside the Job, its first consumer; then Bound, briefly
             return pulumi.ResourceOptions(

@@ -11,6 +11,7 @@ import pulumi
 from components.kube import register
 from components.model_cache import ModelCache, ModelCacheArgs
 from components.render import manifests
+from components.vllm_server import TYPE_TOKEN as VLLM_SERVER_TYPE
 from components.vllm_server import VllmServer, VllmServerArgs
 from config.secrets import StackSecrets
 from plan import Plan
@@ -45,9 +46,10 @@ class ServingStack(pulumi.ComponentResource):
         super().__init__(TYPE_TOKEN, name, None, opts)
         plan = args.plan
         self.namespace = self._namespace(name, plan)
+        account = self._server_account(name, plan)
         self.cache = ModelCache(
             f"{name}-cache",
-            ModelCacheArgs(plan=plan, namespace=self.namespace, hf_token=args.secrets.hf_token),
+            ModelCacheArgs(plan=plan, namespace=self.namespace, hf_token=args.secrets.hf_token, server_account=account),
             pulumi.ResourceOptions(parent=self),
         )
         self.server = VllmServer(
@@ -56,7 +58,7 @@ class ServingStack(pulumi.ComponentResource):
                 plan=plan,
                 namespace=self.namespace,
                 api_key=args.secrets.api_key,
-                wait_for=tuple(self.cache.ready),
+                wait_for=(account, *self.cache.ready),
             ),
             pulumi.ResourceOptions(parent=self),
         )
@@ -78,6 +80,19 @@ class ServingStack(pulumi.ComponentResource):
             pulumi.ResourceOptions(parent=self, retain_on_delete=identity.retain_namespace_on_delete or None),
         )
         return namespace.metadata.apply(lambda m: m["name"])
+
+    def _server_account(self, name: str, plan: Plan) -> pulumi.Resource:
+        """The server's ServiceAccount, before the cache: the bucket-copy Job runs as it (one identity to grant).
+        Stacks deployed before it moved here registered it under VllmServer with the same name; the alias names
+        that parent, so an upgrade moves it in the state instead of deleting it and creating it again (a create
+        under the new URN would meet the old object's name)."""
+        moved_from = pulumi.create_urn(f"{name}-server", VLLM_SERVER_TYPE, parent=self)
+        return register(
+            f"{name}-server-sa",
+            manifests.server_service_account(plan),
+            pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(parent=moved_from)]),
+            namespace=self.namespace,
+        )
 
     def outputs(self) -> dict[str, Any]:
         """Stack outputs, camelCase like every Pulumi output name."""

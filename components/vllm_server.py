@@ -1,4 +1,5 @@
-"""VllmServer: the vLLM Deployment, its Service, PodDisruptionBudget, ServiceAccount and API-key Secret."""
+"""VllmServer: the vLLM Deployment, its Service, PodDisruptionBudget and API-key Secret (its ServiceAccount is
+ServingStack's, registered before the model cache: the bucket-copy Job runs as it)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ class VllmServerArgs:
     plan: Plan  # plan.server and plan.placement; a per-replica download mounts plan.delivery.hf_token_secret
     namespace: pulumi.Input[str]
     api_key: pulumi.Input[str] | None = None  # required when security.require_api_key
-    wait_for: Sequence[pulumi.Resource] = field(default_factory=tuple)  # the cache PVC and download Job
+    wait_for: Sequence[pulumi.Resource] = field(default_factory=tuple)  # its ServiceAccount, the cache PVC and Job
 
 
 class VllmServer(pulumi.ComponentResource):
@@ -77,7 +78,6 @@ class VllmServer(pulumi.ComponentResource):
 
 # Pulumi resource names per kind (`<component>-<suffix>`): part of every URN, so they never change.
 _SUFFIX = {
-    "ServiceAccount": "sa",
     "Role": "scc-role",
     "RoleBinding": "scc-role-binding",
     "Secret": "api-key",

@@ -72,9 +72,9 @@ class ObjectStorageConfig(ConfigGroup):
     )
     service_account_annotations: dict[str, str] = Field(
         default_factory=dict,
-        description="Workload identity on the server's ServiceAccount (<instance>-server) and, with copy_from_hub, "
-        "the copy Job's (<instance>-model-download), e.g. {eks.amazonaws.com/role-arn: ...} or "
-        "{iam.gke.io/gcp-service-account: ...}; the identity must trust both accounts.",
+        description="Workload identity on the server's ServiceAccount (<instance>-server), which the copy_from_hub "
+        "Job runs as too, e.g. {eks.amazonaws.com/role-arn: ...} or {iam.gke.io/gcp-service-account: ...}; grant "
+        "the identity to that one account (with write access to the bucket for the copy).",
     )
     workload_identity: WorkloadIdentity | None = Field(
         None,

@@ -110,6 +110,7 @@ class Registration:
     dependencies: list[str]
     ignore_changes: list[str]
     timeouts: dict[str, str]
+    aliases: list[Any]  # alias_pb2.Alias: a full URN, or a spec (name, type, parentUrn) the engine resolves
 
 
 def run_recording(build: Callable[[], Any]) -> tuple[Registered, dict[str, Registration]]:
@@ -125,6 +126,7 @@ def run_recording(build: Callable[[], Any]) -> tuple[Registered, dict[str, Regis
             list(request.dependencies),
             list(request.ignoreChanges),
             {"create": timeouts.create, "update": timeouts.update},
+            list(request.aliases),
         )
         return original(monitor, request)
 

@@ -281,12 +281,13 @@ def test_a_docker_container_keeps_its_compile_caches_on_the_cache_volume():
     assert render_env(plan_of(cfg).server)["VLLM_CACHE_ROOT"] == "/home/vllm/.cache/huggingface/compile-cache/vllm"
 
 
+WRITER = "arn:aws:iam::1:role/writer"
 COPYING = {
     "mode": "object_storage",
     "object_storage": {
         "uri": "s3://models/llama-70b",
         "copy_from_hub": True,
-        "service_account_annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/writer"},
+        "service_account_annotations": {"eks.amazonaws.com/role-arn": WRITER},
     },
 }
 
@@ -318,11 +319,11 @@ def test_copy_from_hub_needs_a_pinned_revision():
     assert [i.key for i in error.value.issues] == ["model.revision"]
 
 
-def test_the_copy_job_writes_with_workload_identity_on_its_service_account():
-    accounts = {
-        a["metadata"]["name"]: a["metadata"].get("annotations") for a in of_kind(manifests(*copying_prod()), "ServiceAccount")
-    }
-    assert accounts["llama-model-download"] == {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/writer"}
+def test_the_copy_job_writes_with_the_workload_identity_of_the_servers_service_account():
+    objects = manifests(*copying_prod())
+    accounts = {a["metadata"]["name"]: a["metadata"].get("annotations") for a in of_kind(objects, "ServiceAccount")}
+    runs_as = one(objects, "Job")["spec"]["template"]["spec"]["serviceAccountName"]
+    assert (runs_as, accounts) == ("llama-server", {"llama-server": {"eks.amazonaws.com/role-arn": WRITER}})
 
 
 def test_copy_from_hub_is_refused_for_a_gs_bucket():

@@ -243,6 +243,17 @@ def test_the_download_pods_of_the_rdma_example_need_no_scc_beyond_restricted_v2(
     assert all(granted_sccs(objects, job.get("serviceAccountName")) == [RESTRICTED_V2] for job in jobs)
 
 
+def test_the_bucket_copy_of_the_rdma_example_runs_as_the_ranks_account_yet_restricted_v2_admits_it() -> None:
+    example = example_stack(RDMA_EXAMPLE)
+    model = {**example.model_dump(exclude_unset=True)["model"], "revision": "0e9e39f249a16976918f6564b8830bc894c89659"}
+    cfg = on_openshift(example, **SCC_GRANT, model=model, delivery=FEATURES["a bucket copy"]["delivery"])
+    plan = plan_of(cfg)
+    objects = stack_manifests(plan)
+    (copy,) = [o["spec"]["template"]["spec"] for o in objects if o["metadata"]["name"] == plan.delivery.copy_job]
+    scc = admitting_scc(copy, objects)
+    assert (copy["serviceAccountName"], scc.name, kubelet_refusals(copy, scc)) == ("llama-server", "restricted-v2", [])
+
+
 def test_an_scc_named_off_openshift_is_refused() -> None:
     raw = example_stack(RDMA_EXAMPLE).model_dump(exclude_unset=True)
     with pytest.raises(ConfigError) as refused:

@@ -1,4 +1,5 @@
-"""VllmServer under Pulumi mocks: Deployment, Service, PDB, ServiceAccount, API-key Secret and their options."""
+"""VllmServer under Pulumi mocks: Deployment, Service, PDB, API-key Secret and their options (its ServiceAccount is
+ServingStack's: tests/test_copy_identity.py)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,6 @@ def test_server_registers_its_objects():
         DEPLOYMENT,
         "kubernetes:core/v1:Secret",
         "kubernetes:core/v1:Service",
-        "kubernetes:core/v1:ServiceAccount",
         "kubernetes:policy/v1:PodDisruptionBudget",
         "vllm-serving:index:VllmServer",
     ]

@@ -65,8 +65,9 @@ def server_delivery(plan: Plan) -> pod.PodDelivery:
 
 def cache_objects(plan: Plan) -> list[dict[str, Any]]:
     """In registration order: the StorageClass the stack creates, the HF token Secret, then per delivery mode the
-    download ServiceAccount and Job (shared volume) or the bucket-copy Job (object storage), then the shared claim,
-    which waits for its Job: the Job is the claim's first consumer (components/model_cache.py)."""
+    download ServiceAccount and Job (shared volume) or the bucket-copy Job, which runs as the server's account
+    (object storage), then the shared claim, which waits for its Job: the Job is the claim's first consumer
+    (components/model_cache.py)."""
     delivery, identity = plan.delivery, plan.identity
     meta, ns, token_secret = identity.labels("model-cache"), identity.namespace, delivery.hf_token_secret
     objects: list[dict[str, Any]] = []
@@ -76,17 +77,19 @@ def cache_objects(plan: Plan) -> list[dict[str, Any]]:
     if fetches and token_secret:
         objects.append(render_secret(token_secret, ns, meta, HF_TOKEN_KEY, SECRET_PLACEHOLDER))
     if fetches and delivery.mode != "per_replica_volume":  # per-replica pods download into their own claims
-        objects.append(download_service_account(delivery, identity))
-        objects.append(scheduling.with_job_pod_settings(plan.placement, _fill_job(plan)))
+        account = fill_job_account(plan)
+        if account == identity.names.download_service_account:
+            objects.append(download_service_account(identity))
+        objects.append(scheduling.with_job_pod_settings(plan.placement, _fill_job(plan, account)))
     if delivery.creates_claim:
         objects.append(cache.render_pvc(delivery, ns, meta))
     return objects
 
 
-def _fill_job(plan: Plan) -> dict[str, Any]:
-    """The Job that fills the volume from the Hub, or copies the Hub snapshot to the bucket."""
+def _fill_job(plan: Plan, account: str) -> dict[str, Any]:
+    """The Job that fills the volume from the Hub, or copies the Hub snapshot to the bucket, as `account`."""
     delivery, identity = plan.delivery, plan.identity
-    ns, account, meta = identity.namespace, identity.names.download_service_account, identity.labels("model-cache")
+    ns, meta = identity.namespace, identity.labels("model-cache")
     if delivery.mode == "object_storage":
         return bucket_copy.render_copy_job(
             delivery,
@@ -110,16 +113,24 @@ def _fill_job(plan: Plan) -> dict[str, Any]:
     )
 
 
-def download_service_account(delivery: DeliveryPlan, identity: Identity) -> dict[str, Any]:
-    """The download or bucket-copy Job's account; the copy writes to the bucket with workload identity."""
-    account = render_service_account(
-        identity.names.download_service_account, identity.namespace, identity.labels("model-cache")
-    )
-    return _with_identity(delivery, account)
+def fill_job_account(plan: Plan) -> str:
+    """The account the Job filling the cache runs as. The bucket copy runs as the server's, whose workload identity
+    reads the bucket: an IRSA trust policy's `sub`, an EKS Pod Identity association, a GKE Workload Identity binding
+    and an Azure federated credential each name one ServiceAccount (docs/security.md), so one account is one grant.
+    The Hub download to a volume needs no identity and runs as its own account."""
+    if plan.delivery.copies_to_bucket:
+        return plan.server.service_account
+    return plan.identity.names.download_service_account
+
+
+def download_service_account(identity: Identity) -> dict[str, Any]:
+    """The Hub download Job's account: no workload identity, no API token."""
+    return render_service_account(identity.names.download_service_account, identity.namespace, identity.labels("model-cache"))
 
 
 def server_service_account(plan: Plan) -> dict[str, Any]:
-    """With object storage, workload identity annotations (IRSA, GKE Workload Identity) go here."""
+    """The server's account, which the bucket-copy Job runs as too (registered before both: components/
+    serving_stack.py). With object storage, workload identity annotations (IRSA, GKE Workload Identity) go here."""
     server = plan.server
     return _with_identity(plan.delivery, render_service_account(server.service_account, server.namespace, server.labels))
 
@@ -132,10 +143,11 @@ def _with_identity(delivery: DeliveryPlan, account: dict[str, Any]) -> dict[str,
 
 
 def server_objects(plan: Plan) -> list[dict[str, Any]]:
-    """ServiceAccount, the SCC grant of a multi-node group on OpenShift, API-key Secret (when required), the
-    workload, Service, PodDisruptionBudget, and the image pre-pull DaemonSet (server.prepull_image)."""
+    """The SCC grant of a multi-node group on OpenShift, API-key Secret (when required), the workload, Service,
+    PodDisruptionBudget, and the image pre-pull DaemonSet (server.prepull_image). The server's ServiceAccount
+    comes before the cache objects (render_manifests)."""
     server, multinode = plan.server, plan.multinode
-    objects = [server_service_account(plan)]
+    objects: list[dict[str, Any]] = []
     if multinode is not None and multinode.scc is not None:
         objects += render_scc_use(f"{server.name}-scc", server.namespace, server.labels, multinode.scc, server.service_account)
     if server.api_key_secret:
@@ -180,10 +192,11 @@ def namespace_manifest(identity: Identity, level: PodSecurityLevel) -> dict[str,
 
 
 def render_manifests(plan: Plan) -> list[dict[str, Any]]:
-    """Namespace (when created), cache objects, then server objects."""
+    """Namespace (when created), the server's ServiceAccount (the bucket-copy Job runs as it), cache objects, then
+    server objects."""
     identity = plan.identity
     objects = [namespace_manifest(identity, plan.pod_security)] if identity.creates_namespace else []
-    return objects + cache_objects(plan) + server_objects(plan)
+    return [*objects, server_service_account(plan), *cache_objects(plan), *server_objects(plan)]
 
 
 def network_manifests(plan: Plan) -> list[dict[str, Any]]:
