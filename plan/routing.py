@@ -22,6 +22,9 @@ API_KEY_ENV = "ROUTER_API_KEY"  # the Secret's key, expanded by the kubelet into
 METRICS_PORT_NAME = "metrics"
 
 
+ROUTER_EXIT_SECONDS = 5  # after its last request: the router's listeners and workers close
+
+
 @dataclass(frozen=True)
 class RoutingPlan:
     name: str  # Deployment, Service, ServiceAccount, Role, RoleBinding, PodDisruptionBudget
@@ -38,6 +41,9 @@ class RoutingPlan:
     memory_gib: float
     api_key_secret: str | None  # the server's API-key Secret, read into ROUTER_API_KEY, when keys are required
     startup_seconds: int  # the router waits for its workers before it listens: the servers' startup budget
+    # At SIGTERM the router stops accepting and finishes the requests it proxies (tests/e2e/test_router_shutdown.py);
+    # the kubelet's default 30 s would cut them: its own request bound, and a few seconds to exit.
+    termination_grace_period_seconds: int
     security: PodSecurity  # the pods' IDs as the profile admits them (plan/security.py)
     server_selector: dict[str, str]  # the server pods the router discovers and may reach
     server_port: int
@@ -129,6 +135,7 @@ def resolve_routing(
         memory_gib=routing.memory_gib,
         api_key_secret=api_key,
         startup_seconds=startup_seconds,
+        termination_grace_period_seconds=routing.request_timeout_secs + ROUTER_EXIT_SECONDS,
         security=pod_security,
         server_selector=server_selector,
         server_port=server_port,

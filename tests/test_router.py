@@ -255,3 +255,8 @@ def test_without_api_server_cidrs_the_router_reaches_the_api_server_at_any_addre
     source = Pod("router", objects[0]["metadata"]["name"], router["labels"])
     policies = [o for o in objects if o["kind"] == "NetworkPolicy"]
     assert allowed(policies, source, Host("kube-apiserver", address), 443)
+
+
+def test_the_router_pod_is_given_its_request_bound_to_finish_what_it_proxies_before_the_kubelet_kills_it() -> None:
+    (deployment,) = by_kind(objects_of(routing={"enabled": True, "request_timeout_secs": 900}), "Deployment")
+    assert deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] == 900 + 5

@@ -120,6 +120,7 @@ def render_deployment(routing: RoutingPlan) -> dict[str, Any]:
         "containers": [render_container(routing)],
         "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}}],
         "topologySpreadConstraints": [spread],
+        "terminationGracePeriodSeconds": routing.termination_grace_period_seconds,
     }
     spec = {
         "replicas": routing.replicas,

@@ -174,6 +174,7 @@ class RouterLaunch:
     command: list[str]  # the router container's command: `vllm-router` and its flags
     server: Launch
     policy: str
+    grace_seconds: int  # the router pod's terminationGracePeriodSeconds: when the kubelet kills it after SIGTERM
 
 
 # A tiny LoRA adapter on the routed stack (tests/e2e/tiny_lora.py writes it into the model cache's snapshot).
@@ -223,7 +224,8 @@ def router_launch(api_key: str, changes: dict[str, Any] | None = None) -> Router
     command = list(router["spec"]["template"]["spec"]["containers"][0]["command"])
     server = next(o for o in objects if o["kind"] in ("Deployment", "StatefulSet") and o is not router)
     launch = _launch(server["spec"]["template"]["spec"]["containers"][0], cfg, report, api_key)
-    return RouterLaunch(command=command, server=launch, policy=cfg.routing.policy)
+    grace = router["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
+    return RouterLaunch(command=command, server=launch, policy=cfg.routing.policy, grace_seconds=grace)
 
 
 def member_launch(api_key: str) -> Launch:

@@ -42,7 +42,8 @@ def _drain_seconds(server: Server) -> int:
     return int(args[args.index("--shutdown-timeout") + 1])
 
 
-def _wait_until_running(server: Server, bound_s: float = 60) -> None:
+def wait_until_running(server: Server, bound_s: float = 60) -> None:
+    """Until the server's engine runs a request (its /metrics), at most `bound_s`."""
     deadline = time.monotonic() + bound_s
     while time.monotonic() < deadline:
         _status, body = get(server.base_url + "/metrics")
@@ -57,7 +58,7 @@ def _sigterm_while_answering(server: Server, api_key: str) -> Drained:
     model, bound = server.extra["launch"].served_model_name, _drain_seconds(server) + ENGINE_TEARDOWN_SECONDS
     with ThreadPoolExecutor(1) as pool:
         answer = pool.submit(chat, server.base_url, model, api_key, TOKENS, timeout=bound)
-        _wait_until_running(server)
+        wait_until_running(server)
         in_flight = not answer.done()
         os.kill(server.process.pid, signal.SIGTERM)  # the kubelet signals the container's main process
         status, body = answer.result()
