@@ -26,6 +26,7 @@ from plan.security import PodSecurityLevel, pod_security_level
 from plan.server import ServerPlan, resolve_server
 from plan.sizing import resolve_sizing
 from plan.traffic import TrafficPlan, launch_of, resolve_traffic
+from plan.vllm_args import drain_seconds
 from plan.zero import ZeroPlan, resolve_zero
 from preflight.report import PreflightReport
 from preflight.resolve import ResolvedEngine
@@ -67,9 +68,10 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
     verdict = replace(sizing.verdict, warnings=sizing.verdict.warnings + delivery.warnings)
     sizing = replace(sizing, verdict=verdict, startup=delivery.budget)
     scaling, monitoring = resolve_observability(cfg, identity, sizing, delivery)
-    multinode = resolve_multinode(cfg)
+    drain = drain_seconds(cfg.server, cfg.target)
+    multinode = resolve_multinode(cfg, drain)
     ranks_lock_memory = multinode is not None and multinode.ipc_lock
-    server = resolve_server(cfg, identity, sizing.resolved, delivery, bounds[0], ranks_lock_memory)
+    server = resolve_server(cfg, identity, sizing.resolved, delivery, bounds[0], ranks_lock_memory, drain)
     zero = resolve_zero(
         cfg.autoscaling, cfg.exposure, identity, scaling.workload, server.port, scaling.thresholds.running, delivery.budget
     )

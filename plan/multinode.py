@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from config.stack import StackConfig
-from plan.vllm_args import drain_seconds
 
 LEADER_ADDRESS, WORKER_INDEX = "$(LWS_LEADER_ADDRESS)", "$(LWS_WORKER_INDEX)"
 WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"  # LWS sets it on every pod of a group, "0" on the leader
@@ -72,8 +71,9 @@ def api_selector(selector: dict[str, str], nnodes: int) -> dict[str, str]:
     return {**selector, WORKER_INDEX_LABEL: "0"} if nnodes > 1 else dict(selector)
 
 
-def resolve_multinode(cfg: StackConfig) -> MultinodePlan | None:
-    """None with one node per replica."""
+def resolve_multinode(cfg: StackConfig, drain: int) -> MultinodePlan | None:
+    """None with one node per replica. `drain`: the leader's drain after SIGTERM (plan/vllm_args.py
+    drain_seconds), which a worker's preStop outwaits: a headless rank that exits ends its group's engine."""
     nnodes, port = cfg.engine.nnodes, cfg.multinode.master_port
     if nnodes == 1:
         return None
@@ -87,5 +87,5 @@ def resolve_multinode(cfg: StackConfig) -> MultinodePlan | None:
         nccl_env=dict(cfg.multinode.nccl_env),
         exclusive_topology=cfg.multinode.exclusive_topology,
         ready_when=ready_when(cfg.autoscaling.enabled, cfg.replicas),
-        worker_pre_stop_seconds=cfg.server.pre_stop_sleep_seconds + drain_seconds(cfg),
+        worker_pre_stop_seconds=cfg.server.pre_stop_sleep_seconds + drain,
     )

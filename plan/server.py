@@ -67,6 +67,7 @@ class ServerPlan:
     home_size_gib: float
     tmp_size_gib: float
     pre_stop_sleep_seconds: int
+    drain_seconds: int  # vLLM's --shutdown-timeout where the release has it (plan/vllm_args.py drain_seconds)
     termination_grace_period_seconds: int
     # The count at creation: KEDA's minimum when it owns the count (without it Kubernetes starts 1, and the smoke
     # test runs on one replica), else `replicas`.
@@ -112,9 +113,11 @@ def resolve_server(
     delivery: DeliveryPlan,
     replicas: int,
     ranks_lock_memory: bool,
+    drain: int,
 ) -> ServerPlan:
     """`replicas`: the count at creation, the fewest that run (plan/cost.py replica_bounds); `ranks_lock_memory`:
-    the ranks of a multi-node group add IPC_LOCK as UID 0 (plan/multinode.py)."""
+    the ranks of a multi-node group add IPC_LOCK as UID 0 (plan/multinode.py); `drain`: plan/vllm_args.py
+    drain_seconds."""
     names, budget = identity.names, delivery.budget
     resources = resolve_resources(cfg, engine)
     startup = docker_start_period(budget) if cfg.target == "docker" else budget.probe.total_seconds
@@ -128,7 +131,7 @@ def resolve_server(
         image=cfg.vllm.image_ref,
         image_pull_policy=cfg.vllm.image_pull_policy,
         port=cfg.server.port,
-        args=tuple(vllm_args(cfg, engine, resources.memory_gib)),
+        args=tuple(vllm_args(cfg, engine, resources.memory_gib, drain)),
         env=vllm_env(cfg, engine, startup),
         extra_env=dict(cfg.vllm.extra_env),
         startup_seconds=startup,
@@ -137,6 +140,7 @@ def resolve_server(
         home_size_gib=cfg.server.home_size_gib,
         tmp_size_gib=cfg.server.tmp_size_gib,
         pre_stop_sleep_seconds=cfg.server.pre_stop_sleep_seconds,
+        drain_seconds=drain,
         termination_grace_period_seconds=cfg.server.termination_grace_period_seconds,
         replicas=replicas,
         autoscaled=cfg.autoscaling.enabled,

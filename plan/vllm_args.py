@@ -12,6 +12,7 @@ import json
 import posixpath
 
 from catalog.vllm_flags import FLAG_TABLES, FlagTable
+from config.kubernetes import ServerConfig
 from config.stack import StackConfig
 from plan.lora import lora_env, lora_flags, resolve_lora
 from plan.names import HF_HOME, HOME
@@ -35,18 +36,21 @@ def model_argument(cfg: StackConfig, cache_dir: str = HF_HOME) -> str:
     return local if local.startswith("/") else posixpath.join(cache_dir, local)
 
 
-def vllm_args(cfg: StackConfig, resolved: ResolvedEngine, memory_limit_gib: float, cache_dir: str = HF_HOME) -> list[str]:
+def vllm_args(
+    cfg: StackConfig, resolved: ResolvedEngine, memory_limit_gib: float, drain: int, cache_dir: str = HF_HOME
+) -> list[str]:
     """Arguments after `vllm serve`; validation checks them against the release's flag table.
-    `memory_limit_gib`: the server container's memory limit (the streamer's CPU buffer is a share of it)."""
+    `memory_limit_gib`: the server container's memory limit (the streamer's CPU buffer is a share of it);
+    `drain`: the plan's drain_seconds."""
     table = FLAG_TABLES[resolved.release.version]
     model_flags = _model_flags(cfg, resolved, table, memory_limit_gib)
-    args = [model_argument(cfg, cache_dir), *_core_flags(cfg, resolved, table), *model_flags]
+    args = [model_argument(cfg, cache_dir), *_core_flags(cfg, resolved, table, drain), *model_flags]
     args += _speculative_flags(cfg, table)
     args += lora_flags(cfg.lora, resolve_lora(cfg.lora, cfg.delivery.mode, cache_dir))
     return [*args, *cfg.engine.extra_args]
 
 
-def _core_flags(cfg: StackConfig, resolved: ResolvedEngine, table: FlagTable) -> list[str]:
+def _core_flags(cfg: StackConfig, resolved: ResolvedEngine, table: FlagTable, drain: int) -> list[str]:
     prefix = "--enable-prefix-caching" if resolved.enable_prefix_caching else "--no-enable-prefix-caching"
     # Releases before the BooleanOptionalAction form (0.6.x: store_true, off by default) take no negative flag.
     prefix_flags = [prefix] if prefix in table.flags else []
@@ -73,15 +77,15 @@ def _core_flags(cfg: StackConfig, resolved: ResolvedEngine, table: FlagTable) ->
         cfg.engine.dtype,
         "--kv-cache-dtype",
         cfg.engine.kv_cache_dtype,
-        *(["--shutdown-timeout", str(drain_seconds(cfg))] if "--shutdown-timeout" in table.flags else []),
+        *(["--shutdown-timeout", str(drain)] if "--shutdown-timeout" in table.flags else []),
     ]
 
 
-def drain_seconds(cfg: StackConfig) -> int:
+def drain_seconds(server: ServerConfig, target: str) -> int:
     """vLLM's --shutdown-timeout: how long answers in flight may finish after SIGTERM (0, vLLM's default, aborts
-    them at once: docs/sources.md §A.7), the grace period less the preStop sleep (Kubernetes) and the teardown."""
-    server = cfg.server
-    pre_stop = server.pre_stop_sleep_seconds if cfg.target == "kubernetes" else 0  # Docker runs no preStop
+    them at once: docs/sources.md §A.7), the grace period less the preStop sleep (Kubernetes) and the teardown.
+    Decided once (plan.resolve): the server's flag and a multi-node worker's preStop read it."""
+    pre_stop = server.pre_stop_sleep_seconds if target == "kubernetes" else 0  # Docker runs no preStop
     return max(1, server.termination_grace_period_seconds - pre_stop - ENGINE_TEARDOWN_SECONDS)
 
 

@@ -58,6 +58,12 @@ def configured(**changes: Any) -> tuple[StackConfig, PreflightReport]:
     return planned(make_config(**changes))
 
 
+def checked(**changes: Any) -> tuple[StackConfig, Plan]:
+    """The factories' base stack with changes, and its plan: what validation.check_stack takes."""
+    cfg = make_config(**changes)
+    return cfg, plan_of(cfg)
+
+
 def manifests(cfg: StackConfig, report: PreflightReport, with_token: bool = False) -> list[dict[str, Any]]:
     """The stack's namespace, cache and server objects (`report` is the plan's own sizing, kept for the callers)."""
     return render_manifests(plan_of(cfg, hf_token=with_token))

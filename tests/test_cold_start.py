@@ -13,7 +13,7 @@ from catalog.vllm_images import image_size
 from cluster.checks import DeliveryTerms, check_read_throughput
 from cluster.facts import facts_from_items
 from config.errors import ConfigError
-from tests.kubernetes_fixtures import configured, manifests, of_kind, one, plan_of, workload
+from tests.kubernetes_fixtures import checked, configured, manifests, of_kind, one, plan_of, workload
 from validation import check_stack
 
 LLAMA_70B = {"id": "meta-llama/Llama-3.1-70B-Instruct"}
@@ -79,7 +79,7 @@ def test_the_startup_probe_follows_a_default_gp3_class_and_covers_the_load() -> 
 
 def test_a_fixed_startup_probe_shorter_than_the_load_blocks_naming_the_fix() -> None:
     changes = seventy_b(cache={"storage_class_name": "gp3"}, probes={"startup_seconds": 1020})
-    issues = [issue for issue in check_stack(*configured(**changes)) if issue.key == "probes.startup_seconds"]
+    issues = [issue for issue in check_stack(*checked(**changes)) if issue.key == "probes.startup_seconds"]
     assert len(issues) == 1 and "throughput" in issues[0].fix and "object_storage" in issues[0].fix
 
 

@@ -111,7 +111,7 @@ def test_a_max_lora_rank_vllm_does_not_accept_is_refused() -> None:
 
 def report_issues(**changes: Any) -> list[str]:
     cfg = make_config(**changes)
-    return [issue.key for issue in check_stack(cfg, plan_of(cfg).sizing)]
+    return [issue.key for issue in check_stack(cfg, plan_of(cfg))]
 
 
 def test_an_adapter_targeting_a_module_the_model_has_no_lora_layer_for_is_refused() -> None:

@@ -47,7 +47,7 @@ def test_the_docker_container_is_stopped_after_the_grace_period_and_drains_insid
 
 def test_a_grace_period_with_no_room_left_still_drains_for_a_second_instead_of_aborting() -> None:
     cfg = make_config(server={"termination_grace_period_seconds": 20, "pre_stop_sleep_seconds": 10})
-    assert drain_seconds(cfg) == 1
+    assert drain_seconds(cfg.server, cfg.target) == 1
 
 
 def _group_templates(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:

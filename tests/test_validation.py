@@ -15,7 +15,7 @@ from cli.preflight import main as preflight_main
 from config.errors import ConfigIssue
 from tests.factories import REPO, make_config
 from tests.harness import Registered, run_program_catching
-from tests.kubernetes_fixtures import configured
+from tests.kubernetes_fixtures import checked
 from tests.program import SECRET_VALUES, pulumi_config
 from validation import RULES, Outcome, assess, check_stack
 
@@ -80,25 +80,25 @@ RULE_CASES: dict[str, tuple[dict, list[str]]] = {
 @pytest.mark.parametrize("name", list(RULE_CASES))
 def test_check_stack_names_the_key_of_each_rule(name: str) -> None:
     changes, keys = RULE_CASES[name]
-    assert [issue.key for issue in check_stack(*configured(**changes))] == keys
+    assert [issue.key for issue in check_stack(*checked(**changes))] == keys
 
 
 def test_check_stack_returns_every_problem_at_once() -> None:
     issues = check_stack(
-        *configured(cache={"size_gib": 5}, engine={"attention_backend": "XFORMERS", "extra_args": ["--port=9000"]})
+        *checked(cache={"size_gib": 5}, engine={"attention_backend": "XFORMERS", "extra_args": ["--port=9000"]})
     )
     assert [issue.key for issue in issues] == ["cache.size_gib", "engine.attention_backend", "engine.extra_args"]
 
 
 def test_a_required_secret_is_checked_only_when_the_secrets_are_known() -> None:
-    cfg, report = configured(security={"require_api_key": True})
+    cfg, plan = checked(security={"require_api_key": True})
     known = frozenset({"hf_token"})
-    assert (check_stack(cfg, report), [i.key for i in check_stack(cfg, report, known)]) == ([], ["api_key"])
+    assert (check_stack(cfg, plan), [i.key for i in check_stack(cfg, plan, known)]) == ([], ["api_key"])
 
 
 def test_a_docker_stack_without_its_required_api_key_is_refused() -> None:
     cfg = make_config(target="docker", docker={}, security={"require_api_key": True})
-    assert [i.key for i in check_stack(cfg, assess(cfg).report, frozenset({"hf_token"}))] == ["api_key"]  # type: ignore[arg-type]
+    assert [i.key for i in check_stack(cfg, assess(cfg).plan, frozenset({"hf_token"}))] == ["api_key"]  # type: ignore[arg-type]
 
 
 def test_a_config_error_outranks_a_memory_verdict() -> None:
@@ -115,23 +115,23 @@ def test_a_rule_is_a_function_of_the_subject_appended_to_rules() -> None:
     added = lambda subject: [ConfigIssue("replicas", "is refused by a test rule.")]  # noqa: E731
     RULES.append(added)
     try:
-        assert [i.key for i in check_stack(*configured())] == ["replicas"]
+        assert [i.key for i in check_stack(*checked())] == ["replicas"]
     finally:
         RULES.remove(added)
 
 
 def test_a_gated_catalog_model_without_the_hf_token_is_refused_when_the_secrets_are_known() -> None:
-    cfg, report = configured()  # meta-llama/Llama-3.1-8B-Instruct: gated on the Hub
-    assert [i.key for i in check_stack(cfg, report, frozenset())] == ["hf_token"]
+    cfg, plan = checked()  # meta-llama/Llama-3.1-8B-Instruct: gated on the Hub
+    assert [i.key for i in check_stack(cfg, plan, frozenset())] == ["hf_token"]
 
 
 def test_a_public_catalog_model_needs_no_hf_token() -> None:
-    cfg, report = configured(model={"id": "Qwen/Qwen2.5-7B-Instruct"})
-    assert check_stack(cfg, report, frozenset()) == []
+    cfg, plan = checked(model={"id": "Qwen/Qwen2.5-7B-Instruct"})
+    assert check_stack(cfg, plan, frozenset()) == []
 
 
 def test_a_gated_model_served_from_a_local_path_needs_no_hf_token() -> None:
-    cfg, report = configured(
+    cfg, plan = checked(
         model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "llama"}, cache={"existing_claim": "models"}
     )
-    assert check_stack(cfg, report, frozenset()) == []
+    assert check_stack(cfg, plan, frozenset()) == []

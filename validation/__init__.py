@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 
+from catalog.vllm_flags import FLAG_TABLES
 from cluster.report import NOT_CHECKED, ClusterResult
 from config.errors import ConfigError, ConfigIssue
 from config.stack import StackConfig
@@ -35,8 +36,12 @@ class Subject:
     """What a rule may look at."""
 
     config: StackConfig
-    report: PreflightReport
+    plan: Plan  # plan.resolve's, the one the renderers read
     secrets_present: frozenset[str] | None  # None: unknown offline (ESC or CI may set them)
+
+    @property
+    def report(self) -> PreflightReport:
+        return self.plan.sizing
 
 
 Rule = Callable[[Subject], list[ConfigIssue]]
@@ -61,20 +66,11 @@ def _startup_probe(subject: Subject) -> list[ConfigIssue]:
 
 
 def _command_line(subject: Subject) -> list[ConfigIssue]:
-    """The finished `vllm serve` command line (a multi-node worker's included) against the release's own flag
-    table, so nothing reaches the server that its parser would refuse. The plan's command line (plan/server.py);
-    until Subject carries the plan, the same plan function that plan.resolve calls."""
-    from catalog.vllm_flags import FLAG_TABLES
-    from plan.multinode import resolve_multinode
-    from plan.server import resolve_resources
-    from plan.vllm_args import vllm_args
-
-    cfg, resolved = subject.config, subject.report.resolved
-    args = vllm_args(cfg, resolved, resolve_resources(cfg, resolved).memory_gib)
-    multinode = resolve_multinode(cfg)
-    if multinode is not None:
-        args += multinode.worker_flags
-    return check_rendered_args(args, FLAG_TABLES[resolved.release.version])
+    """The plan's finished `vllm serve` command line (plan/server.py; a multi-node worker's included) against the
+    release's own flag table, so nothing reaches the server that its parser would refuse."""
+    plan = subject.plan
+    worker_flags = plan.multinode.worker_flags if plan.multinode is not None else ()
+    return check_rendered_args([*plan.server.args, *worker_flags], FLAG_TABLES[plan.engine.release.version])
 
 
 def _token_budget(subject: Subject) -> list[ConfigIssue]:
@@ -88,9 +84,10 @@ def _lora_modules(subject: Subject) -> list[ConfigIssue]:
 RULES: list[Rule] = [_kubernetes, _vllm, _secrets, _startup_probe, _command_line, _token_budget, _lora_modules]
 
 
-def check_stack(cfg: StackConfig, report: PreflightReport, secrets_present: frozenset[str] | None = None) -> list[ConfigIssue]:
-    """Every problem of a parsed stack for its target, in rule order; empty when it may be built."""
-    subject = Subject(cfg, report, secrets_present)
+def check_stack(cfg: StackConfig, plan: Plan, secrets_present: frozenset[str] | None = None) -> list[ConfigIssue]:
+    """Every problem of a parsed stack for its target, in rule order; empty when it may be built. `plan`: the
+    stack's plan.resolve."""
+    subject = Subject(cfg, plan, secrets_present)
     return [issue for rule in RULES for issue in rule(subject)]
 
 
@@ -139,7 +136,7 @@ def assess(
         plan = resolve(cfg, instance_name(stack), hf_token=token)
     except ConfigError as error:  # e.g. an unreadable model.config_json
         return Verdict(None, tuple(error.issues))
-    issues = tuple(check_stack(cfg, plan.sizing, secrets_present)) + tuple(zero_issues(plan.zero))
+    issues = tuple(check_stack(cfg, plan, secrets_present)) + tuple(zero_issues(plan.zero))
     if issues or cluster_check is None or cfg.target != "kubernetes":
         return Verdict(plan, issues)
     return Verdict(plan, issues, cluster_check(plan))
