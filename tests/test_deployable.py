@@ -1,0 +1,160 @@
+"""Accepted means deployable: a stack `validation.assess` accepts renders, under the Pulumi mocks, objects the API
+server admits (tests/admission.py: schema and CRDs, names, labels, int32 fields, references, selectors).
+
+Stacks are drawn as features merged into the factories' base stack: delivery modes, LoRA adapters, exposure,
+autoscaling, several nodes, probe and start-up timings at and beyond their bounds. Only accepted stacks are
+rendered; the refused ones are the config tests' (tests/test_every_config_error.py). The draws are derandomized and
+bounded (the fast suite's budget); `HYPOTHESIS_PROFILE=long` draws many more.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, example, given, settings
+from hypothesis import strategies as st
+
+from config.errors import ConfigError
+from config.secrets import SECRET_KEYS
+from config.stack import StackConfig
+from tests import admission
+from tests.factories import merge, raw_config
+from tests.program import SECRET_VALUES, run_main
+from validation import Outcome, assess
+from validation.keys import validate_config
+
+settings.register_profile(
+    "deployable-fast", max_examples=6, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
+)
+settings.register_profile(
+    "deployable-long", max_examples=400, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
+)
+STACK = "test"  # the mocked program's stack, so the validation plans the same instance
+PROFILE = "deployable-long" if os.environ.get("HYPOTHESIS_PROFILE") == "long" else "deployable-fast"
+
+BUCKET = {"mode": "object_storage", "object_storage": {"uri": "s3://models/llama-8b/"}}
+HUB_ADAPTER = {
+    "name": "sql",
+    "id": "org/sql-lora",
+    "revision": "0123456789abcdef0123456789abcdef01234567",
+    "rank": 16,
+    "target_modules": ["q_proj", "v_proj"],
+}
+BUCKET_ADAPTER = {"name": "ops", "uri": "s3://models/adapters/ops/", "rank": 8, "target_modules": ["q_proj"]}
+GATEWAY = {"gateway": {"name": "public", "namespace": "gateways"}}
+BIG = st.sampled_from([1, 5, 30, 3600, 99_999, 100_000, 10**6, 2**31 - 1, 2**31, 10**12])
+
+# Each feature: a strategy of changes merged into the base stack.
+FEATURES: dict[str, st.SearchStrategy[dict[str, Any]]] = {
+    "delivery": st.sampled_from(
+        [
+            {"delivery": BUCKET},
+            {"delivery": merge(BUCKET, {"object_storage": {"copy_from_hub": True}}), "model": {"revision": "aaaa111"}},
+            {"delivery": {"mode": "per_replica_volume"}, "replicas": 2},
+            {"cache": {"storage_class_name": "efs-sc"}, "replicas": 2},
+            {"model": {"local_path": "llama"}, "cache": {"existing_claim": "models"}},
+        ]
+    ),
+    "lora": st.sampled_from([[HUB_ADAPTER], [BUCKET_ADAPTER], [HUB_ADAPTER, BUCKET_ADAPTER]]).map(
+        lambda adapters: {"lora": {"adapters": adapters}}
+    ),
+    "gateway": BIG.map(
+        lambda seconds: {
+            "exposure": merge(GATEWAY, {"gateway": {"request_timeout_seconds": seconds}}),
+            "security": {"require_api_key": True},  # a stack exposed outside its namespace requires one
+        }
+    ),
+    "autoscaling": st.just({"autoscaling": {"enabled": True, "max_replica_count": 3}}),
+    "api_key": st.just({"security": {"require_api_key": True}}),
+    "multinode": st.just({"engine": {"tensor_parallel_size": 2, "nnodes": 2}, "cache": {"storage_class_name": "efs-sc"}}),
+    "probes": st.fixed_dictionaries(
+        {},
+        optional={
+            "readiness_timeout_seconds": BIG.filter(lambda s: s >= 5),
+            "liveness_timeout_seconds": BIG.filter(lambda s: s >= 5),
+            "startup_period_seconds": BIG,
+            "engine_start_seconds": BIG,
+            "startup_seconds": BIG,
+        },
+    ).map(lambda probes: {"probes": probes}),
+    "image_pull": BIG.map(lambda seconds: {"server": {"image_pull_seconds": seconds}}),
+    "no_hf_token": st.just({}),  # a token-less stack: no Secret may be referenced
+}
+
+
+@st.composite
+def stacks(draw: st.DrawFn) -> tuple[dict[str, Any], bool]:
+    """A raw stack and whether the operator set the hf_token secret."""
+    chosen = draw(st.lists(st.sampled_from(sorted(FEATURES)), unique=True, min_size=1, max_size=4))
+    raw = raw_config()
+    for name in chosen:
+        raw = merge(raw, draw(FEATURES[name]))
+    return raw, "no_hf_token" not in chosen
+
+
+def user_provided(cfg: StackConfig) -> set[tuple[str, str]]:
+    """The objects the stack names as the user's, which the program references but does not render."""
+    provided = {("Secret", name) for name in cfg.server.image_pull_secrets}
+    if cfg.delivery.object_storage is not None and cfg.delivery.object_storage.credentials_secret:
+        provided.add(("Secret", cfg.delivery.object_storage.credentials_secret))
+    if cfg.cache.existing_claim:
+        provided.add(("PersistentVolumeClaim", cfg.cache.existing_claim))
+    return provided
+
+
+def accepted(raw: dict[str, Any], hf_token: bool) -> StackConfig | None:
+    """The typed stack when the validation accepts it (the preflight fits), else None."""
+    try:
+        cfg = validate_config(raw)
+    except ConfigError:
+        return None
+    secrets = frozenset(SECRET_KEYS) - (set() if hf_token else {"hf_token"})
+    verdict = assess(cfg, secrets, stack=STACK, hf_token=hf_token)
+    return cfg if verdict.outcome is Outcome.FITS and not verdict.issues else None
+
+
+def deploy_problems(raw: dict[str, Any], hf_token: bool) -> list[str]:
+    """Render the accepted stack with the Pulumi mocks (__main__.py) and check every registered object."""
+    cfg = accepted(raw, hf_token)
+    assert cfg is not None, "the stack is refused: nothing to deploy"
+    secrets = {"api_key": SECRET_VALUES["api_key"]}
+    registered, error = run_main({**raw, **secrets}, tuple(secrets), stack=STACK, hf_token=hf_token)
+    assert error is None, f"the program stopped on a stack the validation accepts: {error!r}"
+    return admission.stack_problems(admission.registered_objects(registered.resources), user_provided(cfg))
+
+
+@settings(settings.get_profile(PROFILE))
+@given(stacks())
+@example((merge(raw_config(), {"delivery": BUCKET, "lora": {"adapters": [HUB_ADAPTER]}}), True))
+def test_every_accepted_stack_renders_objects_the_api_server_admits(drawn: tuple[dict[str, Any], bool]) -> None:
+    raw, hf_token = drawn
+    assume(accepted(raw, hf_token) is not None)
+    assert deploy_problems(raw, hf_token) == []
+
+
+def test_the_check_finds_a_secret_that_is_neither_rendered_nor_provided() -> None:
+    pod = {"kind": "Pod", "metadata": {"name": "p", "namespace": "n"}, "spec": {"containers": [{"name": "c"}]}}
+    pod["spec"]["volumes"] = [{"name": "t", "secret": {"secretName": "llama-hf-token"}}]
+    assert admission.reference_problems([pod]) == [
+        "Pod 'p' pod: Secret 'llama-hf-token' is neither rendered nor provided by the user"
+    ]
+
+
+def test_the_check_finds_a_network_policy_that_selects_no_rendered_pod() -> None:
+    policy = {"kind": "NetworkPolicy", "metadata": {"name": "np", "namespace": "n"}, "spec": {"podSelector": {"matchLabels": {"a": "b"}}}}
+    assert admission.selector_problems([policy]) == ["NetworkPolicy 'np': selector {'matchLabels': {'a': 'b'}} selects no rendered pod"]
+
+
+def test_the_check_finds_a_probe_timeout_beyond_int32() -> None:
+    container = {"name": "c", "image": "a:1", "readinessProbe": {"timeoutSeconds": 2**31}}
+    pod = {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [container]}}
+    assert admission.number_problems(pod) == [
+        "Pod 'p' spec.containers[0].readinessProbe.timeoutSeconds: 2147483648 is not an int32 of at least 1"
+    ]
+
+
+@pytest.mark.parametrize("name", ["a" * 64, "Llama", "9-starts-with-a-digit"])
+def test_the_check_refuses_a_service_name_the_api_server_refuses(name: str) -> None:
+    assert admission.name_problem("Service", name) is not None
