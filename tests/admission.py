@@ -215,7 +215,9 @@ def pod_specs(obj: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     for template in _templates(obj):
         pod = dict(template.get("spec", {}))
         if kind == "StatefulSet":
-            claims = [{"name": c["metadata"]["name"], "persistentVolumeClaim": {}} for c in spec.get("volumeClaimTemplates", [])]
+            claims = [
+                {"name": c["metadata"]["name"], "persistentVolumeClaim": {}} for c in spec.get("volumeClaimTemplates", [])
+            ]
             pod["volumes"] = [*pod.get("volumes", []), *claims]
         found.append((template.get("_where", "template"), pod))
     return found
@@ -251,7 +253,12 @@ def pod_problems(pod: dict[str, Any], where: str) -> list[str]:
     volumes = [v.get("name", "") for v in pod.get("volumes", [])]
     problems += [f"{where}: container name {n!r} twice" for n in _duplicates(names)]
     problems += [f"{where}: volume name {n!r} twice" for n in _duplicates(volumes)]
-    problems += [f"{where}: {kind} name {n!r} is not a DNS-1123 label" for kind, group in (("container", names), ("volume", volumes)) for n in group if len(n) > 63 or not _DNS1123_LABEL.match(n)]
+    problems += [
+        f"{where}: {kind} name {n!r} is not a DNS-1123 label"
+        for kind, group in (("container", names), ("volume", volumes))
+        for n in group
+        if len(n) > 63 or not _DNS1123_LABEL.match(n)
+    ]
     for container in containers:
         at = f"{where} container {container.get('name')}"
         ports = container.get("ports", [])
@@ -377,7 +384,8 @@ def selector_problems(objects: list[dict[str, Any]]) -> list[str]:
             chosen = [
                 s
                 for s in services
-                if s["metadata"].get("namespace") in names and selects(spec.get("selector", {}), s["metadata"].get("labels", {}))
+                if s["metadata"].get("namespace") in names
+                and selects(spec.get("selector", {}), s["metadata"].get("labels", {}))
             ]
             if not chosen:
                 problems.append(f"{_where(obj)}: selector {spec.get('selector')} selects no rendered Service")

@@ -128,6 +128,7 @@ def deploy_problems(raw: dict[str, Any], hf_token: bool) -> list[str]:
 @settings(settings.get_profile(PROFILE))
 @given(stacks())
 @example((merge(raw_config(), {"delivery": BUCKET, "lora": {"adapters": [HUB_ADAPTER]}}), True))
+@example((merge(raw_config(), {"model": {"local_path": "llama"}, "cache": {"existing_claim": "models"}}), True))
 def test_every_accepted_stack_renders_objects_the_api_server_admits(drawn: tuple[dict[str, Any], bool]) -> None:
     raw, hf_token = drawn
     assume(accepted(raw, hf_token) is not None)
@@ -135,16 +136,26 @@ def test_every_accepted_stack_renders_objects_the_api_server_admits(drawn: tuple
 
 
 def test_the_check_finds_a_secret_that_is_neither_rendered_nor_provided() -> None:
-    pod = {"kind": "Pod", "metadata": {"name": "p", "namespace": "n"}, "spec": {"containers": [{"name": "c"}]}}
-    pod["spec"]["volumes"] = [{"name": "t", "secret": {"secretName": "llama-hf-token"}}]
+    volumes = [{"name": "t", "secret": {"secretName": "llama-hf-token"}}]
+    pod = {
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "n"},
+        "spec": {"containers": [{"name": "c"}], "volumes": volumes},
+    }
     assert admission.reference_problems([pod]) == [
         "Pod 'p' pod: Secret 'llama-hf-token' is neither rendered nor provided by the user"
     ]
 
 
 def test_the_check_finds_a_network_policy_that_selects_no_rendered_pod() -> None:
-    policy = {"kind": "NetworkPolicy", "metadata": {"name": "np", "namespace": "n"}, "spec": {"podSelector": {"matchLabels": {"a": "b"}}}}
-    assert admission.selector_problems([policy]) == ["NetworkPolicy 'np': selector {'matchLabels': {'a': 'b'}} selects no rendered pod"]
+    policy = {
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "np", "namespace": "n"},
+        "spec": {"podSelector": {"matchLabels": {"a": "b"}}},
+    }
+    assert admission.selector_problems([policy]) == [
+        "NetworkPolicy 'np': selector {'matchLabels': {'a': 'b'}} selects no rendered pod"
+    ]
 
 
 def test_the_check_finds_a_probe_timeout_beyond_int32() -> None:
@@ -158,3 +169,114 @@ def test_the_check_finds_a_probe_timeout_beyond_int32() -> None:
 @pytest.mark.parametrize("name", ["a" * 64, "Llama", "9-starts-with-a-digit"])
 def test_the_check_refuses_a_service_name_the_api_server_refuses(name: str) -> None:
     assert admission.name_problem("Service", name) is not None
+
+
+# --- What the property found, one behaviour each ----------------------------------------------------------------
+def rendered(changes: dict[str, Any], hf_token: bool = True) -> list[dict[str, Any]]:
+    """The objects the mocked program registers for the base stack with `changes`."""
+    secrets = {"api_key": SECRET_VALUES["api_key"]}
+    registered, error = run_main({**merge(raw_config(), changes), **secrets}, tuple(secrets), stack=STACK, hf_token=hf_token)
+    assert error is None, error
+    return admission.registered_objects(registered.resources)
+
+
+def refusal(changes: dict[str, Any]) -> tuple[str, int]:
+    """The program's error on the base stack with `changes`, and how many resources it registered before it."""
+    registered, error = run_main(merge(raw_config(), changes), stack=STACK)
+    assert error is not None, "the stack was accepted"
+    return str(error), len([r for r in registered.resources if r.typ.startswith("kubernetes:")])
+
+
+COMPONENT = "app.kubernetes.io/component"
+
+
+def names_of(objects: list[dict[str, Any]], kind: str) -> list[str]:
+    return [obj["metadata"]["name"] for obj in objects if obj["kind"] == kind]
+
+
+def test_object_storage_with_a_hub_adapter_renders_the_token_secret_its_init_container_mounts() -> None:
+    objects = rendered({"delivery": BUCKET, "lora": {"adapters": [HUB_ADAPTER]}})
+    assert "vllm-test-hf-token" in names_of(objects, "Secret")
+    assert admission.reference_problems(objects) == []
+
+
+def test_object_storage_with_only_bucket_adapters_mounts_no_token() -> None:
+    objects = rendered({"delivery": BUCKET, "lora": {"adapters": [BUCKET_ADAPTER]}})
+    assert ("vllm-test-hf-token" in names_of(objects, "Secret"), "hf-token" in str(objects)) == (False, False)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"model": {"local_path": "llama"}, "cache": {"existing_claim": "models"}},
+        {"delivery": BUCKET},
+        {"delivery": {"mode": "per_replica_volume"}, "replicas": 2},
+    ],
+    ids=["local path", "bucket filled elsewhere", "per-replica downloads"],
+)
+def test_no_model_cache_network_policy_is_rendered_without_a_fill_job(changes: dict[str, Any]) -> None:
+    objects = rendered(changes)
+    cache_pods = [
+        obj for obj in objects if obj["metadata"].get("labels", {}).get(COMPONENT) == "model-cache" and obj["kind"] == "Job"
+    ]
+    assert (cache_pods, "vllm-test-model-cache" in names_of(objects, "NetworkPolicy")) == ([], False)
+
+
+def test_the_hub_download_job_keeps_its_model_cache_network_policy() -> None:
+    assert "vllm-test-model-cache" in names_of(rendered({}), "NetworkPolicy")
+
+
+@pytest.mark.parametrize("key", ["readiness_timeout_seconds", "liveness_timeout_seconds"])
+def test_a_probe_timeout_beyond_int32_is_refused_at_its_key_and_nothing_is_registered(key: str) -> None:
+    error, registered = refusal({"probes": {key: 2**31}})
+    assert (f"vllm-serving:probes.{key}: 2147483648" in error, "Fix:" in error, registered) == (True, True, 0)
+
+
+@pytest.mark.parametrize(
+    ("changes", "key"),
+    [
+        ({"probes": {"engine_start_seconds": 2**31 - 1}}, "probes.engine_start_seconds"),
+        ({"probes": {"startup_seconds": 2**31 - 1}}, "probes.startup_seconds"),
+        ({"server": {"image_pull_seconds": 2**31 - 1}}, "server.image_pull_seconds"),
+        ({"probes": {"load_throughput_gib_per_s": 1e-300}}, "probes.load_throughput_gib_per_s"),
+    ],
+)
+def test_a_first_start_beyond_progress_deadline_seconds_is_refused_at_the_key_that_drives_it(
+    changes: dict[str, Any], key: str
+) -> None:
+    error, registered = refusal(changes)
+    assert (f"vllm-serving:{key}: is " in error, "progressDeadlineSeconds" in error, "Fix:" in error) == (True, True, True)
+    assert (len(error) < 2000, registered) == (True, 0)  # the 300-digit figures are cut
+
+
+def test_a_gateway_request_timeout_beyond_the_route_duration_is_refused_at_its_key() -> None:
+    gateway = merge(GATEWAY, {"gateway": {"request_timeout_seconds": 100_000}})
+    error, registered = refusal({"exposure": gateway, "security": {"require_api_key": True}})
+    assert ("vllm-serving:exposure.gateway.request_timeout_seconds: 100000" in error, "99999" in error, registered) == (
+        True,
+        True,
+        0,
+    )
+
+
+def test_the_longest_gateway_request_timeout_renders_a_duration_the_route_crd_admits() -> None:
+    gateway = merge(GATEWAY, {"gateway": {"request_timeout_seconds": 99_999}})
+    objects = rendered({"exposure": gateway, "security": {"require_api_key": True}})
+    routes = [obj for obj in objects if obj["kind"] == "HTTPRoute"]
+    assert [admission.schema_problems(route) for route in routes] == [[]]
+
+
+@pytest.mark.parametrize(
+    ("group", "key"),
+    [
+        ("server", "memory_gib"),
+        ("server", "shm_size_gib"),
+        ("server", "home_size_gib"),
+        ("server", "tmp_size_gib"),
+        ("cache", "size_gib"),
+        ("cache", "download_memory_gib"),
+    ],
+)
+def test_a_size_beyond_what_a_kubernetes_quantity_holds_is_refused_at_its_key(group: str, key: str) -> None:
+    error, registered = refusal({group: {key: 1e300}})
+    assert (f"vllm-serving:{group}.{key}: 1e+300" in error, "8589934592" in error, registered) == (True, True, 0)
