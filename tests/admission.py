@@ -5,7 +5,7 @@ Four checks, each returning a list of problems ([] when the API server admits th
   custom resources against the upstream CRDs (tests/promtool crd_errors, ../shared/crds);
 - `object_problems`: the API server's own validation of one object (k8s.io/apimachinery pkg/util/validation/
   validation.go, pkg/apis/core/validation/validation.go): names per kind, label keys and values, annotation keys
-  and total size, int32 fields and port ranges, unique container, volume and port names, volume mounts;
+  and total size, int32 fields and port ranges, quantities, unique container, volume and port names, volume mounts;
 - `reference_problems`: every Secret, ConfigMap, claim and ServiceAccount a pod uses is rendered or provided;
 - `selector_problems`: every Service, NetworkPolicy, PodDisruptionBudget, ServiceMonitor, PodMonitor and
   InferencePool selects a rendered pod template, and every workload's selector matches its own template.
@@ -44,7 +44,11 @@ CRD_FILES = {
     ("http.keda.sh", "InterceptorRoute"): "http.keda.sh_interceptorroutes.yaml",
 }
 # Kinds with no schema at hand: checked for names and labels only.
-NO_SCHEMA = {("networking.gke.io", "GCPBackendPolicy"), ("security.openshift.io", "SecurityContextConstraints")}
+NO_SCHEMA = {
+    ("networking.gke.io", "GCPBackendPolicy"),
+    ("networking.gke.io", "HealthCheckPolicy"),
+    ("security.openshift.io", "SecurityContextConstraints"),
+}
 
 INT32_MAX = 2**31 - 1
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -205,6 +209,44 @@ def number_problems(obj: dict[str, Any]) -> list[str]:
     return problems
 
 
+# k8s.io/apimachinery pkg/api/resource/quantity.go: <signedNumber><suffix>; no quantity represents more than 2^63-1.
+_QUANTITY = re.compile(r"^([+-]?[0-9]+(?:\.[0-9]*)?|[+-]?\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][-+]?[0-9]+)?$")
+_SUFFIX = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60, "m": 1e-3}
+_SUFFIX |= {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18, "": 1}
+
+
+def quantity_problem(text: Any) -> str | None:
+    """Why `text` is no Kubernetes quantity the API server keeps as written, or None."""
+    match = _QUANTITY.match(str(text)) if isinstance(text, str | int) else None
+    if match is None:
+        return f"{str(text)[:40]!r} is not a quantity"
+    number, suffix = match.group(1), match.group(2) or ""
+    scale = 10 ** float(suffix[1:]) if suffix[:1] in ("e", "E") else _SUFFIX[suffix]
+    if abs(float(number)) * scale > 2**63 - 1:
+        return f"{str(text)[:40]!r} is more than a quantity holds (2^63-1)"
+    return None
+
+
+def _quantities(node: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """(path, value) of every resource request and limit, emptyDir sizeLimit and claim storage."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("requests", "limits") and isinstance(value, dict):
+                yield from ((f"{path}.{key}.{name}", amount) for name, amount in value.items())
+            elif key == "sizeLimit":
+                yield f"{path}.{key}", value
+            else:
+                yield from _quantities(value, f"{path}.{key}")
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            yield from _quantities(item, f"{path}[{index}]")
+
+
+def quantity_problems(obj: dict[str, Any]) -> list[str]:
+    found = ((path, quantity_problem(value)) for path, value in _quantities(obj.get("spec", {}), "spec"))
+    return [f"{_where(obj)} {path}: {problem}" for path, problem in found if problem]
+
+
 def pod_specs(obj: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """(where, pod spec) of every pod template in `obj`, with the StatefulSet's claim templates as volumes."""
     found: list[tuple[str, dict[str, Any]]] = []
@@ -296,7 +338,7 @@ def object_problems(obj: dict[str, Any]) -> list[str]:
         problems += label_problems(selector, f"{where} selector")
         port_names = [p.get("name") for p in obj.get("spec", {}).get("ports", []) if p.get("name")]
         problems += [f"{where}: port name {n!r} twice" for n in _duplicates(port_names)]
-    problems += number_problems(obj)
+    problems += number_problems(obj) + quantity_problems(obj)
     for at, pod in pod_specs(obj):
         problems += pod_problems(pod, f"{where} {at}")
     problems += own_selector_problems(obj)

@@ -44,6 +44,14 @@ HUB_ADAPTER = {
 }
 BUCKET_ADAPTER = {"name": "ops", "uri": "s3://models/adapters/ops/", "rank": 8, "target_modules": ["q_proj"]}
 GATEWAY = {"gateway": {"name": "public", "namespace": "gateways"}}
+INGRESS = {
+    "ingress": {
+        "host": "llm.example.com",
+        "class_name": "nginx",
+        "controller_namespace": "ingress-nginx",
+        "controller_pod_selector": {"app.kubernetes.io/name": "ingress-nginx"},
+    }
+}
 BIG = st.sampled_from([1, 5, 30, 3600, 99_999, 100_000, 10**6, 2**31 - 1, 2**31, 10**12])
 
 # Each feature: a strategy of changes merged into the base stack.
@@ -81,13 +89,39 @@ FEATURES: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     ).map(lambda probes: {"probes": probes}),
     "image_pull": BIG.map(lambda seconds: {"server": {"image_pull_seconds": seconds}}),
     "no_hf_token": st.just({}),  # a token-less stack: no Secret may be referenced
+    "profile": st.sampled_from(["generic", "gpu-operator", "gke", "eks-karpenter", "aks", "openshift"]).map(
+        lambda profile: {"cluster": {"profile": profile}}
+    ),
+    "routing": st.just({"routing": {"enabled": True}, "replicas": 2, "security": {"require_api_key": True}}),
+    "ingress": st.just({"exposure": {"ingress": INGRESS}, "security": {"require_api_key": True}}),
+    "inference_pool": st.just(
+        {
+            "exposure": merge(GATEWAY, {"gateway": {"backend": "InferencePool", "endpoint_picker": {"service": "llama-epp"}}}),
+            "security": {"require_api_key": True},
+        }
+    ),
+    "scale_to_zero": st.just(
+        {
+            "autoscaling": {
+                "enabled": True,
+                "min_replica_count": 0,
+                "max_replica_count": 2,
+                "http_add_on": {"version": "0.15.0"},
+            },
+            "exposure": GATEWAY,
+            "security": {"require_api_key": True},
+        }
+    ),
+    "quiet": st.just({"monitoring": {"enabled": False}, "smoke_test": {"enabled": False}}),
+    "existing_namespace": st.just({"namespace": {"name": "llm", "create": False}}),
+    "prepull": st.just({"server": {"prepull_image": True, "image_pull_secrets": ["registry"]}}),
 }
 
 
 @st.composite
 def stacks(draw: st.DrawFn) -> tuple[dict[str, Any], bool]:
     """A raw stack and whether the operator set the hf_token secret."""
-    chosen = draw(st.lists(st.sampled_from(sorted(FEATURES)), unique=True, min_size=1, max_size=4))
+    chosen = draw(st.lists(st.sampled_from(sorted(FEATURES)), unique=True, min_size=1, max_size=5))
     raw = raw_config()
     for name in chosen:
         raw = merge(raw, draw(FEATURES[name]))
@@ -279,4 +313,11 @@ def test_the_longest_gateway_request_timeout_renders_a_duration_the_route_crd_ad
 )
 def test_a_size_beyond_what_a_kubernetes_quantity_holds_is_refused_at_its_key(group: str, key: str) -> None:
     error, registered = refusal({group: {key: 1e300}})
-    assert (f"vllm-serving:{group}.{key}: 1e+300" in error, "8589934592" in error, registered) == (True, True, 0)
+    assert (f"vllm-serving:{group}.{key}: 1e+300" in error, "4294967295" in error, registered) == (True, True, 0)
+
+
+def test_the_largest_sizes_accepted_render_quantities_the_api_server_holds() -> None:
+    most = 2**32 - 1
+    sizes = {"server": {"memory_gib": most, "shm_size_gib": most, "home_size_gib": most, "tmp_size_gib": most}}
+    objects = rendered({**sizes, "cache": {"size_gib": most, "download_memory_gib": most}})
+    assert [problem for obj in objects for problem in admission.quantity_problems(obj)] == []
