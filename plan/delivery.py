@@ -256,6 +256,12 @@ def _budget(
     )
 
 
+def rollout_seconds(budget: DeliveryBudget) -> int:
+    """One new pod's first start plus its start: the Deployment's progressDeadlineSeconds (DeliveryPlan.rollout_seconds),
+    which validation/delivery.py holds to an int32."""
+    return budget.first_start_seconds + POD_START_SECONDS
+
+
 def _image_pull(cfg: StackConfig) -> ImagePull:
     return image_pull(cfg.server.image_pull_seconds, cfg.vllm.version, cfg.server.registry_throughput_mib_per_s)
 
@@ -302,7 +308,7 @@ def resolve_delivery(
     pull = budget.image_pull_seconds
     download = cache.download_seconds(weights, store.download_throughput_gib_per_s)
     copy = cache.copy_seconds(weights_on_disk_gib, store.download_throughput_gib_per_s)
-    rollout = budget.first_start_seconds + POD_START_SECONDS
+    rollout = rollout_seconds(budget)
     # A first-time ordinal's claim is empty (and a fresh node has no copy of a node-local claim): it downloads first.
     refetch = math.ceil(budget.first_time_download_seconds * budget.probe.safety_factor)
     return DeliveryPlan(

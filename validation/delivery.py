@@ -9,7 +9,7 @@ from config.errors import ConfigIssue, show
 from config.stack import StackConfig
 from config.syntax import INT32_MAX
 from plan.cost import replica_bounds
-from plan.delivery import POD_START_SECONDS
+from plan.delivery import rollout_seconds
 from preflight.delivery import DeliveryBudget
 
 
@@ -230,14 +230,14 @@ def startup_probe_issues(budget: DeliveryBudget | None) -> list[ConfigIssue]:
     ]
 
 
-# The Deployment's progressDeadlineSeconds (and a LeaderWorkerSet's, a StatefulSet's rollout) is the first start
-# plus the pod's start (plan/delivery.py rollout_seconds); the API types declare it an int32 (k8s.io/api apps/v1
-# DeploymentSpec), so a larger first start is refused by the API server, not by the preflight.
+# The Deployment's progressDeadlineSeconds is the first start plus the pod's start (plan/delivery.py rollout_seconds);
+# the API types declare it an int32 (k8s.io/api apps/v1 DeploymentSpec), so a larger first start is refused by the API
+# server, not by the preflight.
 def rollout_deadline_issues(cfg: StackConfig, budget: DeliveryBudget | None) -> list[ConfigIssue]:
     """A first start too long for progressDeadlineSeconds, naming the key behind its largest term."""
     if budget is None or cfg.target != "kubernetes":
         return []
-    deadline = budget.first_start_seconds + POD_START_SECONDS
+    deadline = rollout_seconds(budget)
     if deadline <= INT32_MAX:
         return []
     key, fix = _largest_start_term(cfg, budget)
@@ -286,7 +286,7 @@ def _largest_start_term(cfg: StackConfig, budget: DeliveryBudget) -> tuple[str, 
             ),
         ]
     _, key, fix = max(candidates, key=lambda candidate: candidate[0])
-    return key, f"{fix}, so that the first start stays under {INT32_MAX - POD_START_SECONDS} s."
+    return key, f"{fix}, so that progressDeadlineSeconds stays at most {INT32_MAX}."
 
 
 def _value_of(cfg: StackConfig, key: str) -> object:
