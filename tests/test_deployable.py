@@ -2,7 +2,8 @@
 server admits (tests/admission.py: schema and CRDs, names, labels, int32 fields, references, selectors).
 
 Stacks are drawn as features merged into the factories' base stack: delivery modes, LoRA adapters, exposure,
-autoscaling, several nodes, probe and start-up timings at and beyond their bounds. Only accepted stacks are
+autoscaling and scale to zero, several nodes, cluster profiles, probe and start-up timings at and beyond their
+bounds, under a few Pulumi stack names (a long one, one with capitals and dots). Only accepted stacks are
 rendered; the refused ones are the config tests' (tests/test_every_config_error.py). The draws are derandomized and
 bounded (the fast suite's budget); `HYPOTHESIS_PROFILE=long` draws many more.
 """
@@ -88,7 +89,8 @@ FEATURES: dict[str, st.SearchStrategy[dict[str, Any]]] = {
         },
     ).map(lambda probes: {"probes": probes}),
     "image_pull": BIG.map(lambda seconds: {"server": {"image_pull_seconds": seconds}}),
-    "no_hf_token": st.just({}),  # a token-less stack: no Secret may be referenced
+    # A token-less stack (no Secret may be referenced) of a public model: Llama is gated (catalog/models.py).
+    "no_hf_token": st.just({"model": {"id": "Qwen/Qwen2.5-7B-Instruct"}}),
     "profile": st.sampled_from(["generic", "gpu-operator", "gke", "eks-karpenter", "aks", "openshift"]).map(
         lambda profile: {"cluster": {"profile": profile}}
     ),
@@ -108,7 +110,8 @@ FEATURES: dict[str, st.SearchStrategy[dict[str, Any]]] = {
                 "max_replica_count": 2,
                 "http_add_on": {"version": "0.15.0"},
             },
-            "exposure": GATEWAY,
+            # the route must wait out a start from zero (the default 300 s would not: validation refuses it)
+            "exposure": merge(GATEWAY, {"gateway": {"request_timeout_seconds": 3600}}),
             "security": {"require_api_key": True},
         }
     ),
@@ -118,14 +121,18 @@ FEATURES: dict[str, st.SearchStrategy[dict[str, Any]]] = {
 }
 
 
+# Pulumi stack names: the instance (and every object's name) is derived from it (plan/names.py instance_name).
+STACK_NAMES = st.sampled_from([STACK, "x" * 60, "Prod_EU.west-1"])
+
+
 @st.composite
-def stacks(draw: st.DrawFn) -> tuple[dict[str, Any], bool]:
-    """A raw stack and whether the operator set the hf_token secret."""
+def stacks(draw: st.DrawFn) -> tuple[dict[str, Any], bool, str]:
+    """A raw stack, whether the operator set the hf_token secret, and the Pulumi stack's name."""
     chosen = draw(st.lists(st.sampled_from(sorted(FEATURES)), unique=True, min_size=1, max_size=5))
     raw = raw_config()
     for name in chosen:
         raw = merge(raw, draw(FEATURES[name]))
-    return raw, "no_hf_token" not in chosen
+    return raw, "no_hf_token" not in chosen, draw(STACK_NAMES)
 
 
 def user_provided(cfg: StackConfig) -> set[tuple[str, str]]:
@@ -138,35 +145,35 @@ def user_provided(cfg: StackConfig) -> set[tuple[str, str]]:
     return provided
 
 
-def accepted(raw: dict[str, Any], hf_token: bool) -> StackConfig | None:
+def accepted(raw: dict[str, Any], hf_token: bool, stack: str = STACK) -> StackConfig | None:
     """The typed stack when the validation accepts it (the preflight fits), else None."""
     try:
         cfg = validate_config(raw)
     except ConfigError:
         return None
     secrets = frozenset(SECRET_KEYS) - (set() if hf_token else {"hf_token"})
-    verdict = assess(cfg, secrets, stack=STACK, hf_token=hf_token)
+    verdict = assess(cfg, secrets, stack=stack, hf_token=hf_token)
     return cfg if verdict.outcome is Outcome.FITS and not verdict.issues else None
 
 
-def deploy_problems(raw: dict[str, Any], hf_token: bool) -> list[str]:
+def deploy_problems(raw: dict[str, Any], hf_token: bool, stack: str = STACK) -> list[str]:
     """Render the accepted stack with the Pulumi mocks (__main__.py) and check every registered object."""
-    cfg = accepted(raw, hf_token)
+    cfg = accepted(raw, hf_token, stack)
     assert cfg is not None, "the stack is refused: nothing to deploy"
     secrets = {"api_key": SECRET_VALUES["api_key"]}
-    registered, error = run_main({**raw, **secrets}, tuple(secrets), stack=STACK, hf_token=hf_token)
+    registered, error = run_main({**raw, **secrets}, tuple(secrets), stack=stack, hf_token=hf_token)
     assert error is None, f"the program stopped on a stack the validation accepts: {error!r}"
     return admission.stack_problems(admission.registered_objects(registered.resources), user_provided(cfg))
 
 
 @settings(settings.get_profile(PROFILE))
 @given(stacks())
-@example((merge(raw_config(), {"delivery": BUCKET, "lora": {"adapters": [HUB_ADAPTER]}}), True))
-@example((merge(raw_config(), {"model": {"local_path": "llama"}, "cache": {"existing_claim": "models"}}), True))
-def test_every_accepted_stack_renders_objects_the_api_server_admits(drawn: tuple[dict[str, Any], bool]) -> None:
-    raw, hf_token = drawn
-    assume(accepted(raw, hf_token) is not None)
-    assert deploy_problems(raw, hf_token) == []
+@example((merge(raw_config(), {"delivery": BUCKET, "lora": {"adapters": [HUB_ADAPTER]}}), True, STACK))
+@example((merge(raw_config(), {"model": {"local_path": "llama"}, "cache": {"existing_claim": "models"}}), True, STACK))
+def test_every_accepted_stack_renders_objects_the_api_server_admits(drawn: tuple[dict[str, Any], bool, str]) -> None:
+    raw, hf_token, stack = drawn
+    assume(accepted(raw, hf_token, stack) is not None)
+    assert deploy_problems(raw, hf_token, stack) == []
 
 
 def test_the_check_finds_a_secret_that_is_neither_rendered_nor_provided() -> None:
