@@ -19,7 +19,7 @@ TYPE_TOKEN = "vllm-serving:index:ModelCache"
 
 @dataclass(frozen=True)
 class ModelCacheArgs:
-    plan: Plan  # plan.delivery: its hf_token_secret is set when hf_token is
+    plan: Plan  # plan.delivery: its hf_token_secret is set when hf_token is and a pod fetches from the Hub
     namespace: pulumi.Input[str]
     hf_token: pulumi.Input[str] | None = None  # for gated models; stored in a Secret, mounted as a file
     server_account: pulumi.Resource | None = None  # the server's ServiceAccount, which the bucket-copy Job runs as

@@ -28,6 +28,7 @@ GENERATE_PATHS: tuple[str, ...] = ("/v1/chat/completions", "/v1/completions", "/
 # code search). This sandbox cannot reach Docker Hub to re-check it: `docker buildx imagetools inspect
 # python:3.11-slim` shows the current one; set smoke_test.image to pin your own.
 SMOKE_IMAGE = "python:3.11-slim@sha256:9c900dea9e8fb7e16277c179b555cc72d29a352dbc33cff48ad5a0412fd5bfc7"
+HTTPROUTE_MAX_SECONDS = 99_999  # the most seconds an HTTPRoute Duration holds in one unit (GatewayConfig)
 
 ObjectName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
 Hostname = Annotated[
@@ -87,8 +88,11 @@ class GatewayConfig(ConfigGroup):
     endpoint_picker: EndpointPickerConfig | None = Field(
         None, description="With backend InferencePool: the Endpoint Picker the pool names (required there)."
     )
+    # Rendered as "<n>s": the HTTPRoute CRD's Duration allows at most 5 digits per unit, `^([0-9]{1,5}(h|m|s|ms)){1,4}$`
+    # (kubernetes-sigs/gateway-api config/crd/standard/gateway.networking.k8s.io_httproutes.yaml@8bb74df0:3112).
     request_timeout_seconds: PositiveInt | None = Field(
         300,
+        le=HTTPROUTE_MAX_SECONDS,
         description="HTTPRoute rules timeouts.request (Extended support): a long generation must not be cut at a "
         "proxy default; null leaves it out for implementations that reject it. On the gke profile, the "
         "GCPBackendPolicy's timeoutSec instead (GKE does not accept the route's field).",

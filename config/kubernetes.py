@@ -11,7 +11,7 @@ from pydantic import Field, PositiveFloat, model_validator
 
 from config.base import ConfigGroup
 from config.errors import show
-from config.syntax import DnsLabel, DnsSubdomain, NonNegativeInt, PositiveInt, check_label
+from config.syntax import INT32_MAX, DnsLabel, DnsSubdomain, NonNegativeInt, PositiveInt, SizeGiB, check_label
 
 
 class NamespaceConfig(ConfigGroup):
@@ -104,7 +104,7 @@ class SchedulingConfig(ConfigGroup):
 class CacheConfig(ConfigGroup):
     """The model cache volume and the Job that fills it."""
 
-    size_gib: PositiveFloat | None = Field(
+    size_gib: SizeGiB | None = Field(
         None, description="PVC size in GiB; defaults to the weights on disk (plus any draft model) plus headroom_percent."
     )
     headroom_percent: float = Field(
@@ -138,7 +138,7 @@ class CacheConfig(ConfigGroup):
         description="Files not downloaded: duplicate checkpoints vLLM does not load (Llama original/, Mistral consolidated).",
     )
     download_cpu: str = Field("2", description="CPU request = limit of the download Job.")
-    download_memory_gib: PositiveFloat = Field(4.0, description="Memory request = limit of the download Job, GiB.")
+    download_memory_gib: SizeGiB = Field(4.0, description="Memory request = limit of the download Job, GiB.")
 
 
 class ProbesConfig(ConfigGroup):
@@ -169,12 +169,12 @@ class ProbesConfig(ConfigGroup):
     )
     startup_period_seconds: PositiveInt = Field(10, description="startupProbe periodSeconds.")
     readiness_period_seconds: PositiveInt = Field(10, description="readinessProbe periodSeconds.")
-    readiness_timeout_seconds: int = Field(
-        5, ge=5, description="readinessProbe timeoutSeconds (>= 5: a busy server answers slowly)."
+    readiness_timeout_seconds: int = Field(  # an int32 in the API (core/v1 Probe), as every probe field
+        5, ge=5, le=INT32_MAX, description="readinessProbe timeoutSeconds (>= 5: a busy server answers slowly)."
     )
     readiness_failure_threshold: PositiveInt = Field(3, description="readinessProbe failureThreshold.")
     liveness_period_seconds: PositiveInt = Field(30, description="livenessProbe periodSeconds.")
-    liveness_timeout_seconds: int = Field(15, ge=5, description="livenessProbe timeoutSeconds.")
+    liveness_timeout_seconds: int = Field(15, ge=5, le=INT32_MAX, description="livenessProbe timeoutSeconds.")
     liveness_failure_threshold: PositiveInt = Field(4, description="livenessProbe failureThreshold (restart after ~2 min).")
 
 
@@ -183,14 +183,14 @@ class ServerConfig(ConfigGroup):
 
     port: int = Field(8000, gt=0, le=65535, description="Container and Service port of the OpenAI server.")
     cpu: str | None = Field(None, description="CPU request = limit; defaults to 2 + 4 per GPU.")
-    memory_gib: PositiveFloat | None = Field(
+    memory_gib: SizeGiB | None = Field(
         None, description="Memory request = limit without /dev/shm, GiB; defaults to 16 + 12 per GPU."
     )
-    shm_size_gib: PositiveFloat | None = Field(
+    shm_size_gib: SizeGiB | None = Field(
         None, description="/dev/shm (memory-backed) size, GiB; defaults to 2 per GPU (NCCL buffers for tensor parallel)."
     )
-    home_size_gib: PositiveFloat = Field(10.0, description="Writable HOME (vLLM, Triton and torch compile caches), GiB.")
-    tmp_size_gib: PositiveFloat = Field(4.0, description="Writable /tmp, GiB.")
+    home_size_gib: SizeGiB = Field(10.0, description="Writable HOME (vLLM, Triton and torch compile caches), GiB.")
+    tmp_size_gib: SizeGiB = Field(4.0, description="Writable /tmp, GiB.")
     pre_stop_sleep_seconds: NonNegativeInt = Field(
         10, description="preStop sleep: time for endpoints to drop the pod before SIGTERM."
     )

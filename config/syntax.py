@@ -153,5 +153,11 @@ ServedModelName = Annotated[
 PositiveInt = Annotated[int, Field(gt=0, le=INT32_MAX)]
 NonNegativeInt = Annotated[int, Field(ge=0, le=INT32_MAX)]
 Replicas = Annotated[int, Field(gt=0, le=MAX_REPLICAS)]
+# A size in GiB rendered as a Kubernetes quantity (memory, emptyDir sizeLimit, claim storage): no quantity represents
+# more than 2^63-1 bytes (kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/api/resource/quantity.go
+# @009f4971a05ddf1edc5616eab805f5b79017da08:60), just under 2^33 GiB. Less than half that: the server's memory limit
+# adds two of these sizes (server.memory_gib and /dev/shm, preflight/delivery.py server_memory_limit_gib). Refuses inf.
+QUANTITY_MAX_GIB = 2**32 - 1
+SizeGiB = Annotated[float, Field(gt=0, le=QUANTITY_MAX_GIB)]
 # Model sizes (parameters, widths, vocabularies) never reach an int32 field, but a bound keeps arithmetic finite.
 Quantity = Annotated[int, Field(gt=0, le=10**15)]

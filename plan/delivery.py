@@ -98,7 +98,10 @@ class DeliveryPlan:
     most_replicas: int  # the replicas that can run at once: the autoscaler's maximum, else replicas
     weights_on_disk_gib: float  # the model's checkpoint
     budget: DeliveryBudget  # the first start's sum, term by term; budget.probe is the startup probe's
-    hf_token_secret: str | None  # the Secret the download reads, when the hf_token secret is set
+    # The Secret every pod fetching from the Hub mounts (the download, the bucket copy, the adapters' init
+    # container), when the hf_token secret is set; None when nothing fetches from the Hub: nothing mounts it, and the
+    # program renders it exactly when this is set.
+    hf_token_secret: str | None
     hub_env: dict[str, str]  # vllm.extra_env's mirror and proxy variables, on every container fetching from the Hub
     warnings: tuple[str, ...]  # the page-cache warning of a shared network volume
     node_local: NodeLocalMedium | None  # delivery.node_local: each claim lives on one node's disk (per_replica_volume)
@@ -110,6 +113,10 @@ class DeliveryPlan:
     # The model cache (components/render/cache.py, bucket_copy.py)
     needs_download: bool  # from the Hub to a volume: not for a local_path model, nor one streamed from a bucket
     copies_to_bucket: bool  # object_storage with copy_from_hub: a Job copies the Hub snapshot to the bucket
+    # A Job fills the cache (the Hub download to a shared volume, or the bucket copy): its ServiceAccount, Job and
+    # model-cache NetworkPolicy are rendered. Not for per-replica downloads (each pod's init container), a local_path
+    # model, nor a bucket filled by something else: a policy there would select no pod.
+    runs_fill_job: bool
     bucket: ObjectStorageConfig | None  # delivery.object_storage, with mode object_storage only
     workload_identity: WorkloadIdentity | None  # what the server (and the copy Job) read the bucket with
     model_uri: str | None  # what vLLM streams from the bucket
@@ -249,6 +256,12 @@ def _budget(
     )
 
 
+def rollout_seconds(budget: DeliveryBudget) -> int:
+    """One new pod's first start plus its start: the Deployment's progressDeadlineSeconds (DeliveryPlan.rollout_seconds),
+    which validation/delivery.py holds to an int32."""
+    return budget.first_start_seconds + POD_START_SECONDS
+
+
 def _image_pull(cfg: StackConfig) -> ImagePull:
     return image_pull(cfg.server.image_pull_seconds, cfg.vllm.version, cfg.server.registry_throughput_mib_per_s)
 
@@ -263,7 +276,7 @@ def resolve_delivery(
 ) -> DeliveryPlan:
     """The delivery of a parsed stack. `engine`: the values vLLM runs with (the fixed start-up terms follow its model,
     parallelism and batch limits); `weights_on_disk_gib`: the model's checkpoint (the preflight's); `names`:
-    the instance's object names; `hf_token_secret`: the Secret the downloads mount, when the token is set; `most`:
+    the instance's object names; `hf_token_secret`: the token's Secret, when the token is set; `most`:
     the most replicas that run at once (plan/cost.py replica_bounds)."""
     nnodes, store = cfg.engine.nnodes, cfg.cache
     mode = mode_for(cfg.delivery.mode, nnodes, most, store.storage_class_name, store.existing_claim)
@@ -285,12 +298,17 @@ def resolve_delivery(
     kubernetes_volume = volume if cfg.target == "kubernetes" else None
     bucket = cfg.delivery.object_storage if mode == "object_storage" else None
     pairs = cache.downloads(cfg.model.id, cfg.model.revision, cfg.engine.speculative, lora_downloads(cfg.lora, mode))
+    copies = bucket is not None and bucket.copy_from_hub
+    # With object storage the server pod's init container fetches the Hub adapters (plan/lora.py).
+    hub_adapters_in_pod = mode == "object_storage" and any(adapter.id is not None for adapter in cfg.lora.adapters)
+    # Docker hands the token to its one container as before (components/render/docker.py).
+    reads_hub = cfg.target == "docker" or from_hub or copies or hub_adapters_in_pod
     key = cache.volume_key(pairs, size, volume)
     claim = store.existing_claim or names.cache_claim(key)
     pull = budget.image_pull_seconds
     download = cache.download_seconds(weights, store.download_throughput_gib_per_s)
     copy = cache.copy_seconds(weights_on_disk_gib, store.download_throughput_gib_per_s)
-    rollout = budget.first_start_seconds + POD_START_SECONDS
+    rollout = rollout_seconds(budget)
     # A first-time ordinal's claim is empty (and a fresh node has no copy of a node-local claim): it downloads first.
     refetch = math.ceil(budget.first_time_download_seconds * budget.probe.safety_factor)
     return DeliveryPlan(
@@ -302,7 +320,7 @@ def resolve_delivery(
         most_replicas=most,
         weights_on_disk_gib=weights_on_disk_gib,
         budget=budget,
-        hf_token_secret=hf_token_secret,
+        hf_token_secret=hf_token_secret if reads_hub else None,
         hub_env=hub_access_env(cfg.vllm.extra_env),
         vllm=cfg.vllm,
         cache_config=store,
@@ -313,7 +331,8 @@ def resolve_delivery(
         + tuple(page_cache_warnings(kubernetes_volume, weights, cfg.server, cfg.engine.gpus_per_node, cfg.vllm.version)),
         node_local=node_local,
         needs_download=from_hub,
-        copies_to_bucket=bucket is not None and bucket.copy_from_hub,
+        copies_to_bucket=copies,
+        runs_fill_job=copies or (from_hub and mode != "per_replica_volume"),
         bucket=bucket,
         workload_identity=bucket_identity(bucket),
         model_uri=bucket.model_uri(cfg.model.revision) if bucket else None,

@@ -312,6 +312,7 @@ def resolve_flows(
     server_fetches_weights: bool,
     identity: WorkloadIdentity | None,
     copies_to_bucket: bool,
+    fill_job: bool,
     smoke_test: bool,
     routing: RoutingConfig,
     image_prepull: bool,
@@ -340,11 +341,13 @@ def resolve_flows(
     if server_fetches_weights:
         flows += fetch_flows(SERVER, policy, bucket, "the server downloads or streams the weights (hub or bucket)")
         flows += identity_flows(SERVER, identity)
-    flows += dns_flows(MODEL_CACHE, dns)
-    why = "the download or bucket copy reads the Hub and writes the bucket"
-    flows += fetch_flows(MODEL_CACHE, policy, bucket if copies_to_bucket else None, why)
-    flows += identity_flows(MODEL_CACHE, identity if copies_to_bucket else None)
-    components = [SERVER, MODEL_CACHE]
+    components = [SERVER]
+    if fill_job:  # no Job, no model-cache pod: its policy would select nothing
+        components.append(MODEL_CACHE)
+        flows += dns_flows(MODEL_CACHE, dns)
+        why = "the download or bucket copy reads the Hub and writes the bucket"
+        flows += fetch_flows(MODEL_CACHE, policy, bucket if copies_to_bucket else None, why)
+        flows += identity_flows(MODEL_CACHE, identity if copies_to_bucket else None)
     if smoke_test:
         components.append(SMOKE_TEST)
         flows += dns_flows(SMOKE_TEST, dns)

@@ -251,6 +251,7 @@ def resolve_traffic(
             server_fetches_weights=delivery.mode != "shared_volume",
             identity=delivery.workload_identity,
             copies_to_bucket=delivery.copies_to_bucket,
+            fill_job=delivery.runs_fill_job,
             smoke_test=cfg.smoke_test.enabled,
             routing=cfg.routing,
             keda_queries_thanos=keda_queries_thanos,

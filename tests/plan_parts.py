@@ -67,6 +67,7 @@ def traffic_of(
             server_fetches_weights=server_fetches_weights,
             identity=None,
             copies_to_bucket=False,
+            fill_job=True,  # the base stack's Hub download to a shared volume
             smoke_test=smoke_test,
             routing=RoutingConfig(),
             image_prepull=False,

@@ -85,9 +85,10 @@ def test_the_bucket_copy_job_reaches_the_store_it_fills() -> None:
     assert allowed(stack.policies, stack.download, MINIO, 9000)
 
 
-def test_without_a_copy_the_download_pods_do_not_reach_the_store() -> None:
+def test_without_a_copy_no_download_pod_runs_and_no_model_cache_policy_is_rendered() -> None:
     stack = streaming("http://minio.minio.svc.cluster.local:9000")
-    assert not allowed(stack.policies, stack.download, MINIO, 9000)
+    names = [policy["metadata"]["name"] for policy in stack.policies]
+    assert (stack.downloads, "llama-model-cache" in names) == ([], False)
 
 
 def test_an_interface_endpoint_of_sts_is_closed_by_default() -> None:

@@ -98,6 +98,11 @@ class Stack:
         return self.pod("model-cache", "download", ip="10.1.0.30")
 
     @property
+    def downloads(self) -> list[Pod]:
+        """The download Job's pod, when the stack runs one (per-replica volumes download in the server's pods)."""
+        return [self.download] if self.plan.delivery.runs_fill_job else []
+
+    @property
     def notebook(self) -> Pod:
         return Pod("notebook", self.plan.identity.namespace, {"app": "notebook"}, "10.1.0.40")
 
@@ -139,13 +144,15 @@ FEATURES: dict[str, dict[str, Any]] = {
     "an Ingress": {"exposure": {"ingress": INGRESS}, "security": {"require_api_key": True}},
     "autoscaling": {"autoscaling": {"enabled": True, "min_replica_count": 1, "max_replica_count": 3}},
 }
+# Several replicas on the default class: per-replica volumes, which the server pods fill (no download Job).
+PER_REPLICA = ("several replicas", "autoscaling")
 
 
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("feature", FEATURES, ids=str)
 def test_every_pod_of_every_profile_and_feature_resolves_names_through_the_platforms_dns(profile: str, feature: str) -> None:
     stack = featured(profile, feature)
-    assert all(stack.resolves_names(pod) for pod in (stack.leader, stack.smoke, stack.download))
+    assert all(stack.resolves_names(pod) for pod in (stack.leader, stack.smoke, *stack.downloads))
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -157,19 +164,15 @@ def test_prometheus_and_the_smoke_test_reach_the_api_port_and_grafana_and_the_do
     port = stack.plan.traffic.port
     assert [
         allowed(stack.policies, source, stack.leader, port)
-        for source in (SCRAPER[profile], stack.smoke, GRAFANA, stack.download)
-    ] == [
-        True,
-        True,
-        False,
-        False,
-    ]
+        for source in (SCRAPER[profile], stack.smoke, GRAFANA, *stack.downloads)
+    ] == [True, True, False, *[False for _ in stack.downloads]]
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-@pytest.mark.parametrize("feature", FEATURES, ids=str)
+@pytest.mark.parametrize("feature", [feature for feature in FEATURES if feature not in PER_REPLICA], ids=str)
 def test_the_download_reaches_the_hub_and_nothing_inside_the_cluster(profile: str, feature: str) -> None:
     stack = featured(profile, feature)
+    assert stack.downloads
     assert allowed(stack.policies, stack.download, HUB, 443) and not allowed(stack.policies, stack.download, stack.leader, 8000)
 
 

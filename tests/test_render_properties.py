@@ -12,7 +12,6 @@ import os
 import re
 import types
 import typing
-from collections.abc import Iterator
 from typing import Any
 
 import annotated_types
@@ -24,7 +23,7 @@ from config.errors import ConfigError
 from config.messages import nested_model
 from config.secrets import SECRET_KEYS
 from config.stack import StackConfig
-from config.syntax import check_label, is_dns_subdomain
+from tests import admission
 from tests.factories import merge, raw_config
 from validation import assess
 from validation.keys import validate_config
@@ -125,75 +124,15 @@ def stacks(draw: st.DrawFn) -> dict[str, Any]:
     return raw
 
 
-# --- The API server's rules for what this program renders ----------------------------------------------------
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_SERVICE_NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")  # DNS-1035 label (validation.go IsDNS1035Label)
-_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
-
-
-def _labels(labels: dict[str, str] | None, where: str) -> Iterator[str]:
-    for key, value in (labels or {}).items():
-        try:
-            check_label(key, value)
-        except ValueError as error:
-            yield f"{where}: {error}"
-
-
-def _pod_specs(node: Any) -> Iterator[dict[str, Any]]:
-    if isinstance(node, dict):
-        if isinstance(node.get("containers"), list):
-            yield node
-        for value in node.values():
-            yield from _pod_specs(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _pod_specs(item)
-
-
-def _metadata_and_templates(node: Any) -> Iterator[dict[str, Any]]:
-    if isinstance(node, dict):
-        if isinstance(node.get("metadata"), dict):
-            yield node["metadata"]
-        for key in ("matchLabels", "selector"):
-            if isinstance(node.get(key), dict) and all(isinstance(v, str) for v in node[key].values()):
-                yield {"labels": node[key]}
-        for value in node.values():
-            yield from _metadata_and_templates(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _metadata_and_templates(item)
-
-
-def _container_problems(container: dict[str, Any]) -> Iterator[str]:
-    where = f"container {container.get('name')}"
-    ports = [port["containerPort"] for port in container.get("ports", [])]
-    port_names = [port["name"] for port in container.get("ports", []) if "name" in port]
-    env_names = [entry["name"] for entry in container.get("env", [])]
-    if len(set(ports)) != len(ports) or len(set(port_names)) != len(port_names):
-        yield f"{where}: a port twice: {ports} {port_names}"
-    if len(set(env_names)) != len(env_names):
-        yield f"{where}: an env name twice: {env_names}"
-    yield from (f"{where}: env name {name!r}" for name in env_names if not _ENV_NAME.match(name))
-    if not IMAGE_REFERENCE.check(container.get("image", "")):
-        yield f"{where}: image {container.get('image')!r}"
-
-
+# --- The API server's rules for what this program renders: tests/admission.py, and the image references ---------
 def admission_problems(obj: dict[str, Any]) -> list[str]:
     """What the API server (not the OpenAPI schema) would refuse in `obj`; [] when it admits it."""
-    meta, kind = obj.get("metadata", {}), obj.get("kind")
-    problems = []
-    name = meta.get("name", "")
-    if not is_dns_subdomain(name) or (kind in ("Service", "Namespace") and not (len(name) <= 63 and _SERVICE_NAME.match(name))):
-        problems.append(f"{kind} name {name!r}")
-    if "namespace" in meta and not (len(meta["namespace"]) <= 63 and _DNS_LABEL.match(meta["namespace"])):
-        problems.append(f"{kind} namespace {meta['namespace']!r}")
-    for found in _metadata_and_templates(obj):
-        problems += _labels(found.get("labels"), f"{kind} labels")
-        problems += _labels(dict.fromkeys(found.get("annotations") or {}, ""), f"{kind} annotation keys")
-    for pod in _pod_specs(obj):
-        for container in [*pod.get("initContainers", []), *pod["containers"]]:
-            problems += _container_problems(container)
-    return problems
+    images = [
+        c.get("image", "")
+        for _, pod in admission.pod_specs(obj)
+        for c in [*pod.get("initContainers", []), *pod.get("containers", [])]
+    ]
+    return admission.object_problems(obj) + [f"image {image!r}" for image in images if not IMAGE_REFERENCE.check(image)]
 
 
 def _names_a_key(key: str) -> bool:
@@ -223,7 +162,7 @@ def test_the_admission_check_finds_a_duplicate_env_name() -> None:
         "metadata": {"name": "p"},
         "spec": {"containers": [{"name": "c", "image": "a:1", "env": [{"name": "X"}, {"name": "X"}]}]},
     }
-    assert admission_problems(pod) == ["container c: an env name twice: ['X', 'X']"]
+    assert admission_problems(pod) == ["Pod 'p' pod container c: env 'X' twice"]
 
 
 def test_the_admission_check_finds_a_label_value_with_a_space() -> None:

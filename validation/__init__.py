@@ -22,7 +22,7 @@ from config.stack import StackConfig
 from plan import Plan, resolve
 from plan.names import instance_name
 from preflight.report import PreflightReport
-from validation.delivery import startup_probe_issues
+from validation.delivery import rollout_deadline_issues, startup_probe_issues
 from validation.kubernetes import check_kubernetes
 from validation.lora import module_issues
 from validation.observability import zero_issues
@@ -65,6 +65,10 @@ def _startup_probe(subject: Subject) -> list[ConfigIssue]:
     return startup_probe_issues(subject.report.startup)
 
 
+def _rollout_deadline(subject: Subject) -> list[ConfigIssue]:
+    return rollout_deadline_issues(subject.config, subject.report.startup)
+
+
 def _command_line(subject: Subject) -> list[ConfigIssue]:
     """The plan's finished `vllm serve` command line (plan/server.py; a multi-node worker's included) against the
     release's own flag table, so nothing reaches the server that its parser would refuse."""
@@ -81,7 +85,16 @@ def _lora_modules(subject: Subject) -> list[ConfigIssue]:
     return module_issues(subject.config.lora, subject.report.resolved.architecture)
 
 
-RULES: list[Rule] = [_kubernetes, _vllm, _secrets, _startup_probe, _command_line, _token_budget, _lora_modules]
+RULES: list[Rule] = [
+    _kubernetes,
+    _vllm,
+    _secrets,
+    _startup_probe,
+    _rollout_deadline,
+    _command_line,
+    _token_budget,
+    _lora_modules,
+]
 
 
 def check_stack(cfg: StackConfig, plan: Plan, secrets_present: frozenset[str] | None = None) -> list[ConfigIssue]:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 
 from config.delivery import CacheVolume, DeliveryMode, mode_for, volume_for
-from config.errors import ConfigIssue
+from config.errors import ConfigIssue, show
 from config.stack import StackConfig
+from config.syntax import INT32_MAX
 from plan.cost import replica_bounds
+from plan.delivery import rollout_seconds
 from preflight.delivery import DeliveryBudget
 
 
@@ -226,3 +228,67 @@ def startup_probe_issues(budget: DeliveryBudget | None) -> list[ConfigIssue]:
             "or delivery.mode: object_storage.",
         )
     ]
+
+
+# The Deployment's progressDeadlineSeconds is the first start plus the pod's start (plan/delivery.py rollout_seconds);
+# the API types declare it an int32 (k8s.io/api apps/v1 DeploymentSpec), so a larger first start is refused by the API
+# server, not by the preflight.
+def rollout_deadline_issues(cfg: StackConfig, budget: DeliveryBudget | None) -> list[ConfigIssue]:
+    """A first start too long for progressDeadlineSeconds, naming the key behind its largest term."""
+    if budget is None or cfg.target != "kubernetes":
+        return []
+    deadline = rollout_seconds(budget)
+    if deadline <= INT32_MAX:
+        return []
+    key, fix = _largest_start_term(cfg, budget)
+    value = _value_of(cfg, key)
+    return [
+        _issue(
+            key,
+            f"is {show(value) if value is not None else 'unset'}: the first start's largest term, which with the pod's "
+            f"start makes the Deployment's progressDeadlineSeconds {show(deadline)} s, more than that int32 field holds "
+            f"({INT32_MAX}); the API server would refuse the workload.",
+            fix,
+        )
+    ]
+
+
+def _largest_start_term(cfg: StackConfig, budget: DeliveryBudget) -> tuple[str, str]:
+    """The key whose term weighs most in the first start, and how to shrink it."""
+    probe, factor = budget.probe, budget.probe.safety_factor
+    candidates: list[tuple[float, str, str]] = [
+        (budget.image_pull_seconds, "server.image_pull_seconds", "set server.image_pull_seconds to the seconds a pull takes"),
+        (
+            budget.download_seconds * factor,
+            "cache.download_throughput_gib_per_s",
+            "set cache.download_throughput_gib_per_s to the rate a download reaches",
+        ),
+    ]
+    if cfg.server.image_pull_seconds is None:
+        candidates[0] = (candidates[0][0], "server.registry_throughput_mib_per_s", "raise server.registry_throughput_mib_per_s")
+    if probe.overridden:
+        candidates.append((probe.total_seconds, "probes.startup_seconds", "lower probes.startup_seconds, or remove it"))
+    else:
+        engine_key = "probes.engine_start_seconds"
+        if cfg.probes.engine_start_seconds is None and cfg.probes.per_gpu_start_seconds is not None:
+            engine_key = "probes.per_gpu_start_seconds"
+        candidates += [
+            (
+                probe.load_seconds * factor,
+                "probes.load_throughput_gib_per_s",
+                "set probes.load_throughput_gib_per_s to the rate measured",
+            ),
+            (probe.engine_start_seconds * factor, engine_key, f"lower {engine_key}, or remove it (fitted)"),
+            (
+                probe.cuda_graph_seconds * factor,
+                "probes.cuda_graph_capture_seconds",
+                "lower probes.cuda_graph_capture_seconds, or remove it (fitted)",
+            ),
+        ]
+    _, key, fix = max(candidates, key=lambda candidate: candidate[0])
+    return key, f"{fix}, so that progressDeadlineSeconds stays at most {INT32_MAX}."
+
+
+def _value_of(cfg: StackConfig, key: str) -> object:
+    group, _, name = key.partition(".")
+    return getattr(getattr(cfg, group), name)

@@ -73,10 +73,9 @@ def cache_objects(plan: Plan) -> list[dict[str, Any]]:
     objects: list[dict[str, Any]] = []
     if delivery.storage_class is not None:  # before any claim of its class
         objects.append(cache.render_storage_class(delivery.storage_class, meta))
-    fetches = delivery.needs_download or delivery.copies_to_bucket
-    if fetches and token_secret:
+    if token_secret:  # set by the plan exactly when a pod of the stack mounts it
         objects.append(render_secret(token_secret, ns, meta, HF_TOKEN_KEY, SECRET_PLACEHOLDER))
-    if fetches and delivery.mode != "per_replica_volume":  # per-replica pods download into their own claims
+    if delivery.runs_fill_job:  # per-replica pods download into their own claims
         account = fill_job_account(plan)
         if account == identity.names.download_service_account:
             objects.append(download_service_account(identity))
