@@ -32,10 +32,10 @@ class DnsService:
 
 
 # The pod annotation each node autoscaler honours before removing a node a pod runs on; each removal of a
-# serving pod costs a full reload (30-90 min for the large models). Karpenter: drift, expiry and consolidation
-# skip the node (karpenter.sh docs, Disruption, "Pod-Level Controls"). Cluster Autoscaler (GKE's and AKS's
-# autoscaler) does not scale down a node running such a pod (kubernetes/autoscaler cluster-autoscaler/FAQ.md,
-# "What types of pods can prevent CA from removing a node?"). docs/sources.md §S8.
+# serving pod costs a full reload (30-90 min for the large models). Karpenter: drift and consolidation skip the
+# node, expiry and interruption do not (karpenter.sh docs, Disruption, "Pod-Level Controls"). Cluster Autoscaler
+# (GKE's and AKS's autoscaler) does not scale down a node running such a pod (kubernetes/autoscaler
+# cluster-autoscaler/FAQ.md, "What types of pods can prevent CA from removing a node?"). docs/sources.md §S8.
 DO_NOT_EVICT: dict[NodeAutoscaler, dict[str, str]] = {
     "karpenter": {"karpenter.sh/do-not-disrupt": "true"},
     "cluster-autoscaler": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},

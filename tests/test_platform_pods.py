@@ -1,6 +1,6 @@
 """What a profile and scheduling add to the pods: scheduling.tolerations on the server, download and copy
-pods; on eks-karpenter karpenter.sh/do-not-disrupt (drift, expiry and consolidation would each cost a full
-reload; catalog/profiles.py)."""
+pods; on eks-karpenter karpenter.sh/do-not-disrupt (drift and consolidation would each cost a full reload;
+catalog/profiles.py)."""
 
 from __future__ import annotations
 
