@@ -66,7 +66,8 @@ def _startup_probe(subject: Subject) -> list[ConfigIssue]:
 
 
 def _rollout_deadline(subject: Subject) -> list[ConfigIssue]:
-    return rollout_deadline_issues(subject.config, subject.report.startup)
+    delivery = subject.plan.delivery
+    return rollout_deadline_issues(subject.config, delivery.budget, delivery.rollout_seconds)
 
 
 def _command_line(subject: Subject) -> list[ConfigIssue]:

@@ -9,7 +9,6 @@ from config.errors import ConfigIssue, show
 from config.stack import StackConfig
 from config.syntax import INT32_MAX
 from plan.cost import replica_bounds
-from plan.delivery import rollout_seconds
 from preflight.delivery import DeliveryBudget
 
 
@@ -233,12 +232,10 @@ def startup_probe_issues(budget: DeliveryBudget | None) -> list[ConfigIssue]:
 # The Deployment's progressDeadlineSeconds is the first start plus the pod's start (plan/delivery.py rollout_seconds);
 # the API types declare it an int32 (k8s.io/api apps/v1 DeploymentSpec), so a larger first start is refused by the API
 # server, not by the preflight.
-def rollout_deadline_issues(cfg: StackConfig, budget: DeliveryBudget | None) -> list[ConfigIssue]:
-    """A first start too long for progressDeadlineSeconds, naming the key behind its largest term."""
-    if budget is None or cfg.target != "kubernetes":
-        return []
-    deadline = rollout_seconds(budget)
-    if deadline <= INT32_MAX:
+def rollout_deadline_issues(cfg: StackConfig, budget: DeliveryBudget, deadline: int) -> list[ConfigIssue]:
+    """A first start too long for progressDeadlineSeconds, naming the key behind its largest term. `deadline`:
+    the plan's DeliveryPlan.rollout_seconds."""
+    if cfg.target != "kubernetes" or deadline <= INT32_MAX:
         return []
     key, fix = _largest_start_term(cfg, budget)
     value = _value_of(cfg, key)
