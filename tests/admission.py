@@ -182,24 +182,32 @@ def _metadata(node: Any) -> Iterator[dict[str, Any]]:
             yield from _metadata(item)
 
 
-def _numbers(node: Any, path: str = "") -> Iterator[tuple[str, str, Any]]:
-    """(field name, path, value) of every number, excluding the free-form maps (labels, annotations, data)."""
+FREE_FORM = ("labels", "annotations", "data", "stringData", "matchLabels", "selector")  # maps of the user's own keys
+
+
+def _fields(node: Any, path: str) -> Iterator[tuple[str, str, Any]]:
+    """(field name, path, value) of every field of every object below `node`, outside the free-form maps."""
     if isinstance(node, dict):
         for key, value in node.items():
-            if key in ("labels", "annotations", "data", "stringData", "matchLabels", "selector"):
-                continue
-            if isinstance(value, int | float) and not isinstance(value, bool):
+            if key not in FREE_FORM:
                 yield key, f"{path}.{key}", value
-            else:
-                yield from _numbers(value, f"{path}.{key}")
+                yield from _fields(value, f"{path}.{key}")
     elif isinstance(node, list):
         for index, item in enumerate(node):
-            yield from _numbers(item, f"{path}[{index}]")
+            yield from _fields(item, f"{path}[{index}]")
+
+
+def _numbers(spec: Any) -> Iterator[tuple[str, str, Any]]:
+    return (
+        (key, path, value)
+        for key, path, value in _fields(spec, "spec")
+        if isinstance(value, int | float) and not isinstance(value, bool)
+    )
 
 
 def number_problems(obj: dict[str, Any]) -> list[str]:
     problems = []
-    for key, path, value in _numbers(obj.get("spec", {}), "spec"):
+    for key, path, value in _numbers(obj.get("spec", {})):
         if key in INT32_FIELDS and not (INT32_FIELDS[key] <= value <= INT32_MAX and float(value).is_integer()):
             problems.append(f"{_where(obj)} {path}: {value} is not an int32 of at least {INT32_FIELDS[key]}")
         elif key in INT64_FIELDS and not (INT64_FIELDS[key] <= value < 2**63 and float(value).is_integer()):
@@ -227,23 +235,17 @@ def quantity_problem(text: Any) -> str | None:
     return None
 
 
-def _quantities(node: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+def _quantities(spec: Any) -> Iterator[tuple[str, Any]]:
     """(path, value) of every resource request and limit, emptyDir sizeLimit and claim storage."""
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key in ("requests", "limits") and isinstance(value, dict):
-                yield from ((f"{path}.{key}.{name}", amount) for name, amount in value.items())
-            elif key == "sizeLimit":
-                yield f"{path}.{key}", value
-            else:
-                yield from _quantities(value, f"{path}.{key}")
-    elif isinstance(node, list):
-        for index, item in enumerate(node):
-            yield from _quantities(item, f"{path}[{index}]")
+    for key, path, value in _fields(spec, "spec"):
+        if key in ("requests", "limits") and isinstance(value, dict):
+            yield from ((f"{path}.{name}", amount) for name, amount in value.items())
+        elif key == "sizeLimit":
+            yield path, value
 
 
 def quantity_problems(obj: dict[str, Any]) -> list[str]:
-    found = ((path, quantity_problem(value)) for path, value in _quantities(obj.get("spec", {}), "spec"))
+    found = ((path, quantity_problem(value)) for path, value in _quantities(obj.get("spec", {})))
     return [f"{_where(obj)} {path}: {problem}" for path, problem in found if problem]
 
 

@@ -207,6 +207,22 @@ def test_the_check_finds_a_probe_timeout_beyond_int32() -> None:
     ]
 
 
+def test_the_check_finds_a_memory_limit_with_both_an_exponent_and_a_suffix_is_no_quantity() -> None:
+    container = {"name": "c", "image": "a:1", "resources": {"limits": {"memory": "9e300Gi"}}}
+    pod = {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [container]}}
+    assert admission.quantity_problems(pod) == [
+        "Pod 'p' spec.containers[0].resources.limits.memory: '9e300Gi' is not a quantity"
+    ]
+
+
+def test_the_check_finds_an_empty_dir_size_beyond_two_to_the_sixty_three_bytes() -> None:
+    volume = {"name": "tmp", "emptyDir": {"sizeLimit": "8589934592Gi"}}
+    pod = {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"volumes": [volume]}}
+    assert admission.quantity_problems(pod) == [
+        "Pod 'p' spec.volumes[0].emptyDir.sizeLimit: '8589934592Gi' is more than a quantity holds (2^63-1)"
+    ]
+
+
 @pytest.mark.parametrize("name", ["a" * 64, "Llama", "9-starts-with-a-digit"])
 def test_the_check_refuses_a_service_name_the_api_server_refuses(name: str) -> None:
     assert admission.name_problem("Service", name) is not None
