@@ -21,9 +21,10 @@ from config.errors import ConfigError
 from config.secrets import SECRET_KEYS
 from config.stack import StackConfig
 from tests import admission
-from tests.factories import merge, raw_config
+from tests.factories import REPO, merge, raw_config
 from tests.program import SECRET_VALUES, run_main
 from validation import Outcome, assess
+from validation.delivery import PULUMI_TIMEOUT_MAX_SECONDS
 from validation.keys import validate_config
 
 settings.register_profile(
@@ -304,6 +305,21 @@ def test_a_first_start_beyond_progress_deadline_seconds_is_refused_at_the_key_th
     error, registered = refusal(changes)
     assert (f"vllm-serving:{key}: is " in error, "progressDeadlineSeconds" in error, "Fix:" in error) == (True, True, True)
     assert (len(error) < 2000, registered) == (True, 0)  # the 300-digit figures are cut
+
+
+def test_a_rollout_longer_than_a_pulumi_timeout_holds_is_refused_at_the_replica_count() -> None:
+    # 10^7 s a start fits progressDeadlineSeconds; a thousand of them one after another pass Go's 2^63-1 ns.
+    error, registered = refusal({"replicas": 1000, "probes": {"startup_seconds": 10_000_000}})
+    assert ("vllm-serving:replicas: is 1000" in error, "Pulumi timeout" in error, "probes.startup_seconds" in error) == (
+        True,
+        True,
+        True,
+    )
+    assert registered == 0
+
+
+def test_the_kubernetes_page_states_the_pulumi_timeout_bound_the_validation_holds() -> None:
+    assert f"{PULUMI_TIMEOUT_MAX_SECONDS:,} s" in (REPO / "docs" / "kubernetes.md").read_text()
 
 
 def test_a_gateway_request_timeout_beyond_the_route_duration_is_refused_at_its_key() -> None:

@@ -67,7 +67,7 @@ def _startup_probe(subject: Subject) -> list[ConfigIssue]:
 
 def _rollout_deadline(subject: Subject) -> list[ConfigIssue]:
     delivery = subject.plan.delivery
-    return rollout_deadline_issues(subject.config, delivery.budget, delivery.rollout_seconds)
+    return rollout_deadline_issues(subject.config, delivery.budget, delivery.rollout_seconds, delivery.pulumi_timeout_seconds)
 
 
 def _command_line(subject: Subject) -> list[ConfigIssue]:

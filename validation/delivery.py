@@ -232,20 +232,44 @@ def startup_probe_issues(budget: DeliveryBudget | None) -> list[ConfigIssue]:
 # The Deployment's progressDeadlineSeconds is the first start plus the pod's start (plan/delivery.py rollout_seconds);
 # the API types declare it an int32 (k8s.io/api apps/v1 DeploymentSpec), so a larger first start is refused by the API
 # server, not by the preflight.
-def rollout_deadline_issues(cfg: StackConfig, budget: DeliveryBudget, deadline: int) -> list[ConfigIssue]:
-    """A first start too long for progressDeadlineSeconds, naming the key behind its largest term. `deadline`:
-    the plan's DeliveryPlan.rollout_seconds."""
-    if cfg.target != "kubernetes" or deadline <= INT32_MAX:
+def rollout_deadline_issues(cfg: StackConfig, budget: DeliveryBudget, deadline: int, wait: int) -> list[ConfigIssue]:
+    """A first start too long for progressDeadlineSeconds, naming the key behind its largest term, or a whole
+    rollout too long for Pulumi's timeout. `deadline`, `wait`: the plan's DeliveryPlan.rollout_seconds and
+    pulumi_timeout_seconds."""
+    if cfg.target != "kubernetes":
         return []
-    key, fix = _largest_start_term(cfg, budget)
-    value = _value_of(cfg, key)
+    if deadline > INT32_MAX:
+        key, fix = _largest_start_term(cfg, budget)
+        value = _value_of(cfg, key)
+        return [
+            _issue(
+                key,
+                f"is {show(value) if value is not None else 'unset'}: the first start's largest term, which with the "
+                f"pod's start makes the Deployment's progressDeadlineSeconds {show(deadline)} s, more than that int32 "
+                f"field holds ({INT32_MAX}); the API server would refuse the workload.",
+                f"{fix}, so that progressDeadlineSeconds stays at most {INT32_MAX}.",
+            )
+        ]
+    return _pulumi_wait_issues(cfg, budget, wait)
+
+
+# Pulumi waits for the whole rollout (components/vllm_server.py), its timeout written in whole minutes. The engine reads
+# a custom timeout with Go's time.ParseDuration (pulumi/pulumi pkg/resource/deploy/source_eval.go
+# @00cc158c0bad3e045c330061699e2b5cbda7680e generateTimeoutInSeconds), whose int64 of nanoseconds ends at 2^63-1.
+PULUMI_TIMEOUT_MAX_SECONDS = (2**63 - 1) // (60 * 10**9) * 60
+
+
+def _pulumi_wait_issues(cfg: StackConfig, budget: DeliveryBudget, wait: int) -> list[ConfigIssue]:
+    if wait <= PULUMI_TIMEOUT_MAX_SECONDS:
+        return []
+    key = "autoscaling.max_replica_count" if cfg.autoscaling.enabled else "replicas"
+    value = cfg.autoscaling.max_replica_count if cfg.autoscaling.enabled else cfg.replicas
     return [
         _issue(
             key,
-            f"is {show(value) if value is not None else 'unset'}: the first start's largest term, which with the pod's "
-            f"start makes the Deployment's progressDeadlineSeconds {show(deadline)} s, more than that int32 field holds "
-            f"({INT32_MAX}); the API server would refuse the workload.",
-            fix,
+            f"is {show(value)}: Pulumi waits for every replica's first start one after another, {show(wait)} s, more "
+            f"than a Pulumi timeout holds ({PULUMI_TIMEOUT_MAX_SECONDS} s); pulumi up would refuse the workload.",
+            f"lower {key}, or shorten the first start ({_largest_start_term(cfg, budget)[0]}).",
         )
     ]
 
@@ -283,7 +307,7 @@ def _largest_start_term(cfg: StackConfig, budget: DeliveryBudget) -> tuple[str, 
             ),
         ]
     _, key, fix = max(candidates, key=lambda candidate: candidate[0])
-    return key, f"{fix}, so that progressDeadlineSeconds stays at most {INT32_MAX}."
+    return key, fix
 
 
 def _value_of(cfg: StackConfig, key: str) -> object:
