@@ -67,7 +67,6 @@ class ServerPlan:
     home_size_gib: float
     tmp_size_gib: float
     pre_stop_sleep_seconds: int
-    drain_seconds: int  # vLLM's --shutdown-timeout where the release has it (plan/vllm_args.py drain_seconds)
     termination_grace_period_seconds: int
     # The count at creation: KEDA's minimum when it owns the count (without it Kubernetes starts 1, and the smoke
     # test runs on one replica), else `replicas`.
@@ -140,7 +139,6 @@ def resolve_server(
         home_size_gib=cfg.server.home_size_gib,
         tmp_size_gib=cfg.server.tmp_size_gib,
         pre_stop_sleep_seconds=cfg.server.pre_stop_sleep_seconds,
-        drain_seconds=drain,
         termination_grace_period_seconds=cfg.server.termination_grace_period_seconds,
         replicas=replicas,
         autoscaled=cfg.autoscaling.enabled,
