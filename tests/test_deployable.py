@@ -318,6 +318,16 @@ def test_a_rollout_longer_than_a_pulumi_timeout_holds_is_refused_at_the_replica_
     assert registered == 0
 
 
+def test_an_autoscaled_rollout_longer_than_a_pulumi_timeout_holds_is_refused_at_the_autoscaler_maximum() -> None:
+    autoscaling = {"enabled": True, "min_replica_count": 1, "max_replica_count": 1000}
+    error, registered = refusal({"autoscaling": autoscaling, "probes": {"startup_seconds": 10_000_000}})
+    assert ("vllm-serving:autoscaling.max_replica_count: is 1000" in error, "Pulumi timeout" in error, registered) == (
+        True,
+        True,
+        0,
+    )
+
+
 def test_the_kubernetes_page_states_the_pulumi_timeout_bound_the_validation_holds() -> None:
     assert f"{PULUMI_TIMEOUT_MAX_SECONDS:,} s" in (REPO / "docs" / "kubernetes.md").read_text()
 
