@@ -29,7 +29,10 @@ What the phases follow, from what vLLM does (the log lines are quoted per row in
   `initialize_kv_cache`, :257 `_dummy_sampler_run`) does not follow the KV cache's size (20.6 GiB: 7.96 s, 66.5 GiB:
   7.08 s on the same H100) nor, on the H100, the model's size (gemma-2-27b 7.96 s, gemma-2-2b 7.08 s at 8192
   tokens; a term in parameters per rank x max_num_batched_tokens fits at 0 there, docs/calibration.md): a constant
-  per engine generation, plus a part per GPU beyond the first (each rank sets its peers' communication buffers up
+  from 0.11 on. Before 0.11 it grows with the layers on every GPU of the fit (H100 NVL 2.97 s at 24 layers, 5.62 s at
+  48; most of it is the first forward through the freshly compiled pieces, between Inductor's `Compiling a graph`
+  and `torch.compile takes X s in total`, 8.7 s of R3's 10.73 s), so those releases take a part per layer instead.
+  Then a part per GPU beyond the first (each rank sets its peers' communication buffers up
   in the profile run, and the engine waits for the slowest: 10.5 s at TP 2, 10.8 and 11.9 s at TP 4, 15.4 s at TP 8
   against ~8 s on one GPU; a single step for any pod of several GPUs over-predicted the held-out TP 2 starts N3 and
   R24 by 41 % and 53 %).
@@ -55,12 +58,12 @@ What the phases follow, from what vLLM does (the log lines are quoted per row in
   the host CPU (Dynamo and Inductor): the same models compiled alike on the H100 NVL and the L40S of one host
   (Llama-3.2-3B 21.47 s and 21.17 s, Yi-9B 33.65 s and 33.60 s, rows R4/R64 and R11/R70), so it has no GPU factor.
   What a release does differs by era, so the releases before 0.11 get a factor per phase where their rows allow one:
-  0.10.x (its compile 1.7 times 0.19.0's for the same layers; KV-cache initialisation on the H100 NVL about half) and the
+  0.10.x (its compile 1.7 times 0.19.0's for the same layers) and the
   releases before 0.10 (0.9.2 captured the same 67 graphs on the same A100 in 24.19 s that 0.10.0 captured in 2.9 s,
   R28 and R58). Each era factor holds that era's release and hosts together (one host per era until round 7's T1, an 8x H100
-  0.9.2 start, gave the releases before 0.10 a second), and the A100's
-  KV-cache factor rests on 0.9.2 starts and T2, an RTX A5000 (Ampere) with 0.21.0 (no later A100 start logs that phase
-  on a miss). A GPU with no start-up in the
+  0.9.2 start, gave the releases before 0.10 a second). The A100 has no KV-cache factor: its KV-cache rows are 0.9.2
+  starts, which the era's factor holds, and T2, an RTX A5000 (Ampere) with 0.21.0, faster than the H100 constant.
+  A GPU with no start-up in the
   fit (H200, B200, L4, A10G, ...) keeps the H100 figures.
 A model whose layers are not stated gets the mean layers of the rows fitted. Mixture-of-experts rows take no part
 in the compile fit and the dense graph fit; their graphs get a coefficient of their own, about four times the dense
@@ -149,6 +152,7 @@ class FittedPhases:
     graph_seconds_v1_moe: float  # a mixture-of-experts model's
     kv_cache_init_v0: float
     kv_cache_init_v1: float
+    kv_cache_init_per_layer: float  # V1 releases before 0.11: per layer (per pipeline stage), in place of the constant
     kv_cache_init_per_extra_gpu: float  # added for each GPU of the pod beyond the first
     kv_cache_init_multimodal: float  # the encoder's profile run
     api_ready: float
@@ -159,10 +163,9 @@ class FittedPhases:
     compile_0_10: float
     cuda_graphs_pre_0_10: float
     cuda_graphs_0_10: float
-    kv_cache_init_0_10: float
+    kv_cache_init_pre_0_10: float
     cuda_graphs_a100: float
     cuda_graphs_l40s: float
-    kv_cache_init_a100: float
     kv_cache_init_l40s: float
 
     def factor(self, phase: str, family: str | None, era: str | None) -> float:
@@ -188,7 +191,7 @@ class FittedPhases:
         stage_layers = self.unknown_layers if layers is None else layers
         per_graph = (self.graph_seconds_v1_moe if moe else self.graph_seconds_v1) if v1 else self.graph_seconds_v0
         process = self.process_start + self.process_start_multi_gpu * multi + self.process_start_multimodal * mm
-        kv_cache = (self.kv_cache_init_v1 if v1 else self.kv_cache_init_v0) + self.kv_cache_init_per_extra_gpu * (gpus - 1)
+        kv_cache = self._kv_cache_base(v1, era, stage_layers) + self.kv_cache_init_per_extra_gpu * (gpus - 1)
         api_ready = self.api_ready + self.api_ready_multi_gpu * multi + self.api_ready_multimodal * mm
         return {
             "process_start": round(process + self.process_start_per_extra_gpu * (gpus - 1), 2),
@@ -203,6 +206,13 @@ class FittedPhases:
             ),
             "api_ready": round(api_ready, 2),
         }
+
+    def _kv_cache_base(self, v1: bool, era: str | None, stage_layers: float) -> float:
+        """One GPU's KV-cache initialisation before the per-GPU and multimodal parts: V0's constant, V1's from 0.11
+        on, or per layer for a V1 release before 0.11."""
+        if not v1:
+            return self.kv_cache_init_v0
+        return self.kv_cache_init_v1 if era is None else self.kv_cache_init_per_layer * stage_layers
 
     def compile_hit(self, compile_miss: float) -> float:
         """The compile of a start that finds its compile cache, from the miss's seconds (`compile` of `seconds`)."""
@@ -222,9 +232,10 @@ FITTED = FittedPhases(
     graph_seconds_v1=0.001105,
     graph_seconds_v1_moe=0.004665,
     kv_cache_init_v0=4.97,
-    kv_cache_init_v1=8.1,
-    kv_cache_init_per_extra_gpu=1.01,
-    kv_cache_init_multimodal=1.36,
+    kv_cache_init_v1=7.87,
+    kv_cache_init_per_layer=0.1186,
+    kv_cache_init_per_extra_gpu=1.05,
+    kv_cache_init_multimodal=1.56,
     api_ready=2.22,
     api_ready_multi_gpu=2.89,
     api_ready_multimodal=7.56,
@@ -232,11 +243,10 @@ FITTED = FittedPhases(
     compile_0_10=1.6,
     cuda_graphs_pre_0_10=7.981,
     cuda_graphs_0_10=0.95,
-    kv_cache_init_0_10=0.49,
+    kv_cache_init_pre_0_10=2.976,
     cuda_graphs_a100=1.123,
     cuda_graphs_l40s=1.203,
-    kv_cache_init_a100=1.381,
-    kv_cache_init_l40s=2.782,
+    kv_cache_init_l40s=2.565,
 )
 # What the startup probe allows over a fitted fixed term: the largest ratio of a public start-up's logged fixed phases
 # to the fit's prediction (1.99, R62: Qwen3-235B-A22B at TP 8, whose compile took 111 s; 2.10 before the KV-cache

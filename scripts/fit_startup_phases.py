@@ -218,6 +218,13 @@ def _step_fit(rows: list[Row], phase: str, engine: str | None = None) -> list[fl
     return _non_negative([_steps(r) for r in fitted], [float(r[phase]) for r in fitted])
 
 
+def _kv_cache_terms(row: Row) -> list[float]:
+    """A V1 row's KV-cache initialisation terms: the constant from 0.11 on, the part per layer before 0.11, the part
+    per GPU beyond the first, the multimodal step."""
+    old = era(row) is not None
+    return [float(not old), float(layers(row) or 0) * old, float(gpus(row) - 1), float(multimodal(row))]
+
+
 def _base_fit(rows: list[Row]) -> FittedPhases:
     """The H100 figures of releases from 0.11 on, every factor 1."""
     compiled = [r for r in _fitted(rows, "compile", "V1", dense=True) if layers(r)]
@@ -229,9 +236,8 @@ def _base_fit(rows: list[Row]) -> FittedPhases:
         [[*_steps(r), float(gpus(r) - 1)] for r in started], [float(r["process_start"]) for r in started]
     )
     initialised = _fitted(rows, "kv_cache_init", "V1")
-    kv_v1, kv_per_extra_gpu, kv_multimodal = _non_negative(
-        [[1.0, float(gpus(r) - 1), float(multimodal(r))] for r in initialised],
-        [float(r["kv_cache_init"]) for r in initialised],
+    kv_v1, kv_per_layer, kv_per_extra_gpu, kv_multimodal = _non_negative(
+        [_kv_cache_terms(r) for r in initialised], [float(r["kv_cache_init"]) for r in initialised]
     )
     api_base, api_multi_gpu, api_multimodal = _step_fit(rows, "api_ready")
     return FittedPhases(
@@ -248,6 +254,7 @@ def _base_fit(rows: list[Row]) -> FittedPhases:
         graph_seconds_v1_moe=_graph_seconds(rows, "V1", moe=True),
         kv_cache_init_v0=_mean(rows, "kv_cache_init", "V0"),
         kv_cache_init_v1=round(kv_v1, 2),
+        kv_cache_init_per_layer=round(kv_per_layer, 4),
         kv_cache_init_per_extra_gpu=round(kv_per_extra_gpu, 2),
         kv_cache_init_multimodal=round(kv_multimodal, 2),
         api_ready=round(api_base, 2),
@@ -261,13 +268,12 @@ def _base_fit(rows: list[Row]) -> FittedPhases:
 FACTORS: dict[str, tuple[str, Callable[[Row], bool]]] = {
     "compile_0_10": ("compile", lambda r: era(r) == "0.10"),
     "cuda_graphs_0_10": ("cuda_graphs", lambda r: era(r) == "0.10" and family(r) not in FACTOR_FAMILIES),
-    "kv_cache_init_0_10": ("kv_cache_init", lambda r: era(r) == "0.10" and family(r) not in FACTOR_FAMILIES),
     "cuda_graphs_a100": ("cuda_graphs", lambda r: family(r) == "A100" and era(r) != "pre-0.10"),
     "cuda_graphs_l40s": ("cuda_graphs", lambda r: family(r) == "L40S" and era(r) != "pre-0.10"),
-    "kv_cache_init_a100": ("kv_cache_init", lambda r: family(r) == "A100"),  # 0.9.2 rows: no pre-0.10 KV factor
     "kv_cache_init_l40s": ("kv_cache_init", lambda r: family(r) == "L40S"),
     "compile_pre_0_10": ("compile", lambda r: era(r) == "pre-0.10"),
     "cuda_graphs_pre_0_10": ("cuda_graphs", lambda r: era(r) == "pre-0.10"),
+    "kv_cache_init_pre_0_10": ("kv_cache_init", lambda r: era(r) == "pre-0.10"),
 }
 
 

@@ -512,9 +512,8 @@ def test_an_l40s_initialises_its_kv_cache_at_the_l40s_factor() -> None:
     assert _one_gpu("L40S")["kv_cache_init"] == pytest.approx(expected, abs=0.05) and FITTED.kv_cache_init_l40s > 1
 
 
-def test_an_a100_initialises_its_kv_cache_at_the_a100_factor() -> None:
-    expected = _one_gpu()["kv_cache_init"] * FITTED.kv_cache_init_a100
-    assert _one_gpu("A100")["kv_cache_init"] == pytest.approx(expected, abs=0.05)
+def test_an_a100_on_a_release_from_0_11_on_initialises_its_kv_cache_at_the_h100_figure() -> None:
+    assert _one_gpu("A100")["kv_cache_init"] == _one_gpu()["kv_cache_init"]
 
 
 def test_the_gpu_family_leaves_the_compile_and_the_host_phases_alone() -> None:
@@ -531,9 +530,22 @@ def test_a_0_10_release_captures_its_graphs_at_its_era_factor() -> None:
     assert _one_gpu(era="0.10")["cuda_graphs"] == pytest.approx(expected, abs=0.05)
 
 
-def test_a_0_10_release_initialises_its_kv_cache_at_its_era_factor() -> None:
-    expected = _one_gpu()["kv_cache_init"] * FITTED.kv_cache_init_0_10
-    assert _one_gpu(era="0.10")["kv_cache_init"] == pytest.approx(expected, abs=0.05)
+def test_a_0_10_release_initialises_its_kv_cache_per_layer() -> None:
+    assert _one_gpu(era="0.10")["kv_cache_init"] == pytest.approx(FITTED.kv_cache_init_per_layer * 32, abs=0.01)
+
+
+def test_a_0_10_release_initialises_the_kv_cache_of_twice_the_layers_in_twice_the_time() -> None:
+    seconds = [FITTED.seconds("V1", layers, 102, era="0.10")["kv_cache_init"] for layers in (24, 48)]
+    assert seconds[1] == pytest.approx(2 * seconds[0], abs=0.01)
+
+
+def test_a_release_from_0_11_on_initialises_its_kv_cache_in_the_same_time_whatever_its_layers() -> None:
+    assert FITTED.seconds("V1", 24, 102)["kv_cache_init"] == FITTED.seconds("V1", 48, 102)["kv_cache_init"]
+
+
+def test_a_release_before_0_10_initialises_its_kv_cache_at_its_era_factor_over_the_part_per_layer() -> None:
+    expected = _one_gpu(era="0.10")["kv_cache_init"] * FITTED.kv_cache_init_pre_0_10
+    assert _one_gpu(era="pre-0.10")["kv_cache_init"] == pytest.approx(expected, abs=0.05)
 
 
 def test_a_release_before_0_10_compiles_at_its_era_factor() -> None:
