@@ -117,8 +117,8 @@ GKE_UPGRADE = UpgradeDrain(
     grace_cap_seconds=3600,
     one_timeout=False,
     on_timeout="drains the node anyway after 3600 s, so the next replica goes down while the one before it still loads",
-    fix="upgrade the GPU node pool in a maintenance window that can take two replicas down, or shorten the new "
-    "replica's start (the report's New replica row)",
+    fix="upgrade the GPU node pool in a maintenance window that can take two replicas down, or shorten a replica's "
+    "start on a new node (its image pull and the startup terms the report lists)",
 )
 # AKS node image and Kubernetes upgrades: one drain timeout per node (upgradeSettings.drainTimeoutInMinutes, 30 min
 # unless set) covers the evictions the PodDisruptionBudgets allow and the pods' graceful termination; when it

@@ -26,7 +26,7 @@ from plan.security import PodSecurityLevel, pod_security_level
 from plan.server import ServerPlan, resolve_server
 from plan.sizing import resolve_sizing
 from plan.traffic import TrafficPlan, launch_of, resolve_traffic
-from plan.upgrades import budget_hold_seconds, upgrade_warnings
+from plan.upgrades import budget_hold, upgrade_warnings
 from plan.vllm_args import drain_seconds
 from plan.zero import ZeroPlan, resolve_zero
 from preflight.report import PreflightReport
@@ -70,7 +70,7 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
     # and what the provider's managed node upgrades do to the serving pods' drain.
     upgrades = upgrade_warnings(
         cfg.cluster.upgrade_drain if cfg.target == "kubernetes" else None,
-        budget_hold_seconds(delivery.budget, placement.several_replicas),
+        budget_hold(delivery.budget, placement.several_replicas),
         cfg.server.termination_grace_period_seconds,
     )
     verdict = replace(sizing.verdict, warnings=sizing.verdict.warnings + delivery.warnings + upgrades)

@@ -5,16 +5,35 @@ the upgrade fail (catalog/profiles.py UpgradeDrain; docs/cluster.md "Managed nod
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from catalog.profiles import UpgradeDrain
 from preflight.delivery import DeliveryBudget
 
 
-def budget_hold_seconds(budget: DeliveryBudget, several_replicas: bool) -> int:
-    """How long the PodDisruptionBudget (maxUnavailable 1: components/render/scheduling.py render_pdb_spec) refuses
-    an upgrade's next eviction: until the replica evicted before it is Ready again, on a new node that pulls the
-    image first (the report's New replica time). One replica: not at all, its eviction is allowed at once."""
-    return budget.new_node_seconds if several_replicas else 0
+@dataclass(frozen=True)
+class BudgetHold:
+    """How long the PodDisruptionBudget refuses an upgrade's next eviction, and the arithmetic behind it."""
+
+    seconds: int
+    how: str
+
+
+NO_HOLD = BudgetHold(0, "one replica: its eviction is allowed at once")
+
+
+def budget_hold(budget: DeliveryBudget, several_replicas: bool) -> BudgetHold:
+    """The PodDisruptionBudget (maxUnavailable 1: components/render/scheduling.py render_pdb_spec) refuses an
+    upgrade's next eviction until the replica evicted before it is Ready again, on a new node that pulls the image
+    first. A replica's own claim follows it with the weights and the compile cache (its restart); a node-local one
+    stays on the old node, so the replica downloads and compiles again (the report's fresh-node time). One replica:
+    no hold, its eviction is allowed at once and the server is down until it is Ready again."""
+    if not several_replicas:
+        return NO_HOLD
+    if budget.node_local:
+        return BudgetHold(budget.new_node_seconds, "the report's New replica time on a fresh node")
+    pull, start = budget.image_pull_seconds, budget.restart_seconds
+    return BudgetHold(pull + start, f"{pull} s image pull + {start} s start")
 
 
 def drain_needs_seconds(drain: UpgradeDrain, hold_seconds: int, grace_seconds: int) -> int:
@@ -23,13 +42,13 @@ def drain_needs_seconds(drain: UpgradeDrain, hold_seconds: int, grace_seconds: i
     return hold_seconds + grace_seconds if drain.one_timeout else hold_seconds
 
 
-def upgrade_warnings(drain: UpgradeDrain | None, hold_seconds: int, grace_seconds: int) -> tuple[str, ...]:
+def upgrade_warnings(drain: UpgradeDrain | None, hold: BudgetHold, grace_seconds: int) -> tuple[str, ...]:
     """The preflight's warnings where the provider's upgrade cuts the server's drain short or gives up on the node.
     `drain`: the cluster's (config/cluster.py ClusterConfig.upgrade_drain), None where no managed upgrade is known;
-    `hold_seconds`: budget_hold_seconds; `grace_seconds`: server.termination_grace_period_seconds."""
+    `hold`: budget_hold; `grace_seconds`: server.termination_grace_period_seconds."""
     if drain is None:
         return ()
-    return _grace_cut(drain, grace_seconds) + _wait_exceeded(drain, hold_seconds, grace_seconds)
+    return _grace_cut(drain, grace_seconds) + _wait_exceeded(drain, hold, grace_seconds)
 
 
 def _grace_cut(drain: UpgradeDrain, grace_seconds: int) -> tuple[str, ...]:
@@ -45,8 +64,8 @@ def _grace_cut(drain: UpgradeDrain, grace_seconds: int) -> tuple[str, ...]:
     )
 
 
-def _wait_exceeded(drain: UpgradeDrain, hold_seconds: int, grace_seconds: int) -> tuple[str, ...]:
-    need = drain_needs_seconds(drain, hold_seconds, grace_seconds)
+def _wait_exceeded(drain: UpgradeDrain, hold: BudgetHold, grace_seconds: int) -> tuple[str, ...]:
+    need = drain_needs_seconds(drain, hold.seconds, grace_seconds)
     if need <= drain.budget_wait_seconds:
         return ()
     what = (
@@ -55,15 +74,15 @@ def _wait_exceeded(drain: UpgradeDrain, hold_seconds: int, grace_seconds: int) -
         else "on a PodDisruptionBudget that refuses an eviction"
     )
     parts = []
-    if hold_seconds:
+    if hold.seconds:
         parts.append(
-            f"{hold_seconds} s while the PodDisruptionBudget (maxUnavailable 1) refuses the next eviction until the "
-            "replica evicted before it is Ready on a new node: the report's New replica time"
+            f"{hold.seconds} s while the PodDisruptionBudget (maxUnavailable 1) holds the next eviction until the "
+            f"replica evicted before it is Ready on a new node ({hold.how})"
         )
     if drain.one_timeout:
         parts.append(f"{grace_seconds} s server.termination_grace_period_seconds")
     at_least = f" (at least {math.ceil(need / 60)} minutes)" if drain.timeout_setting else ""
     return (
         f"upgrades: {drain.upgrade} waits {drain.budget_wait_seconds} s {what}, but this stack's drain needs about "
-        f"{need} s ({' + '.join(parts)}); the upgrade then {drain.on_timeout}. Fix: {drain.fix}{at_least}.",
+        f"{need} s: {' + '.join(parts)}. The upgrade then {drain.on_timeout}. Fix: {drain.fix}{at_least}.",
     )

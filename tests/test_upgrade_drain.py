@@ -8,8 +8,8 @@ import pytest
 from catalog.profiles import AKS_UPGRADE, GKE_UPGRADE
 from config.cluster import ClusterConfig
 from config.errors import ConfigError
-from plan.upgrades import budget_hold_seconds, upgrade_warnings
-from tests.factories import make_config
+from plan.upgrades import BudgetHold, budget_hold, upgrade_warnings
+from tests.factories import make_config, shipped_stack
 from tests.kubernetes_fixtures import plan_of
 
 
@@ -40,35 +40,51 @@ def test_one_replica_with_the_same_slow_start_is_not_held_by_its_budget() -> Non
     assert upgrade_warnings_of(cluster={"profile": "gke"}, replicas=1, server={"image_pull_seconds": 3600}) == []
 
 
-def test_the_budget_holds_the_next_eviction_for_a_new_replicas_start_on_a_new_node() -> None:
-    budget = plan_of(make_config(replicas=2)).delivery.budget
-    assert budget_hold_seconds(budget, several_replicas=True) == budget.new_node_seconds
-    assert budget_hold_seconds(budget, several_replicas=False) == 0
+def test_a_replicas_own_claim_follows_it_so_the_budget_holds_for_the_image_pull_and_its_restart() -> None:
+    budget = plan_of(make_config(replicas=2)).delivery.budget  # per-replica claims
+    hold = budget_hold(budget, several_replicas=True)
+    assert hold.seconds == budget.image_pull_seconds + budget.restart_seconds < budget.new_node_seconds
+    assert hold.how == f"{budget.image_pull_seconds} s image pull + {budget.restart_seconds} s start"
+
+
+def test_a_node_local_claim_stays_behind_so_the_budget_holds_for_a_fresh_node_start() -> None:
+    budget = plan_of(shipped_stack("llama-70b-node-local-nvme")).delivery.budget
+    assert budget_hold(budget, several_replicas=True).seconds == budget.new_node_seconds
+
+
+def test_one_replicas_eviction_is_not_held() -> None:
+    budget = plan_of(make_config(replicas=1)).delivery.budget
+    assert budget_hold(budget, several_replicas=False).seconds == 0
+
+
+def hold(seconds: int) -> BudgetHold:
+    return BudgetHold(seconds, "test")
 
 
 def test_aks_counts_the_budgets_hold_and_the_grace_period_against_one_drain_timeout() -> None:
-    assert upgrade_warnings(AKS_UPGRADE, hold_seconds=1620, grace_seconds=180) == ()
-    (warning,) = upgrade_warnings(AKS_UPGRADE, hold_seconds=1621, grace_seconds=180)
-    assert "needs about 1801 s (1621 s while the PodDisruptionBudget" in warning
+    assert upgrade_warnings(AKS_UPGRADE, hold(1620), grace_seconds=180) == ()
+    (warning,) = upgrade_warnings(AKS_UPGRADE, hold(1621), grace_seconds=180)
+    assert "needs about 1801 s: 1621 s while the PodDisruptionBudget (maxUnavailable 1) holds" in warning
+    assert "Ready on a new node (test)" in warning
     assert "+ 180 s server.termination_grace_period_seconds" in warning
     assert "--drain-timeout <minutes>" in warning and "(at least 31 minutes)" in warning
 
 
 def test_gke_does_not_add_the_grace_period_to_its_wait_on_the_budget() -> None:
-    assert upgrade_warnings(GKE_UPGRADE, hold_seconds=3600, grace_seconds=3600) == ()
+    assert upgrade_warnings(GKE_UPGRADE, hold(3600), grace_seconds=3600) == ()
 
 
 def test_a_raised_aks_drain_timeout_silences_the_warning_it_covers() -> None:
     drain = ClusterConfig(profile="aks", upgrade_drain_timeout_minutes=31).upgrade_drain
-    assert upgrade_warnings(drain, hold_seconds=1621, grace_seconds=180) == ()
-    assert upgrade_warnings(drain, hold_seconds=1681, grace_seconds=180) != ()
+    assert upgrade_warnings(drain, hold(1621), grace_seconds=180) == ()
+    assert upgrade_warnings(drain, hold(1681), grace_seconds=180) != ()
 
 
 def test_a_single_aks_replica_whose_grace_period_passes_the_drain_timeout_is_told_the_upgrade_fails() -> None:
     warnings = upgrade_warnings_of(cluster={"profile": "aks"}, server={"termination_grace_period_seconds": 1801})
     assert len(warnings) == 1
-    assert "(1801 s server.termination_grace_period_seconds)" in warnings[0]
-    assert "the upgrade then fails once the node pool's drain timeout" in warnings[0]
+    assert "needs about 1801 s: 1801 s server.termination_grace_period_seconds." in warnings[0]
+    assert "The upgrade then fails once the node pool's drain timeout" in warnings[0]
 
 
 def test_a_profile_without_a_known_managed_upgrade_gets_no_upgrade_warning() -> None:
