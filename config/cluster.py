@@ -58,11 +58,12 @@ class ClusterConfig(ConfigGroup):
     node_pools: tuple[NodePoolConfig, ...] = Field(
         (), description="Autoscaled GPU pools that can create nodes the cluster does not show yet."
     )
-    upgrade_drain_timeout_minutes: PositiveInt | None = Field(
+    upgrade_drain_timeout_minutes: int | None = Field(
         None,
+        ge=5,  # AKS's minimum (docs/sources.md §S11)
         description="The GPU node pool's drain timeout in a managed node upgrade, minutes, where the provider lets "
-        "it be set (aks: upgradeSettings.drainTimeoutInMinutes, 30 unless set); the preflight compares the drain "
-        "with it. Unset: the provider's default.",
+        "it be set (aks: upgradeSettings.drainTimeoutInMinutes, 30 unless set, at least 5); the preflight compares "
+        "the drain with it. Unset: the provider's default.",
     )
 
     @property

@@ -95,3 +95,8 @@ def test_a_profile_without_a_known_managed_upgrade_gets_no_upgrade_warning() -> 
 def test_the_drain_timeout_is_refused_on_a_profile_whose_upgrade_wait_cannot_be_set() -> None:
     with pytest.raises(ConfigError, match=r"cluster.upgrade_drain_timeout_minutes: is set, but profile gke"):
         make_config(cluster={"profile": "gke", "upgrade_drain_timeout_minutes": 90})
+
+
+def test_a_drain_timeout_below_akss_five_minute_minimum_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"cluster.upgrade_drain_timeout_minutes: 4 is out of range: must be ≥ 5"):
+        make_config(cluster={"profile": "aks", "upgrade_drain_timeout_minutes": 4})
