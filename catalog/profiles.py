@@ -94,6 +94,48 @@ THANOS_READER_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ..
 
 
 @dataclass(frozen=True)
+class UpgradeDrain:
+    """How the provider's managed node upgrade drains a node: how long it retries an eviction its
+    PodDisruptionBudget refuses, how much of a pod's terminationGracePeriodSeconds it grants, and what happens when
+    either runs out. docs/sources.md §S11."""
+
+    upgrade: str  # the operation, as the report names it
+    budget_wait_seconds: int  # how long a refused eviction is retried
+    grace_cap_seconds: int  # the most of a pod's terminationGracePeriodSeconds the drain waits for
+    # The budget's wait and the graceful termination share one per-node timeout (AKS's drainTimeoutInMinutes).
+    one_timeout: bool
+    on_timeout: str  # what the upgrade does when the wait runs out
+    fix: str  # the provider's setting that lengthens the wait, or the way around it
+    timeout_setting: str | None = None  # the node pool setting that lengthens it; None where the wait is fixed
+
+
+# GKE surge upgrades: a PodDisruptionBudget is respected for up to an hour, then the node is drained anyway; a pod
+# gets up to an hour of graceful termination. The wait is GKE's own: no node pool setting lengthens it.
+GKE_UPGRADE = UpgradeDrain(
+    upgrade="a GKE node upgrade",
+    budget_wait_seconds=3600,
+    grace_cap_seconds=3600,
+    one_timeout=False,
+    on_timeout="drains the node anyway after 3600 s, so the next replica goes down while the one before it still loads",
+    fix="upgrade the GPU node pool in a maintenance window that can take two replicas down, or shorten a replica's "
+    "start on a new node (its image pull and the startup terms the report lists)",
+)
+# AKS node image and Kubernetes upgrades: one drain timeout per node (upgradeSettings.drainTimeoutInMinutes, 30 min
+# unless set) covers the evictions the PodDisruptionBudgets allow and the pods' graceful termination; when it
+# elapses the upgrade stops in a failed state (undrainableNodeBehavior Cordon quarantines the node instead).
+AKS_UPGRADE = UpgradeDrain(
+    upgrade="an AKS node upgrade",
+    budget_wait_seconds=1800,
+    grace_cap_seconds=1800,
+    one_timeout=True,
+    on_timeout="fails once the node pool's drain timeout (upgradeSettings.drainTimeoutInMinutes, 30 unless set) elapses",
+    fix="raise the GPU node pool's drain timeout (az aks nodepool update --drain-timeout <minutes>) and set "
+    "cluster.upgrade_drain_timeout_minutes to it",
+    timeout_setting="upgradeSettings.drainTimeoutInMinutes",
+)
+
+
+@dataclass(frozen=True)
 class Profile:
     name: str
     gpu_label: GpuLabelScheme  # how pods select the GPU product (catalog/selectors.py)
@@ -110,6 +152,7 @@ class Profile:
     # balancer's backend service bounds each request instead, 30 s unless a GCPBackendPolicy sets timeoutSec.
     gateway_timeout_policy: bool = False
     user_workload_monitoring: UserWorkloadMonitoring | None = None  # OpenShift's Prometheus and Thanos
+    upgrade_drain: UpgradeDrain | None = None  # the managed node upgrade's drain; None where no such upgrade is known
 
 
 PROFILES: dict[str, Profile] = {
@@ -128,6 +171,7 @@ PROFILES: dict[str, Profile] = {
         load_balancer_probe_cidrs=("35.191.0.0/16", "130.211.0.0/22"),  # docs/sources.md §S8
         gateway_timeout_policy=True,  # docs/sources.md §S8
         node_autoscaler="cluster-autoscaler",
+        upgrade_drain=GKE_UPGRADE,
     ),
     # EKS with Karpenter: labels known before the node exists (scale from zero).
     "eks-karpenter": Profile("eks-karpenter", "karpenter", "gp2", "efs-sc", None, node_autoscaler="karpenter"),
@@ -142,6 +186,7 @@ PROFILES: dict[str, Profile] = {
         None,
         ({"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},),
         node_autoscaler="cluster-autoscaler",
+        upgrade_drain=AKS_UPGRADE,
     ),
     # OpenShift: GPUs come through the NVIDIA GPU Operator (GFD labels); restricted-v2 assigns the UIDs from
     # the project's openshift.io/sa.scc.uid-range; DNS is openshift-dns on 5353.

@@ -114,14 +114,27 @@ def _pool_that_fits(
     pools: Iterable[NodePool], terms: list[Term], need: int, rules: list[Mapping[str, str]]
 ) -> tuple[NodePool, Candidate] | None:
     """A pool and a node it can create for one replica; one whose every requirement is decided comes first."""
-    fits = [
+    return min(_fits(pools, terms, need, rules), key=lambda found: len(found[1].unknown), default=None)
+
+
+def pools_that_fit(
+    pools: Iterable[NodePool], terms: list[Term], need: int, tolerations: Iterable[Mapping[str, str]]
+) -> list[NodePool]:
+    """Each pool that can create a node for one replica, once, in the order given."""
+    fitting = [pool for pool, _ in _fits(pools, terms, need, list(tolerations))]
+    return [pool for i, pool in enumerate(fitting) if pool not in fitting[:i]]
+
+
+def _fits(
+    pools: Iterable[NodePool], terms: list[Term], need: int, rules: list[Mapping[str, str]]
+) -> list[tuple[NodePool, Candidate]]:
+    return [
         (pool, candidate)
         for pool in pools
         if not (pool.gpu_limit is not None and pool.gpu_limit < need) and not tolerated(pool.taints, rules)
         for candidate in candidate_nodes(pool)
         if matches_terms(candidate.labels, terms) and (candidate.gpus is None or candidate.gpus >= need)
     ]
-    return min(fits, key=lambda found: len(found[1].unknown), default=None)
 
 
 def _gpu_block(

@@ -61,6 +61,10 @@ class NodePool:
     gpus_per_node: int | None = None  # known for declared pools
     max_nodes: int | None = None  # a declared pool's autoscaler maximum; None = unbounded
     karpenter: bool = False  # the instance type is chosen at creation (cluster/karpenter.py)
+    # A Karpenter NodePool's spec.template.spec.terminationGracePeriod and expireAfter, as written (Go durations, or
+    # Never for expireAfter); None when unset (cluster/disruption.py).
+    termination_grace_period: str | None = None
+    expire_after: str | None = None
 
 
 @dataclass(frozen=True)
@@ -226,7 +230,8 @@ def _node(item: Mapping[str, Any]) -> Node:
 
 
 def _node_pool(item: Mapping[str, Any]) -> NodePool:
-    """A Karpenter v1 NodePool: spec.template.spec.requirements/taints, spec.template.metadata.labels, spec.limits."""
+    """A Karpenter v1 NodePool: spec.template.spec.requirements/taints/terminationGracePeriod/expireAfter,
+    spec.template.metadata.labels, spec.limits."""
     template = _spec(item).get("template") if isinstance(_spec(item).get("template"), Mapping) else {}
     template_spec = template.get("spec") if isinstance(template, Mapping) else None
     template_spec = template_spec if isinstance(template_spec, Mapping) else {}
@@ -243,7 +248,13 @@ def _node_pool(item: Mapping[str, Any]) -> NodePool:
         gpu_limit=next((quantity_int(limits[v.resource]) for v in VENDORS if v.resource in limits), None),
         cpu_limit=quantity_int(limits["cpu"]) if "cpu" in limits else None,
         karpenter=True,
+        termination_grace_period=_text(template_spec.get("terminationGracePeriod")),
+        expire_after=_text(template_spec.get("expireAfter")),
     )
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def _storage_class(item: Mapping[str, Any]) -> StorageClass:

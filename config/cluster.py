@@ -7,9 +7,11 @@ kubeconfig and context as the Kubernetes provider), or from `kubectl get ... -o 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pydantic import Field, NonNegativeInt, PositiveInt
 
-from catalog.profiles import PROFILES, GpuLabelScheme, NodeAutoscaler, Profile, ProfileName
+from catalog.profiles import PROFILES, GpuLabelScheme, NodeAutoscaler, Profile, ProfileName, UpgradeDrain
 from config.base import ConfigGroup
 
 
@@ -56,6 +58,13 @@ class ClusterConfig(ConfigGroup):
     node_pools: tuple[NodePoolConfig, ...] = Field(
         (), description="Autoscaled GPU pools that can create nodes the cluster does not show yet."
     )
+    upgrade_drain_timeout_minutes: int | None = Field(
+        None,
+        ge=5,  # AKS's minimum (docs/sources.md §S11)
+        description="The GPU node pool's drain timeout in a managed node upgrade, minutes, where the provider lets "
+        "it be set (aks: upgradeSettings.drainTimeoutInMinutes, 30 unless set, at least 5); the preflight compares "
+        "the drain with it. Unset: the provider's default.",
+    )
 
     @property
     def defaults(self) -> Profile:
@@ -76,3 +85,12 @@ class ClusterConfig(ConfigGroup):
     @property
     def gpu_label_scheme(self) -> GpuLabelScheme:
         return self.gpu_label or self.defaults.gpu_label
+
+    @property
+    def upgrade_drain(self) -> UpgradeDrain | None:
+        """The profile's managed node upgrade drain, with upgrade_drain_timeout_minutes where the provider lets the
+        timeout be set (validation/cluster_profile.py refuses it elsewhere)."""
+        drain, minutes = self.defaults.upgrade_drain, self.upgrade_drain_timeout_minutes
+        if drain is None or minutes is None or drain.timeout_setting is None:
+            return drain
+        return replace(drain, budget_wait_seconds=minutes * 60, grace_cap_seconds=minutes * 60)

@@ -26,6 +26,7 @@ from plan.security import PodSecurityLevel, pod_security_level
 from plan.server import ServerPlan, resolve_server
 from plan.sizing import resolve_sizing
 from plan.traffic import TrafficPlan, launch_of, resolve_traffic
+from plan.upgrades import budget_hold, upgrade_warnings
 from plan.vllm_args import drain_seconds
 from plan.zero import ZeroPlan, resolve_zero
 from preflight.report import PreflightReport
@@ -64,8 +65,15 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
     token_secret = identity.names.hf_token_secret if hf_token else None
     bounds = replica_bounds(cfg.replicas, cfg.autoscaling)
     delivery = resolve_delivery(cfg, sizing.resolved, sizing.weights_on_disk_gib, identity.names, token_secret, bounds[1])
-    # The report shows the delivery's startup budget and its page-cache warning, decided here above the preflight.
-    verdict = replace(sizing.verdict, warnings=sizing.verdict.warnings + delivery.warnings)
+    placement = resolve_placement(cfg, delivery.most_replicas)
+    # The report shows the delivery's startup budget and its page-cache warning, decided here above the preflight,
+    # and what the provider's managed node upgrades do to the serving pods' drain.
+    upgrades = upgrade_warnings(
+        cfg.cluster.upgrade_drain if cfg.target == "kubernetes" else None,
+        budget_hold(delivery.budget, placement.several_replicas),
+        cfg.server.termination_grace_period_seconds,
+    )
+    verdict = replace(sizing.verdict, warnings=sizing.verdict.warnings + delivery.warnings + upgrades)
     sizing = replace(sizing, verdict=verdict, startup=delivery.budget)
     scaling, monitoring = resolve_observability(cfg, identity, sizing, delivery)
     drain = drain_seconds(cfg.server, cfg.target)
@@ -84,7 +92,7 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
         sizing=sizing,
         delivery=delivery,
         server=server,
-        placement=resolve_placement(cfg, delivery.most_replicas),
+        placement=placement,
         multinode=multinode,
         pod_security=pod_security_level(ranks_lock_memory),
         traffic=resolve_traffic(

@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from catalog import keda_http
+from catalog.profiles import DO_NOT_EVICT
 from catalog.vllm_images import image_cuda_major
 from cluster import capacity, checks
 from cluster.capacity import Requirements
 from cluster.checks import ReplicaClaims
+from cluster.disruption import check_karpenter_termination
 from cluster.dns import check_dns
 from cluster.facts import ClaimTemplate, ClusterFacts, NodePool
 from cluster.findings import Finding
@@ -97,6 +99,10 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
     terms = gpu_terms(plan.placement)
     vendor = plan.engine.gpu.vendor
     found = checks.check_gpu(facts, terms, gpus, plan.placement.tolerations, label_fix(plan.cluster), vendor)
+    # What Karpenter does to a node under the server pods depends on the annotation they are rendered with.
+    if plan.placement.pod_annotations.items() >= DO_NOT_EVICT["karpenter"].items():
+        pools = checks.pools_that_fit(facts.node_pools or (), terms, gpus, plan.placement.tolerations)
+        found += check_karpenter_termination(pools, plan.server.termination_grace_period_seconds)
     needs = capacity_needs(plan)
     found += capacity.check_capacity(facts, terms, plan.placement.tolerations, needs) + capacity.check_multinode(facts, needs)
     found += checks.check_driver(

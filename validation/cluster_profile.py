@@ -1,5 +1,5 @@
 """The `cluster` group (profile, gpu_label): the GPU product must be selectable with the cluster's label scheme, or
-named through gpu.node_selector."""
+named through gpu.node_selector; a managed upgrade's drain timeout is set only where the provider has one."""
 
 from __future__ import annotations
 
@@ -11,6 +11,26 @@ from config.stack import StackConfig
 
 
 def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
+    return _gpu_selection(cfg) + _upgrade_timeout(cfg)
+
+
+def _upgrade_timeout(cfg: StackConfig) -> list[ConfigIssue]:
+    """cluster.upgrade_drain_timeout_minutes stands for a node pool setting; a provider whose wait is fixed (GKE) or
+    unknown has none to match."""
+    drain = cfg.cluster.defaults.upgrade_drain
+    if cfg.cluster.upgrade_drain_timeout_minutes is None or (drain is not None and drain.timeout_setting):
+        return []
+    return [
+        ConfigIssue(
+            "cluster.upgrade_drain_timeout_minutes",
+            f"is set, but profile {cfg.cluster.profile} has no node pool drain timeout to match "
+            '(docs/cluster.md "Managed node upgrades").',
+            "remove it, or set cluster.profile aks if the cluster is AKS.",
+        )
+    ]
+
+
+def _gpu_selection(cfg: StackConfig) -> list[ConfigIssue]:
     """The GPU product must be selectable with the label scheme, or named through gpu.node_selector."""
     if cfg.target != "kubernetes":
         return []
