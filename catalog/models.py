@@ -70,6 +70,9 @@ class Architecture:
     # None: a 16-bit checkpoint stored in torch_dtype. Embeddings and the LM head stay 16-bit either way.
     quantization: str | None = None
     quantized_linear_bytes: float | None = None
+    # The linear weights are FP8 (E4M3): vLLM computes in FP8 only on a GPU with FP8 tensor cores, and elsewhere runs
+    # them weight-only through its Marlin kernel (preflight/checks.py fp8_weight_only_warning).
+    fp8_weights: bool = False
     # A vision or audio encoder beside the language model (config.json `vision_config` / `audio_config`): vLLM then
     # builds a multi-modal processor and warms it up at start (catalog/startup_phases.py).
     multimodal: bool = False
@@ -103,8 +106,9 @@ def _qwen3(layers: int, heads: int, hidden: int, intermediate: int, params: int)
     return Architecture(layers, heads, 8, 128, hidden, intermediate, 151936, 40960, params)
 
 
-def _quantized(base: Architecture, method: str, linear_bytes: float) -> Architecture:
-    return Architecture(**{**base.__dict__, "quantization": method, "quantized_linear_bytes": linear_bytes})
+def _quantized(base: Architecture, method: str, linear_bytes: float, fp8: bool = False) -> Architecture:
+    fields = {"quantization": method, "quantized_linear_bytes": linear_bytes, "fp8_weights": fp8}
+    return Architecture(**{**base.__dict__, **fields})
 
 
 # 4-bit AWQ/GPTQ with group size 128: 0.5 B per weight + a 16-bit scale and a 4-bit zero point per group.
@@ -187,7 +191,7 @@ PRE_QUANTIZED: dict[str, Architecture] = {
     # RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic: compressed-tensors FP8 weights (per-channel scales),
     # lm_head kept 16-bit; vLLM 0.19.0 logs 33.88 GiB of weights per GPU at TP 2 (calibration row T14).
     "RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic": _quantized(
-        MODELS["meta-llama/Llama-3.3-70B-Instruct"], "compressed-tensors", 1.0
+        MODELS["meta-llama/Llama-3.3-70B-Instruct"], "compressed-tensors", 1.0, fp8=True
     ),
 }
 MODELS.update(PRE_QUANTIZED)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from catalog.gpus import GPUS
 from catalog.models import Architecture
+from config.errors import show
 from config.gpu import GpuConfig
 from preflight.kv_cache import KvCapacity, blocks_per_request, kv_layout
 from preflight.memory import MemoryEstimate, MemoryInputs
@@ -229,11 +231,9 @@ def risk_warnings(stack: SizingInputs, resolved: ResolvedEngine, margin_percent:
             f"engine.gpu_memory_utilization {util} leaves under 5 % of each GPU for the CUDA "
             "context, other processes and fragmentation; start-up OOMs are likely."
         )
-    if stack.engine.quantization == "fp8" and not resolved.gpu.native_fp8:
-        warnings.append(
-            f"engine.quantization fp8 on {resolved.gpu.name}: this GPU has no FP8 tensor cores, so vLLM "
-            "runs FP8 weights weight-only (W8A16): the memory saving holds, the compute speed-up does not."
-        )
+    weight_only = fp8_weight_only_warning(stack.engine.quantization, stack.model.id, resolved)
+    if weight_only:
+        warnings.append(weight_only)
     slow_kernel = slow_kernel_warning(stack.engine.quantization, resolved)
     if slow_kernel:
         warnings.append(slow_kernel)
@@ -265,6 +265,34 @@ def _unpinned_revision(stack: SizingInputs, resolved: ResolvedEngine) -> str:
         f"downloaded, so replicas and re-deploys can serve different weights. Fix: set model.revision to a commit "
         f"sha{_hub_commit(resolved)}."
     )
+
+
+def fp8_weight_only_warning(requested: str | None, model_id: str, resolved: ResolvedEngine) -> str | None:
+    """FP8 weights, quantized at load (engine.quantization fp8) or stored so in the checkpoint, on a GPU without FP8
+    tensor cores: vLLM repacks them for its Marlin kernel and computes in 16 bits ("Your GPU does not have native
+    support for FP8 computation ... Weight-only FP8 compression will be used leveraging the Marlin kernel",
+    vllm-project/vllm vllm/model_executor/layers/quantization/utils/marlin_utils_fp8.py
+    @ee52d9901d368da35a80048c299ccb53e78a9a01:96). Another requested method is refused elsewhere
+    (preflight/quantization.py)."""
+    if resolved.gpu.native_fp8:
+        return None
+    native = ", ".join(sorted({gpu.family for gpu in GPUS.values() if gpu.native_fp8}))
+    consequence = (
+        f"{resolved.gpu.name} has no FP8 tensor cores, so vLLM runs them weight-only (W8A16) through its Marlin kernel: "
+        "the memory saving holds, the compute speed-up does not (prefill and large batches run at 16-bit speed)."
+    )
+    fix = f"Fix: a GPU with FP8 tensor cores ({native}) in gpu.product"
+    if requested == "fp8":
+        return (
+            f"engine.quantization fp8 quantizes the weights to FP8 at load, but {consequence} {fix}, or remove "
+            "engine.quantization."
+        )
+    if requested in (None, resolved.architecture.quantization) and resolved.architecture.fp8_weights:
+        return (
+            f"model.id {show(model_id)} stores FP8 weights, but {consequence} {fix}, or a 16-bit or INT8/INT4 "
+            "checkpoint of the model."
+        )
+    return None
 
 
 # GPU families of compute capability 8.0 and newer: every one runs vLLM's Marlin kernels. awq_marlin needs 8.0

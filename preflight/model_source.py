@@ -75,6 +75,7 @@ def from_config(arch: ArchitectureConfig) -> Architecture:
         qk_rope_head_dim=arch.qk_rope_head_dim,
         quantization=arch.quantization,
         quantized_linear_bytes=_quantized_bytes(arch),
+        fp8_weights=arch.quantization in FP8_METHODS,
         multimodal=arch.multimodal,
     )
     params = arch.num_parameters or estimate_parameters(shape)
@@ -87,6 +88,24 @@ def _quantized_bytes(arch: ArchitectureConfig) -> float | None:
         return None
     bits = arch.quantization_bits or 8
     return INT4_G128_BYTES if bits == 4 else 1.0
+
+
+# The quant_methods whose checkpoints store FP8 linear weights (vLLM's Fp8Config and FBGEMMFp8Config). A
+# compressed-tensors checkpoint says it per scheme (stores_fp8_weights).
+FP8_METHODS = frozenset({"fp8", "fbgemm_fp8"})
+
+
+def stores_fp8_weights(data: dict[str, Any]) -> bool:
+    """Whether a config.json's quantization_config stores FP8 linear weights: an FP8 method, or a compressed-tensors
+    scheme of 8-bit float weights (llm-compressor's FP8 and FP8_DYNAMIC: `weights: {num_bits: 8, type: float}`)."""
+    config = data.get("quantization_config")
+    if not isinstance(config, dict):
+        return False
+    if config.get("quant_method") in FP8_METHODS:
+        return True
+    groups = config.get("config_groups") if config.get("quant_method") == "compressed-tensors" else None
+    weights = [group.get("weights") for group in (groups or {}).values() if isinstance(group, dict)]
+    return any(isinstance(w, dict) and w.get("type") == "float" and w.get("num_bits") == 8 for w in weights)
 
 
 def quantization_fields(data: dict[str, Any]) -> dict[str, Any]:
@@ -198,7 +217,8 @@ def from_config_dict(data: dict[str, Any], num_parameters: int | None) -> Archit
     fields.update(quantization_fields(data))
     if num_parameters:
         fields["num_parameters"] = num_parameters
-    return from_config(ArchitectureConfig.model_validate({**fields, "multimodal": multimodal}))
+    shape = from_config(ArchitectureConfig.model_validate({**fields, "multimodal": multimodal}))
+    return replace(shape, fp8_weights=stores_fp8_weights(data))
 
 
 ROPE_KEEPS_LENGTH = ("su", "longrope", "llama3")  # RoPE types whose factor vLLM does not multiply the length by
