@@ -115,9 +115,13 @@ def release_era(version: tuple[int, ...] | None) -> str | None:
     return "0.10" if version >= (0, 10) else "pre-0.10"
 
 
-def fitted_source(gpu: str, architecture: str | None = None) -> str:
-    """Which start-ups the fitted figures of a GPU rest on (the report's `fixed` how)."""
+def fitted_source(gpu: str, architecture: str | None, phases: tuple[str, ...]) -> str:
+    """Which start-ups the fitted figures of a GPU's `phases` (a budget term's) rest on (the report's `fixed` how):
+    its family's where the family has a factor for one of them, else the H100 figures."""
     own, family = own_family(gpu), gpu_family(gpu, architecture)
+    if family is not None and not FITTED.has_factor(family, phases):
+        whose = f"the {family} start-ups" if own else f"no {gpu} start-up in the fit, and the {family} start-ups"
+        return f"the H100 figures: {whose} {FAMILY_ROWS[family]} give these phases no factor"
     if own is not None:
         return f"{own} start-ups {FAMILY_ROWS[own]}"
     if family is not None:
@@ -167,6 +171,10 @@ class FittedPhases:
     cuda_graphs_a100: float
     cuda_graphs_l40s: float
     kv_cache_init_l40s: float
+
+    def has_factor(self, family: str, phases: tuple[str, ...]) -> bool:
+        """Whether the GPU `family` has a factor of its own for one of `phases`."""
+        return any(hasattr(self, factor_name(phase, family)) for phase in phases)
 
     def factor(self, phase: str, family: str | None, era: str | None) -> float:
         """What a phase takes on a GPU `family` under a release `era` as a multiple of the H100 figure of 0.11 on."""

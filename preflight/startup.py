@@ -111,12 +111,13 @@ def fixed_terms(probes: ProbesConfig, engine: ResolvedEngine) -> FixedTerms:
     """The fixed terms of a pod of this engine (its GPUs on one node)."""
     gpus = engine.gpus_per_node
     fitted, one_gpu = fitted_phase_seconds(engine, gpus), _sum(fitted_phase_seconds(engine, 1), ENGINE_START_PHASES)
-    source = fitted_source(engine.gpu.name, engine.gpu.family)
+    source = fitted_source(engine.gpu.name, engine.gpu.family, ENGINE_START_PHASES)
     start, multi, start_allowed, start_how = _engine_start(probes, fitted, one_gpu, gpus - 1, source)
     if engine.enforce_eager:
         graphs, graphs_how, hit = 0.0, "0 with enforce_eager", 0.0
     elif probes.cuda_graph_capture_seconds is None:
-        graphs, graphs_how = _sum(fitted, GRAPH_PHASES), f"compile and CUDA graphs fitted ({source})"
+        graphs_source = fitted_source(engine.gpu.name, engine.gpu.family, GRAPH_PHASES)
+        graphs, graphs_how = _sum(fitted, GRAPH_PHASES), f"compile and CUDA graphs fitted ({graphs_source})"
         hit = FITTED.compile_hit(fitted["compile"]) + fitted["cuda_graphs"]
     else:
         graphs = hit = float(probes.cuda_graph_capture_seconds)
