@@ -103,9 +103,18 @@ def stores_fp8_weights(data: dict[str, Any]) -> bool:
         return False
     if config.get("quant_method") in FP8_METHODS:
         return True
-    groups = config.get("config_groups") if config.get("quant_method") == "compressed-tensors" else None
-    weights = [group.get("weights") for group in (groups or {}).values() if isinstance(group, dict)]
-    return any(isinstance(w, dict) and w.get("type") == "float" and w.get("num_bits") == 8 for w in weights)
+    schemes = weight_schemes(config) if config.get("quant_method") == "compressed-tensors" else []
+    return any(scheme.get("type") == "float" and scheme.get("num_bits") == 8 for scheme in schemes)
+
+
+def weight_schemes(config: dict[str, Any]) -> list[dict[str, Any]]:
+    """The `weights` scheme of each compressed-tensors config group, leaving out whatever is not shaped as one (a
+    config.json from the Hub is read as it is: a list where a mapping belongs must not raise)."""
+    groups = config.get("config_groups")
+    if not isinstance(groups, dict):
+        return []
+    schemes = [group.get("weights") for group in groups.values() if isinstance(group, dict)]
+    return [scheme for scheme in schemes if isinstance(scheme, dict)]
 
 
 def quantization_fields(data: dict[str, Any]) -> dict[str, Any]:
@@ -115,8 +124,8 @@ def quantization_fields(data: dict[str, Any]) -> dict[str, Any]:
         return {}
     method = str(config["quant_method"])
     bits = config.get("bits") or config.get("w_bit")
-    for group in (config.get("config_groups") or {}).values():  # compressed-tensors
-        bits = bits or (group.get("weights") or {}).get("num_bits") if isinstance(group, dict) else bits
+    for scheme in weight_schemes(config):  # compressed-tensors
+        bits = bits or scheme.get("num_bits")
     if bits is None and "fp8" in method:
         bits = 8
     if bits is None and method == "mxfp4":  # gpt-oss: 4-bit E2M1 values, one E8M0 scale per 32

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from catalog.gpus import GPUS
 from preflight.model_source import from_config_dict, stores_fp8_weights
 from tests.factories import make_config
@@ -103,3 +105,29 @@ def test_an_inline_architecture_quantized_fp8_warns_on_an_a100() -> None:
     architecture = {**LLAMA_8B_CONFIG, "quantization": "fp8", "num_parameters": 8_030_261_248}
     architecture.pop("model_type")
     assert len(_weight_only_warnings("A100-SXM4-80GB", model={"id": "acme/llama-8b-fp8", "architecture": architecture})) == 1
+
+
+def _with_groups(groups: object) -> dict[str, Any]:
+    return {**LLAMA_8B_CONFIG, "quantization_config": {"quant_method": "compressed-tensors", "config_groups": groups}}
+
+
+def test_config_groups_given_as_a_list_leave_the_bits_unread_and_refuse_cleanly() -> None:
+    with pytest.raises(ValueError, match="needs quantization_bits"):
+        from_config_dict(_with_groups([{"weights": {"num_bits": 8, "type": "float"}}]), 8_030_261_248)
+
+
+def test_a_group_whose_weights_are_a_list_leaves_the_bits_unread_and_refuses_cleanly() -> None:
+    with pytest.raises(ValueError, match="needs quantization_bits"):
+        from_config_dict(_with_groups({"group_0": {"weights": [8, "float"]}}), 8_030_261_248)
+
+
+def test_a_well_formed_group_beside_a_malformed_one_still_reads_as_fp8() -> None:
+    groups = {"bad": "x", "group_0": {"weights": {"num_bits": 8, "type": "float"}}}
+    assert from_config_dict(_with_groups(groups), 8_030_261_248).fp8_weights
+
+
+def test_a_local_config_json_with_malformed_groups_is_refused_naming_model_config_json(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(_with_groups("compressed")))
+    model = {"id": "acme/llama-8b", "config_json": str(path), "num_parameters": 8_030_261_248}
+    assert [issue.key for issue in assess(make_config(model=model)).issues] == ["model.config_json"]
