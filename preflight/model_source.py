@@ -101,9 +101,12 @@ def stores_fp8_weights(data: dict[str, Any]) -> bool:
     config = data.get("quantization_config")
     if not isinstance(config, dict):
         return False
-    if config.get("quant_method") in FP8_METHODS:
+    method = config.get("quant_method")
+    if not isinstance(method, str):
+        return False
+    if method in FP8_METHODS:
         return True
-    schemes = weight_schemes(config) if config.get("quant_method") == "compressed-tensors" else []
+    schemes = weight_schemes(config) if method == "compressed-tensors" else []
     return any(scheme.get("type") == "float" and scheme.get("num_bits") == 8 for scheme in schemes)
 
 

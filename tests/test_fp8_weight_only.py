@@ -131,3 +131,7 @@ def test_a_local_config_json_with_malformed_groups_is_refused_naming_model_confi
     path.write_text(json.dumps(_with_groups("compressed")))
     model = {"id": "acme/llama-8b", "config_json": str(path), "num_parameters": 8_030_261_248}
     assert [issue.key for issue in assess(make_config(model=model)).issues] == ["model.config_json"]
+
+
+def test_a_quant_method_that_is_not_a_string_does_not_store_fp8_and_does_not_raise() -> None:
+    assert not stores_fp8_weights({"quantization_config": {"quant_method": {"name": "fp8"}}})
