@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from catalog.models import MODELS
 from config.errors import ConfigError, show
 from config.model import ArchitectureConfig
 from plan.sizing import resolve_sizing
-from preflight.model_source import from_config
+from preflight.model_source import from_config, from_config_dict
 from tests.factories import make_config
 from tests.kubernetes_fixtures import plan_of
 from tests.test_landing import refused_key
@@ -151,3 +154,29 @@ def test_an_inline_multimodal_that_is_not_true_or_false_is_refused_naming_the_ke
     architecture = {**INLINE_8B, "multimodal": "maybe"}
     issue = refused_key("model.architecture.multimodal", model={"id": "my-org/private-8b", "architecture": architecture})
     assert "true or false" in issue.message
+
+
+# Any JSON value where a config.json (from the Hub or a file) holds one of the keys the preflight reads.
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
+QUANTIZATION_CONFIG = {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 8}}}}
+READ_KEYS = (*LLAMA_8B_CONFIG_JSON, "quantization_config", "text_config", "vision_config", "layer_types", "sliding_window")
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(
+    key=st.sampled_from(READ_KEYS), nested=st.sampled_from((None, "quant_method", "config_groups", "bits")), value=JSON_VALUES
+)
+def test_any_json_value_at_a_key_the_preflight_reads_gives_an_architecture_or_a_value_error(
+    key: str, nested: str | None, value: Any
+) -> None:
+    document = {**LLAMA_8B_CONFIG_JSON, "quantization_config": QUANTIZATION_CONFIG}
+    if nested is None:
+        document[key] = value
+    else:
+        document["quantization_config"] = {**QUANTIZATION_CONFIG, nested: value}
+    with contextlib.suppress(ValueError):
+        from_config_dict(document, LLAMA_8B.num_parameters)
