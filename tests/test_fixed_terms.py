@@ -76,7 +76,7 @@ def test_the_fitted_compile_term_grows_with_the_layers() -> None:
 def test_the_budgets_terms_say_where_each_figure_comes_from() -> None:
     budget = plan_of(make_config(**SEVENTY_B)).delivery.budget
     how, multi = {t.name: t.how for t in budget.terms}, budget.fixed.multi_gpu_seconds
-    source = "(A100 start-ups R26-R61, T2)"  # the stack's A100-SXM4-80GB
+    source = "(A100 start-ups R26-R61, T2, U1-U4)"  # the stack's A100-SXM4-80GB
     assert how["engine start"].endswith(f"s fitted {source} + {multi:g} s for 3 more GPUs (fitted)")
     assert how["compile + graphs"] == f"compile and CUDA graphs fitted {source}"
 
