@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: make the project's packages importable
     sys.path.insert(0, str(ROOT))
 
+from catalog.gpus import GPUS  # noqa: E402
 from catalog.startup_phases import (  # noqa: E402
     FACTOR_FAMILIES,
     FittedPhases,
@@ -112,8 +113,12 @@ def gpu_name(row: Row) -> str:
 
 
 def family(row: Row) -> str | None:
-    """The GPU family whose figures the row takes, as catalog/startup_phases.py `gpu_family` gives it."""
-    return gpu_family(gpu_name(row), ROW_ARCHITECTURES.get(gpu_name(row)))
+    """The GPU family whose figures the row takes, as catalog/startup_phases.py `gpu_family` gives it: with the
+    architecture catalog/gpus.py lists for the GPU (nvidia.com/gpu.family, as preflight/startup.py passes it; the A40's
+    "ampere"), else ROW_ARCHITECTURES'."""
+    name = gpu_name(row)
+    product = GPUS.get(name)
+    return gpu_family(name, product.family if product else ROW_ARCHITECTURES.get(name))
 
 
 def era(row: Row) -> str | None:

@@ -76,14 +76,14 @@ def test_the_fitted_compile_term_grows_with_the_layers() -> None:
 def test_the_budgets_terms_say_where_each_figure_comes_from() -> None:
     budget = plan_of(make_config(**SEVENTY_B)).delivery.budget
     how, multi = {t.name: t.how for t in budget.terms}, budget.fixed.multi_gpu_seconds
-    source = "(A100 start-ups R26-R61, T2)"  # the stack's A100-SXM4-80GB
+    source = "(A100 start-ups R26-R61, T2, U1-U4)"  # the stack's A100-SXM4-80GB
     assert how["compile + graphs"] == f"compile and CUDA graphs fitted {source}"
     assert how["engine start"].endswith(" s for 3 more GPUs (fitted)") and f"+ {multi:g} s" in how["engine start"]
 
 
 def test_an_a100s_engine_start_says_it_takes_the_h100_figures_as_no_a100_factor_covers_its_phases() -> None:
     how = plan_of(make_config(**SEVENTY_B)).delivery.budget.fixed.engine_start_how
-    assert "fitted (the H100 figures: the A100 start-ups R26-R61, T2 give these phases no factor)" in how
+    assert "fitted (the H100 figures: the A100 start-ups R26-R61, T2, U1-U4 give these phases no factor)" in how
 
 
 def test_an_l40ss_engine_start_rests_on_the_l40s_start_ups_whose_kv_cache_factor_it_takes() -> None:
