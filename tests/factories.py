@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import subprocess
 import sys
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -51,13 +52,18 @@ def load_pulumi_config() -> StackConfig:
     return load_pulumi_config_with_secrets()[0]
 
 
+@cache
 def shipped_stack(name: str) -> StackConfig:
-    """stacks/Pulumi.<name>.yaml, else the example of that name."""
+    """stacks/Pulumi.<name>.yaml, else the example of that name. Read once a process: the repository's stack
+    files do not change under the suite, and a StackConfig is frozen (config/base.py). The tests of reading a
+    file call load_stack_file, which reads it every time."""
     path = STACKS / f"Pulumi.{name}.yaml"
     return load_stack_file(path if path.exists() else STACKS / "examples" / path.name)
 
 
+@cache
 def example_stack(name: str) -> StackConfig:
+    """stacks/examples/Pulumi.<name>.yaml, read once a process as shipped_stack is."""
     return load_stack_file(STACKS / "examples" / f"Pulumi.{name}.yaml")
 
 
