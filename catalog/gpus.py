@@ -111,9 +111,11 @@ _MORE_GPUS = (
     _gpu("GH200-480GB", "NVIDIA-GH200-480GB", 94.73, 97871, True, 1, "hopper", "none"),
     # L40: nvidia-smi total 46,068 MiB, the same board memory as L40S, so L40S's lowest torch total.
     _gpu("L40", "NVIDIA-L40", 44.31, 46068, True, 8, "ada-lovelace", "pcie"),
-    # A40: Unsloth banner "NVIDIA A40. Num GPUs = 1. Max memory: 44.549 GB" (torch 2.9.1);
-    # nvidia-smi "/ 46068MiB". Ampere: no FP8 tensor cores. 8 per node assumed.
-    _gpu("A40", "NVIDIA-A40", 44.54, 46068, False, 8, "ampere", "pcie"),
+    # A40: vLLM 0.26.0 logs "Free memory on device (44.17/44.43 GiB)" (vireshkoli/LLM-Inference-Optimization
+    # results/logs/vllm-bf16.startup.log@1425eb749091cdaf89313e4a32f700bc322e68e7, start-up row U1), below the
+    # Unsloth banner's "Max memory: 44.549 GB" (torch 2.9.1): the lowest taken. nvidia-smi "/ 46068MiB". Ampere: no FP8
+    # tensor cores. 8 per node assumed.
+    _gpu("A40", "NVIDIA-A40", 44.43, 46068, False, 8, "ampere", "pcie"),
     # RTX 6000 Ada Generation: nvidia-smi 49,140 MiB (47.99 GiB) -> derived 47.14. 4 per node assumed
     # (workstations).
     _gpu("RTX-6000-Ada", "NVIDIA-RTX-6000-Ada-Generation", 47.14, 49140, True, 4, "ada-lovelace", "pcie"),
