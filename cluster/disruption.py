@@ -33,7 +33,14 @@ def _termination(pool: NodePool, grace_seconds: int) -> Finding:
         return _unbounded(pool, grace_seconds)
     seconds = go_duration_seconds(written)
     if seconds is None:
-        return Finding(CHECK, "warn", f"node pool {pool.name}'s terminationGracePeriod ({written}) is no Go duration.")
+        return Finding(
+            CHECK,
+            "warn",
+            f"node pool {pool.name}'s terminationGracePeriod ({written[:40]!r}) is no Go duration, so the drain it "
+            "bounds is unknown.",
+            f"write it as a Go duration of at least {grace_seconds}s (server.termination_grace_period_seconds), e.g. "
+            f"{grace_seconds}s or 1h.",
+        )
     if seconds < grace_seconds:
         return Finding(
             CHECK,

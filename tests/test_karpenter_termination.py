@@ -37,6 +37,12 @@ def test_a_termination_grace_period_shorter_than_the_servers_grace_warns_that_th
     assert "terminationGracePeriod (2m59s) is shorter than server.termination_grace_period_seconds (180)" in finding.message
 
 
+def test_a_termination_grace_period_that_is_no_go_duration_warns_naming_the_value_and_the_form() -> None:
+    (finding,) = check_karpenter_termination([pool("three minutes")], grace_seconds=180)
+    assert (finding.level, "terminationGracePeriod ('three minutes') is no Go duration" in finding.message) == ("warn", True)
+    assert "a Go duration of at least 180s" in finding.fix
+
+
 def test_a_termination_grace_period_of_the_servers_grace_is_ok() -> None:
     (finding,) = check_karpenter_termination([pool("3m")], grace_seconds=180)
     assert finding.level == "ok"
