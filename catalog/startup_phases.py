@@ -264,6 +264,8 @@ FITTED = FittedPhases(
 # (scripts/fit_startup_phases.py probe_margin). The expected start stays the prediction; the probe, which restarts a
 # pod that outlasts it, allows a start a quarter slower than any seen. Set terms get no margin.
 PROBE_MARGIN = 3.0
+# The fixed phases, in the order of a start-up; a stack scales each by its measured factor (probes.phase_factors).
+FIXED_PHASES = ("process_start", "compile", "cuda_graphs", "kv_cache_init", "api_ready")
 # The budget's terms and the phases they cover (preflight/delivery.py delivery_budget).
 ENGINE_START_PHASES = ("process_start", "kv_cache_init", "api_ready")  # probes.engine_start_seconds (+ per GPU)
 GRAPH_PHASES = ("compile", "cuda_graphs")  # probes.cuda_graph_capture_seconds

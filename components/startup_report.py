@@ -17,7 +17,7 @@ from cluster import pod_start
 from cluster.live import LiveReadError
 from config.sources import load_kubernetes_provider_settings
 from plan import Plan
-from preflight.startup_phases import parse_phases, phase_check_dict
+from preflight.startup_phases import factors_setting, parse_phases, phase_check_dict
 
 SERVER_CONTAINER = "vllm"  # components/render/pod.py render_server_container
 
@@ -39,6 +39,9 @@ def _report(plan: Plan, namespace: str) -> dict[str, Any]:
     if checked["measured_settings"]:
         measured = ", ".join(f"{key}: {value:g}" for key, value in checked["measured_settings"].items())
         pulumi.log.info(f"startup phases of {start.pod}: measured, to put into the stack: {measured}")
+    if checked["measured_phase_factors"]:
+        factors = factors_setting(checked["measured_phase_factors"])
+        pulumi.log.info(f"startup phases of {start.pod}: measured on these nodes, for any model's stack on them: {factors}")
     return {"status": "read", "pod": start.pod, **checked}
 
 

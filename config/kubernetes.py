@@ -141,6 +141,32 @@ class CacheConfig(ConfigGroup):
     download_memory_gib: SizeGiB = Field(4.0, description="Memory request = limit of the download Job, GiB.")
 
 
+def _phase_factor(phase: str) -> float | None:
+    return Field(  # type: ignore[no-any-return]
+        None,
+        ge=0.1,
+        le=10,
+        description=f"Measured {phase} over the fitted one on these nodes (the phase report prints it); unset: 1.",
+    )
+
+
+class PhaseFactorsConfig(ConfigGroup):
+    """What this stack's nodes take for each fixed start-up phase as a multiple of the fit on public start-ups
+    (catalog/startup_phases.py FIXED_PHASES): a host's CPUs and disks make the host-bound phases faster or slower
+    for every model alike. A start on these nodes measures them (`python -m preflight STACK --log FILE`, the
+    `startupPhases` output), for any stack whose pods land there."""
+
+    process_start: float | None = _phase_factor("process start")
+    compile: float | None = _phase_factor("torch.compile (a compile-cache miss)")
+    cuda_graphs: float | None = _phase_factor("CUDA-graph capture")
+    kv_cache_init: float | None = _phase_factor("KV-cache initialisation")
+    api_ready: float | None = _phase_factor("API-server start")
+
+    def given(self) -> dict[str, float]:
+        """The factors the stack sets, by phase."""
+        return {phase: factor for phase, factor in self.model_dump().items() if factor is not None}
+
+
 class ProbesConfig(ConfigGroup):
     """Probe timing; the startup budget is computed from the model size."""
 
@@ -162,6 +188,10 @@ class ProbesConfig(ConfigGroup):
         None,
         description="torch.compile and CUDA-graph capture after loading; 0 is used with engine.enforce_eager; unset: "
         "fitted for the model's layers and the graphs captured.",
+    )
+    phase_factors: PhaseFactorsConfig = Field(
+        default_factory=PhaseFactorsConfig,
+        description="Measured on these nodes: each fitted start-up phase's multiple (docs/calibration.md).",
     )
     safety_factor: float = Field(1.5, ge=1, le=10, description="Multiplier over the estimate.")
     startup_seconds: PositiveInt | None = Field(

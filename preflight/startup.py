@@ -13,6 +13,7 @@ Pure: used by the Kubernetes probes, the Pulumi timeouts and the Docker target's
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from catalog.startup_phases import (
@@ -30,16 +31,23 @@ from preflight.memory import layers_per_stage
 from preflight.resolve import ResolvedEngine
 
 
-def fitted_phase_seconds(engine: ResolvedEngine, gpus: int) -> dict[str, float]:
+def fitted_phase_seconds(engine: ResolvedEngine, gpus: int, factors: Mapping[str, float]) -> dict[str, float]:
     """The fixed phases the fit predicts for this model (its layers, a multimodal encoder, routed experts),
     parallelism and batch limits on a pod of `gpus` GPUs of the engine's GPU family, under its release's era (a V1
-    release)."""
+    release), each times its measured factor (probes.phase_factors, 1 where unset)."""
     arch = engine.architecture
     layers = layers_per_stage(arch.num_hidden_layers, engine.pipeline_parallel_size)
     graphs = 0 if engine.enforce_eager else graphs_captured("V1", engine.max_num_seqs, engine.max_num_batched_tokens)
     gpu = engine.gpu
     moe, family, era = arch.num_local_experts is not None, gpu_family(gpu.name, gpu.family), release_era(engine.release.number)
-    return FITTED.seconds("V1", layers, graphs, gpus, arch.multimodal, moe, family, era)
+    fitted = FITTED.seconds("V1", layers, graphs, gpus, arch.multimodal, moe, family, era)
+    return {phase: round(seconds * factors.get(phase, 1.0), 2) for phase, seconds in fitted.items()}
+
+
+def _measured(factors: Mapping[str, float], phases: tuple[str, ...]) -> str:
+    """How the measured factors of a term's phases enter its `how` ("" when none is set)."""
+    given = [f"{phase} x {factors[phase]:g}" for phase in phases if phase in factors]
+    return f"; measured probes.phase_factors: {', '.join(given)}" if given else ""
 
 
 def _sum(phases: dict[str, float], names: tuple[str, ...]) -> float:
@@ -51,7 +59,8 @@ class FixedTerms:
     """The startup budget's fixed terms for one pod, each from probes.* where the stack sets it, else fitted.
     `fitted`: the fitted phases of the pod, which split each term into its phases (preflight/startup_phases.py).
     `cuda_graph_hit_seconds`: the compile term of a start that finds vLLM's compile cache: the fitted compile from the
-    cache, the CUDA graphs captured again (they are not cached); as set, or 0, where the term is set or eager."""
+    cache, the CUDA graphs captured again (they are not cached); as set, or 0, where the term is set or eager.
+    The fitted phases are the fit's times the stack's measured factors (`phase_factors`)."""
 
     engine_start_seconds: float  # the pod's: its workers beyond the first included
     multi_gpu_seconds: float  # what the pod's GPUs beyond the first add to it (0 on one GPU)
@@ -63,6 +72,7 @@ class FixedTerms:
     engine_start_allowed_seconds: float = 0.0
     cuda_graph_allowed_seconds: float = 0.0
     cuda_graph_hit_seconds: float = 0.0
+    phase_factors: dict[str, float] = field(default_factory=dict)  # probes.phase_factors that scale `fitted`
 
     def allowance(self, added_seconds: float) -> tuple[float, str] | None:
         """What the startup probe allows for both terms (with `added_seconds`, a group's wait, on top) and why; None
@@ -109,14 +119,15 @@ def _engine_start(
 
 def fixed_terms(probes: ProbesConfig, engine: ResolvedEngine) -> FixedTerms:
     """The fixed terms of a pod of this engine (its GPUs on one node)."""
-    gpus = engine.gpus_per_node
-    fitted, one_gpu = fitted_phase_seconds(engine, gpus), _sum(fitted_phase_seconds(engine, 1), ENGINE_START_PHASES)
-    source = fitted_source(engine.gpu.name, engine.gpu.family, ENGINE_START_PHASES)
+    gpus, factors = engine.gpus_per_node, probes.phase_factors.given()
+    fitted = fitted_phase_seconds(engine, gpus, factors)
+    one_gpu = _sum(fitted_phase_seconds(engine, 1, factors), ENGINE_START_PHASES)
+    source = fitted_source(engine.gpu.name, engine.gpu.family, ENGINE_START_PHASES) + _measured(factors, ENGINE_START_PHASES)
     start, multi, start_allowed, start_how = _engine_start(probes, fitted, one_gpu, gpus - 1, source)
     if engine.enforce_eager:
         graphs, graphs_how, hit = 0.0, "0 with enforce_eager", 0.0
     elif probes.cuda_graph_capture_seconds is None:
-        graphs_source = fitted_source(engine.gpu.name, engine.gpu.family, GRAPH_PHASES)
+        graphs_source = fitted_source(engine.gpu.name, engine.gpu.family, GRAPH_PHASES) + _measured(factors, GRAPH_PHASES)
         graphs, graphs_how = _sum(fitted, GRAPH_PHASES), f"compile and CUDA graphs fitted ({graphs_source})"
         hit = FITTED.compile_hit(fitted["compile"]) + fitted["cuda_graphs"]
     else:
@@ -124,7 +135,7 @@ def fixed_terms(probes: ProbesConfig, engine: ResolvedEngine) -> FixedTerms:
         graphs_how = "probes.cuda_graph_capture_seconds"
     graphs_allowed = round(_allowed(graphs, probes.cuda_graph_capture_seconds is None), 2)
     return FixedTerms(
-        start, multi, round(graphs, 2), start_how, graphs_how, fitted, start_allowed, graphs_allowed, round(hit, 2)
+        start, multi, round(graphs, 2), start_how, graphs_how, fitted, start_allowed, graphs_allowed, round(hit, 2), factors
     )
 
 

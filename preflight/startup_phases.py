@@ -8,7 +8,11 @@ Each phase is what a release logs (quoted from tests/data/startup-logs/phases, s
   RUNAI_STREAMER_LOG_TO_STDERR=1, which object_storage renders; tests/e2e/test_object_storage.py reads it on
   vLLM's CPU build, whose runner prints neither `took` line), else `Model loading took X GiB and Y seconds`
   (0.19.0 adds `memory`; it also counts a download when the cache was empty).
-- compile: `torch.compile takes|took X s in total`, or 0.21's `init engine ... took T s (compilation: X s)`.
+- compile: `torch.compile takes|took X s in total`, or 0.21's `init engine ... took T s (compilation: X s)`. A start
+  that finds vLLM's compile cache logs `Directly load the compiled graph(s) for ... from the cache` first and the
+  same total line (tests/data/startup-phases/R58-0.10.0.log, R63-0.11-tp8.log): its compile is set beside the
+  budget's start from the cache (preflight/startup.py `cuda_graph_hit_seconds`), and it measures no compile term
+  for a first start, which compiles anew.
 - CUDA graphs: `Graph capturing finished in X secs`.
 - KV cache init: `init engine (profile, create kv cache, warmup model) took T seconds` less compile and graphs
   (memory profiling, the KV cache allocation, the warm-up).
@@ -28,7 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from catalog.startup_phases import ENGINE_START_PHASES, GRAPH_PHASES
+from catalog.startup_phases import ENGINE_START_PHASES, FITTED, FIXED_PHASES, GRAPH_PHASES
 from preflight.delivery import COMPILE, ENGINE_START, IMAGE_PULL, LOAD, DeliveryBudget
 from preflight.startup_log import AnchoredPattern, literal_start
 from reading.numbers import NumberError, go_duration_seconds
@@ -49,6 +53,7 @@ PHASE_PATTERNS: dict[str, tuple[str, ...]] = {
         rf"torch\.compile (?:takes|took) {_NUMBER} s in total",
         rf"init engine \(profile, create kv cache, warmup model\) took [0-9.]+ s \(compilation: {_NUMBER} s\)",
     ),
+    "compile_cache_hit": (r"Directly load the compiled graph\(s\) for [^\n]{1,80} from the cache",),
     "graphs_s": (rf"Graph capturing finished in {_NUMBER} secs",),
     "init_engine_s": (rf"init engine \(profile, create kv cache, warmup model\) took {_NUMBER} s",),
     "api_ready": (r"Starting vLLM (?:API )?server on",),
@@ -75,6 +80,7 @@ class LoggedPhases:
     api_ready: float | None = None
     total: float | None = None  # first line to the server's start (the image pull not included)
     load_includes_download: bool = False  # the figure is `Model loading took`, which counts a download
+    compile_cache_hit: bool = False  # torch.compile loaded its graphs from vLLM's compile cache
 
     @property
     def found(self) -> bool:
@@ -157,6 +163,7 @@ def parse_phases(text: str, events: str | None = None) -> LoggedPhases:
         api_ready=_between(text, found["init_engine_s"], found["api_ready"], first) if found["init_engine_s"] else None,
         total=_between(text, None, found["api_ready"], first) if started else None,
         load_includes_download=read is None and model is not None,
+        compile_cache_hit=found["compile_cache_hit"] is not None,
     )
 
 
@@ -186,21 +193,30 @@ def _share(fitted: dict[str, float], phase: str, phases: tuple[str, ...]) -> flo
     return fitted[phase] / total if total else 1 / len(phases)
 
 
-def _budget_of(phase: str, budget: DeliveryBudget) -> float:
-    probe, fitted = budget.probe, budget.fixed.fitted
+def _budget_of(phase: str, budget: DeliveryBudget, compile_cache_hit: bool) -> float:
+    probe, fixed = budget.probe, budget.fixed
     if phase == "image_pull":
         return float(budget.image_pull_seconds)
     if phase == "weight_load":
         return probe.load_seconds
     if phase in ENGINE_START_PHASES:
-        return probe.engine_start_seconds * _share(fitted, phase, ENGINE_START_PHASES)
-    return probe.cuda_graph_seconds * _share(fitted, phase, GRAPH_PHASES)
+        return probe.engine_start_seconds * _share(fixed.fitted, phase, ENGINE_START_PHASES)
+    if compile_cache_hit:  # the term of a start from the cache, split by the fitted hit and the graphs captured again
+        on_hit = fixed.fitted | {"compile": FITTED.compile_hit(fixed.fitted["compile"])}
+        return fixed.cuda_graph_hit_seconds * _share(on_hit, phase, GRAPH_PHASES)
+    return probe.cuda_graph_seconds * _share(fixed.fitted, phase, GRAPH_PHASES)
+
+
+def _label(phase: str, label: str, compile_cache_hit: bool) -> str:
+    return "compile (from the cache)" if compile_cache_hit and phase == "compile" else label
 
 
 def check_phases(budget: DeliveryBudget, logged: LoggedPhases) -> list[PhaseCheck]:
-    """Each phase beside its part of the budget's term (the stack's fitted phases split each term)."""
+    """Each phase beside its part of the budget's term (the stack's fitted phases split each term); a start that
+    compiled from vLLM's compile cache beside the term of such a start."""
+    hit = logged.compile_cache_hit
     return [
-        PhaseCheck(phase, label, term, getattr(logged, phase), round(_budget_of(phase, budget), 2))
+        PhaseCheck(phase, _label(phase, label, hit), term, getattr(logged, phase), round(_budget_of(phase, budget, hit), 2))
         for phase, label, term in PHASE_ROWS
     ]
 
@@ -219,7 +235,8 @@ def _sum(logged: LoggedPhases, phases: tuple[str, ...]) -> float | None:
 
 def measured_settings(budget: DeliveryBudget, logged: LoggedPhases) -> dict[str, float]:
     """The stack keys the log measures: the throughput, the engine start (less the per-GPU term the budget adds
-    for the pod's extra GPUs) and the compile + graphs term. Only what the log shows completely."""
+    for the pod's extra GPUs) and the compile + graphs term (not from a compile-cache hit). Only what the log shows
+    completely."""
     fixed = budget.fixed
     settings: dict[str, float] = {}
     throughput = achieved_gib_per_s(budget, logged)
@@ -229,9 +246,34 @@ def measured_settings(budget: DeliveryBudget, logged: LoggedPhases) -> dict[str,
     if engine is not None:
         settings["probes.engine_start_seconds"] = max(1, math.ceil(engine - fixed.multi_gpu_seconds))
     graphs = _sum(logged, GRAPH_PHASES)
-    if graphs is not None and budget.probe.cuda_graph_seconds:
+    # A compile from the cache says nothing of a first start's, which the term must cover.
+    if graphs is not None and budget.probe.cuda_graph_seconds and not logged.compile_cache_hit:
         settings["probes.cuda_graph_capture_seconds"] = math.ceil(graphs)
     return settings
+
+
+FACTOR_BOUNDS = (0.1, 10.0)  # config/kubernetes.py PhaseFactorsConfig: a ratio beyond is no host's speed
+
+
+def measured_phase_factors(budget: DeliveryBudget, logged: LoggedPhases) -> dict[str, float]:
+    """Each fixed phase the log shows over what the fit predicts for it (before the stack's own factors): the
+    probes.phase_factors of these nodes, for any model's stack on them. Not the compile of a start from the cache
+    (a share of a miss, not one), nor a ratio outside FACTOR_BOUNDS (an excerpt, not a start)."""
+    fixed, low, high = budget.fixed, *FACTOR_BOUNDS
+    factors = {}
+    for phase in FIXED_PHASES:
+        logged_seconds, predicted = getattr(logged, phase), fixed.fitted.get(phase, 0.0)
+        if logged_seconds is None or not predicted or (phase == "compile" and logged.compile_cache_hit):
+            continue
+        factor = round(logged_seconds / predicted * fixed.phase_factors.get(phase, 1.0), 2)
+        if low <= factor <= high:
+            factors[phase] = factor
+    return factors
+
+
+def factors_setting(factors: dict[str, float]) -> str:
+    """The factors as the stack file's flow mapping under probes."""
+    return "probes.phase_factors: {" + ", ".join(f"{phase}: {factor:g}" for phase, factor in factors.items()) + "}"
 
 
 def _row(check: PhaseCheck) -> str:
@@ -266,6 +308,11 @@ def render_phase_check(budget: DeliveryBudget, logged: LoggedPhases) -> str:
     ]
     total = "-" if logged.total is None else f"{logged.total:,.0f} s"
     lines.append(f"  whole start (log): {total}; startup probe allows {budget.probe.total_seconds} s")
+    if logged.compile_cache_hit:
+        lines.append(
+            "  compiled from vLLM's compile cache (`Directly load the compiled graph(s)`): compile and CUDA graphs are "
+            f"set beside a start from the cache ({budget.fixed.cuda_graph_hit_seconds:g} s); a first start compiles anew"
+        )
     throughput = achieved_gib_per_s(budget, logged)
     if throughput is not None:
         how = " (counts a download: the log has no `Loading weights took`)" if logged.load_includes_download else ""
@@ -277,6 +324,9 @@ def render_phase_check(budget: DeliveryBudget, logged: LoggedPhases) -> str:
     settings = measured_settings(budget, logged)
     if settings:
         lines.append("  measured, to put into the stack: " + ", ".join(f"{k}: {v:g}" for k, v in settings.items()))
+    factors = measured_phase_factors(budget, logged)
+    if factors:
+        lines.append(f"  measured on these nodes, for the stack of any model on them: {factors_setting(factors)}")
     return "\n".join(lines)
 
 
@@ -294,6 +344,8 @@ def phase_check_dict(budget: DeliveryBudget, logged: LoggedPhases) -> dict[str, 
         "startup_probe_seconds": budget.probe.total_seconds,
         "achieved_gib_per_s": achieved_gib_per_s(budget, logged),
         "load_includes_download": logged.load_includes_download,
+        "compile_cache_hit": logged.compile_cache_hit,
         "warnings": phase_warnings(checks),
         "measured_settings": measured_settings(budget, logged),
+        "measured_phase_factors": measured_phase_factors(budget, logged),
     }

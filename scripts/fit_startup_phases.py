@@ -16,7 +16,9 @@ era before 0.11 and per GPU family (A100, L40S), for the phases that depend on t
 rows neither of whose era and family has a factor for the phase. Each held-out row is then predicted phase by phase
 (a cache hit as the fraction of its logged miss, and its CUDA graphs), and its whole start as the predicted fixed
 phases plus its logged weight load. A phase is within when it is within 30 % or within the 1 s resolution of the
-logs' whole-second stamps and `finished in X secs` (the same allowance for every row and phase).
+logs' whole-second stamps and `finished in X secs` (the same allowance for every row and phase). Then the same
+held-out rows after starts on the same host: each phase times the median ratio (logged over fitted) of the fitted
+starts of the row's host, as a stack that sets the probes.phase_factors those starts measured predicts it.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ if str(ROOT) not in sys.path:  # run as a script: make the project's packages im
 from catalog.gpus import GPUS  # noqa: E402
 from catalog.startup_phases import (  # noqa: E402
     FACTOR_FAMILIES,
+    FIXED_PHASES,
     FittedPhases,
     compile_passes,
     factor_name,
@@ -46,7 +49,7 @@ from catalog.startup_phases import (  # noqa: E402
 from preflight.cuda_graphs import graphs_captured  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "startup-phases.csv"
-FIXED = ("process_start", "compile", "cuda_graphs", "kv_cache_init", "api_ready")
+FIXED = FIXED_PHASES
 TOLERANCE_PERCENT = 30  # a held-out phase's target (issue 23)
 WHOLE_START_TOLERANCE_PERCENT = 20
 STAMP_RESOLUTION_S = 1.0  # the logs stamp whole seconds; graph capture prints whole seconds
@@ -312,10 +315,41 @@ def fit(rows: list[Row]) -> FittedPhases:
     return fitted
 
 
-def held_out_misses(rows: list[Row], fitted: FittedPhases) -> list[Miss]:
+def host(row: Row) -> str:
+    """The machine a row ran on, as far as its source tells: the repository (an issue or pull request thread on its
+    own) and the GPU column. Rows of one host are starts of one set of nodes."""
+    source = re.match(r"https://github\.com/[^/]+/[^/]+(?:/(?:issues|pull)/\d+)?", row["source"])
+    return f"{source[0] if source else row['source']} | {row['gpu']}"
+
+
+def phase_ratios(row: Row, fitted: FittedPhases) -> dict[str, float]:
+    """What the row's start measures of its host (preflight/startup_phases.py measured_phase_factors): each logged
+    phase over the fit's, a compile from the cache left out."""
+    phases = predicted(row, fitted)
+    return {
+        phase: logged / phases[phase]
+        for phase in FIXED
+        if (logged := _number(row, phase)) and phases[phase] and not (phase == "compile" and hit(row))
+    }
+
+
+def host_factors(rows: list[Row], fitted: FittedPhases, row: Row) -> dict[str, float]:
+    """The probes.phase_factors that the starts fitted on the row's host measured: per phase, the median of their
+    ratios (several starts on the host; {} where it has none)."""
+    ratios: dict[str, list[float]] = {}
+    for other in (r for r in rows if r["held_out"] == "no" and host(r) == host(row)):
+        for phase, ratio in phase_ratios(other, fitted).items():
+            ratios.setdefault(phase, []).append(ratio)
+    return {phase: median(values) for phase, values in ratios.items()}
+
+
+def held_out_misses(rows: list[Row], fitted: FittedPhases, measured: bool = False) -> list[Miss]:
+    """Each held-out phase beside its prediction; `measured`: after starts on the same host, with the factors they
+    measured (host_factors), as a stack that sets probes.phase_factors gets it."""
     misses = []
     for row in (r for r in rows if r["held_out"] == "yes"):
-        phases = predicted(row, fitted)
+        factors = host_factors(rows, fitted, row) if measured else {}
+        phases = {phase: round(seconds * factors.get(phase, 1.0), 2) for phase, seconds in predicted(row, fitted).items()}
         if hit(row) and row["compile"]:  # its own miss, logged beside it, times the fraction
             predicted_hit = fitted.compile_hit(float(row["compile_miss"]))
             misses.append(Miss(row["id"], "compile_hit", float(row["compile"]), predicted_hit))
@@ -369,6 +403,16 @@ def main() -> None:
     print("| --- | --- | --- | --- |")
     for line in phase_summary(held_out_misses(rows, fitted)):
         print(line)
+    measured = held_out_misses(rows, fitted, measured=True)
+    print("after starts on the same host (probes.phase_factors as those starts measured them):")
+    print("| phase | held-out figures | within | median error |")
+    print("| --- | --- | --- | --- |")
+    for line in phase_summary(measured):
+        print(line)
+    print("| start-up | phase | logged s | predicted s | error | within |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for miss in (m for m in measured if not m.within):
+        print(table_row(miss))
     margin = probe_margin(rows, fitted)
     print(f"probe margin over fitted terms (largest logged / predicted fixed phases x {PROBE_HEADROOM:g}): {margin:g}")
 

@@ -30,7 +30,7 @@ def resolved(**changes: object):  # type: ignore[no-untyped-def]
 
 
 def test_unset_terms_are_the_fitted_phases_of_the_pod() -> None:
-    fixed, fitted = terms(**SEVENTY_B), fitted_phase_seconds(resolved(**SEVENTY_B), 4)
+    fixed, fitted = terms(**SEVENTY_B), fitted_phase_seconds(resolved(**SEVENTY_B), 4, {})
     start, graphs = sum(fitted[p] for p in ENGINE_START_PHASES), sum(fitted[p] for p in GRAPH_PHASES)
     assert (fixed.engine_start_seconds, fixed.cuda_graph_seconds) == (pytest.approx(start, abs=0.02), pytest.approx(graphs))
 
@@ -41,7 +41,7 @@ def test_a_four_gpu_pod_starts_its_engine_later_than_a_one_gpu_pod_of_the_same_m
 
 
 def test_the_fitted_multi_gpu_part_is_the_fits_pod_less_its_one_gpu_start() -> None:
-    pod, one = (fitted_phase_seconds(resolved(**SEVENTY_B), gpus) for gpus in (4, 1))
+    pod, one = (fitted_phase_seconds(resolved(**SEVENTY_B), gpus, {}) for gpus in (4, 1))
     added = sum(pod[p] - one[p] for p in ENGINE_START_PHASES)
     assert terms(**SEVENTY_B).multi_gpu_seconds == pytest.approx(added, abs=0.02)
 

@@ -165,6 +165,28 @@ def test_a_load_that_counts_a_download_is_not_offered_as_the_throughput() -> Non
     assert "probes.load_throughput_gib_per_s" not in measured_settings(budget(), logged)
 
 
+def test_a_start_that_loads_its_compiled_graphs_from_the_cache_is_read_as_a_hit() -> None:
+    assert [phases_of(name).compile_cache_hit for name in ("R58-0.10.0.log", "L1-0.19.0.log")] == [True, False]
+
+
+def test_a_hits_compile_is_set_beside_the_budgets_start_from_the_cache() -> None:
+    plan_budget = budget()
+    hit = {c.phase: c for c in check_phases(plan_budget, LoggedPhases(compile=8.0, compile_cache_hit=True))}
+    expected = FITTED.compile_hit(plan_budget.fixed.fitted["compile"])
+    assert (hit["compile"].budget, hit["compile"].label) == (pytest.approx(expected, abs=0.02), "compile (from the cache)")
+
+
+def test_the_phases_of_a_hit_add_up_to_the_term_of_a_start_from_the_cache() -> None:
+    plan_budget = budget()
+    checks = {c.phase: c.budget for c in check_phases(plan_budget, LoggedPhases(compile_cache_hit=True))}
+    assert sum(checks[p] for p in GRAPH_PHASES) == pytest.approx(plan_budget.fixed.cuda_graph_hit_seconds, abs=0.02)
+
+
+def test_a_compile_from_the_cache_is_not_offered_as_the_compile_term() -> None:
+    logged = LoggedPhases(compile=8.0, cuda_graphs=2.0, compile_cache_hit=True)
+    assert "probes.cuda_graph_capture_seconds" not in measured_settings(budget(), logged)
+
+
 def test_the_cli_prints_each_phase_beside_its_budget_and_the_settings_to_measure(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -679,3 +701,35 @@ def test_the_report_names_every_start_up_a_gpu_familys_factors_rest_on(family: s
         set(),
         set(),
     )
+
+
+def test_the_calibration_doc_prints_the_held_out_summary_after_starts_on_the_same_host() -> None:
+    text = DOCS.read_text()
+    summary = fit.phase_summary(fit.held_out_misses(fit.load_rows(), FITTED, measured=True))
+    assert [line for line in summary if line not in text] == []
+
+
+def test_the_calibration_doc_prints_every_miss_left_after_starts_on_the_same_host() -> None:
+    text = DOCS.read_text()
+    left = [m for m in fit.held_out_misses(fit.load_rows(), FITTED, measured=True) if not m.within]
+    assert [fit.table_row(m) for m in left if fit.table_row(m) not in text] == []
+
+
+def test_the_doc_counts_the_held_out_figures_within_with_and_without_measured_factors() -> None:
+    rows = fit.load_rows()
+    cold, measured = (fit.held_out_misses(rows, FITTED, measured=flag) for flag in (False, True))
+    counts = (sum(m.within for m in measured), len(measured), sum(m.within for m in cold))
+    assert "{} of the {} held-out figures against {} with the fit alone".format(*counts) in " ".join(DOCS.read_text().split())
+
+
+@pytest.mark.parametrize(("host_of", "span"), [("L1", "the llm-d-planner H100 runs"), ("U1", "four A40 runs")])
+def test_the_doc_gives_the_span_of_a_hosts_measured_factors(host_of: str, span: str) -> None:
+    rows = fit.load_rows()
+    factors = fit.host_factors(rows, FITTED, next(r for r in rows if r["id"] == host_of)).values()
+    assert f"{span} {min(factors):.2f}-{max(factors):.2f}" in " ".join(DOCS.read_text().split())
+
+
+def test_the_doc_names_the_held_out_rows_whose_host_measured_nothing() -> None:
+    rows = fit.load_rows()
+    alone = [r["id"] for r in rows if r["held_out"] == "yes" and not fit.host_factors(rows, FITTED, r)]
+    assert f"keep the fit alone: {', '.join(alone)} (" in " ".join(DOCS.read_text().split())

@@ -43,6 +43,14 @@ def test_up_exports_the_new_pods_phases_beside_the_budget(monkeypatch: pytest.Mo
     )
 
 
+def test_up_exports_the_phase_factors_the_new_pod_measured_on_its_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pod_start, "read_pod_start", read_from([]))
+    registered, error = run_stack_file(STACKS / "Pulumi.dev.yaml")
+    assert error is None
+    factors = resolve(registered.exports["startupPhases"])["measured_phase_factors"]
+    assert set(factors) == {"process_start", "compile", "cuda_graphs", "kv_cache_init", "api_ready"}
+
+
 def test_the_server_container_of_the_stacks_own_pods_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[dict[str, Any]] = []
     monkeypatch.setattr(pod_start, "read_pod_start", read_from(calls))
