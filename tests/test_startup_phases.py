@@ -5,6 +5,7 @@ graphs by the graphs captured and the layers, never fitted on the held-out start
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import json
 import re
@@ -733,3 +734,15 @@ def test_the_doc_names_the_held_out_rows_whose_host_measured_nothing() -> None:
     rows = fit.load_rows()
     alone = [r["id"] for r in rows if r["held_out"] == "yes" and not fit.host_factors(rows, FITTED, r)]
     assert f"keep the fit alone: {', '.join(alone)} (" in " ".join(DOCS.read_text().split())
+
+
+def test_a_model_info_cache_miss_row_quotes_the_registry_inspect_line_and_the_column_holds_only_miss_or_hit() -> None:
+    # vLLM logs `Registry inspect model class: Elapsed time` (its @logtime) around the inspection, which takes
+    # seconds only when the cached model info is missing and the class is imported in a subprocess
+    # (tests/data/startup-phases/README.md, "Round 10: the model-info cache").
+    with (LOGS.parent / "startup-phases.csv").open(newline="") as file:
+        rows = list(csv.DictReader(file))
+    assert {row["model_info_cache"] for row in rows} <= {"miss", "hit", ""}
+    misses = [row for row in rows if row["model_info_cache"] == "miss"]
+    assert misses
+    assert [row["id"] for row in misses if "Registry inspect model class: Elapsed time" not in row["notes"]] == []
