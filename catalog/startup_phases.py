@@ -6,8 +6,9 @@ What the phases follow, from what vLLM does (the log lines are quoted per row in
   of several GPUs adds the multiprocessing executor's worker processes: they are spawned together and each imports
   vLLM and torch again and joins NCCL, so the pod pays that once (a step: 32 s at TP 2 and 34 s at TP 4 for the same
   70B against 19-21 s on one H100 for a text model that finds vLLM's model-info cache, 30-33 s for one that does not:
-  `Cached model info file ... not found`, which the model has no input for). The part per extra GPU (each rank's
-  peer set-up) fits negative with Llama-4-Scout's 48 s at TP 4 and is held at 0: the fit keeps no coefficient below 0.
+  `Cached model info file ... not found`, a step of its own below). The part per extra GPU (each rank's
+  peer set-up) fitted negative with Llama-4-Scout's 48 s at TP 4 and was held at 0 (the fit keeps no coefficient
+  below 0) until the model-info step (below) took the misses' share of the base: 0.36 s.
 - Compile (`torch.compile took X s in total`, a compile-cache miss): Dynamo traces the forward once (its time grows
   with the layers, `Dynamo bytecode transform time`), then Inductor compiles the piecewise subgraphs once per
   compile range (`Compiling a graph for compile range (1, 8192) takes`), again per layer. A pod of several GPUs
@@ -65,6 +66,13 @@ What the phases follow, from what vLLM does (the log lines are quoted per row in
   starts, which the era's factor holds, and T2, an RTX A5000 (Ampere) with 0.21.0, faster than the H100 constant.
   A GPU with no start-up in the
   fit (H200, B200, L4, A10G, ...) keeps the H100 figures.
+- A start that finds no model-info cache (round 10: `Registry inspect model class: Elapsed time 9.7-9.9 secs` in the
+  DEBUG logs of L8, L9, N22, N27; 18 other 0.19.0 starts log `Loaded model info for class ... from cache` in under a
+  millisecond): vLLM's registry imports the model class in a subprocess and writes
+  `$VLLM_CACHE_ROOT/modelinfos/<module>-<class>.json` (vllm-project/vllm vllm/model_executor/models/registry.py
+  `inspect_model_cls`; tests/data/startup-phases/README.md "Round 10"). A step in the process start, fitted on the
+  rows not held out that say which; the plan's start is a first start, on an empty VLLM_CACHE_ROOT, so it takes the
+  step, and a restart that finds its caches on its volume does not (preflight/delivery.py).
 A model whose layers are not stated gets the mean layers of the rows fitted. Mixture-of-experts rows take no part
 in the compile fit and the dense graph fit; their graphs get a coefficient of their own, about four times the dense
 one (gpt-oss-20b: 166 graphs x 24 layers in 17 s; Llama-4-Scout: 51 x 48 in 14 s; the logs do not say which part
@@ -147,6 +155,7 @@ class FittedPhases:
     process_start_multi_gpu: float  # once a pod has worker processes (TP/PP > 1): spawn, imports, NCCL init
     process_start_per_extra_gpu: float  # each worker beyond the first
     process_start_multimodal: float  # the multi-modal processor, built in the API server and the engine core
+    process_start_model_info_miss: float  # the registry inspects the model class in a subprocess: no model-info cache
     compile_base: float  # V1, a compile-cache miss
     compile_per_layer_pass: float  # per layer and pass (Dynamo's trace, Inductor per compile range)
     compile_hit_fraction: float  # a compile from vLLM's compile cache, as a share of the miss
@@ -190,15 +199,18 @@ class FittedPhases:
         moe: bool = False,
         family: str | None = None,
         era: str | None = None,
+        model_info_miss: bool = True,
     ) -> dict[str, float]:
         """Each fixed phase of a start-up of a model with `layers` (per pipeline stage) capturing `graphs`, on a pod
         of `gpus` GPUs; `multimodal`: the checkpoint has a vision or audio encoder; `moe`: it routes to experts;
-        `family`: the GPU's (gpu_family), `era`: a V1 release's before 0.11 (release_era)."""
+        `family`: the GPU's (gpu_family), `era`: a V1 release's before 0.11 (release_era); `model_info_miss`: the
+        start finds no model-info cache (a first start: VLLM_CACHE_ROOT is empty)."""
         v1, multi, mm = engine == "V1", float(gpus > 1), float(multimodal)
         era = era if v1 else None
         stage_layers = self.unknown_layers if layers is None else layers
         per_graph = (self.graph_seconds_v1_moe if moe else self.graph_seconds_v1) if v1 else self.graph_seconds_v0
         process = self.process_start + self.process_start_multi_gpu * multi + self.process_start_multimodal * mm
+        process += self.process_start_model_info_miss * model_info_miss
         kv_cache = self._kv_cache_base(v1, era, stage_layers) + self.kv_cache_init_per_extra_gpu * (gpus - 1)
         api_ready = self.api_ready + self.api_ready_multi_gpu * multi + self.api_ready_multimodal * mm
         return {
@@ -228,10 +240,11 @@ class FittedPhases:
 
 
 FITTED = FittedPhases(
-    process_start=21.74,
-    process_start_multi_gpu=10.19,
-    process_start_per_extra_gpu=0.0,
-    process_start_multimodal=18.21,
+    process_start=19.26,
+    process_start_multi_gpu=12.38,
+    process_start_per_extra_gpu=0.36,
+    process_start_multimodal=16.57,
+    process_start_model_info_miss=13.22,
     compile_base=9.63,
     compile_per_layer_pass=0.1297,
     compile_hit_fraction=0.378,

@@ -49,6 +49,7 @@ class CompileHit:
     compile_seconds: float  # the compile and CUDA graphs term on the hit (FixedTerms.cuda_graph_hit_seconds)
     start_seconds: int  # the expected start with it
     used_for: str  # the start that uses it (the report's New replica row)
+    model_info_seconds: float = 0.0  # the process start's model-info inspection it skips (FixedTerms)
 
 
 def compile_hit_use(mode: str, node_local: bool) -> str:
@@ -126,6 +127,7 @@ class DeliveryBudget:
         return (
             f"; {hit.used_for} compiles from the compile cache on its volume: {hit.compile_seconds:.0f} s compile + "
             f"CUDA graphs, {self.probe.cuda_graph_seconds:.0f} s on a first start"
+            + (f", and skips the {hit.model_info_seconds:.0f} s model-info inspection" if hit.model_info_seconds else "")
         )
 
     def _added(self, parts: str) -> str:
@@ -248,8 +250,10 @@ def _compile_hit(probe: StartupBudget, fixed: FixedTerms, used_for: str) -> Comp
     """The restart's compile from the cache; None when it changes nothing (a set or eager term, a set startup)."""
     if probe.overridden or fixed.cuda_graph_hit_seconds >= probe.cuda_graph_seconds:
         return None
-    start = math.ceil(probe.load_seconds + probe.engine_start_seconds + fixed.cuda_graph_hit_seconds)
-    return CompileHit(fixed.cuda_graph_hit_seconds, start, used_for)
+    # The same VLLM_CACHE_ROOT holds vLLM's model-info cache, so the restart skips that inspection too.
+    engine_start = probe.engine_start_seconds - fixed.model_info_miss_seconds
+    start = math.ceil(probe.load_seconds + engine_start + fixed.cuda_graph_hit_seconds)
+    return CompileHit(fixed.cuda_graph_hit_seconds, start, used_for, fixed.model_info_miss_seconds)
 
 
 def shm_gib(server: ServerConfig, gpus_per_node: int) -> float:

@@ -73,6 +73,8 @@ class FixedTerms:
     cuda_graph_allowed_seconds: float = 0.0
     cuda_graph_hit_seconds: float = 0.0
     phase_factors: dict[str, float] = field(default_factory=dict)  # probes.phase_factors that scale `fitted`
+    # What a start that finds vLLM's model-info cache saves of the fitted first start (0 where the start is set).
+    model_info_miss_seconds: float = 0.0
 
     def allowance(self, added_seconds: float) -> tuple[float, str] | None:
         """What the startup probe allows for both terms (with `added_seconds`, a group's wait, on top) and why; None
@@ -134,9 +136,25 @@ def fixed_terms(probes: ProbesConfig, engine: ResolvedEngine) -> FixedTerms:
         graphs = hit = float(probes.cuda_graph_capture_seconds)
         graphs_how = "probes.cuda_graph_capture_seconds"
     graphs_allowed = round(_allowed(graphs, probes.cuda_graph_capture_seconds is None), 2)
+    model_info = 0.0 if probes.engine_start_seconds is not None else _model_info_miss(factors)
     return FixedTerms(
-        start, multi, round(graphs, 2), start_how, graphs_how, fitted, start_allowed, graphs_allowed, round(hit, 2), factors
+        start,
+        multi,
+        round(graphs, 2),
+        start_how,
+        graphs_how,
+        fitted,
+        start_allowed,
+        graphs_allowed,
+        round(hit, 2),
+        factors,
+        model_info,
     )
+
+
+def _model_info_miss(factors: Mapping[str, float]) -> float:
+    """The fitted first start's model-info inspection (its process start's step), as the stack's factor scales it."""
+    return round(FITTED.process_start_model_info_miss * factors.get("process_start", 1.0), 2)
 
 
 @dataclass(frozen=True)

@@ -200,11 +200,19 @@ def _budget_of(phase: str, budget: DeliveryBudget, compile_cache_hit: bool) -> f
     if phase == "weight_load":
         return probe.load_seconds
     if phase in ENGINE_START_PHASES:
-        return probe.engine_start_seconds * _share(fixed.fitted, phase, ENGINE_START_PHASES)
+        share = probe.engine_start_seconds * _share(fixed.fitted, phase, ENGINE_START_PHASES)
+        # A start from the compile cache found the model-info cache beside it (the same VLLM_CACHE_ROOT).
+        return share - _model_info_saved(phase, budget, compile_cache_hit)
     if compile_cache_hit:  # the term of a start from the cache, split by the fitted hit and the graphs captured again
         on_hit = fixed.fitted | {"compile": FITTED.compile_hit(fixed.fitted["compile"])}
         return fixed.cuda_graph_hit_seconds * _share(on_hit, phase, GRAPH_PHASES)
     return probe.cuda_graph_seconds * _share(fixed.fitted, phase, GRAPH_PHASES)
+
+
+def _model_info_saved(phase: str, budget: DeliveryBudget, compile_cache_hit: bool) -> float:
+    """What a start that found vLLM's caches saves of a phase's first-start figure: the model-info inspection of the
+    process start (0 for other phases, a first start, or a set engine start)."""
+    return budget.fixed.model_info_miss_seconds if compile_cache_hit and phase == "process_start" else 0.0
 
 
 def _label(phase: str, label: str, compile_cache_hit: bool) -> str:
@@ -243,8 +251,9 @@ def measured_settings(budget: DeliveryBudget, logged: LoggedPhases) -> dict[str,
     if throughput and not logged.load_includes_download:
         settings["probes.load_throughput_gib_per_s"] = throughput
     engine = _sum(logged, ENGINE_START_PHASES)
-    if engine is not None:
-        settings["probes.engine_start_seconds"] = max(1, math.ceil(engine - fixed.multi_gpu_seconds))
+    if engine is not None:  # a first start's: the model-info inspection a start from the caches skipped added back
+        first_start = engine + _model_info_saved("process_start", budget, logged.compile_cache_hit)
+        settings["probes.engine_start_seconds"] = max(1, math.ceil(first_start - fixed.multi_gpu_seconds))
     graphs = _sum(logged, GRAPH_PHASES)
     # A compile from the cache says nothing of a first start's, which the term must cover.
     if graphs is not None and budget.probe.cuda_graph_seconds and not logged.compile_cache_hit:
@@ -262,7 +271,8 @@ def measured_phase_factors(budget: DeliveryBudget, logged: LoggedPhases) -> dict
     fixed, low, high = budget.fixed, *FACTOR_BOUNDS
     factors = {}
     for phase in FIXED_PHASES:
-        logged_seconds, predicted = getattr(logged, phase), fixed.fitted.get(phase, 0.0)
+        logged_seconds = getattr(logged, phase)
+        predicted = fixed.fitted.get(phase, 0.0) - _model_info_saved(phase, budget, logged.compile_cache_hit)
         if logged_seconds is None or not predicted or (phase == "compile" and logged.compile_cache_hit):
             continue
         factor = round(logged_seconds / predicted * fixed.phase_factors.get(phase, 1.0), 2)

@@ -3,7 +3,8 @@
 Usage: venv/bin/python scripts/fit_startup_phases.py
 Reads tests/data/startup-phases.csv (one row per public start-up, its sources; the held-out rule in
 tests/data/startup-phases/README.md). Over the rows not held out, by least squares: process start = a base + a step
-once the pod has several GPUs + a part per extra GPU + a step for a multimodal checkpoint; compile = a base + a
+once the pod has several GPUs + a part per extra GPU + a step for a multimodal checkpoint + a step for a start that
+finds no model-info cache; compile = a base + a
 part per layer and pass (passes = 1 + the compile ranges, two on a pod of several GPUs; V1 dense rows that state their
 layers and missed the compile cache); a
 compile that hits the cache = a fraction of the same start-up's miss (through the origin, the rows that log both);
@@ -137,9 +138,22 @@ def base(row: Row, phase: str) -> bool:
     return not any(key and factor_name(phase, key) in FACTORS for key in (era(row), family(row)))
 
 
+def model_info_miss(row: Row) -> bool:
+    """The start found no model-info cache (the row's `model_info_cache` column, round 10)."""
+    return row["model_info_cache"] == "miss"
+
+
 def predicted(row: Row, fitted: FittedPhases) -> dict[str, float]:
     return fitted.seconds(
-        row["engine"], layers(row), graphs(row), gpus(row), multimodal(row), bool(row["experts"]), family(row), era(row)
+        row["engine"],
+        layers(row),
+        graphs(row),
+        gpus(row),
+        multimodal(row),
+        bool(row["experts"]),
+        family(row),
+        era(row),
+        model_info_miss(row),
     )
 
 
@@ -240,8 +254,9 @@ def _base_fit(rows: list[Row]) -> FittedPhases:
         [[1.0, float(layers(r) or 0) * compile_passes(gpus(r))] for r in compiled], [float(r["compile"]) for r in compiled]
     )
     started = _fitted(rows, "process_start")
-    start_base, multi_gpu, start_multimodal, per_extra_gpu = _non_negative(
-        [[*_steps(r), float(gpus(r) - 1)] for r in started], [float(r["process_start"]) for r in started]
+    start_base, multi_gpu, start_multimodal, per_extra_gpu, model_info = _non_negative(
+        [[*_steps(r), float(gpus(r) - 1), float(model_info_miss(r))] for r in started],
+        [float(r["process_start"]) for r in started],
     )
     initialised = _fitted(rows, "kv_cache_init", "V1")
     kv_v1, kv_per_layer, kv_per_extra_gpu, kv_multimodal = _non_negative(
@@ -253,6 +268,7 @@ def _base_fit(rows: list[Row]) -> FittedPhases:
         process_start_multi_gpu=round(multi_gpu, 2),
         process_start_per_extra_gpu=round(per_extra_gpu, 2),
         process_start_multimodal=round(start_multimodal, 2),
+        process_start_model_info_miss=round(model_info, 2),
         compile_base=round(compile_base, 2),
         compile_per_layer_pass=round(per_pass, 4),
         compile_hit_fraction=_hit_fraction(rows),

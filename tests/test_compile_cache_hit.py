@@ -5,6 +5,7 @@ start, a first-time ordinal and the startup probe count a full compile."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 
 from catalog.startup_phases import FITTED
 from preflight.delivery import DeliveryBudget, delivery_budget, image_pull
+from tests.factories import make_config
 from tests.kubernetes_fixtures import configured, plan_of
 
 PER_REPLICA = {
@@ -120,3 +122,11 @@ def test_the_plan_decides_where_the_compile_caches_persist() -> None:
     delivery = plan_of(configured(**PER_REPLICA)[0]).delivery
     shared = plan_of(configured(**(PER_REPLICA | SHARED))[0]).delivery
     assert (delivery.compile_cache_persists, shared.compile_cache_persists) == (True, False)
+
+
+def test_a_restart_that_finds_its_caches_skips_the_model_info_inspection_of_a_first_start() -> None:
+    budget = plan_of(make_config()).delivery.budget
+    assert budget.compile_hit is not None and budget.fixed.model_info_miss_seconds == FITTED.process_start_model_info_miss
+    probe = budget.probe
+    without = probe.load_seconds + probe.engine_start_seconds - FITTED.process_start_model_info_miss
+    assert budget.compile_hit.start_seconds == math.ceil(without + budget.fixed.cuda_graph_hit_seconds)

@@ -32,11 +32,12 @@ def test_a_first_time_ordinal_downloads_at_the_budget_s_download_throughput() ->
 def test_a_per_replica_new_replica_row_names_the_returning_and_the_first_time_ordinal() -> None:
     budget = per_replica().budget
     warm, first, download = budget.restart_seconds, budget.expected_start_seconds, budget.first_time_download_seconds
-    hit, full = budget.fixed.cuda_graph_hit_seconds, budget.fixed.cuda_graph_seconds
+    hit, full, info = budget.fixed.cuda_graph_hit_seconds, budget.fixed.cuda_graph_seconds, budget.fixed.model_info_miss_seconds
     assert budget.new_replica_sum() == (
         f"{warm} s expected for a returning ordinal on a node with the image (its retained claim holds the weights, "
         f"whenScaled: Retain; a returning ordinal compiles from the compile cache on its volume: {hit:.0f} s compile "
-        f"+ CUDA graphs, {full:.0f} s on a first start; the startup probe allows {budget.probe.total_seconds} s), "
+        f"+ CUDA graphs, {full:.0f} s on a first start, and skips the {info:.0f} s model-info inspection; the startup "
+        f"probe allows {budget.probe.total_seconds} s), "
         f"{first + 42 + download} s for a first-time ordinal on a new node ({first} s start compiling in full + 42 s "
         f"image pull + {download} s download to its empty claim)"
     )

@@ -76,10 +76,10 @@ def test_the_prod_alerts_wait_out_the_computed_rollout_budget_before_paging() ->
     rules = registered.one("kubernetes:monitoring.coreos.com/v1:PrometheusRule")["spec"]["groups"]
     found = {r["alert"]: r for g in rules for r in g["rules"]}
     probe = registered.one("kubernetes:apps/v1:Deployment")["spec"]["template"]["spec"]["containers"][0]["startupProbe"]
-    assert probe["failureThreshold"] * probe["periodSeconds"] == 660  # (131 s from S3 + 3 x (49 s + 53 s)) x 1.5
-    # 242 s image pull + 660 s startup budget + 120 s = 1022 s, + 5 min, in whole minutes: a 2 -> 4 scale-up
+    assert probe["failureThreshold"] * probe["periodSeconds"] == 730  # (131 s from S3 + 3 x (63 s + 53 s)) x 1.5
+    # 242 s image pull + 730 s startup budget + 120 s = 1092 s, + 5 min, in whole minutes: a 2 -> 4 scale-up
     # that pulls the image on new nodes and streams the weights never pages.
-    assert (found["VllmReplicasNotReady"]["for"], found["VllmMetricsAbsent"]["for"]) == ("23m", "23m")
+    assert (found["VllmReplicasNotReady"]["for"], found["VllmMetricsAbsent"]["for"]) == ("24m", "24m")
 
 
 def test_a_gated_model_without_the_hf_token_stops_the_program_naming_the_secret_and_registers_nothing() -> None:

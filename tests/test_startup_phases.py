@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
+import math
 import re
 import sys
 from dataclasses import replace
@@ -186,6 +187,31 @@ def test_the_phases_of_a_hit_add_up_to_the_term_of_a_start_from_the_cache() -> N
 def test_a_compile_from_the_cache_is_not_offered_as_the_compile_term() -> None:
     logged = LoggedPhases(compile=8.0, cuda_graphs=2.0, compile_cache_hit=True)
     assert "probes.cuda_graph_capture_seconds" not in measured_settings(budget(), logged)
+
+
+def test_a_start_from_the_caches_is_set_beside_a_process_start_without_the_model_info_inspection() -> None:
+    plan_budget = budget()
+    first, restart = (
+        {c.phase: c.budget for c in check_phases(plan_budget, LoggedPhases(compile_cache_hit=hit))}["process_start"]
+        for hit in (False, True)
+    )
+    saved = plan_budget.fixed.model_info_miss_seconds
+    assert saved > 0 and first - restart == pytest.approx(saved, abs=0.02)
+
+
+def test_the_engine_start_measured_from_the_caches_adds_the_first_starts_model_info_inspection() -> None:
+    first, restart = (
+        measured_settings(budget(), LoggedPhases(process_start=20.0, kv_cache_init=8.0, api_ready=2.0, compile_cache_hit=hit))[
+            "probes.engine_start_seconds"
+        ]
+        for hit in (False, True)
+    )
+    assert restart - first == math.ceil(30 + budget().fixed.model_info_miss_seconds) - 30
+
+
+def test_a_start_without_the_model_info_cache_takes_the_fitted_step_in_its_process_start() -> None:
+    hit, miss = (FITTED.seconds("V1", 32, 102, model_info_miss=flag)["process_start"] for flag in (False, True))
+    assert miss - hit == pytest.approx(FITTED.process_start_model_info_miss) and FITTED.process_start_model_info_miss > 0
 
 
 def test_the_cli_prints_each_phase_beside_its_budget_and_the_settings_to_measure(
