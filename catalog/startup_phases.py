@@ -279,6 +279,8 @@ FITTED = FittedPhases(
 PROBE_MARGIN = 3.0
 # The fixed phases, in the order of a start-up; a stack scales each by its measured factor (probes.phase_factors).
 FIXED_PHASES = ("process_start", "compile", "cuda_graphs", "kv_cache_init", "api_ready")
+# What a measured factor may be: a ratio beyond is an excerpt or a broken start, not a host's speed.
+PHASE_FACTOR_BOUNDS = (0.1, 10.0)
 # The budget's terms and the phases they cover (preflight/delivery.py delivery_budget).
 ENGINE_START_PHASES = ("process_start", "kv_cache_init", "api_ready")  # probes.engine_start_seconds (+ per GPU)
 GRAPH_PHASES = ("compile", "cuda_graphs")  # probes.cuda_graph_capture_seconds

@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import Field, PositiveFloat, model_validator
 
+from catalog.startup_phases import PHASE_FACTOR_BOUNDS
 from config.base import ConfigGroup
 from config.errors import show
 from config.syntax import INT32_MAX, DnsLabel, DnsSubdomain, NonNegativeInt, PositiveInt, SizeGiB, check_label
@@ -144,8 +145,8 @@ class CacheConfig(ConfigGroup):
 def _phase_factor(phase: str) -> float | None:
     return Field(  # type: ignore[no-any-return]
         None,
-        ge=0.1,
-        le=10,
+        ge=PHASE_FACTOR_BOUNDS[0],
+        le=PHASE_FACTOR_BOUNDS[1],
         description=f"Measured {phase} over the fitted one on these nodes (the phase report prints it); unset: 1.",
     )
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from catalog.startup_phases import ENGINE_START_PHASES, FITTED, FIXED_PHASES, GRAPH_PHASES
+from catalog.startup_phases import ENGINE_START_PHASES, FITTED, FIXED_PHASES, GRAPH_PHASES, PHASE_FACTOR_BOUNDS
 from preflight.delivery import COMPILE, ENGINE_START, IMAGE_PULL, LOAD, DeliveryBudget
 from preflight.startup_log import AnchoredPattern, literal_start
 from reading.numbers import NumberError, go_duration_seconds
@@ -261,14 +261,11 @@ def measured_settings(budget: DeliveryBudget, logged: LoggedPhases) -> dict[str,
     return settings
 
 
-FACTOR_BOUNDS = (0.1, 10.0)  # config/kubernetes.py PhaseFactorsConfig: a ratio beyond is no host's speed
-
-
 def measured_phase_factors(budget: DeliveryBudget, logged: LoggedPhases) -> dict[str, float]:
     """Each fixed phase the log shows over what the fit predicts for it (before the stack's own factors): the
     probes.phase_factors of these nodes, for any model's stack on them. Not the compile of a start from the cache
-    (a share of a miss, not one), nor a ratio outside FACTOR_BOUNDS (an excerpt, not a start)."""
-    fixed, low, high = budget.fixed, *FACTOR_BOUNDS
+    (a share of a miss, not one), nor a ratio outside PHASE_FACTOR_BOUNDS (an excerpt, not a start)."""
+    fixed, low, high = budget.fixed, *PHASE_FACTOR_BOUNDS
     factors = {}
     for phase in FIXED_PHASES:
         logged_seconds = getattr(logged, phase)
