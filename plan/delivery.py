@@ -214,6 +214,19 @@ def node_loss_warnings(node_local: NodeLocalMedium | None, statefulset: str, nam
     )
 
 
+def node_credentials_warnings(bucket: ObjectStorageConfig | None, policy_enabled: bool) -> tuple[str, ...]:
+    """A bucket read with no Secret and no workload identity, with the egress policy off: the SDK's chain ends at
+    the node's own role (docs/sources.md §S12; with the policy on, validation/delivery.py refuses the stack)."""
+    if bucket is None or policy_enabled or bucket.credentials_secret is not None or bucket_identity(bucket) is not None:
+        return ()
+    return (
+        f"delivery: the server reads {bucket.uri[:60]!r} with the node's own credentials (the instance metadata "
+        "service), which every pod on the node shares: annotate the server's ServiceAccount "
+        "(delivery.object_storage.service_account_annotations) or name delivery.object_storage.workload_identity "
+        "to scope the read to the server.",
+    )
+
+
 def _download_gib_per_s(cfg: StackConfig) -> float:
     if cfg.target == "docker":  # the container downloads on its first start
         return docker_settings(cfg.docker).cache.download_throughput_gib_per_s
@@ -328,6 +341,7 @@ def resolve_delivery(
         security=resolve_pod_security(cfg.security, cfg.cluster.defaults),
         warnings=throughput_warnings
         + node_loss_warnings(node_local, names.server, namespace_name(cfg.namespace, names.instance))
+        + node_credentials_warnings(bucket if cfg.target == "kubernetes" else None, cfg.network_policy.enabled)
         + tuple(page_cache_warnings(kubernetes_volume, weights, cfg.server, cfg.engine.gpus_per_node, cfg.vllm.version)),
         node_local=node_local,
         needs_download=from_hub,

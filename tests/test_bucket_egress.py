@@ -19,7 +19,7 @@ STS_INTERFACE_ENDPOINT = Host("sts.us-east-1.amazonaws.com (interface endpoint)"
 
 
 def streaming(endpoint_url: str | None = None, copy: bool = False, **network_policy: Any) -> Stack:
-    bucket: dict[str, Any] = {"uri": "s3://models/llama/", "copy_from_hub": copy}
+    bucket: dict[str, Any] = {"uri": "s3://models/llama/", "copy_from_hub": copy, "credentials_secret": "bucket-keys"}
     if endpoint_url is not None:
         bucket["endpoint_url"] = endpoint_url
     delivery = {"mode": "object_storage", "object_storage": bucket}
@@ -64,7 +64,7 @@ def test_without_an_endpoint_url_the_stores_namespace_stays_closed() -> None:
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_a_public_store_on_its_own_port_is_reached_on_that_port(profile: str) -> None:
-    bucket = {"uri": "s3://models/llama/", "endpoint_url": "https://s3.example.com:9000"}
+    bucket = {"uri": "s3://models/llama/", "endpoint_url": "https://s3.example.com:9000", "credentials_secret": "keys"}
     stack = with_profile(profile, delivery={"mode": "object_storage", "object_storage": bucket})
     assert allowed(stack.policies, stack.leader, Host("s3.example.com", "203.0.113.9"), 9000)
 

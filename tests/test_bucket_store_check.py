@@ -31,7 +31,7 @@ def cluster_items() -> list[dict[str, Any]]:
 
 
 def bucket_findings(endpoint_url: str, **network_policy: Any) -> list[tuple[str, str, str]]:
-    bucket = {"uri": "s3://models/llama/", "endpoint_url": endpoint_url}
+    bucket = {"uri": "s3://models/llama/", "endpoint_url": endpoint_url, "credentials_secret": "minio-keys"}
     cfg = make_config(delivery={"mode": "object_storage", "object_storage": bucket}, network_policy=network_policy)
     result = check_cluster(plan_of(cfg), facts_from_items(cluster_items(), "test"))
     return [(f.level, f.message, f.fix) for f in result.findings if f.check == "bucket"]

@@ -56,7 +56,7 @@ def test_a_shared_volume_never_hits() -> None:
 
 
 def test_object_storage_never_hits() -> None:
-    bucket = {"mode": "object_storage", "object_storage": {"uri": "s3://models/llama"}}
+    bucket = {"mode": "object_storage", "object_storage": {"uri": "s3://models/llama", "credentials_secret": "bucket-keys"}}
     budget = budget_of(delivery=bucket)
     assert budget.compile_hit is None
 

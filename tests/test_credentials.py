@@ -12,7 +12,10 @@ from tests.test_landing import refusals, refused_key
 
 PASSWORD = "hunter2-p4ss"
 OBJECT_STORAGE: dict[str, Any] = {
-    "delivery": {"mode": "object_storage", "object_storage": {"uri": "s3://models/llama-8b/"}},
+    "delivery": {
+        "mode": "object_storage",
+        "object_storage": {"uri": "s3://models/llama-8b/", "credentials_secret": "bucket-keys"},
+    },
     "vllm": {"version": "0.33.0"},
 }
 
@@ -20,7 +23,10 @@ OBJECT_STORAGE: dict[str, Any] = {
 def bucket(**fields: str) -> dict[str, Any]:
     return {
         **OBJECT_STORAGE,
-        "delivery": {"mode": "object_storage", "object_storage": {"uri": "s3://models/llama-8b/", **fields}},
+        "delivery": {
+            "mode": "object_storage",
+            "object_storage": {"uri": "s3://models/llama-8b/", "credentials_secret": "bucket-keys", **fields},
+        },
     }
 
 

@@ -327,7 +327,10 @@ def test_the_copy_job_writes_with_the_workload_identity_of_the_servers_service_a
 
 
 def test_copy_from_hub_is_refused_for_a_gs_bucket():
-    bucket = {"mode": "object_storage", "object_storage": {"uri": "gs://models/llama", "copy_from_hub": True}}
+    bucket = {
+        "mode": "object_storage",
+        "object_storage": {"uri": "gs://models/llama", "copy_from_hub": True, "workload_identity": "gke-workload-identity"},
+    }
     with pytest.raises(ConfigError) as error:
         make_config(delivery=bucket, model={"id": "meta-llama/Llama-3.1-8B-Instruct", "revision": "aaaa111"})
     assert [i.key for i in error.value.issues] == ["delivery.object_storage.copy_from_hub"]

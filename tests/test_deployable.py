@@ -36,7 +36,8 @@ settings.register_profile(
 STACK = "test"  # the mocked program's stack, so the validation plans the same instance
 PROFILE = "deployable-long" if os.environ.get("HYPOTHESIS_PROFILE") == "long" else "deployable-fast"
 
-BUCKET = {"mode": "object_storage", "object_storage": {"uri": "s3://models/llama-8b/"}}
+IRSA = {"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/vllm-model-reader"}
+BUCKET = {"mode": "object_storage", "object_storage": {"uri": "s3://models/llama-8b/", "service_account_annotations": IRSA}}
 HUB_ADAPTER = {
     "name": "sql",
     "id": "org/sql-lora",

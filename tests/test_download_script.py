@@ -215,7 +215,10 @@ def test_a_files_deadline_never_outlasts_the_attempts(tmp_path, monkeypatch):  #
 
 
 def test_the_copy_job_passes_the_plans_rate_per_gib() -> None:
-    bucket = {"mode": "object_storage", "object_storage": {"uri": "s3://m/llama", "copy_from_hub": True}}
+    bucket = {
+        "mode": "object_storage",
+        "object_storage": {"uri": "s3://m/llama", "copy_from_hub": True, "credentials_secret": "bucket-keys"},
+    }
     cfg, report = configured(
         delivery=bucket,
         model={"id": "meta-llama/Llama-3.1-8B-Instruct", "revision": "0e9e39f249a16976918f6564b8830bc894c89659"},

@@ -35,12 +35,18 @@ BEHIND_MIRROR: dict[str, Any] = {
 }
 COPY: dict[str, Any] = {
     "model": {"revision": "0e9e39f249a16976918f6564b8830bc894c89659"},
-    "delivery": {"mode": "object_storage", "object_storage": {"uri": "s3://models/llama/", "copy_from_hub": True}},
+    "delivery": {
+        "mode": "object_storage",
+        "object_storage": {"uri": "s3://models/llama/", "copy_from_hub": True, "credentials_secret": "bucket-keys"},
+    },
 }
 PER_REPLICA: dict[str, Any] = {"replicas": 2, "delivery": {"mode": "per_replica_volume"}}
 SHA = "0123456789abcdef0123456789abcdef01234567"
 ADAPTERS: dict[str, Any] = {
-    "delivery": {"mode": "object_storage", "object_storage": {"uri": "s3://models/llama/"}},
+    "delivery": {
+        "mode": "object_storage",
+        "object_storage": {"uri": "s3://models/llama/", "credentials_secret": "bucket-keys"},
+    },
     "lora": {"adapters": [{"name": "sql", "id": "org/sql-lora", "revision": SHA, "rank": 16, "target_modules": ["q_proj"]}]},
 }
 

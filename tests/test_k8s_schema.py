@@ -58,14 +58,20 @@ VARIANTS = {
         "prod",
         cache={"storage_class_name": None},
         model={"revision": "aaaa111"},
-        delivery={"mode": "object_storage", "object_storage": {"uri": "s3://models/llama-70b/", "copy_from_hub": True}},
+        delivery={
+            "mode": "object_storage",
+            "object_storage": {"uri": "s3://models/llama-70b/", "copy_from_hub": True, "credentials_secret": "bucket-keys"},
+        },
     ),
     "image pre-pull DaemonSet and its policy": lambda: configured(server={"prepull_image": True}),
     "object storage with a Hub and a bucket LoRA adapter fetched by an init container": lambda: stack_with(
         "prod",
         cache={"storage_class_name": None},
         model={"revision": "aaaa111"},
-        delivery={"mode": "object_storage", "object_storage": {"uri": "s3://models/llama-70b/", "copy_from_hub": True}},
+        delivery={
+            "mode": "object_storage",
+            "object_storage": {"uri": "s3://models/llama-70b/", "copy_from_hub": True, "credentials_secret": "bucket-keys"},
+        },
         lora={
             "adapters": [
                 {

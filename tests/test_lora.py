@@ -23,7 +23,7 @@ from validation import check_stack
 SHA = "0123456789abcdef0123456789abcdef01234567"
 SQL = {"name": "sql", "id": "org/llama-sql-lora", "revision": SHA, "rank": 16, "target_modules": ["q_proj", "v_proj"]}
 CHAT = {"name": "chat", "id": "org/llama-chat-lora", "revision": SHA, "rank": 8, "target_modules": ["o_proj"]}
-BUCKET = {"uri": "s3://models/llama/", "copy_from_hub": True}
+BUCKET = {"uri": "s3://models/llama/", "copy_from_hub": True, "credentials_secret": "bucket-keys"}
 
 
 def adapters(*items: dict[str, Any], **lora: Any) -> dict[str, Any]:

@@ -244,7 +244,7 @@ def test_an_unpinned_revision_warns_that_replicas_can_serve_different_weights() 
 
 
 def test_an_unpinned_revision_of_a_bucket_copy_asks_to_record_the_commit_copied() -> None:
-    bucket = {"mode": "object_storage", "object_storage": {"uri": "s3://models/llama-8b/"}}
+    bucket = {"mode": "object_storage", "object_storage": {"uri": "s3://models/llama-8b/", "credentials_secret": "bucket-keys"}}
     report = resolve_sizing(make_config(delivery=bucket))
     (warning,) = [w for w in report.verdict.warnings if w.startswith("model.revision")]
     assert "streams the copy in s3://models/llama-8b/" in warning and warning.endswith("the commit you copied there.")

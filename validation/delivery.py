@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 
-from config.delivery import CacheVolume, DeliveryMode, mode_for, volume_for
+from config.delivery import CacheVolume, DeliveryMode, ObjectStorageConfig, mode_for, volume_for
 from config.errors import ConfigIssue, show
 from config.stack import StackConfig
 from config.syntax import INT32_MAX
 from plan.cost import replica_bounds
+from plan.delivery import IDENTITY_ANNOTATIONS, bucket_identity
 from preflight.delivery import DeliveryBudget
 
 
@@ -179,6 +180,8 @@ def _object_storage_issues(cfg: StackConfig) -> list[ConfigIssue]:
                 "set model.revision to a commit sha.",
             )
         )
+    if bucket is not None and cfg.network_policy.enabled:
+        issues += _credential_issues(bucket)
     spec = cfg.engine.speculative
     if spec is not None and spec.model:
         issues.append(
@@ -189,6 +192,25 @@ def _object_storage_issues(cfg: StackConfig) -> list[ConfigIssue]:
             )
         )
     return issues
+
+
+def _credential_issues(bucket: ObjectStorageConfig) -> list[ConfigIssue]:
+    """A bucket read with neither a Secret nor a workload identity: every cloud SDK's chain then asks the node's
+    instance metadata service, which the server's egress policy keeps closed (docs/sources.md §S12)."""
+    if bucket.credentials_secret is not None or bucket_identity(bucket) is not None:
+        return []
+    annotations = ", ".join(IDENTITY_ANNOTATIONS)
+    return [
+        _issue(
+            "delivery.object_storage",
+            f"reads {bucket.uri[:60]!r} with neither credentials_secret nor a workload identity: the streamer's SDK "
+            "then asks the node's instance metadata service (169.254.169.254) for credentials, which network_policy "
+            "keeps closed, so the first read fails.",
+            f"annotate the server's ServiceAccount in delivery.object_storage.service_account_annotations ({annotations}), "
+            "or name the identity in delivery.object_storage.workload_identity (eks-pod-identity; gke-workload-identity "
+            "for a role granted to the ServiceAccount itself), or set delivery.object_storage.credentials_secret.",
+        )
+    ]
 
 
 def _no_bucket(cfg: StackConfig) -> list[ConfigIssue]:
