@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, PositiveInt
 
 from config.base import ConfigGroup
+from config.errors import show
 
 DeliveryMode = Literal["shared_volume", "per_replica_volume", "object_storage"]
 WorkloadIdentity = Literal["irsa", "eks-pod-identity", "gke-workload-identity", "azure-workload-identity"]
@@ -58,6 +60,12 @@ DEFAULT_THROUGHPUT: dict[str, Throughput] = {
 }
 
 
+# The streamer's Azure client reads the account and a custom Blob endpoint from these (run-ai/runai-model-streamer
+# cpp/azure/client_configuration/client_configuration.cc@cd3a15c928bf33412d4e747d3e4079e7c1323cc6:31,37).
+AZURE_ACCOUNT_ENV = "AZURE_STORAGE_ACCOUNT_NAME"
+AZURE_ENDPOINT_ENV = "AZURE_STORAGE_ENDPOINT"
+
+
 class ObjectStorageConfig(ConfigGroup):
     """An existing copy of the Hub snapshot in a bucket, streamed by vLLM's Run:ai loader."""
 
@@ -82,13 +90,30 @@ class ObjectStorageConfig(ConfigGroup):
         "service_account_annotations names (EKS Pod Identity has no annotation, so name it here).",
     )
     endpoint_url: str | None = Field(
-        None, description="S3-compatible endpoint (AWS_ENDPOINT_URL), e.g. a MinIO or Ceph RGW address."
+        None,
+        description="S3-compatible endpoint (AWS_ENDPOINT_URL), e.g. a MinIO or Ceph RGW address; for az://, the "
+        "Blob endpoint (AZURE_STORAGE_ENDPOINT), e.g. a private endpoint's address.",
+    )
+    # Azure's rule for account names: 3-24 characters, digits and lowercase letters
+    # (learn.microsoft.com/azure/storage/common/storage-account-overview, "Storage account name").
+    azure_storage_account: str | None = Field(
+        None,
+        pattern=r"^[a-z0-9]{3,24}$",
+        description="The storage account of an az:// bucket, which az://CONTAINER/PATH does not name: the "
+        "server's AZURE_STORAGE_ACCOUNT_NAME, without which the streamer reads no az:// URI.",
     )
     copy_from_hub: bool = Field(
         False,
         description="Run a Job that copies the Hub snapshot (model.id at the pinned model.revision) once to "
         "<uri>/<revision>/, which the server then reads; false: uri already holds the copy.",
     )
+
+    @property
+    def shown_uri(self) -> str:
+        """The URI for a message: scheme, bucket and folder, cut to a line, without user info or a query string,
+        which may carry a credential (validation/credentials.py refuses both)."""
+        parts = urlsplit(self.uri)
+        return show(f"{parts.scheme}://{parts.hostname or ''}{parts.path}")
 
     def model_uri(self, revision: str | None) -> str:
         """What vLLM streams: the uri, or its per-revision folder the copy Job fills (a new revision never

@@ -220,7 +220,7 @@ def node_credentials_warnings(bucket: ObjectStorageConfig | None, policy_enabled
     if bucket is None or policy_enabled or bucket.credentials_secret is not None or bucket_identity(bucket) is not None:
         return ()
     return (
-        f"delivery: the server reads {bucket.uri[:60]!r} with the node's own credentials (the instance metadata "
+        f"delivery: the server reads {bucket.shown_uri} with the node's own credentials (the instance metadata "
         "service), which every pod on the node shares: annotate the server's ServiceAccount "
         "(delivery.object_storage.service_account_annotations) or name delivery.object_storage.workload_identity "
         "to scope the read to the server.",

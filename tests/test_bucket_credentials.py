@@ -18,14 +18,24 @@ from tests.test_platform_flows import GKE_METADATA, with_profile
 
 URI = "gs://models/llama-3.1-8b-instruct/"
 NO_CREDENTIALS = {"mode": "object_storage", "object_storage": {"uri": URI}}
-# Each way of giving the server credentials (docs/model-delivery.md).
+# Each way of giving the server credentials (docs/model-delivery.md), on a bucket its client reads them for.
 CREDENTIALS: dict[str, dict[str, Any]] = {
-    "a Secret": {"credentials_secret": "bucket-keys"},
-    "IRSA": {"service_account_annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/r"}},
-    "GKE Workload Identity": {"service_account_annotations": {"iam.gke.io/gcp-service-account": "r@p.iam.gserviceaccount.com"}},
-    "Azure Workload Identity": {"service_account_annotations": {"azure.workload.identity/client-id": "0" * 8}},
-    "EKS Pod Identity": {"workload_identity": "eks-pod-identity"},
-    "a GKE principal granted to the ServiceAccount": {"workload_identity": "gke-workload-identity"},
+    "a Secret": {"uri": "s3://models/llama/", "credentials_secret": "bucket-keys"},
+    "IRSA": {
+        "uri": "s3://models/llama/",
+        "service_account_annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/r"},
+    },
+    "GKE Workload Identity": {
+        "uri": URI,
+        "service_account_annotations": {"iam.gke.io/gcp-service-account": "r@p.iam.gserviceaccount.com"},
+    },
+    "Azure Workload Identity": {
+        "uri": "az://models/llama/",
+        "azure_storage_account": "mymodels",
+        "service_account_annotations": {"azure.workload.identity/client-id": "0" * 8},
+    },
+    "EKS Pod Identity": {"uri": "s3://models/llama/", "workload_identity": "eks-pod-identity"},
+    "a GKE principal granted to the ServiceAccount": {"uri": URI, "workload_identity": "gke-workload-identity"},
 }
 
 
@@ -67,7 +77,7 @@ def test_with_the_egress_policy_off_the_node_role_read_is_accepted_with_a_warnin
 
 
 def test_a_bucket_with_credentials_gets_no_node_role_warning() -> None:
-    cfg = make_config(delivery=bucket(**CREDENTIALS["a Secret"]), network_policy={"enabled": False})
+    cfg = make_config(delivery=bucket(**CREDENTIALS["IRSA"]), network_policy={"enabled": False})
     assert not [w for w in plan_of(cfg).delivery.warnings if "node's own credentials" in w]
 
 

@@ -59,6 +59,7 @@ BUCKETS: dict[str, dict[str, Any]] = {
     },
     "az with Azure Workload Identity": {
         "uri": "az://models/llama/",
+        "azure_storage_account": "mymodels",
         "service_account_annotations": {"azure.workload.identity/client-id": "00000000-0000-0000-0000-000000000000"},
     },
 }

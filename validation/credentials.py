@@ -31,9 +31,12 @@ CREDENTIAL_SHAPE = re.compile(
 )
 SIGNATURE_PARAMS = frozenset({"sig", "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature"})
 
+# The streamer's Azure client takes no connection string outside its Azurite test build: DefaultAzureCredential
+# reads a service principal from the environment (docs/sources.md §S12).
 STORAGE_FIX = (
-    "put the credentials in a Secret (e.g. keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or "
-    "AZURE_STORAGE_CONNECTION_STRING) and name it in delivery.object_storage.credentials_secret: its keys "
+    "put the credentials in a Secret (e.g. keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY for s3://, or a "
+    "service principal's AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET for az://) and name it in "
+    "delivery.object_storage.credentials_secret: its keys "
     "become the server's environment through envFrom; or use workload identity "
     "(delivery.object_storage.service_account_annotations)."
 )

@@ -167,7 +167,7 @@ def _object_storage_issues(cfg: StackConfig) -> list[ConfigIssue]:
         issues.append(
             _issue(
                 "delivery.object_storage.copy_from_hub",
-                f"is true, but {bucket.uri[:60]!r} is not "
+                f"is true, but {bucket.shown_uri} is not "
                 "s3://: the copy Job uploads with boto3, the S3 client in the vLLM image.",
                 "copy the snapshot yourself (docs/model-delivery.md) and set copy_from_hub: false.",
             )
@@ -180,6 +180,8 @@ def _object_storage_issues(cfg: StackConfig) -> list[ConfigIssue]:
                 "set model.revision to a commit sha.",
             )
         )
+    if bucket is not None:
+        issues += _scheme_issues(bucket)
     if bucket is not None and cfg.network_policy.enabled:
         issues += _credential_issues(bucket)
     spec = cfg.engine.speculative
@@ -194,6 +196,43 @@ def _object_storage_issues(cfg: StackConfig) -> list[ConfigIssue]:
     return issues
 
 
+def _scheme_issues(bucket: ObjectStorageConfig) -> list[ConfigIssue]:
+    """What each scheme's client needs beyond the URI (docs/sources.md §S12): az:// an account, which its URI does
+    not name; gs:// a key file or Application Default Credentials, which a Secret's environment is neither of."""
+    uri, account = bucket.uri, bucket.azure_storage_account
+    issues = []
+    if uri.startswith("az://") and account is None:
+        issues.append(
+            _issue(
+                "delivery.object_storage.azure_storage_account",
+                f"is unset, but {bucket.shown_uri} is az://, which names a container and no storage account: the "
+                "streamer's Azure client does not start without AZURE_STORAGE_ACCOUNT_NAME.",
+                "set delivery.object_storage.azure_storage_account to the account holding the container.",
+            )
+        )
+    if account is not None and not uri.startswith("az://"):
+        issues.append(
+            _issue(
+                "delivery.object_storage.azure_storage_account",
+                f"is {show(account)}, but {bucket.shown_uri} is not az://: only the Azure client reads an account.",
+                "remove delivery.object_storage.azure_storage_account.",
+            )
+        )
+    if uri.startswith("gs://") and bucket.credentials_secret is not None and bucket_identity(bucket) is None:
+        issues.append(
+            _issue(
+                "delivery.object_storage.credentials_secret",
+                f"is {show(bucket.credentials_secret)}, but {bucket.shown_uri} is gs://: the streamer's GCS client reads a "
+                "service-account key file or Application Default Credentials, and a Secret's keys reach the server "
+                "only as environment variables.",
+                "use GKE Workload Identity (service_account_annotations iam.gke.io/gcp-service-account, or "
+                "workload_identity: gke-workload-identity) and remove credentials_secret; or read the bucket "
+                "through its S3 API (s3:// with endpoint_url https://storage.googleapis.com and HMAC keys in the Secret).",
+            )
+        )
+    return issues
+
+
 def _credential_issues(bucket: ObjectStorageConfig) -> list[ConfigIssue]:
     """A bucket read with neither a Secret nor a workload identity: every cloud SDK's chain then asks the node's
     instance metadata service, which the server's egress policy keeps closed (docs/sources.md §S12)."""
@@ -203,7 +242,7 @@ def _credential_issues(bucket: ObjectStorageConfig) -> list[ConfigIssue]:
     return [
         _issue(
             "delivery.object_storage",
-            f"reads {bucket.uri[:60]!r} with neither credentials_secret nor a workload identity: the streamer's SDK "
+            f"reads {bucket.shown_uri} with neither credentials_secret nor a workload identity: the streamer's SDK "
             "then asks the node's instance metadata service (169.254.169.254) for credentials, which network_policy "
             "keeps closed, so the first read fails.",
             f"annotate the server's ServiceAccount in delivery.object_storage.service_account_annotations ({annotations}), "

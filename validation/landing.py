@@ -227,7 +227,7 @@ LANDINGS: tuple[Landing, ...] = (
     ),
     Landing(
         "delivery.object_storage.endpoint_url",
-        "the server's env AWS_ENDPOINT_URL",
+        "the server's env AWS_ENDPOINT_URL (AZURE_STORAGE_ENDPOINT for az://)",
         URL_WITH_SCHEME,
         _bucket,
     ),
