@@ -58,6 +58,11 @@ def tolerated(taints: Iterable[Taint], tolerations: Iterable[Mapping[str, str]])
     return [x for x in taints if x.effect in BLOCKING_EFFECTS and not any(tolerates(t, x) for t in rules)]
 
 
+def gpu_nodes(facts: ClusterFacts, terms: list[Term], vendor: GpuVendor) -> list[Node]:
+    """The nodes the server pods may land on that offer the vendor's GPUs."""
+    return [n for n in facts.nodes if matches_terms(n.labels, terms) and _gpus(n, vendor) > 0]
+
+
 def _gpus(node: Node, vendor: GpuVendor) -> int:
     return quantity_int(node.allocatable.get(vendor.resource, 0))
 
@@ -198,7 +203,7 @@ def check_driver(
     minimum = MIN_DRIVER_MAJOR.get(cuda_major) if cuda_major is not None else None
     if minimum is None:
         return []
-    nodes = [n for n in facts.nodes if matches_terms(n.labels, terms) and _gpus(n, vendor) > 0]
+    nodes = gpu_nodes(facts, terms, vendor)
     known = {n.name: int(v) for n in nodes for v in [_driver(n, vendor)] if v is not None}
     old = sorted(name for name, major in known.items() if major < minimum)
     fix = f"upgrade the GPU nodes' driver to >= {minimum}, or use the image's CUDA 12.9 build (vllm.tag: v<version>-cu129)."

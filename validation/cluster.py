@@ -20,6 +20,7 @@ from cluster.disruption import check_karpenter_termination
 from cluster.dns import check_dns
 from cluster.facts import ClaimTemplate, ClusterFacts, NodePool
 from cluster.findings import Finding
+from cluster.identity import check_gke_metadata_server
 from cluster.report import ClusterResult
 from cluster.store import check_bucket_store
 from config.cluster import ClusterConfig
@@ -108,6 +109,7 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
     found += checks.check_driver(
         facts, terms, image_cuda_major(vllm.image, vllm.image_tag, vllm.version), vllm.image_ref, vendor
     )
+    found += check_gke_metadata_server(facts, terms, plan.delivery.workload_identity, vendor)
     volume = plan.delivery.volume
     if plan.delivery.cache_config.existing_claim is None and volume is not None:
         found += checks.check_storage(facts, volume.storage_class_name, volume.access_mode)
