@@ -56,10 +56,12 @@ def read_live(
     client: Any = None,
     namespace: str | None = None,
     store_namespace: str | None = None,
+    daemonset_namespace: str | None = None,
 ) -> ClusterFacts:
     """Facts from the cluster. `client` is an ApiClient (tests pass one with a fake transport). `namespace`:
     the stack's, whose StatefulSets are read (a claim-template change would replace the server's);
-    `store_namespace`: an in-cluster bucket store's, whose Services are read (the port its Service forwards to)."""
+    `store_namespace`: an in-cluster bucket store's, whose Services are read (the port its Service forwards to);
+    `daemonset_namespace`: where a node agent the stack needs runs (kube-system: EKS Pod Identity's)."""
     client = client or api_client(kubeconfig, context)
     from kubernetes import client as k8s
 
@@ -72,7 +74,20 @@ def read_live(
     if store_namespace is not None:
         items += _maybe(lambda **kw: core.list_namespaced_service(store_namespace, **kw), "Service", "v1")
     facts = facts_from_items(items, f"live cluster (context {context or 'current'})", declared_pools)
+    facts = facts if daemonset_namespace is None else _with_daemonsets(facts, client, daemonset_namespace)
     return facts if namespace is None else _with_statefulsets(facts, client, namespace)
+
+
+def _with_daemonsets(facts: ClusterFacts, client: Any, namespace: str) -> ClusterFacts:
+    """A namespace's DaemonSets: read and none (frozenset()) differs from not read (None, e.g. forbidden)."""
+    from kubernetes import client as k8s
+
+    apps = k8s.AppsV1Api(client)
+    try:
+        items = _all(lambda **kw: apps.list_namespaced_daemon_set(namespace, **kw), "DaemonSet", "apps/v1")
+    except LiveReadError:
+        return facts
+    return dataclasses.replace(facts, daemonsets=facts_from_items(items, facts.source).daemonsets or frozenset())
 
 
 def _with_statefulsets(facts: ClusterFacts, client: Any, namespace: str) -> ClusterFacts:

@@ -37,6 +37,7 @@ READ_KINDS = frozenset(
         "Deployment",
         "StatefulSet",
         "Service",
+        "DaemonSet",
     }
 )
 SNAPSHOT_COMMAND = "kubectl get nodes,storageclasses,customresourcedefinitions,namespaces -o json > cluster.json"

@@ -20,6 +20,7 @@ PATHS = {
     "/apis/apps/v1/namespaces/keda/deployments": "Deployment",
     "/apis/apps/v1/namespaces/vllm-prod/statefulsets": "StatefulSet",
     "/api/v1/namespaces/models/services": "Service",
+    "/apis/apps/v1/namespaces/kube-system/daemonsets": "DaemonSet",
 }
 
 
@@ -156,3 +157,16 @@ def test_the_live_reader_reads_no_services_without_a_store(real_read_live) -> No
     server = FakeApiServer()
     real_read_live(None, None, "keda", client=client(server))
     assert not any("/services" in url for _, url in server.calls)
+
+
+def test_the_live_reader_reads_kube_systems_daemonsets_when_asked(real_read_live) -> None:  # type: ignore[no-untyped-def]
+    server = FakeApiServer()
+    facts = real_read_live(None, None, "keda", client=client(server), daemonset_namespace="kube-system")
+    assert facts.daemonsets == frozenset() and ("GET", "/apis/apps/v1/namespaces/kube-system/daemonsets") in {
+        (method, url.removeprefix("https://cluster.test").partition("?")[0]) for method, url in server.calls
+    }
+
+
+def test_a_forbidden_daemonset_list_leaves_them_not_read(real_read_live) -> None:  # type: ignore[no-untyped-def]
+    server = FakeApiServer(forbidden=("/apis/apps/v1/namespaces/kube-system/daemonsets",))
+    assert real_read_live(None, None, "keda", client=client(server), daemonset_namespace="kube-system").daemonsets is None

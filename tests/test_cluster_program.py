@@ -24,8 +24,9 @@ def live_cluster(monkeypatch: pytest.MonkeyPatch, name: str, *more: str) -> list
         declared: object = (),
         namespace: object = None,
         store_namespace: object = None,
+        daemonset_namespace: object = None,
     ) -> object:
-        calls.append((kubeconfig, context, keda_namespace, store_namespace))
+        calls.append((kubeconfig, context, keda_namespace, store_namespace, daemonset_namespace))
         return read_snapshots([fixture(n) for n in (name, *more)], declared)  # type: ignore[arg-type]
 
     monkeypatch.setattr(live, "read_live", read)
@@ -81,7 +82,7 @@ def test_the_program_adapts_to_the_profile_karpenter_can_create_the_gpu_node(mon
 def test_the_program_reads_the_cluster_with_the_kubernetes_providers_context(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     calls = live_cluster(monkeypatch, "all-right")
     run_stack_file(STACKS / "examples" / "Pulumi.prod-on-efs.yaml", extra=PROD_EXTRA)
-    assert calls == [(None, None, "keda", None)]
+    assert calls == [(None, None, "keda", None, None)]
 
 
 def test_an_unreadable_cluster_reports_not_checked_and_goes_on(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -138,3 +139,13 @@ def test_an_in_cluster_store_whose_service_forwards_to_another_port_stops_the_pr
     registered, error = run_stack_file(stack)
     assert error is not None and "object_storage_ports" in str(error) and not registered.types
     assert calls[0][3] == "models"
+
+
+def test_an_eks_pod_identity_stack_reads_kube_systems_daemonsets_for_its_agent(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    calls = live_cluster(monkeypatch, "all-right")
+    bucket = {
+        "mode": "object_storage",
+        "object_storage": {"uri": "s3://my-models/llama/", "workload_identity": "eks-pod-identity"},
+    }
+    run_stack_file(STACKS / "Pulumi.prod.yaml", extra={**PROD_EXTRA, "delivery": bucket})
+    assert calls[0][4] == "kube-system"
