@@ -109,6 +109,11 @@ class ObjectStorageConfig(ConfigGroup):
     )
 
     @property
+    def scheme(self) -> str:
+        """s3, gs or az: which of the streamer's clients reads the bucket."""
+        return self.uri.split("://", 1)[0]
+
+    @property
     def shown_uri(self) -> str:
         """The URI for a message: scheme, bucket and folder, cut to a line, without user info or a query string,
         which may carry a credential (validation/credentials.py refuses both)."""

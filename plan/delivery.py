@@ -214,10 +214,16 @@ def node_loss_warnings(node_local: NodeLocalMedium | None, statefulset: str, nam
     )
 
 
+def reads_with_node_credentials(bucket: ObjectStorageConfig) -> bool:
+    """Neither a Secret nor a workload identity: each cloud SDK's chain ends at the node's own role, served by the
+    instance metadata service (docs/sources.md §S12)."""
+    return bucket.credentials_secret is None and bucket_identity(bucket) is None
+
+
 def node_credentials_warnings(bucket: ObjectStorageConfig | None, policy_enabled: bool) -> tuple[str, ...]:
-    """A bucket read with no Secret and no workload identity, with the egress policy off: the SDK's chain ends at
-    the node's own role (docs/sources.md §S12; with the policy on, validation/delivery.py refuses the stack)."""
-    if bucket is None or policy_enabled or bucket.credentials_secret is not None or bucket_identity(bucket) is not None:
+    """A bucket read with the node's role, with the egress policy off (with it on, validation/delivery.py refuses
+    the stack)."""
+    if bucket is None or policy_enabled or not reads_with_node_credentials(bucket):
         return ()
     return (
         f"delivery: the server reads {bucket.shown_uri} with the node's own credentials (the instance metadata "

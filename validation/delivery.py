@@ -9,7 +9,7 @@ from config.errors import ConfigIssue, show
 from config.stack import StackConfig
 from config.syntax import INT32_MAX
 from plan.cost import replica_bounds
-from plan.delivery import IDENTITY_ANNOTATIONS, bucket_identity
+from plan.delivery import IDENTITY_ANNOTATIONS, bucket_identity, reads_with_node_credentials
 from preflight.delivery import DeliveryBudget
 
 
@@ -163,7 +163,7 @@ def _object_storage_issues(cfg: StackConfig) -> list[ConfigIssue]:
             )
         )
     bucket = cfg.delivery.object_storage
-    if bucket is not None and bucket.copy_from_hub and not bucket.uri.startswith("s3://"):
+    if bucket is not None and bucket.copy_from_hub and bucket.scheme != "s3":
         issues.append(
             _issue(
                 "delivery.object_storage.copy_from_hub",
@@ -199,9 +199,9 @@ def _object_storage_issues(cfg: StackConfig) -> list[ConfigIssue]:
 def _scheme_issues(bucket: ObjectStorageConfig) -> list[ConfigIssue]:
     """What each scheme's client needs beyond the URI (docs/sources.md §S12): az:// an account, which its URI does
     not name; gs:// a key file or Application Default Credentials, which a Secret's environment is neither of."""
-    uri, account = bucket.uri, bucket.azure_storage_account
+    scheme, account = bucket.scheme, bucket.azure_storage_account
     issues = []
-    if uri.startswith("az://") and account is None:
+    if scheme == "az" and account is None:
         issues.append(
             _issue(
                 "delivery.object_storage.azure_storage_account",
@@ -210,7 +210,7 @@ def _scheme_issues(bucket: ObjectStorageConfig) -> list[ConfigIssue]:
                 "set delivery.object_storage.azure_storage_account to the account holding the container.",
             )
         )
-    if account is not None and not uri.startswith("az://"):
+    if account is not None and scheme != "az":
         issues.append(
             _issue(
                 "delivery.object_storage.azure_storage_account",
@@ -218,7 +218,7 @@ def _scheme_issues(bucket: ObjectStorageConfig) -> list[ConfigIssue]:
                 "remove delivery.object_storage.azure_storage_account.",
             )
         )
-    if uri.startswith("gs://") and bucket.credentials_secret is not None and bucket_identity(bucket) is None:
+    if scheme == "gs" and bucket.credentials_secret is not None and bucket_identity(bucket) is None:
         issues.append(
             _issue(
                 "delivery.object_storage.credentials_secret",
@@ -236,7 +236,7 @@ def _scheme_issues(bucket: ObjectStorageConfig) -> list[ConfigIssue]:
 def _credential_issues(bucket: ObjectStorageConfig) -> list[ConfigIssue]:
     """A bucket read with neither a Secret nor a workload identity: every cloud SDK's chain then asks the node's
     instance metadata service, which the server's egress policy keeps closed (docs/sources.md §S12)."""
-    if bucket.credentials_secret is not None or bucket_identity(bucket) is not None:
+    if not reads_with_node_credentials(bucket):
         return []
     annotations = ", ".join(IDENTITY_ANNOTATIONS)
     return [

@@ -133,9 +133,8 @@ def server_env(delivery: DeliveryPlan) -> dict[str, str]:
 def bucket_env(bucket: ObjectStorageConfig) -> dict[str, str]:
     """Where the streamer finds the bucket: an S3-compatible endpoint, or an az:// bucket's account and endpoint
     (the streamer's Azure client starts only with AZURE_STORAGE_ACCOUNT_NAME: docs/sources.md §S12)."""
-    azure = bucket.uri.startswith("az://")
     env = {AZURE_ACCOUNT_ENV: bucket.azure_storage_account} if bucket.azure_storage_account else {}
-    if bucket.endpoint_url and azure:
+    if bucket.endpoint_url and bucket.scheme == "az":
         env[AZURE_ENDPOINT_ENV] = bucket.endpoint_url
     elif bucket.endpoint_url:
         env |= {"AWS_ENDPOINT_URL": bucket.endpoint_url, "RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING": "0"}
