@@ -74,32 +74,29 @@ def read_live(
     if store_namespace is not None:
         items += _maybe(lambda **kw: core.list_namespaced_service(store_namespace, **kw), "Service", "v1")
     facts = facts_from_items(items, f"live cluster (context {context or 'current'})", declared_pools)
-    facts = facts if daemonset_namespace is None else _with_daemonsets(facts, client, daemonset_namespace)
-    return facts if namespace is None else _with_statefulsets(facts, client, namespace)
+    facts = facts if daemonset_namespace is None else _with_namespaced(facts, client, daemonset_namespace, "DaemonSet")
+    return facts if namespace is None else _with_namespaced(facts, client, namespace, "StatefulSet")
 
 
-def _with_daemonsets(facts: ClusterFacts, client: Any, namespace: str) -> ClusterFacts:
-    """A namespace's DaemonSets: read and none (frozenset()) differs from not read (None, e.g. forbidden)."""
+# Kinds read in one namespace, with the ClusterFacts field each fills and its value when the list is empty: read
+# and none differs from not read (None, e.g. forbidden).
+NAMESPACED_READS: dict[str, tuple[str, str, Any]] = {
+    "DaemonSet": ("list_namespaced_daemon_set", "daemonsets", frozenset()),
+    "StatefulSet": ("list_namespaced_stateful_set", "statefulsets", {}),
+}
+
+
+def _with_namespaced(facts: ClusterFacts, client: Any, namespace: str, kind: str) -> ClusterFacts:
+    """One namespace's objects of an apps/v1 `kind` (NAMESPACED_READS), or the facts as they were if forbidden."""
     from kubernetes import client as k8s
 
-    apps = k8s.AppsV1Api(client)
+    method, field, empty = NAMESPACED_READS[kind]
+    call = getattr(k8s.AppsV1Api(client), method)
     try:
-        items = _all(lambda **kw: apps.list_namespaced_daemon_set(namespace, **kw), "DaemonSet", "apps/v1")
+        items = _all(lambda **kw: call(namespace, **kw), kind, "apps/v1")
     except LiveReadError:
         return facts
-    return dataclasses.replace(facts, daemonsets=facts_from_items(items, facts.source).daemonsets or frozenset())
-
-
-def _with_statefulsets(facts: ClusterFacts, client: Any, namespace: str) -> ClusterFacts:
-    """The stack namespace's StatefulSets: read and none ({}) differs from not read (None, e.g. forbidden)."""
-    from kubernetes import client as k8s
-
-    apps = k8s.AppsV1Api(client)
-    try:
-        items = _all(lambda **kw: apps.list_namespaced_stateful_set(namespace, **kw), "StatefulSet", "apps/v1")
-    except LiveReadError:
-        return facts
-    return dataclasses.replace(facts, statefulsets=facts_from_items(items, facts.source).statefulsets or {})
+    return dataclasses.replace(facts, **{field: getattr(facts_from_items(items, facts.source), field) or empty})
 
 
 def _optional(client: Any, installed: set[str], keda_namespace: str) -> list[Mapping[str, Any]]:
