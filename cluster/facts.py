@@ -16,6 +16,7 @@ from catalog.gpus import VENDORS
 
 OWNER_LABEL = "app.kubernetes.io/instance"  # who created a namespace (plan/names.py labels)
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
+WEBHOOKS = "MutatingWebhookConfiguration"
 KEDA_OPERATOR = "keda-operator"  # the Deployment (and container) name in KEDA's Helm chart and manifests
 # The KEDA HTTP add-on's interceptor image (ghcr.io/kedacore/http-add-on-interceptor:<release>, kedacore/charts
 # http-add-on values.yaml images.interceptor) and the timeout it reads from its environment (catalog/keda_http.py).
@@ -121,6 +122,7 @@ class ClusterFacts:
     interceptor: Interceptor | None = None  # the KEDA HTTP add-on's, when a Deployment runs its image
     services: Mapping[str, tuple[ServicePort, ...]] | None = None  # "namespace/name" -> ports; None: not read
     daemonsets: frozenset[str] | None = None  # "namespace/name" of the DaemonSets read; None: not read
+    mutating_webhooks: frozenset[str] | None = None  # names of the MutatingWebhookConfigurations; None: not read
     kinds_read: frozenset[str] = frozenset()
 
     def has_crd(self, name: str) -> bool:
@@ -152,6 +154,7 @@ def facts_from_items(
         interceptor=next(filter(None, map(_interceptor, by_kind.get("Deployment", []))), None),
         services={_namespaced(i): _service_ports(i) for i in by_kind["Service"]} if "Service" in by_kind else None,
         daemonsets=frozenset(map(_namespaced, by_kind["DaemonSet"])) if "DaemonSet" in by_kind else None,
+        mutating_webhooks=frozenset(str(_meta(i).get("name", "")) for i in by_kind[WEBHOOKS]) if WEBHOOKS in by_kind else None,
         kinds_read=frozenset(by_kind),
     )
 
@@ -385,8 +388,8 @@ NODE_FIELDS = {"metadata": ("name", "labels", "annotations"), "spec": ("taints",
 
 def slim_item(item: dict[str, Any]) -> dict[str, Any]:
     """The object without what no check reads and makes snapshots large: managed fields, the last-applied
-    annotation, a Node's fields outside NODE_FIELDS, a Deployment's all but its containers, a DaemonSet's all but its
-    metadata, a CRD's schemas."""
+    annotation, a Node's fields outside NODE_FIELDS, a Deployment's all but its containers, a DaemonSet's or a webhook
+    configuration's all but its metadata, a CRD's schemas."""
     if item.get("kind") == "Node":
         kept = {
             part: {k: v for k, v in item[part].items() if k in keys}
@@ -394,8 +397,8 @@ def slim_item(item: dict[str, Any]) -> dict[str, Any]:
             if isinstance(item.get(part), dict)
         }
         item = {"apiVersion": item.get("apiVersion"), "kind": "Node", **kept}
-    if item.get("kind") == "DaemonSet":  # only its name is read
-        item = {"apiVersion": item.get("apiVersion"), "kind": "DaemonSet", "metadata": item.get("metadata")}
+    if item.get("kind") in ("DaemonSet", WEBHOOKS):  # only the name is read
+        item = {"apiVersion": item.get("apiVersion"), "kind": item.get("kind"), "metadata": item.get("metadata")}
     if item.get("kind") == "Deployment":
         item = {
             "apiVersion": item.get("apiVersion"),

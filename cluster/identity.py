@@ -8,6 +8,10 @@ service account: the bucket is read as the node, or not at all.
 EKS Pod Identity serves credentials from its agent, a DaemonSet (kube-system/eks-pod-identity-agent, the EKS add-on)
 listening on 169.254.170.23 on each node; EKS Auto Mode nodes (eks.amazonaws.com/compute-type=auto) have it built
 in. Without it a pod's credential requests find nothing there and the first read fails.
+
+Azure Workload Identity's webhook (azure-wi-webhook-mutating-webhook-configuration) gives a labelled pod its token
+file and client id; without it DefaultAzureCredential falls back to the managed identity on 169.254.169.254, which
+the server's egress policy keeps closed.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ POD_IDENTITY_AGENT = f"{POD_IDENTITY_AGENT_NAMESPACE}/eks-pod-identity-agent"
 AUTO_MODE_LABEL = ("eks.amazonaws.com/compute-type", "auto")
 AUTO_MODE = "=".join(AUTO_MODE_LABEL)
 AUTO_MODE_CRD = "nodeclasses.eks.amazonaws.com"  # EKS Auto Mode's NodeClass (eks.amazonaws.com/v1)
+AZURE_WEBHOOK = "azure-wi-webhook-mutating-webhook-configuration"
+WEBHOOKS_COMMAND = "kubectl get mutatingwebhookconfigurations -o json > webhooks.json"
 # What a snapshot adds for the agent check (the warning names it).
 DAEMONSETS_COMMAND = f"kubectl get daemonsets -n {POD_IDENTITY_AGENT_NAMESPACE} -o json > daemonsets.json"
 
@@ -94,3 +100,31 @@ def check_pod_identity_agent(facts: ClusterFacts, terms: list[Term], identity: s
 def _auto_mode(labels: Mapping[str, str]) -> bool:
     key, value = AUTO_MODE_LABEL
     return labels.get(key) == value
+
+
+def check_azure_identity_webhook(facts: ClusterFacts, identity: str | None) -> list[Finding]:
+    """With Azure Workload Identity, its mutating webhook is installed (AKS --enable-workload-identity)."""
+    if identity != "azure-workload-identity":
+        return []
+    if facts.mutating_webhooks is None:
+        return [
+            Finding(
+                "identity",
+                "warn",
+                f"the server reads its bucket with Azure Workload Identity, whose webhook ({AZURE_WEBHOOK}) "
+                "was not looked for.",
+                f"add `{WEBHOOKS_COMMAND}` to the snapshot.",
+            )
+        ]
+    if AZURE_WEBHOOK in facts.mutating_webhooks:
+        return [Finding("identity", "ok", f"Azure Workload Identity's webhook is installed ({AZURE_WEBHOOK}).")]
+    return [
+        Finding(
+            "identity",
+            "block",
+            f"the server reads its bucket with Azure Workload Identity, but there is no {AZURE_WEBHOOK}: its pods get "
+            "no federated token, and DefaultAzureCredential's managed-identity fallback (169.254.169.254) is closed "
+            "to them, so the first read fails.",
+            "enable it: az aks update --resource-group GROUP --name CLUSTER --enable-oidc-issuer --enable-workload-identity.",
+        )
+    ]

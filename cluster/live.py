@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from cluster.facts import ClusterFacts, NodePool, facts_from_items
+from cluster.facts import WEBHOOKS, ClusterFacts, NodePool, facts_from_items
 
 PAGE = 500
 MAX_ITEMS = 200_000
@@ -57,11 +57,13 @@ def read_live(
     namespace: str | None = None,
     store_namespace: str | None = None,
     daemonset_namespace: str | None = None,
+    webhooks: bool = False,
 ) -> ClusterFacts:
     """Facts from the cluster. `client` is an ApiClient (tests pass one with a fake transport). `namespace`:
     the stack's, whose StatefulSets are read (a claim-template change would replace the server's);
     `store_namespace`: an in-cluster bucket store's, whose Services are read (the port its Service forwards to);
-    `daemonset_namespace`: where a node agent the stack needs runs (kube-system: EKS Pod Identity's)."""
+    `daemonset_namespace`: where a node agent the stack needs runs (kube-system: EKS Pod Identity's); `webhooks`:
+    read the MutatingWebhookConfigurations (Azure Workload Identity's webhook)."""
     client = client or api_client(kubeconfig, context)
     from kubernetes import client as k8s
 
@@ -74,6 +76,7 @@ def read_live(
     if store_namespace is not None:
         items += _maybe(lambda **kw: core.list_namespaced_service(store_namespace, **kw), "Service", "v1")
     facts = facts_from_items(items, f"live cluster (context {context or 'current'})", declared_pools)
+    facts = _with_webhooks(facts, client) if webhooks else facts
     facts = facts if daemonset_namespace is None else _with_namespaced(facts, client, daemonset_namespace, "DaemonSet")
     return facts if namespace is None else _with_namespaced(facts, client, namespace, "StatefulSet")
 
@@ -97,6 +100,18 @@ def _with_namespaced(facts: ClusterFacts, client: Any, namespace: str, kind: str
     except LiveReadError:
         return facts
     return dataclasses.replace(facts, **{field: getattr(facts_from_items(items, facts.source), field) or empty})
+
+
+def _with_webhooks(facts: ClusterFacts, client: Any) -> ClusterFacts:
+    """The cluster's MutatingWebhookConfigurations: read and none differs from not read (None, e.g. forbidden)."""
+    from kubernetes import client as k8s
+
+    admission = k8s.AdmissionregistrationV1Api(client)
+    try:
+        found = _all(admission.list_mutating_webhook_configuration, WEBHOOKS, "admissionregistration.k8s.io/v1")
+    except LiveReadError:
+        return facts
+    return dataclasses.replace(facts, mutating_webhooks=facts_from_items(found, facts.source).mutating_webhooks or frozenset())
 
 
 def _optional(client: Any, installed: set[str], keda_namespace: str) -> list[Mapping[str, Any]]:

@@ -38,6 +38,7 @@ READ_KINDS = frozenset(
         "StatefulSet",
         "Service",
         "DaemonSet",
+        "MutatingWebhookConfiguration",
     }
 )
 SNAPSHOT_COMMAND = "kubectl get nodes,storageclasses,customresourcedefinitions,namespaces -o json > cluster.json"

@@ -21,6 +21,7 @@ PATHS = {
     "/apis/apps/v1/namespaces/vllm-prod/statefulsets": "StatefulSet",
     "/api/v1/namespaces/models/services": "Service",
     "/apis/apps/v1/namespaces/kube-system/daemonsets": "DaemonSet",
+    "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations": "MutatingWebhookConfiguration",
 }
 
 
@@ -170,3 +171,13 @@ def test_the_live_reader_reads_kube_systems_daemonsets_when_asked(real_read_live
 def test_a_forbidden_daemonset_list_leaves_them_not_read(real_read_live) -> None:  # type: ignore[no-untyped-def]
     server = FakeApiServer(forbidden=("/apis/apps/v1/namespaces/kube-system/daemonsets",))
     assert real_read_live(None, None, "keda", client=client(server), daemonset_namespace="kube-system").daemonsets is None
+
+
+def test_the_live_reader_reads_the_mutating_webhooks_when_asked(real_read_live) -> None:  # type: ignore[no-untyped-def]
+    facts = real_read_live(None, None, "keda", client=client(FakeApiServer()), webhooks=True)
+    assert facts.mutating_webhooks == frozenset()
+
+
+def test_a_forbidden_webhook_list_leaves_them_not_read(real_read_live) -> None:  # type: ignore[no-untyped-def]
+    server = FakeApiServer(forbidden=("/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",))
+    assert real_read_live(None, None, "keda", client=client(server), webhooks=True).mutating_webhooks is None

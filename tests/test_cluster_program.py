@@ -25,8 +25,9 @@ def live_cluster(monkeypatch: pytest.MonkeyPatch, name: str, *more: str) -> list
         namespace: object = None,
         store_namespace: object = None,
         daemonset_namespace: object = None,
+        webhooks: object = False,
     ) -> object:
-        calls.append((kubeconfig, context, keda_namespace, store_namespace, daemonset_namespace))
+        calls.append((kubeconfig, context, keda_namespace, store_namespace, daemonset_namespace, webhooks))
         return read_snapshots([fixture(n) for n in (name, *more)], declared)  # type: ignore[arg-type]
 
     monkeypatch.setattr(live, "read_live", read)
@@ -82,7 +83,7 @@ def test_the_program_adapts_to_the_profile_karpenter_can_create_the_gpu_node(mon
 def test_the_program_reads_the_cluster_with_the_kubernetes_providers_context(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     calls = live_cluster(monkeypatch, "all-right")
     run_stack_file(STACKS / "examples" / "Pulumi.prod-on-efs.yaml", extra=PROD_EXTRA)
-    assert calls == [(None, None, "keda", None, None)]
+    assert calls == [(None, None, "keda", None, None, False)]
 
 
 def test_an_unreadable_cluster_reports_not_checked_and_goes_on(monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -20,7 +20,12 @@ from cluster.disruption import check_karpenter_termination
 from cluster.dns import check_dns
 from cluster.facts import ClaimTemplate, ClusterFacts, NodePool
 from cluster.findings import Finding
-from cluster.identity import POD_IDENTITY_AGENT_NAMESPACE, check_gke_metadata_server, check_pod_identity_agent
+from cluster.identity import (
+    POD_IDENTITY_AGENT_NAMESPACE,
+    check_azure_identity_webhook,
+    check_gke_metadata_server,
+    check_pod_identity_agent,
+)
 from cluster.report import ClusterResult
 from cluster.store import check_bucket_store
 from config.cluster import ClusterConfig
@@ -112,6 +117,7 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
     workload_identity = plan.delivery.workload_identity
     found += check_gke_metadata_server(facts, terms, workload_identity, vendor)
     found += check_pod_identity_agent(facts, terms, workload_identity, vendor)
+    found += check_azure_identity_webhook(facts, workload_identity)
     volume = plan.delivery.volume
     if plan.delivery.cache_config.existing_claim is None and volume is not None:
         found += checks.check_storage(facts, volume.storage_class_name, volume.access_mode)
@@ -217,6 +223,7 @@ def _live(plan: Plan, kubeconfig: str | None, context: str | None) -> ClusterRes
             namespace=plan.identity.namespace,
             store_namespace=store.namespace if (store := plan.traffic.flows.bucket) is not None else None,
             daemonset_namespace=POD_IDENTITY_AGENT_NAMESPACE if plan.delivery.workload_identity == "eks-pod-identity" else None,
+            webhooks=plan.delivery.workload_identity == "azure-workload-identity",
         )
     except live.LiveReadError as error:
         if cluster.block_on_read_failure:
