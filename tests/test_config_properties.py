@@ -7,7 +7,6 @@ numbers and unicode, keys added, misspelled or dropped, groups replaced by scala
 from __future__ import annotations
 
 import math
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -194,13 +193,16 @@ def test_a_stack_with_settings_inside_their_documented_ranges_validates_determin
     assert first == second and first.model_dump_json() == second.model_dump_json()
 
 
-_FILES = Path(tempfile.mkdtemp(prefix="vllm-serving-properties-"))
+@pytest.fixture(scope="module")
+def stack_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One file every example overwrites (a module-scoped folder: hypothesis reruns the test, not the fixture)."""
+    return tmp_path_factory.mktemp("properties") / "Pulumi.generated.yaml"
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.one_of(mutated_stacks(), VALUES))
-def test_any_stack_file_on_disk_loads_or_fails_with_a_clean_config_error(document: Any) -> None:
-    path = _FILES / "Pulumi.generated.yaml"
+@given(document=st.one_of(mutated_stacks(), VALUES))
+def test_any_stack_file_on_disk_loads_or_fails_with_a_clean_config_error(stack_file: Path, document: Any) -> None:
+    path = stack_file
     body = {"config": {f"vllm-serving:{k}": v for k, v in document.items()}} if isinstance(document, dict) else document
     path.write_text(yaml.safe_dump(body, allow_unicode=True), encoding="utf-8")
     try:
