@@ -12,12 +12,10 @@ it started.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -25,12 +23,10 @@ import pytest
 from preflight.startup_phases import check_phases, parse_phases
 from tests.e2e import cpu_backend, rendered
 from tests.e2e.processes import Server, free_port, get, request
+from tests.e2e.store import Store, running_store
 
 pytestmark = pytest.mark.e2e
 
-E2E_DIR = Path(__file__).resolve().parent
-STORE_READY_S = 60
-FILL_TIMEOUT_S = 120
 # A failed start must end well inside the probe's budget (a hang would surface only when the probe kills the pod).
 FAIL_FAST_SHARE = 0.5
 # moto's answer to a request signed with the wrong secret (S3's own code for it).
@@ -42,36 +38,10 @@ STREAMED = "Loading safetensors using Runai Model Streamer: 100% Completed"
 STREAM_SUMMARY = "[RunAI Streamer] Overall time to stream"
 
 
-@dataclass(frozen=True)
-class Store:
-    server: Server
-    credentials: dict[str, str]  # the Secret's keys: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
-
-
 @pytest.fixture(scope="module")
 def store(e2e_python: Path, tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
-    directory = tmp_path_factory.mktemp("s3-store")
-    port = free_port()
-    server = Server(
-        name="s3-store",
-        argv=[str(e2e_python), "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-        log=directory / "moto.log",
-        base_url=f"http://127.0.0.1:{port}",
-    )
-    server.start()
-    try:
-        server.wait_healthy("/moto-api/", STORE_READY_S)
-        filled = subprocess.run(
-            [str(e2e_python), str(E2E_DIR / "bucket.py"), server.base_url, str(tiny_model), rendered.BUCKET_URI],
-            check=True,
-            capture_output=True,
-            text=True,
-            timeout=FILL_TIMEOUT_S,
-        )
-        yield Store(server, json.loads(filled.stdout))
-    finally:
-        server.stop()
+    with running_store(e2e_python, tiny_model, tmp_path_factory.mktemp("s3-store")) as running:
+        yield running
 
 
 def start(name: str, launch: rendered.Launch, secret: dict[str, str], python: Path, home: Path, core: int) -> Server:
