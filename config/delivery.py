@@ -64,6 +64,9 @@ DEFAULT_THROUGHPUT: dict[str, Throughput] = {
 # cpp/azure/client_configuration/client_configuration.cc@cd3a15c928bf33412d4e747d3e4079e7c1323cc6:31,37).
 AZURE_ACCOUNT_ENV = "AZURE_STORAGE_ACCOUNT_NAME"
 AZURE_ENDPOINT_ENV = "AZURE_STORAGE_ENDPOINT"
+# botocore takes a service's own endpoint variable before AWS_ENDPOINT_URL, which it applies to every client, STS's
+# too (botocore 1.44.8 configprovider.py `ConfiguredEndpointProvider.provide`): docs/sources.md §S12.
+STS_ENDPOINT_ENV = "AWS_ENDPOINT_URL_STS"
 
 
 class ObjectStorageConfig(ConfigGroup):
@@ -93,6 +96,12 @@ class ObjectStorageConfig(ConfigGroup):
         None,
         description="S3-compatible endpoint (AWS_ENDPOINT_URL), e.g. a MinIO or Ceph RGW address; for az://, the "
         "Blob endpoint (AZURE_STORAGE_ENDPOINT), e.g. a private endpoint's address.",
+    )
+    sts_endpoint_url: str | None = Field(
+        None,
+        description="With IRSA and endpoint_url: where boto3 exchanges the web identity token (AWS_ENDPOINT_URL_STS), "
+        "which AWS_ENDPOINT_URL would otherwise send to the bucket's endpoint; unset: the STS of the region an AWS S3 "
+        "endpoint_url names, e.g. https://sts.us-east-1.amazonaws.com for ...s3.us-east-1.vpce.amazonaws.com.",
     )
     # Azure's rule for account names: 3-24 characters, digits and lowercase letters
     # (learn.microsoft.com/azure/storage/common/storage-account-overview, "Storage account name").

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from catalog.aws_endpoints import s3_region, sts_endpoint
 from catalog.storage import NODE_LOCAL_MEDIA, WELL_KNOWN_CLASSES, ClassSpec, volume_throughput
 from config.delivery import (
     DEFAULT_THROUGHPUT,
@@ -59,6 +60,30 @@ def bucket_identity(bucket: ObjectStorageConfig | None) -> WorkloadIdentity | No
     if bucket.workload_identity is not None:
         return bucket.workload_identity
     return next((IDENTITY_ANNOTATIONS[key] for key in bucket.service_account_annotations if key in IDENTITY_ANNOTATIONS), None)
+
+
+def exchanges_irsa_token(bucket: ObjectStorageConfig) -> bool:
+    """An s3:// bucket with an endpoint_url read with IRSA's web identity: no Secret's keys, which both SDKs' chains
+    take first. botocore then sends the token exchange to AWS_ENDPOINT_URL, the bucket's endpoint, since it applies
+    that variable to its STS client too (the streamer's aws-sdk-cpp does not): docs/sources.md §S12."""
+    return (
+        bucket_identity(bucket) == "irsa"
+        and bucket.credentials_secret is None
+        and bucket.scheme == "s3"
+        and bucket.endpoint_url is not None
+    )
+
+
+def sts_endpoint_url(bucket: ObjectStorageConfig | None) -> str | None:
+    """Where boto3 exchanges IRSA's token (AWS_ENDPOINT_URL_STS) when `exchanges_irsa_token`: the one stated, else
+    the STS of the region an AWS S3 endpoint names; None otherwise, or when no region can be read (refused:
+    validation/delivery.py)."""
+    if bucket is None or not exchanges_irsa_token(bucket) or bucket.endpoint_url is None:
+        return None
+    if bucket.sts_endpoint_url:
+        return bucket.sts_endpoint_url
+    region = s3_region(bucket.endpoint_url)
+    return sts_endpoint(region) if region else None
 
 
 # EBS gp3 allows 0.25 MiB/s per provisioned IOPS (docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html);
@@ -119,6 +144,7 @@ class DeliveryPlan:
     runs_fill_job: bool
     bucket: ObjectStorageConfig | None  # delivery.object_storage, with mode object_storage only
     workload_identity: WorkloadIdentity | None  # what the server (and the copy Job) read the bucket with
+    sts_endpoint_url: str | None  # IRSA with an endpoint_url: where boto3 exchanges the token (AWS_ENDPOINT_URL_STS)
     model_uri: str | None  # what vLLM streams from the bucket
     downloads: cache.Downloads
     marker_path: str  # written by the download once every shard is on disk
@@ -355,6 +381,7 @@ def resolve_delivery(
         runs_fill_job=copies or (from_hub and mode != "per_replica_volume"),
         bucket=bucket,
         workload_identity=bucket_identity(bucket),
+        sts_endpoint_url=sts_endpoint_url(bucket),
         model_uri=bucket.model_uri(cfg.model.revision) if bucket else None,
         downloads=pairs,
         marker_path=cache.marker_path(pairs),

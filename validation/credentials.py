@@ -81,6 +81,7 @@ def _bucket_issues(cfg: StackConfig) -> list[ConfigIssue]:
     for key, url in (
         ("delivery.object_storage.uri", bucket.uri),
         ("delivery.object_storage.endpoint_url", bucket.endpoint_url),
+        ("delivery.object_storage.sts_endpoint_url", bucket.sts_endpoint_url),
     ):
         found = _embedded(url) if url else None
         if url and found:

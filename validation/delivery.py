@@ -9,8 +9,15 @@ from config.errors import ConfigIssue, show
 from config.stack import StackConfig
 from config.syntax import INT32_MAX
 from plan.cost import replica_bounds
-from plan.delivery import IDENTITY_ANNOTATIONS, bucket_identity, reads_with_node_credentials
+from plan.delivery import (
+    IDENTITY_ANNOTATIONS,
+    bucket_identity,
+    exchanges_irsa_token,
+    reads_with_node_credentials,
+    sts_endpoint_url,
+)
 from preflight.delivery import DeliveryBudget
+from validation.credentials import redacted
 
 
 # The rules' view of the plan's delivery decisions (plan/delivery.py): the same pure functions, before the plan.
@@ -181,7 +188,7 @@ def _object_storage_issues(cfg: StackConfig) -> list[ConfigIssue]:
             )
         )
     if bucket is not None:
-        issues += _scheme_issues(bucket)
+        issues += _scheme_issues(bucket) + _sts_issues(bucket)
     if bucket is not None and cfg.network_policy.enabled:
         issues += _credential_issues(bucket)
     spec = cfg.engine.speculative
@@ -231,6 +238,37 @@ def _scheme_issues(bucket: ObjectStorageConfig) -> list[ConfigIssue]:
             )
         )
     return issues
+
+
+def _sts_issues(bucket: ObjectStorageConfig) -> list[ConfigIssue]:
+    """IRSA with an endpoint_url (plan/delivery.py `exchanges_irsa_token`): botocore sends the token exchange to the
+    bucket's endpoint unless AWS_ENDPOINT_URL_STS names STS, which the program derives from an AWS S3 endpoint's
+    region or takes as stated."""
+    key = "delivery.object_storage.sts_endpoint_url"
+    exchanges = exchanges_irsa_token(bucket)
+    if bucket.sts_endpoint_url is not None and not exchanges:
+        return [
+            _issue(
+                key,
+                f"is {show(redacted(bucket.sts_endpoint_url))}, but only IRSA's token exchange reads it: an s3:// "
+                "bucket with an endpoint_url, read with IRSA and no credentials_secret.",
+                "remove delivery.object_storage.sts_endpoint_url.",
+            )
+        ]
+    if not exchanges or sts_endpoint_url(bucket) is not None:
+        return []
+    endpoint = show(redacted(bucket.endpoint_url or ""))
+    return [
+        _issue(
+            key,
+            f"is unset, but the server reads {bucket.shown_uri} with IRSA through {endpoint}, which is no AWS S3 "
+            "endpoint the region can be read from: boto3 (vLLM's listing and config pull) would send the token "
+            "exchange to AWS_ENDPOINT_URL, that endpoint, which answers S3 and not STS.",
+            "set delivery.object_storage.sts_endpoint_url to the region's STS (https://sts.REGION.amazonaws.com, the "
+            "name an STS interface endpoint answers with private DNS); a store outside AWS (MinIO, Ceph RGW) takes no "
+            "AWS role session: give its keys in credentials_secret and drop the IRSA annotation.",
+        )
+    ]
 
 
 def _credential_issues(bucket: ObjectStorageConfig) -> list[ConfigIssue]:

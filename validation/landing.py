@@ -157,6 +157,12 @@ def _bucket(cfg: StackConfig) -> Iterator[tuple[str, str]]:
         yield "delivery.object_storage.endpoint_url", bucket.endpoint_url
 
 
+def _sts_endpoint(cfg: StackConfig) -> Iterator[tuple[str, str]]:
+    bucket = cfg.delivery.object_storage
+    if bucket is not None and bucket.sts_endpoint_url is not None:
+        yield "delivery.object_storage.sts_endpoint_url", bucket.sts_endpoint_url
+
+
 def _bucket_secret(cfg: StackConfig) -> Iterator[tuple[str, str]]:
     bucket = cfg.delivery.object_storage
     if bucket is not None and bucket.credentials_secret is not None:
@@ -230,6 +236,12 @@ LANDINGS: tuple[Landing, ...] = (
         "the server's env AWS_ENDPOINT_URL (AZURE_STORAGE_ENDPOINT for az://)",
         URL_WITH_SCHEME,
         _bucket,
+    ),
+    Landing(
+        "delivery.object_storage.sts_endpoint_url",
+        "the server's and the copy Job's env AWS_ENDPOINT_URL_STS",
+        URL_WITH_SCHEME,
+        _sts_endpoint,
     ),
     Landing(
         "delivery.object_storage.credentials_secret",

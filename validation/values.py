@@ -5,7 +5,7 @@ with the preflight report (validation.check_stack)."""
 from __future__ import annotations
 
 from catalog.keda import parse_version
-from config.delivery import AZURE_ACCOUNT_ENV, AZURE_ENDPOINT_ENV
+from config.delivery import AZURE_ACCOUNT_ENV, AZURE_ENDPOINT_ENV, STS_ENDPOINT_ENV
 from config.errors import ConfigIssue, show
 from config.exposure import SmokeTestConfig
 from config.stack import StackConfig
@@ -18,6 +18,7 @@ PROGRAM_ENV: dict[str, str] = {
     "RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING": "delivery.object_storage.endpoint_url",
     AZURE_ACCOUNT_ENV: "delivery.object_storage.azure_storage_account",
     AZURE_ENDPOINT_ENV: "delivery.object_storage.endpoint_url",
+    STS_ENDPOINT_ENV: "delivery.object_storage.sts_endpoint_url",
     "RUNAI_STREAMER_LOG_TO_STDERR": "delivery.mode (object_storage)",
     # The NVIDIA device plugin and container toolkit pick the GPUs a pod was granted through these
     # (NVIDIA/k8s-device-plugin, "NVIDIA_VISIBLE_DEVICES"; CUDA_VISIBLE_DEVICES narrows them in the process).

@@ -22,6 +22,7 @@ from components.render.security import (
     container_security_context,
     render_restricted_job,
 )
+from config.delivery import STS_ENDPOINT_ENV
 from config.kubernetes import CacheConfig
 from config.vllm import VllmConfig
 from plan.delivery import DeliveryPlan
@@ -111,6 +112,8 @@ def _copy_env(delivery: DeliveryPlan, cache: CacheConfig, with_token: bool) -> l
     }
     if bucket and bucket.endpoint_url:
         env["AWS_ENDPOINT_URL"] = bucket.endpoint_url
+    if delivery.sts_endpoint_url:  # the copy's boto3 exchanges IRSA's token too (plan/delivery.py sts_endpoint_url)
+        env[STS_ENDPOINT_ENV] = delivery.sts_endpoint_url
     if with_token:
         env["HF_TOKEN_PATH"] = f"{HF_TOKEN_DIR}/{HF_TOKEN_KEY}"
     env |= delivery.hub_env  # the mirror or proxy the policy admits, for the Hub and the bucket (plan/egress.py)

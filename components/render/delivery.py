@@ -12,7 +12,7 @@ from typing import Any
 from components.render import cache
 from components.render.resources import container_resources
 from components.render.security import HF_TOKEN_DIR, HF_TOKEN_KEY, container_security_context
-from config.delivery import AZURE_ACCOUNT_ENV, AZURE_ENDPOINT_ENV, ObjectStorageConfig
+from config.delivery import AZURE_ACCOUNT_ENV, AZURE_ENDPOINT_ENV, STS_ENDPOINT_ENV, ObjectStorageConfig
 from config.kubernetes import CacheConfig
 from config.vllm import VllmConfig
 from plan.delivery import MODEL_VOLUME, DeliveryPlan
@@ -127,18 +127,19 @@ def server_env(delivery: DeliveryPlan) -> dict[str, str]:
         # alone (preflight/startup_phases.py weight load), reaches the pod log only with this flag: vLLM gives the
         # runai_model_streamer logger no handler (runai-model-streamer 0.17.1 runai_model_streamer/__init__.py:39).
         env[STREAMER_LOG_ENV] = "1"
-    return env | (bucket_env(bucket) if bucket is not None else {})
+    return env | (bucket_env(bucket, delivery.sts_endpoint_url) if bucket is not None else {})
 
 
-def bucket_env(bucket: ObjectStorageConfig) -> dict[str, str]:
-    """Where the streamer finds the bucket: an S3-compatible endpoint, or an az:// bucket's account and endpoint
-    (the streamer's Azure client starts only with AZURE_STORAGE_ACCOUNT_NAME: docs/sources.md §S12)."""
+def bucket_env(bucket: ObjectStorageConfig, sts_endpoint_url: str | None) -> dict[str, str]:
+    """Where the streamer finds the bucket: an S3-compatible endpoint (and, with IRSA, where boto3 exchanges the
+    token, which AWS_ENDPOINT_URL would send there too), or an az:// bucket's account and endpoint (the streamer's
+    Azure client starts only with AZURE_STORAGE_ACCOUNT_NAME: docs/sources.md §S12)."""
     env = {AZURE_ACCOUNT_ENV: bucket.azure_storage_account} if bucket.azure_storage_account else {}
     if bucket.endpoint_url and bucket.scheme == "az":
         env[AZURE_ENDPOINT_ENV] = bucket.endpoint_url
     elif bucket.endpoint_url:
         env |= {"AWS_ENDPOINT_URL": bucket.endpoint_url, "RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING": "0"}
-    return env
+    return env | ({STS_ENDPOINT_ENV: sts_endpoint_url} if sts_endpoint_url else {})
 
 
 def server_env_from(delivery: DeliveryPlan) -> dict[str, Any]:
