@@ -17,6 +17,7 @@ import pytest
 
 from tests.e2e import cpu_backend, paths, prometheus, rendered
 from tests.e2e.processes import Server, free_port
+from tests.e2e.store import Store, running_store
 
 E2E_DIR = Path(__file__).resolve().parent
 MODEL_TIMEOUT_S = 180
@@ -49,6 +50,13 @@ def tiny_model(e2e_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Pa
         [str(e2e_python), str(E2E_DIR / "tiny_model.py"), str(out)], check=True, capture_output=True, timeout=MODEL_TIMEOUT_S
     )
     return out
+
+
+@pytest.fixture(scope="module")
+def store(e2e_python: Path, tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    """The tiny model in an S3-compatible store (tests/e2e/store.py), one per module that reads it."""
+    with running_store(e2e_python, tiny_model, tmp_path_factory.mktemp("s3-store")) as running:
+        yield running
 
 
 @pytest.fixture(scope="session")

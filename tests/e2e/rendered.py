@@ -259,12 +259,12 @@ BUCKET_URI = "s3://models/tiny/"
 BUCKET_SECRET = "llama-bucket"
 
 
-def object_storage_stack(endpoint_url: str, **credentials: str) -> tuple[StackConfig, PreflightReport]:
+def object_storage_stack(endpoint_url: str, **credentials: Any) -> tuple[StackConfig, PreflightReport]:
     """`credentials`: how the server reads the bucket (delivery.object_storage keys); a Secret by default."""
     bucket = {"uri": BUCKET_URI, "endpoint_url": endpoint_url, **(credentials or {"credentials_secret": BUCKET_SECRET})}
     return stack_for_tests("Pulumi.dev.yaml", {"delivery": {"mode": "object_storage", "object_storage": bucket}})
 
 
-def object_storage_launch(api_key: str, endpoint_url: str, **credentials: str) -> Launch:
+def object_storage_launch(api_key: str, endpoint_url: str, **credentials: Any) -> Launch:
     cfg, report = object_storage_stack(endpoint_url, **credentials)
     return _server_launch(cfg, report, api_key)

@@ -23,7 +23,7 @@ import pytest
 from preflight.startup_phases import check_phases, parse_phases
 from tests.e2e import cpu_backend, rendered
 from tests.e2e.processes import Server, free_port, get, request
-from tests.e2e.store import Store, running_store
+from tests.e2e.store import Store
 
 pytestmark = pytest.mark.e2e
 
@@ -36,12 +36,6 @@ SIGNATURE_REFUSED = "SignatureDoesNotMatch"
 # safetensors_streamer.py, printed with the rendered RUNAI_STREAMER_LOG_TO_STDERR=1).
 STREAMED = "Loading safetensors using Runai Model Streamer: 100% Completed"
 STREAM_SUMMARY = "[RunAI Streamer] Overall time to stream"
-
-
-@pytest.fixture(scope="module")
-def store(e2e_python: Path, tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
-    with running_store(e2e_python, tiny_model, tmp_path_factory.mktemp("s3-store")) as running:
-        yield running
 
 
 def start(name: str, launch: rendered.Launch, secret: dict[str, str], python: Path, home: Path, core: int) -> Server:

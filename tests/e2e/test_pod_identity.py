@@ -6,14 +6,13 @@ vLLM's own loader code reads the model with that env (tests/e2e/load_from_bucket
 listing through boto3, the tensors through the Run:ai streamer's aws-sdk-cpp. A pod whose token the agent refuses
 ends with the refusal instead of hanging until the startup probe kills it.
 
-The instance metadata service is switched off in that env, as the server's egress policy closes it on a cluster
-(plan/flows.py `hub_flows`): no read can fall back to a node's role.
+The instance metadata service is switched off in that env (tests/e2e/bucket_reads.py): no read can fall back to a
+node's role.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import struct
 import subprocess
@@ -23,14 +22,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e import cpu_backend, rendered
+from tests.e2e import rendered
+from tests.e2e.bucket_reads import finished, load, pod_env
 from tests.e2e.pod_identity_agent import CREDENTIALS_PATH, Agent, running_agent
-from tests.e2e.store import Store, running_store
+from tests.e2e.store import Store
 
 pytestmark = pytest.mark.e2e
 
-E2E_DIR = Path(__file__).resolve().parent
-LOAD_TIMEOUT_S = 300  # a vLLM import and a few reads; a hang shows as this timeout
 # Who asked the agent, by the request's User-Agent: botocore's container provider sends urllib3's own
 # (`python-urllib3/2.8.0`), the streamer's aws-sdk-cpp its name (`aws-sdk-cpp/1.11.584 ... md/aws-crt#0.32.8 ...`).
 SDK_AGENTS = {"boto3": "python-urllib3/", "the streamer": "aws-sdk-cpp/"}
@@ -44,32 +42,15 @@ class Load:
 
 
 @pytest.fixture(scope="module")
-def store(e2e_python: Path, tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
-    with running_store(e2e_python, tiny_model, tmp_path_factory.mktemp("s3-store")) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
 def launch(store: Store, api_key: str) -> rendered.Launch:
     return rendered.object_storage_launch(api_key, store.server.base_url, workload_identity="eks-pod-identity")
 
 
-def pod_env(launch: rendered.Launch, agent: Agent, token: str, home: Path) -> dict[str, str]:
-    """The rendered env, with what EKS adds to a pod of an associated ServiceAccount (its token, projected)."""
+def identity_env(agent: Agent, token: str, home: Path) -> dict[str, str]:
+    """What EKS adds to a pod of an associated ServiceAccount: the agent's URL and its projected token."""
     token_file = home / "eks-pod-identity-token"
     token_file.write_text(token, encoding="utf-8")
-    host = cpu_backend.Host(python=Path(), model_dir=home / "unused", home=home, port=0, core=0)
-    return {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        **cpu_backend.adapt_env(launch.env, host),
-        "AWS_CONTAINER_CREDENTIALS_FULL_URI": agent.url,
-        "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE": str(token_file),
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }
-
-
-def extra_config(launch: rendered.Launch) -> str:
-    return launch.args[launch.args.index("--model-loader-extra-config") + 1]
+    return {"AWS_CONTAINER_CREDENTIALS_FULL_URI": agent.url, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE": str(token_file)}
 
 
 @pytest.fixture(scope="module")
@@ -81,27 +62,12 @@ def loads(
     pods = {"accepted": token, "refused": "another-" + token}
     with running_agent(token, store.role_session) as accepted, running_agent(token, store.role_session) as refused:
         agents = {"accepted": accepted, "refused": refused}
-        running = {
-            name: subprocess.Popen(
-                [str(e2e_python), str(E2E_DIR / "load_from_bucket.py"), launch.args[0], extra_config(launch)],
-                env=pod_env(launch, agents[name], pods[name], tmp_path_factory.mktemp(f"home-{name}")),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for name in pods
-        }
-        yield {name: Load(agents[name], _finished(process)) for name, process in running.items()}
-
-
-def _finished(process: subprocess.Popen[str]) -> subprocess.CompletedProcess[str]:
-    try:
-        stdout, stderr = process.communicate(timeout=LOAD_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        stdout, stderr = process.communicate()
-        pytest.fail(f"the load still ran after {LOAD_TIMEOUT_S} s:\n{stderr[-3000:]}")
-    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+        running = {}
+        for name, pod_token in pods.items():
+            home = tmp_path_factory.mktemp(f"home-{name}")
+            env = pod_env(launch, home, identity_env(agents[name], pod_token, home))
+            running[name] = load(e2e_python, launch, env)
+        yield {name: Load(agents[name], finished(process)) for name, process in running.items()}
 
 
 def tensor_names(checkpoint: Path) -> list[str]:
