@@ -10,12 +10,12 @@ differs here: this machine cannot take the agent's link-local address.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.e2e.stand_in import QuietHandler, serving
 
 CREDENTIALS_PATH = "/v1/credentials"
 SESSION_LIFETIME = timedelta(hours=1)
@@ -46,19 +46,11 @@ class Agent:
         return 200, self.session | {"Expiration": expiration}
 
 
-def _handler(agent: Agent) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+def _handler(agent: Agent) -> type[QuietHandler]:
+    class Handler(QuietHandler):
         def do_GET(self) -> None:
             status, body = agent.answer(self.path, self.headers.get("Authorization"), self.headers.get("User-Agent", ""))
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: object) -> None:
-            return
+            self.reply(status, json.dumps(body).encode(), "application/json")
 
     return Handler
 
@@ -66,12 +58,6 @@ def _handler(agent: Agent) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def running_agent(token: str, session: dict[str, str]) -> Iterator[Agent]:
     agent = Agent(token, session)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(agent))
-    agent.url = f"http://127.0.0.1:{server.server_address[1]}{CREDENTIALS_PATH}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(_handler(agent)) as port:
+        agent.url = f"http://127.0.0.1:{port}{CREDENTIALS_PATH}"
         yield agent
-    finally:
-        server.shutdown()
-        server.server_close()

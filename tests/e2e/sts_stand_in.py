@@ -5,14 +5,14 @@ WebIdentityToken, ...) and parses the XML answer the STS API reference gives
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs
 from xml.sax.saxutils import escape
+
+from tests.e2e.stand_in import QuietHandler, serving
 
 SESSION_LIFETIME = timedelta(hours=1)
 MAX_BODY_BYTES = 1 << 16  # a token exchange's form is a few kilobytes
@@ -52,19 +52,11 @@ class StandInSts:
         ).encode()
 
 
-def _handler(sts: StandInSts) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+def _handler(sts: StandInSts) -> type[QuietHandler]:
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
             length = min(int(self.headers.get("Content-Length") or 0), MAX_BODY_BYTES)
-            body = sts.answer(parse_qs(self.rfile.read(length).decode(errors="replace")))
-            self.send_response(200)
-            self.send_header("Content-Type", "text/xml")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: object) -> None:
-            return
+            self.reply(200, sts.answer(parse_qs(self.rfile.read(length).decode(errors="replace"))), "text/xml")
 
     return Handler
 
@@ -72,12 +64,6 @@ def _handler(sts: StandInSts) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def running_sts(session: dict[str, str]) -> Iterator[StandInSts]:
     sts = StandInSts(session)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(sts))
-    sts.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(_handler(sts)) as port:
+        sts.url = f"http://127.0.0.1:{port}"
         yield sts
-    finally:
-        server.shutdown()
-        server.server_close()
