@@ -18,7 +18,9 @@ def bucket(**fields: Any) -> dict[str, Any]:
 
 
 def server_env(**fields: Any) -> dict[str, Any]:
-    return env_of(server(manifests(*stack_with("prod", delivery=bucket(**fields)))))
+    # A private endpoint's subnet is opened (validation/delivery.py refuses a private endpoint_url without it).
+    policy = {"private_endpoint_cidrs": ["10.0.0.0/16"]}
+    return env_of(server(manifests(*stack_with("prod", delivery=bucket(**fields), network_policy=policy))))
 
 
 def test_an_az_bucket_without_an_account_is_refused_naming_the_key() -> None:

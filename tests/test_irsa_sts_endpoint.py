@@ -19,6 +19,8 @@ ROLE = {"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/vllm-model
 # The endpoint_url boto3's PrivateLink guide gives for an S3 interface endpoint.
 VPCE = "https://bucket.vpce-abc123-abcdefgh.s3.us-east-1.vpce.amazonaws.com"
 STS = "AWS_ENDPOINT_URL_STS"
+# The interface endpoint's subnet, which the egress policy must open (validation/delivery.py).
+VPC = {"private_endpoint_cidrs": ["10.0.0.0/16"]}
 
 
 def bucket(**fields: Any) -> dict[str, Any]:
@@ -26,7 +28,7 @@ def bucket(**fields: Any) -> dict[str, Any]:
 
 
 def server_env(**fields: Any) -> dict[str, Any]:
-    return env_of(server(manifests(*stack_with("prod", delivery=bucket(**fields)))))
+    return env_of(server(manifests(*stack_with("prod", delivery=bucket(**fields), network_policy=VPC))))
 
 
 @pytest.mark.parametrize(
@@ -82,12 +84,12 @@ def test_no_sts_endpoint_where_nothing_exchanges_a_token_through_the_endpoint(fi
 
 def test_the_copy_job_exchanges_the_token_at_the_same_sts() -> None:
     changes = bucket(service_account_annotations=ROLE, endpoint_url=VPCE, copy_from_hub=True)
-    job = one(manifests(*stack_with("prod", delivery=changes, model={"revision": "aaaa111"})), "Job")
+    job = one(manifests(*stack_with("prod", delivery=changes, model={"revision": "aaaa111"}, network_policy=VPC)), "Job")
     assert env_of(job["spec"]["template"]["spec"]["containers"][0])[STS] == "https://sts.us-east-1.amazonaws.com"
 
 
 def test_the_program_registers_the_sts_endpoint_on_the_server() -> None:
-    objects = rendered({"delivery": bucket(service_account_annotations=ROLE, endpoint_url=VPCE)})
+    objects = rendered({"delivery": bucket(service_account_annotations=ROLE, endpoint_url=VPCE), "network_policy": VPC})
     deployment = next(obj for obj in objects if obj["kind"] == "Deployment")
     env = {item["name"]: item.get("value") for item in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert env[STS] == "https://sts.us-east-1.amazonaws.com"

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
+from ipaddress import ip_network
 
+from catalog.private_endpoints import private_endpoint
 from config.delivery import CacheVolume, DeliveryMode, ObjectStorageConfig, mode_for, volume_for
 from config.errors import ConfigIssue, show
+from config.network import NetworkPolicyConfig
 from config.stack import StackConfig
 from config.syntax import INT32_MAX
 from plan.cost import replica_bounds
@@ -190,7 +193,7 @@ def _object_storage_issues(cfg: StackConfig) -> list[ConfigIssue]:
     if bucket is not None:
         issues += _scheme_issues(bucket) + _sts_issues(bucket)
     if bucket is not None and cfg.network_policy.enabled:
-        issues += _credential_issues(bucket)
+        issues += _credential_issues(bucket) + _private_endpoint_issues(bucket, cfg.network_policy)
     spec = cfg.engine.speculative
     if spec is not None and spec.model:
         issues.append(
@@ -269,6 +272,40 @@ def _sts_issues(bucket: ObjectStorageConfig) -> list[ConfigIssue]:
             "AWS role session: give its keys in credentials_secret and drop the IRSA annotation.",
         )
     ]
+
+
+# RFC 1918's ranges, where a VPC's or virtual network's subnets lie (and with them a private endpoint's addresses).
+PRIVATE_RANGES = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
+
+
+def _private_endpoint_issues(bucket: ObjectStorageConfig, policy: NetworkPolicyConfig) -> list[ConfigIssue]:
+    """An endpoint_url naming a private endpoint resolves to the network's private addresses, which the Hub rule
+    carves out (network_policy.hub_egress_except_cidrs): without private_endpoint_cidrs every read is dropped, and
+    the first one waits out the SDK's connect timeouts (docs/model-delivery.md) before the pod restarts."""
+    kind = private_endpoint(bucket.endpoint_url) if bucket.endpoint_url else None
+    if kind is None or policy.private_endpoint_cidrs or _hub_rule_admits_private_addresses(policy):
+        return []
+    return [
+        _issue(
+            "network_policy.private_endpoint_cidrs",
+            f"is empty, but delivery.object_storage.endpoint_url {show(redacted(bucket.endpoint_url or ''))} is {kind}, "
+            "whose addresses are private ones in the cluster's network, which the egress policy's Hub rule carves "
+            "out: every read of the bucket would be dropped.",
+            "set network_policy.private_endpoint_cidrs to the endpoint's subnets (or the VPC / virtual network's CIDR).",
+        )
+    ]
+
+
+def _hub_rule_admits_private_addresses(policy: NetworkPolicyConfig) -> bool:
+    """The Hub rule reaches some private range: a policy whose hub_egress_except_cidrs no longer carves them out."""
+    ranges = [ip_network(cidr) for cidr in PRIVATE_RANGES]
+    hub = [ip_network(cidr) for cidr in policy.hub_egress_cidrs]
+    carved = [ip_network(cidr) for cidr in policy.hub_egress_except_cidrs]
+    return any(
+        any(r.version == h.version and r.overlaps(h) for h in hub)
+        and not any(r.version == c.version and r.subnet_of(c) for c in carved)  # type: ignore[arg-type]
+        for r in ranges
+    )
 
 
 def _credential_issues(bucket: ObjectStorageConfig) -> list[ConfigIssue]:
