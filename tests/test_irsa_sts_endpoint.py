@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from catalog.aws_endpoints import s3_region, sts_endpoint
-from tests.kubernetes_fixtures import env_of, manifests, one, server, stack_with
+from tests.kubernetes_fixtures import env_of, manifests, one, pod_spec, server, stack_with
 from tests.test_deployable import refusal, rendered
 from tests.test_landing import refusals, refused_key
 
@@ -133,3 +133,11 @@ def test_the_sts_variable_in_extra_env_is_refused_as_the_programs() -> None:
         vllm={"extra_env": {STS: "https://sts.example"}},
     )
     assert "delivery.object_storage.sts_endpoint_url" in issue.message + issue.fix
+
+
+def test_the_adapters_init_container_exchanges_the_token_at_the_same_sts() -> None:
+    adapter = {"name": "ops", "uri": "s3://models/adapters/ops/", "rank": 8, "target_modules": ["q_proj"]}
+    changes = bucket(service_account_annotations=ROLE, endpoint_url=VPCE)
+    objects = manifests(*stack_with("prod", delivery=changes, lora={"adapters": [adapter]}, network_policy=VPC))
+    (init,) = [c for c in pod_spec(objects)["initContainers"] if c["name"] == "lora-adapters"]
+    assert env_of(init)[STS] == "https://sts.us-east-1.amazonaws.com"
