@@ -49,7 +49,7 @@ def test_a_public_or_foreign_name_is_not(url: str) -> None:
 
 @pytest.mark.parametrize("cloud", BUCKETS)
 def test_a_private_endpoint_without_its_cidrs_is_refused_naming_the_key(cloud: str) -> None:
-    assert "every read of the bucket would be dropped" in refused_key(KEY, delivery=delivery(cloud)).message
+    assert "every request to it would be dropped" in refused_key(KEY, delivery=delivery(cloud)).message
 
 
 def test_the_program_registers_nothing_for_a_private_endpoint_without_its_cidrs() -> None:
@@ -84,3 +84,14 @@ def test_the_refusal_never_shows_the_endpoints_query_string() -> None:
     bucket = {**BUCKETS["AWS"], "endpoint_url": VPCE + "/?X-Amz-Credential=AKIAEXAMPLE"}
     issue = refused_key(KEY, delivery={"mode": "object_storage", "object_storage": bucket})
     assert "AKIAEXAMPLE" not in issue.message
+
+
+def test_an_sts_interface_endpoint_named_without_its_cidrs_is_refused_naming_the_key() -> None:
+    bucket = {
+        "uri": "s3://models/llama/",
+        "endpoint_url": "https://s3.us-east-1.amazonaws.com",
+        "service_account_annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/r"},
+        "sts_endpoint_url": "https://vpce-0a1b2c3d-4e5f6a7b.sts.us-east-1.vpce.amazonaws.com",
+    }
+    issue = refused_key(KEY, delivery={"mode": "object_storage", "object_storage": bucket})
+    assert "delivery.object_storage.sts_endpoint_url" in issue.message

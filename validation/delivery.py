@@ -282,17 +282,19 @@ def _private_endpoint_issues(bucket: ObjectStorageConfig, policy: NetworkPolicyC
     """An endpoint_url naming a private endpoint resolves to the network's private addresses, which the Hub rule
     carves out (network_policy.hub_egress_except_cidrs): without private_endpoint_cidrs every read is dropped, and
     the first one waits out the SDK's connect timeouts (docs/model-delivery.md) before the pod restarts."""
-    kind = private_endpoint(bucket.endpoint_url) if bucket.endpoint_url else None
-    if kind is None or policy.private_endpoint_cidrs or _hub_rule_admits_private_addresses(policy):
+    if policy.private_endpoint_cidrs or _hub_rule_admits_private_addresses(policy):
         return []
+    urls = {"endpoint_url": bucket.endpoint_url, "sts_endpoint_url": bucket.sts_endpoint_url}
+    private = [(key, url, kind) for key, url in urls.items() if url and (kind := private_endpoint(url))]
     return [
         _issue(
             "network_policy.private_endpoint_cidrs",
-            f"is empty, but delivery.object_storage.endpoint_url {show(redacted(bucket.endpoint_url or ''))} is {kind}, "
-            "whose addresses are private ones in the cluster's network, which the egress policy's Hub rule carves "
-            "out: every read of the bucket would be dropped.",
+            f"is empty, but delivery.object_storage.{key} {show(redacted(url))} is {kind}, whose addresses are "
+            "private ones in the cluster's network, which the egress policy's Hub rule carves out: every request to "
+            "it would be dropped.",
             "set network_policy.private_endpoint_cidrs to the endpoint's subnets (or the VPC / virtual network's CIDR).",
         )
+        for key, url, kind in private[:1]
     ]
 
 
