@@ -20,11 +20,11 @@ from config.syntax import DnsLabel, check_label
 NamespaceName = DnsLabel
 Port = Annotated[int, BeforeValidator(lambda value: refuse_bool(value, int)), Field(ge=1, le=65535)]
 
+# RFC 1918's private ranges, where a VPC's or virtual network's subnets (and their private endpoints) lie.
+PRIVATE_NETWORK_CIDRS: tuple[str, ...] = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
 # Addresses inside a cluster or a cloud VPC: private, carrier-grade NAT, link-local (cloud metadata), ULA.
 CLUSTER_INTERNAL_CIDRS: tuple[str, ...] = (
-    "10.0.0.0/8",
-    "172.16.0.0/12",
-    "192.168.0.0/16",
+    *PRIVATE_NETWORK_CIDRS,
     "100.64.0.0/10",
     "169.254.0.0/16",
     "fc00::/7",

@@ -78,11 +78,11 @@ def sts_endpoint_url(bucket: ObjectStorageConfig | None) -> str | None:
     """Where boto3 exchanges IRSA's token (AWS_ENDPOINT_URL_STS) when `exchanges_irsa_token`: the one stated, else
     the STS of the region an AWS S3 endpoint names; None otherwise, or when no region can be read (refused:
     validation/delivery.py)."""
-    if bucket is None or not exchanges_irsa_token(bucket) or bucket.endpoint_url is None:
+    if bucket is None or not exchanges_irsa_token(bucket):
         return None
     if bucket.sts_endpoint_url:
         return bucket.sts_endpoint_url
-    region = s3_region(bucket.endpoint_url)
+    region = s3_region(bucket.endpoint_url or "")
     return sts_endpoint(region) if region else None
 
 

@@ -8,7 +8,7 @@ from ipaddress import ip_network
 from catalog.private_endpoints import private_endpoint
 from config.delivery import CacheVolume, DeliveryMode, ObjectStorageConfig, mode_for, volume_for
 from config.errors import ConfigIssue, show
-from config.network import NetworkPolicyConfig
+from config.network import PRIVATE_NETWORK_CIDRS, NetworkPolicyConfig
 from config.stack import StackConfig
 from config.syntax import INT32_MAX
 from plan.cost import replica_bounds
@@ -274,10 +274,6 @@ def _sts_issues(bucket: ObjectStorageConfig) -> list[ConfigIssue]:
     ]
 
 
-# RFC 1918's ranges, where a VPC's or virtual network's subnets lie (and with them a private endpoint's addresses).
-PRIVATE_RANGES = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
-
-
 def _private_endpoint_issues(bucket: ObjectStorageConfig, policy: NetworkPolicyConfig) -> list[ConfigIssue]:
     """An endpoint_url naming a private endpoint resolves to the network's private addresses, which the Hub rule
     carves out (network_policy.hub_egress_except_cidrs): without private_endpoint_cidrs every read is dropped, and
@@ -300,7 +296,7 @@ def _private_endpoint_issues(bucket: ObjectStorageConfig, policy: NetworkPolicyC
 
 def _hub_rule_admits_private_addresses(policy: NetworkPolicyConfig) -> bool:
     """The Hub rule reaches some private range: a policy whose hub_egress_except_cidrs no longer carves them out."""
-    ranges = [ip_network(cidr) for cidr in PRIVATE_RANGES]
+    ranges = [ip_network(cidr) for cidr in PRIVATE_NETWORK_CIDRS]
     hub = [ip_network(cidr) for cidr in policy.hub_egress_cidrs]
     carved = [ip_network(cidr) for cidr in policy.hub_egress_except_cidrs]
     return any(
