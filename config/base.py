@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import types
 import typing
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 
 def number_kind(annotation: Any) -> type | None:
@@ -22,16 +23,27 @@ def number_kind(annotation: Any) -> type | None:
     return annotation if annotation in (int, float) else None
 
 
-def refuse_bool(value: Any, kind: type | None) -> Any:
+def boolean_error(kind: type) -> PydanticCustomError:
     """Pydantic reads `true` as 1 for a number; in a stack file that is always a mistake (`replicas: yes`).
 
     Numbers given as text stay accepted: the Pulumi engine hands every scalar over as a string ("2").
     """
+    if kind is int:
+        return PydanticCustomError("int_type", "Input should be a valid integer")
+    return PydanticCustomError("float_type", "Input should be a valid number")
+
+
+def refuse_bool(value: Any, kind: type | None) -> Any:
     if kind is not None and isinstance(value, bool):
-        if kind is int:
-            raise PydanticCustomError("int_type", "Input should be a valid integer")
-        raise PydanticCustomError("float_type", "Input should be a valid number")
+        raise boolean_error(kind)
     return value
+
+
+@functools.cache
+def number_fields(group: type[BaseModel]) -> dict[str, type]:
+    """The fields of a group that hold a number and no boolean, with their kind (int or float)."""
+    kinds = {name: number_kind(field.annotation) for name, field in group.model_fields.items()}
+    return {name: kind for name, kind in kinds.items() if kind is not None}
 
 
 class ConfigGroup(BaseModel):
@@ -39,10 +51,20 @@ class ConfigGroup(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True, allow_inf_nan=False)
 
-    @field_validator("*", mode="before")
+    # One check per group rather than a validator on every field: a "*" field validator costs pydantic a
+    # signature read and a wrapped validator per field, about 40 ms of every preflight's start. The errors
+    # keep each field's location, as a field validator's would.
+    @model_validator(mode="before")
     @classmethod
-    def _no_bool_for_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        if not isinstance(value, bool):  # most values: no need to read the field's annotation
-            return value
-        field = cls.model_fields.get(info.field_name or "")
-        return refuse_bool(value, number_kind(field.annotation) if field else None)
+    def _no_bool_for_numbers(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not any(isinstance(value, bool) for value in data.values()):
+            return data
+        kinds = number_fields(cls)
+        errors = [
+            InitErrorDetails(type=boolean_error(kinds[key]), loc=(key,), input=value)
+            for key, value in data.items()
+            if isinstance(value, bool) and key in kinds
+        ]
+        if errors:
+            raise ValidationError.from_exception_data(cls.__name__, errors)
+        return data
