@@ -19,7 +19,7 @@
 
 from __future__ import annotations
 
-from catalog.storage import NODE_LOCAL_PROVISIONERS
+from catalog.storage import NODE_LOCAL_PROVISIONERS, WELL_KNOWN_CLASSES
 
 RWO, ROX, RWX = "ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany"
 ACCESS_MODES: dict[str, frozenset[str]] = {
@@ -59,6 +59,15 @@ def access_modes_of(provisioner: str) -> frozenset[str] | None:
         if provisioner.endswith("." + suffix):
             return ACCESS_MODES[suffix]
     return None
+
+
+def known_read_write_once_only(class_name: str | None) -> bool:
+    """A class the profiles name (catalog/storage.py WELL_KNOWN_CLASSES: gp3, standard-rwo, managed-csi, ...) whose
+    provisioner gives no ReadWriteMany: several replicas cannot share one claim of it. Names are the cluster's,
+    so this is the providers' default naming; a cluster check reads the class itself."""
+    spec = WELL_KNOWN_CLASSES.get(class_name or "")
+    modes = access_modes_of(spec.provisioner) if spec is not None else None
+    return modes is not None and RWX not in modes
 
 
 def describe_modes(modes: frozenset[str]) -> str:

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, PositiveInt
 
+from cluster.storage import known_read_write_once_only
 from config.base import ConfigGroup
 from config.errors import show
 
@@ -184,7 +185,9 @@ def mode_for(
         return configured
     if nnodes > 1:  # the pods of one group run on several nodes and read one copy
         return "shared_volume"
-    if most <= 1 or storage_class or existing_claim:
+    # A named class is shared unless it is a block class the providers name (gp3, standard-rwo, managed-csi):
+    # several replicas then each get a claim of it, as on the default class.
+    if most <= 1 or existing_claim or (storage_class and not known_read_write_once_only(storage_class)):
         return "shared_volume"
     return "per_replica_volume"
 

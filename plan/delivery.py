@@ -87,9 +87,12 @@ def sts_endpoint_url(bucket: ObjectStorageConfig | None) -> str | None:
 
 
 # EBS gp3 allows 0.25 MiB/s per provisioned IOPS (docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html);
-# 3,000 IOPS is its baseline.
+# 3,000 IOPS is its baseline, and a volume gets at most 500 IOPS per GiB: EC2 refuses a smaller one ("Iops to volume
+# size ratio ... maximum is 500"), and the EBS CSI driver caps the ratio only from 6 GiB on
+# (kubernetes-sigs/aws-ebs-csi-driver/pkg/cloud/cloud.go@fb9a46fc:78 gp3MaxIOPSPerGB).
 GP3_MIB_PER_IOPS = 0.25
 GP3_BASELINE_IOPS = 3000
+GP3_MAX_IOPS_PER_GIB = 500
 
 
 @dataclass(frozen=True)
@@ -100,13 +103,22 @@ class CreatedStorageClass:
     spec: ClassSpec
 
 
+def gp3_iops(throughput_mib_per_s: int) -> int:
+    """The IOPS a gp3 volume needs to be provisioned at this throughput."""
+    return max(GP3_BASELINE_IOPS, math.ceil(throughput_mib_per_s / GP3_MIB_PER_IOPS))
+
+
+def gp3_min_size_gib(throughput_mib_per_s: int) -> int:
+    """The smallest gp3 volume that may carry those IOPS."""
+    return math.ceil(gp3_iops(throughput_mib_per_s) / GP3_MAX_IOPS_PER_GIB)
+
+
 def created_storage_class(instance: str, throughput_mib_per_s: int | None) -> CreatedStorageClass | None:
     """An EBS gp3 class with the asked throughput and the IOPS it needs; named after both, so a change creates a
     new class beside the old (a StorageClass's parameters cannot be updated)."""
     if throughput_mib_per_s is None:
         return None
-    iops = max(GP3_BASELINE_IOPS, math.ceil(throughput_mib_per_s / GP3_MIB_PER_IOPS))
-    parameters = {"type": "gp3", "throughput": str(throughput_mib_per_s), "iops": str(iops)}
+    parameters = {"type": "gp3", "throughput": str(throughput_mib_per_s), "iops": str(gp3_iops(throughput_mib_per_s))}
     return CreatedStorageClass(f"{instance}-gp3-{throughput_mib_per_s}", ClassSpec("ebs.csi.aws.com", parameters))
 
 
@@ -194,6 +206,22 @@ def workload_kind(nnodes: int, mode: DeliveryMode) -> str:
     return "StatefulSet" if mode == "per_replica_volume" else "Deployment"
 
 
+def readers_at_once(volume: CacheVolume | None, most: int) -> int:
+    """The replicas that read one model volume at the same time. A ReadWriteMany claim is one file system whose
+    limit is the file system's, not each client's (catalog/storage.py): every replica it serves can be loading
+    together (the first start, a restart after an outage or a node pool upgrade, a scale-up while others still load),
+    and they share its rate. A claim of its own, a bucket or a host disk has one reader."""
+    return most if volume is not None and volume.access_mode == "ReadWriteMany" else 1
+
+
+def _shared(found: Throughput, readers: int) -> Throughput:
+    """A volume's rate split between the replicas reading it at once."""
+    if readers <= 1:
+        return found
+    each = math.floor(found.mib_per_s / readers * 10) / 10
+    return Throughput(each, f"{found.source}; shared by the {readers} replicas that can load at once: {each:g} MiB/s each")
+
+
 def _read_throughput(
     measured_gib_per_s: float | None,
     target: str,
@@ -202,10 +230,11 @@ def _read_throughput(
     profile_class: str | None,
     size_gib: int,
     node_local: NodeLocalMedium | None = None,
+    readers: int = 1,
 ) -> tuple[Throughput, tuple[str, ...]]:
     """The load throughput of one replica and its warning: measured when given, else the volume's class (named,
-    or the profile's default class) from catalog/storage.py, or the stated node-local medium's; an unknown class
-    gets a conservative figure."""
+    or the profile's default class) from catalog/storage.py, or the stated node-local medium's, split between the
+    `readers` that load from it at once (readers_at_once); an unknown class gets a conservative figure."""
     if measured_gib_per_s is not None:
         return Throughput(measured_gib_per_s * MIB_PER_GIB, "measured: probes.load_throughput_gib_per_s"), ()
     if target == "docker":  # a local disk or Docker volume on the host
@@ -216,11 +245,12 @@ def _read_throughput(
     # A node-local class says nothing of the disk behind it: the stated medium decides.
     found = NODE_LOCAL_MEDIA[node_local] if node_local else volume_throughput(classes.get(name or ""), size_gib)
     source = f"class {name}: {found.source}" if name else f"the cluster's default class: {found.source}"
+    throughput = _shared(Throughput(found.mib_per_s, source), readers)
     if found.known:
-        return Throughput(found.mib_per_s, source), ()
+        return throughput, ()
     named = f"StorageClass {name}" if name else "the cluster's default StorageClass (cache.storage_class_name is unset)"
     named += f" (delivery.node_local: {node_local})" if node_local else ""
-    return Throughput(found.mib_per_s, source), (
+    return throughput, (
         f"delivery: the read throughput of {named} is not known (catalog/storage.py); the startup budget assumes "
         f"{found.mib_per_s:g} MiB/s. Fix: set probes.load_throughput_gib_per_s to the figure measured on it "
         "(the checkpoint's GiB over the seconds of a start-up log's `Loading weights took` line), or "
@@ -332,10 +362,15 @@ def resolve_delivery(
         volume, classes[created.name] = replace(volume, storage_class_name=created.name), created.spec
     weights = weights_on_disk_gib + draft_weights_on_disk_gib(cfg.engine.speculative)
     size = cache.cache_size_gib(store.size_gib, weights, store.headroom_percent)
+    if store.provisioned_throughput_mib_per_s and store.size_gib is None:  # a small model's claim: what its IOPS need
+        size = max(size, gp3_min_size_gib(store.provisioned_throughput_mib_per_s))
     profile_class = cfg.cluster.defaults.storage_class
     measured = cfg.probes.load_throughput_gib_per_s
     node_local = node_local_medium(cfg, mode)
-    throughput, throughput_warnings = _read_throughput(measured, cfg.target, volume, classes, profile_class, size, node_local)
+    readers = readers_at_once(volume, most)
+    throughput, throughput_warnings = _read_throughput(
+        measured, cfg.target, volume, classes, profile_class, size, node_local, readers
+    )
     # Docker downloads on its first start whatever the mode; Kubernetes streams object storage instead.
     from_hub = cfg.model.local_path is None and (cfg.target == "docker" or mode != "object_storage")
     persists = compile_cache_persists(cfg.target, volume)

@@ -42,8 +42,9 @@ def test_port_is_named_http():
 
 def test_prod_startup_probe_budget_is_computed_from_the_70b_weights():
     probe = server(manifests(*stack_with("prod-on-efs", probes=SET_FIXED_TERMS)))["startupProbe"]
-    # (131.4 GiB / 100 MiB/s = 1346 s + 60 + 3 x 15 + 120) x 1.5 = 2357 s, in 10 s periods
-    assert (probe["httpGet"]["path"], probe["periodSeconds"], probe["failureThreshold"]) == ("/health", 10, 236)
+    # (131.4 GiB / 25 MiB/s, EFS's 100 shared by 4 replicas = 5383 s + 60 + 3 x 15 + 120) x 1.5 = 8412 s, in 10 s
+    # periods
+    assert (probe["httpGet"]["path"], probe["periodSeconds"], probe["failureThreshold"]) == ("/health", 10, 842)
 
 
 def test_dev_startup_probe_budget_is_shorter_for_the_8b_weights():
@@ -95,9 +96,9 @@ def test_liveness_timeout_is_fifteen_seconds():
 
 
 def test_progress_deadline_covers_image_pull_download_and_startup_budget():
-    # 242 s pull + 131.4 GiB / 0.1 GiB/s x 1.5 download + 2360 s probe budget + 120 s margin
+    # 242 s pull + 131.4 GiB / 0.1 GiB/s x 1.5 download + 8420 s probe budget (EFS shared by 4) + 120 s margin
     deployment = one(manifests(*stack_with("prod-on-efs", probes=SET_FIXED_TERMS)), "Deployment")
-    assert deployment["spec"]["progressDeadlineSeconds"] == 242 + 1972 + 2360 + 120
+    assert deployment["spec"]["progressDeadlineSeconds"] == 242 + 1972 + 8420 + 120
 
 
 def test_shared_memory_is_memory_backed_and_sized_for_tensor_parallel():

@@ -78,7 +78,7 @@ def test_read_write_once_cache_with_two_replicas_is_refused():
 def test_read_write_once_cache_with_autoscaling_above_one_is_refused():
     with pytest.raises(ConfigError, match=r"cache\.access_mode"):
         make_config(
-            cache={"access_mode": "ReadWriteOnce", "storage_class_name": "gp3"},
+            cache={"access_mode": "ReadWriteOnce", "storage_class_name": "efs-sc"},
             autoscaling={"enabled": True, "max_replica_count": 3},
         )
 

@@ -47,7 +47,7 @@ def test_deployment_inputs_request_four_gpus_for_tensor_parallel_four():
 
 def test_deployment_inputs_carry_the_startup_probe_budget():
     deployment = run_program(build_server(*stack_with("prod-on-efs", probes=SET_FIXED_TERMS))).one(DEPLOYMENT)
-    assert deployment["spec"]["template"]["spec"]["containers"][0]["startupProbe"]["failureThreshold"] == 236.0
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["startupProbe"]["failureThreshold"] == 842.0
 
 
 def test_service_is_registered_after_the_deployment():
@@ -57,8 +57,8 @@ def test_service_is_registered_after_the_deployment():
 
 def test_deployment_timeouts_cover_one_pod_on_create_and_every_replica_on_update():
     _, requests = run_recording(build_server(*stack_with("prod-on-efs", probes=SET_FIXED_TERMS)))
-    # first start 4574 s + 120 s; prod autoscales up to 4 replicas: an update may roll all four, one at a time
-    assert requests["llama-server-deployment"].timeouts == {"create": "79m", "update": "313m"}
+    # first start 10634 s + 120 s; prod autoscales up to 4 replicas: an update may roll all four, one at a time
+    assert requests["llama-server-deployment"].timeouts == {"create": "180m", "update": "717m"}
 
 
 def test_replica_count_is_ignored_when_an_autoscaler_owns_it():

@@ -6,6 +6,8 @@ import math
 from ipaddress import ip_network
 
 from catalog.private_endpoints import private_endpoint
+from catalog.storage import WELL_KNOWN_CLASSES
+from cluster.storage import known_read_write_once_only
 from config.delivery import CacheVolume, DeliveryMode, ObjectStorageConfig, mode_for, volume_for
 from config.errors import ConfigIssue, show
 from config.network import PRIVATE_NETWORK_CIDRS, NetworkPolicyConfig
@@ -13,9 +15,12 @@ from config.stack import StackConfig
 from config.syntax import INT32_MAX
 from plan.cost import replica_bounds
 from plan.delivery import (
+    GP3_MAX_IOPS_PER_GIB,
     IDENTITY_ANNOTATIONS,
     bucket_identity,
     exchanges_irsa_token,
+    gp3_iops,
+    gp3_min_size_gib,
     reads_with_node_credentials,
     sts_endpoint_url,
 )
@@ -57,7 +62,7 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
                 "cache.access_mode", "is ReadWriteMany, but per-replica claims are ReadWriteOnce.", "remove cache.access_mode."
             )
         )
-    issues += _provisioned_class_issues(cfg) + _node_local_issues(cfg, mode)
+    issues += _provisioned_class_issues(cfg) + _provisioned_size_issues(cfg) + _node_local_issues(cfg, mode)
     return issues + (_object_storage_issues(cfg) if mode == "object_storage" else _no_bucket(cfg))
 
 
@@ -115,6 +120,22 @@ def _provisioned_class_issues(cfg: StackConfig) -> list[ConfigIssue]:
     return [_issue("cache.provisioned_throughput_mib_per_s", f"is {asked}, but {problem}", fix)]
 
 
+def _provisioned_size_issues(cfg: StackConfig) -> list[ConfigIssue]:
+    """A stated cache.size_gib too small for the created class's IOPS (the planned size grows on its own)."""
+    size, asked = cfg.cache.size_gib, cfg.cache.provisioned_throughput_mib_per_s
+    if size is None or asked is None or math.ceil(size) >= gp3_min_size_gib(asked):
+        return []
+    return [
+        _issue(
+            "cache.size_gib",
+            f"is {show(size)}, but the gp3 class cache.provisioned_throughput_mib_per_s creates carries "
+            f"{gp3_iops(asked)} IOPS, and EBS allows at most {GP3_MAX_IOPS_PER_GIB} IOPS per GiB: the volume would "
+            "never be created and the claim would stay Pending.",
+            f"set cache.size_gib to at least {gp3_min_size_gib(asked)}, or remove it (the claim is then sized to fit).",
+        )
+    ]
+
+
 def _provisioned_class_problem(cfg: StackConfig) -> str | None:
     volume = effective_volume(cfg)
     if volume is None:
@@ -123,6 +144,12 @@ def _provisioned_class_problem(cfg: StackConfig) -> str | None:
         return f"cluster.profile is {cfg.cluster.profile}: the class it creates is EBS gp3 (ebs.csi.aws.com)."
     if cfg.cache.storage_class_name:
         return f"cache.storage_class_name is {cfg.cache.storage_class_name!r}: the stack would create its own class."
+    if cfg.cache.existing_claim:
+        return (
+            f"cache.existing_claim is {show(cfg.cache.existing_claim)}: that claim keeps the class it was made with, "
+            "so the class the stack would create serves no claim, and the load would be budgeted at a rate the "
+            "claim may not have."
+        )
     if volume.access_mode == "ReadWriteMany":
         return "the model volume is ReadWriteMany, which EBS gp3 does not offer."
     return None
@@ -140,6 +167,18 @@ def _shared_volume_issues(cfg: StackConfig) -> list[ConfigIssue]:
                 "GKE (PD) and AKS (Azure Disk) are ReadWriteOnce only: the claim would stay Pending.",
                 "set cache.storage_class_name to a ReadWriteMany class (efs-sc, standard-rwx, azurefile-csi, cephfs), "
                 "or set delivery.mode: per_replica_volume.",
+            )
+        ]
+    if volume.access_mode == "ReadWriteMany" and known_read_write_once_only(volume.storage_class_name):
+        name = volume.storage_class_name or ""
+        return [
+            _issue(
+                "cache.storage_class_name",
+                f"is {show(name)}, a class the providers create on {WELL_KNOWN_CLASSES[name].provisioner}, which gives "
+                "ReadWriteOnce only, but the model cache claim asks for ReadWriteMany (one claim several replicas or "
+                "a multi-node group's ranks share): the claim would stay Pending.",
+                "set delivery.mode: per_replica_volume (a claim of this class per replica), or cache.storage_class_name "
+                "to a ReadWriteMany class (efs-sc, standard-rwx, azurefile-csi, cephfs).",
             )
         ]
     return []
