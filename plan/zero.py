@@ -2,14 +2,16 @@
 start from zero it must wait out, the longest wait the request path allows, and the interceptor's timeouts
 derived from both. Pure. docs/scale-to-zero.md explains each figure.
 
-The cold start from zero is the new-node start with nothing warm: node provisioning, the image pull, then the
-load, engine start and compile the startup probe's budget is made of (preflight/delivery.py terms), without the
-probe's safety factor: the prediction. The interceptor waits for the budget (with the factor), but never longer
-than the request path would wait anyway.
+The cold start from zero is the new-node start with nothing warm: node provisioning, the image pull, with
+per-replica claims the download to ordinal 0's empty claim (the StatefulSet starts at zero, so its first start
+comes through the interceptor), then the load, engine start and compile the startup probe's budget is made of
+(preflight/delivery.py terms), without the probe's safety factor: the prediction. The interceptor waits for the
+budget (with the factor), but never longer than the request path would wait anyway.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from catalog import keda_http
@@ -18,7 +20,7 @@ from config.observability import AutoscalingConfig, HttpAddOnConfig
 from plan.identity import Identity
 from plan.names import service_host
 from plan.scaling import Workload
-from preflight.delivery import COMPILE, ENGINE_START, IMAGE_PULL, LOAD, DeliveryBudget
+from preflight.delivery import COMPILE, DOWNLOAD, ENGINE_START, IMAGE_PULL, LOAD, DeliveryBudget
 
 START_TERMS = (IMAGE_PULL, LOAD, ENGINE_START, COMPILE)  # of DeliveryBudget.terms
 
@@ -35,13 +37,19 @@ class Term:
 
 @dataclass(frozen=True)
 class ColdStart:
-    terms: tuple[Term, ...]  # node provisioning, image pull, load, engine start, compile + graphs
-    budget_seconds: int  # node provisioning + image pull + the startup probe's budget (with its safety factor)
+    terms: tuple[Term, ...]  # node provisioning, image pull, (a per-replica claim's download,) load, engine start, compile
+    # node provisioning + image pull (+ that download) + the startup probe's budget, each with its safety factor
+    budget_seconds: int
 
     @property
     def seconds(self) -> int:
         """The predicted cold start: the terms' sum, whole seconds up."""
         return -int(-sum(term.seconds for term in self.terms) // 1)
+
+    @property
+    def downloads(self) -> bool:
+        """Whether the start downloads the weights first: ordinal 0's empty per-replica claim (cold_start_of)."""
+        return any(term.name == DOWNLOAD for term in self.terms)
 
     def explain(self) -> str:
         return f"{self.seconds} s = " + " + ".join(term.render() for term in self.terms)
@@ -151,10 +159,20 @@ class ZeroPlan:
 
 
 def cold_start_of(budget: DeliveryBudget, node_provisioning_seconds: int) -> ColdStart:
-    """The start from zero, term by term (`budget`: the delivery's; its download is first start only)."""
+    """The start from zero, term by term (`budget`: the delivery's). A shared volume's download is the first
+    start's only, done by the awaited Job before the server starts; a per-replica claim's is the server pod's own
+    init container's, and the StatefulSet is created at zero replicas, so the first start from zero (the smoke test
+    `pulumi up` waits for) is a first-time ordinal's on an empty claim and downloads: it counts, as in the budget."""
     node = Term("node provisioning", float(node_provisioning_seconds), "autoscaling.http_add_on.node_provisioning_seconds")
     terms = tuple(Term(t.name, t.seconds, t.how) for t in budget.terms if t.name in START_TERMS)
-    return ColdStart((node, *terms), node_provisioning_seconds + budget.image_pull_seconds + budget.probe.total_seconds)
+    download = budget.first_time_download_seconds
+    if download:
+        how = f"{budget.terms[1].how}: ordinal 0's empty claim on the first start from zero (delivery.mode per_replica_volume)"
+        terms = (terms[0], Term(DOWNLOAD, budget.download_seconds, how), *terms[1:])
+    refetch = math.ceil(download * budget.probe.safety_factor)  # with the safety factor, as the first start's budget
+    return ColdStart(
+        (node, *terms), node_provisioning_seconds + budget.image_pull_seconds + refetch + budget.probe.total_seconds
+    )
 
 
 def request_waits(add_on: HttpAddOnConfig, exposure: ExposureConfig) -> tuple[Wait, ...]:

@@ -199,11 +199,21 @@ def test_scaler_errors_read_both_spellings_of_the_scaled_objects_namespace() -> 
     ) in expr
 
 
-def test_keda_alerts_wait_for_a_serving_replica() -> None:
-    serving = 'and on () (kube_deployment_status_replicas_available{namespace="llm",deployment="llama-server"} > 0)'
-    assert all(
-        rules()[name]["expr"].endswith(serving) for name in ("VllmAutoscalerScalerErrors", "VllmAutoscalerFallbackActive")
-    )
+AVAILABLE = 'kube_deployment_status_replicas_available{namespace="llm",deployment="llama-server"}'
+
+
+def test_keda_alerts_wait_for_a_replica_available_throughout_their_window_and_the_lag_to_keda_s_first_read() -> None:
+    # 10m and 2m windows, plus 2m at the default 15 s scrape: two vLLM scrapes and a minute for KEDA's poll.
+    found = {name: rules()[name]["expr"] for name in ("VllmAutoscalerScalerErrors", "VllmAutoscalerFallbackActive")}
+    assert {name: expr.rsplit(" and on () ", 1)[1] for name, expr in found.items()} == {
+        "VllmAutoscalerScalerErrors": f"(min_over_time({AVAILABLE}[12m]) > 0)",
+        "VllmAutoscalerFallbackActive": f"(min_over_time({AVAILABLE}[4m]) > 0)",
+    }
+
+
+def test_a_slower_scrape_lengthens_the_keda_alerts_availability_guard() -> None:
+    expr = rules(interval="60s")["VllmAutoscalerScalerErrors"]["expr"]
+    assert expr.endswith(f"(min_over_time({AVAILABLE}[13m]) > 0)")
 
 
 def test_the_scaled_object_is_named_by_its_hpa() -> None:

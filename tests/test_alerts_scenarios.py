@@ -153,6 +153,58 @@ def test_keda_errors_while_no_replica_serves_leave_the_page_to_the_outage_alert(
     )
 
 
+def keda_failing(spans: tuple[tuple[int, int], ...], minutes: int) -> Series:
+    """KEDA's queries fail on every poll (2 a minute) in each span of minutes (first, last), and succeed otherwise."""
+    counts, total = [], 0
+    for minute in range(minutes + 1):
+        total += 2 if any(first <= minute <= last for first, last in spans) else 0
+        counts.append(str(total))
+    values = " ".join(counts)
+    return [
+        keda_errors("keda_scaler_detail_errors_total", TRIGGER, values),
+        keda_errors("keda_scaled_object_errors_total", {}, values),
+    ]
+
+
+KEDA_QUIET: Firing = {"VllmAutoscalerScalerErrors": [], "VllmAutoscalerFallbackActive": []}
+# Both replicas fail at minute 10 and serve again from minute 20; KEDA's queries fail from 10 until its first
+# successful read of them, a minute after kube-state-metrics counts them available (the lag: vLLM's scrapes, KEDA's
+# poll).
+OUTAGE_ENDS = 20
+
+
+def test_keda_errors_left_from_an_outage_raise_no_keda_alert_once_the_replicas_serve_again(tmp_path: Path) -> None:
+    series = [
+        *deployment("2x40", "2x9 0x9 2x20"),
+        *[vllm(pod, "3x9 _x11 3x20") for pod in PODS],
+        *keda_failing(((10, OUTAGE_ENDS + 1),), 40),
+    ]
+    # 30m: the failures of 20m-21m are still in the 10-minute increase() although a replica was available all along it.
+    assert_alerts(tmp_path, series, {minute: KEDA_QUIET for minute in ("21m", "23m", "26m", "30m", "31m", "33m", "40m")})
+
+
+def test_keda_errors_of_a_first_install_loading_its_model_raise_no_keda_alert_once_it_serves(tmp_path: Path) -> None:
+    # The ScaledObject and the Deployment land together (a rendered folder applied at once); the queries fail while
+    # the model loads, until a minute after the replicas are available at minute 20.
+    series = [
+        *deployment("2x40", "0x19 2x21", created="0x40"),
+        *[vllm(pod, "_x20 3x20") for pod in PODS],
+        *keda_failing(((0, 21),), 40),
+    ]
+    assert_alerts(tmp_path, series, {minute: KEDA_QUIET for minute in ("19m", "21m", "25m", "30m", "31m", "33m")})
+
+
+def test_keda_errors_that_begin_while_the_replicas_serve_after_a_recovery_still_raise_both_alerts(tmp_path: Path) -> None:
+    series = [
+        *deployment("2x60", "2x9 0x9 2x40"),
+        *[vllm(pod, "3x9 _x11 3x40") for pod in PODS],
+        *keda_failing(((10, OUTAGE_ENDS + 1), (41, 60)), 60),
+    ]
+    trigger = {"scaledObject": "llama", "scaler": "prometheusScaler", "metric": "s0-prometheus"}
+    firing: Firing = {"VllmAutoscalerScalerErrors": [trigger], "VllmAutoscalerFallbackActive": [{"scaledObject": "llama"}]}
+    assert_alerts(tmp_path, series, {"40m": KEDA_QUIET, "45m": firing, "55m": firing})
+
+
 def test_a_startup_probe_kill_loop_is_seen_where_the_restart_alert_is_blind(tmp_path: Path) -> None:
     # A new replica killed every 40 minutes (2,360 s startup budget plus backoff), never ready.
     series = deployment("2x5 3x125", "2x130") + serving_pods(130) + container(NEW_POD, "_x5 0x40 1x40 2x40 3x5", "_x5 0x125")

@@ -177,6 +177,7 @@ def add_on_checks(cfg: StackConfig, add_on: HttpAddOnConfig) -> list[ConfigIssue
                 "set exposure.gateway.backend: Service, or remove autoscaling.http_add_on.",
             )
         )
+    issues += _node_local_at_zero(cfg, add_on)
     if cfg.routing.enabled:
         issues.append(
             ConfigIssue(
@@ -190,18 +191,47 @@ def add_on_checks(cfg: StackConfig, add_on: HttpAddOnConfig) -> list[ConfigIssue
     return issues
 
 
+def _node_local_at_zero(cfg: StackConfig, add_on: HttpAddOnConfig) -> list[ConfigIssue]:
+    """A node-local claim lives on one node's disk: with the idle GPU node removed (node provisioning counted in
+    the cold start), the replica coming back from zero finds its claim's node gone and stays Pending until the
+    claim is deleted by hand (plan/delivery.py node_loss_warnings), so no start from zero would ever end."""
+    medium = cfg.delivery.node_local
+    if medium is None or cfg.autoscaling.min_replica_count != 0 or add_on.node_provisioning_seconds == 0:
+        return []
+    return [
+        ConfigIssue(
+            "delivery.node_local",
+            f"is {show(medium)} with autoscaling.min_replica_count 0 and {ADD_ON}.node_provisioning_seconds "
+            f"{add_on.node_provisioning_seconds} (the idle GPU node is removed): the node-local claim goes with its "
+            "node, so the replica coming back from zero stays Pending (volume node affinity conflict) and every "
+            "request waits out conditionWait and gets 504 until the claim is deleted by hand.",
+            "keep the GPU nodes up while the server is at zero (a node pool minimum that holds them, no autoscaler "
+            f"removing them empty) and set {ADD_ON}.node_provisioning_seconds: 0; or keep one replica "
+            "(autoscaling.min_replica_count: 1); or remove delivery.node_local (a network class's per-replica claims "
+            "follow the ordinal, not the node).",
+        )
+    ]
+
+
 def zero_issues(zero: ZeroPlan | None) -> list[ConfigIssue]:
     """The feasibility of zero: the predicted cold start must end before the request path gives up."""
     if zero is None or not zero.at_zero or zero.fits:
         return []
     cold, wait = zero.cold_start, zero.longest_wait
+    timed_out = (
+        "the first request at zero (the smoke test's) would time out: the StatefulSet starts at zero replicas, so "
+        "ordinal 0's per-replica claim is empty then and downloads the weights first."
+        if cold.downloads
+        else "every request arriving at zero would time out."
+    )
+    fill = "; or fill the weights before the server starts (delivery.mode shared_volume or object_storage)"
     return [
         ConfigIssue(
             "autoscaling.min_replica_count",
             f"is 0, but a start from zero takes {cold.explain()} (predicted), longer than the longest wait the "
-            f"request path allows, {wait.render()}: every request arriving at zero would time out.",
+            f"request path allows, {wait.render()}: {timed_out}",
             f"keep one replica (autoscaling.min_replica_count: 1); or deliver faster (delivery.mode object_storage, "
-            f"a provisioned-throughput class, GPU nodes kept up: {ADD_ON}.node_provisioning_seconds 0); or raise "
-            f"{wait.key} above {cold.seconds}.",
+            f"a provisioned-throughput class, GPU nodes kept up: {ADD_ON}.node_provisioning_seconds 0)"
+            f"{fill if cold.downloads else ''}; or raise {wait.key} above {cold.seconds}.",
         )
     ]

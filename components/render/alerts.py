@@ -304,7 +304,7 @@ def kubernetes_alerts(
     if workload.kind == "Deployment":
         alerts.insert(2, rollout_stuck_alert(workload))
     if workload.hpa_name:
-        alerts += autoscaler_alerts(workload, workload.hpa_name)
+        alerts += autoscaler_alerts(workload, workload.hpa_name, cfg.interval)
     return alerts
 
 
@@ -360,7 +360,27 @@ def keda_increase(metric: str, workload: Workload, scaled_object: str, window: s
     )
 
 
-def autoscaler_alerts(workload: Workload, hpa_name: str) -> list[Alert]:
+SCALER_ERRORS_WINDOW = "10m"  # VllmAutoscalerScalerErrors: failed trigger queries within it
+FALLBACK_WINDOW = "2m"  # VllmAutoscalerFallbackActive: failed queries in every such window
+
+
+def first_read_lag_minutes(scrape_interval: str) -> int:
+    """From a replica counted available to KEDA's first successful query of it, whole minutes up: two of vLLM's
+    scrapes (the latency trigger's rate() needs two samples), then a minute for kube-state-metrics' scrape, KEDA's
+    poll and the scrape of KEDA's own counters. The queries fail by design until then."""
+    return math.ceil((2 * duration_seconds(scrape_interval) + 60) / 60)
+
+
+def serving_throughout(workload: Workload, window: str, lag_minutes: int) -> str:
+    """The guard of an alert counting KEDA's failures over `window`: some replica was available at every sample of
+    the window and of the `lag_minutes` before it (first_read_lag_minutes). Availability now is not enough: the
+    failures of a time with none available (by design) stay in the window's increase() after one comes back."""
+    _, available, _ = workload.replica_series()
+    minutes = math.ceil(duration_seconds(window) / 60) + lag_minutes
+    return f"and on () (min_over_time({available}[{minutes}m]) > 0)"
+
+
+def autoscaler_alerts(workload: Workload, hpa_name: str, scrape_interval: str) -> list[Alert]:
     """KEDA at its maximum, failing trigger queries, and the fallback those failures switch on.
 
     KEDA (>= 2.16, catalog/keda.py OLDEST_SUPPORTED) counts failed trigger queries per ScaledObject and trigger
@@ -372,15 +392,18 @@ def autoscaler_alerts(workload: Workload, hpa_name: str) -> list[Alert]:
     ScaledObject's Fallback condition, which kube-state-metrics does not export. Failures in every 2-minute
     window for 2 minutes stand in for it: the HPA reads every 15 s, so a query failing throughout has failed
     8 or more reads in a row, past the default threshold of 3 (an autoscaling.fallback_failure_threshold above
-    8 makes the alert early; failures every other minute raise it without a fallback). Both stay quiet while
-    no replica is available: ignoreNullValues "false" makes KEDA fail then, and VllmNoReplicaAvailable pages.
+    8 makes the alert early; failures every other minute raise it without a fallback). Both stay quiet unless a
+    replica was available throughout their window and the lag before KEDA first reads it (serving_throughout):
+    while none is, ignoreNullValues "false" makes KEDA fail by design and VllmNoReplicaAvailable pages, and those
+    failures stay in the window's increase() after the first replica comes back (a first install, a one-replica
+    rollout, a recovery from an outage). `scrape_interval`: the ServiceMonitor's (monitoring.interval).
     """
     hpa = selector({"namespace": workload.namespace, "horizontalpodautoscaler": hpa_name})
     scaled = scaled_object_name(hpa_name)
-    _, available, _ = workload.replica_series()
-    serving = f"and on () ({available} > 0)"
-    trigger_errors = keda_increase("keda_scaler_detail_errors_total", workload, scaled, "10m")
-    object_errors = keda_increase("keda_scaled_object_errors_total", workload, scaled, "2m")
+    lag = first_read_lag_minutes(scrape_interval)
+    trigger_errors = keda_increase("keda_scaler_detail_errors_total", workload, scaled, SCALER_ERRORS_WINDOW)
+    object_errors = keda_increase("keda_scaled_object_errors_total", workload, scaled, FALLBACK_WINDOW)
+    trigger_guard, object_guard = (serving_throughout(workload, w, lag) for w in (SCALER_ERRORS_WINDOW, FALLBACK_WINDOW))
     return [
         Alert(
             "VllmAutoscalerAtMaxReplicas",
@@ -394,10 +417,11 @@ def autoscaler_alerts(workload: Workload, hpa_name: str) -> list[Alert]:
         ),
         Alert(
             "VllmAutoscalerScalerErrors",
-            f"sum by (scaledObject, scaler, metric) ({trigger_errors}) > 0 {serving}",
+            f"sum by (scaledObject, scaler, metric) ({trigger_errors}) > 0 {trigger_guard}",
             "warning",
             "KEDA trigger {{ $labels.metric }} failing for {{ $labels.scaledObject }}",
-            "KEDA's query for this trigger failed in the last 10m while vLLM served: the HPA missed readings, "
+            f"KEDA's query for this trigger failed in the last {SCALER_ERRORS_WINDOW} while vLLM served throughout: "
+            "the HPA missed readings, "
             "and repeated failures switch the ScaledObject to its fallback.",
             "1. kubectl logs -n <keda namespace> deploy/keda-operator | grep prometheus. 2. Can KEDA reach "
             "Prometheus (monitoring.prometheus_service, NetworkPolicy, auth)? 3. Does the query return one "
@@ -406,10 +430,11 @@ def autoscaler_alerts(workload: Workload, hpa_name: str) -> list[Alert]:
         ),
         Alert(
             "VllmAutoscalerFallbackActive",
-            f"sum by (scaledObject) ({object_errors}) > 0 {serving}",
+            f"sum by (scaledObject) ({object_errors}) > 0 {object_guard}",
             "warning",
             "KEDA on its fallback for {{ $labels.scaledObject }}",
-            "KEDA's trigger queries have failed continuously for 2m: past fallback.failureThreshold, KEDA holds "
+            f"KEDA's trigger queries have failed continuously for {FALLBACK_WINDOW} while vLLM served: past "
+            "fallback.failureThreshold, KEDA holds "
             "the replicas at autoscaling.fallback_replicas (or the current count, by fallback.behavior) and no "
             "longer follows the load.",
             "1. Fix the failing queries (VllmAutoscalerScalerErrors). 2. Under load, scale by hand: kubectl "
