@@ -125,6 +125,30 @@ class _Releases(Mapping[str, VllmRelease]):
         return version in available_versions()
 
 
+# Releases whose multi-node group (engine.nnodes > 1) dies at start, read from each wheel (the one whose file name
+# and sha256 catalog/data/vllm/<version>.json holds). WorkerProc builds its message queues before
+# `self.worker.init_device()`; with nnodes_within_dp > 1, which every multi-node group at data parallel 1 has
+# (config/parallel.py), `_init_message_queues` asks for the inner-DP world group, which only init_device creates
+# (gpu_worker.py, init_worker_distributed_environment), and parallel_state.py's assert "inner dp world group is not
+# initialized" stops every rank. The regression came with vllm-project/vllm PR #34861 and was reported on 0.17.0 as
+# issue #36389; 0.16.0 calls init_device first (multiproc_executor.py@v0.16.0:571, queues :579), and so does
+# 0.18.0, the fix (multiproc_executor.py@v0.18.0:614, queues :626 after a comment saying why).
+MULTINODE_START_FAILURE = (
+    "its workers build their message queues before the process group the queues need, so every rank stops on the "
+    "assert 'inner dp world group is not initialized' (vllm-project/vllm issue #36389)"
+)
+MULTINODE_BROKEN_RELEASES: Mapping[str, tuple[str, ...]] = {
+    version: (
+        f"vllm-project/vllm/vllm/v1/executor/multiproc_executor.py@v{version}:589",  # self._init_message_queues(...)
+        f"vllm-project/vllm/vllm/v1/executor/multiproc_executor.py@v{version}:592",  # self.worker.init_device()
+        f"vllm-project/vllm/vllm/v1/executor/multiproc_executor.py@v{version}:527",  # get_inner_dp_world_group()
+        f"vllm-project/vllm/vllm/distributed/parallel_state.py@v{version}:1128",  # the assert
+        f"vllm-project/vllm/vllm/v1/worker/gpu_worker.py@v{version}:265",  # init_device sets the group up here
+        f"vllm-project/vllm/vllm/config/parallel.py@v{version}:564",  # nnodes_within_dp: nnodes at data parallel 1
+    )
+    for version in ("0.17.0", "0.17.1")  # the same lines in both wheels
+}
+
 RELEASES: Mapping[str, VllmRelease] = _Releases()
 SUPPORTED_VERSIONS: tuple[str, ...] = available_versions()
 LATEST_VERSION = max(SUPPORTED_VERSIONS, key=version_key)

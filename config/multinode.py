@@ -12,6 +12,7 @@ import re
 from pydantic import Field, PositiveInt, field_validator
 
 from catalog.vllm_flags import FLAG_TABLES
+from catalog.vllm_versions import MULTINODE_BROKEN_RELEASES
 from config.base import ConfigGroup
 
 # Environment for the collective libraries only: NCCL, UCX, NVSHMEM and Gloo read these (e.g. NCCL_IB_HCA).
@@ -97,3 +98,9 @@ def supports_native_multinode(version: str) -> bool:
     """The release's `vllm serve` takes --nnodes and --headless (the mp executor across nodes, vLLM PR #23691)."""
     table = FLAG_TABLES.get(version)
     return table is not None and {"--nnodes", "--headless"} <= table.flags
+
+
+def starts_native_multinode(version: str) -> bool:
+    """The release has native multi-node mode and its group starts: not one of catalog/vllm_versions.py
+    MULTINODE_BROKEN_RELEASES (0.17.0, 0.17.1), whose ranks stop at start."""
+    return supports_native_multinode(version) and version not in MULTINODE_BROKEN_RELEASES

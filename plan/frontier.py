@@ -15,7 +15,7 @@ from typing import Any
 from catalog.gpus import GPUS
 from catalog.models import Architecture
 from catalog.prices import gpu_hour_price
-from config.multinode import supports_native_multinode
+from config.multinode import starts_native_multinode
 from plan.cost import HOURS_PER_MONTH, CostPlan, usd_per_month
 from preflight.checks import valid_tp_sizes
 from preflight.evaluate import Evaluation, evaluate
@@ -154,7 +154,7 @@ def _product_layouts(stack: SizingInputs, profile: str, arch: Architecture, prod
 
 
 def _spans_nodes(stack: SizingInputs) -> bool:
-    return stack.target == "kubernetes" and supports_native_multinode(stack.vllm.version)
+    return stack.target == "kubernetes" and starts_native_multinode(stack.vllm.version)
 
 
 def _order(layout: Layout) -> tuple[int, float, str, int, int]:

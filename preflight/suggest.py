@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from catalog.gpus import GPUS
-from config.multinode import supports_native_multinode
+from config.multinode import starts_native_multinode
 from preflight.checks import node_gpu_limit, valid_tp_sizes
 from preflight.evaluate import Evaluation, evaluate
 from preflight.parts import SizingInputs
@@ -143,7 +143,7 @@ def _tensor_parallel(stack: SizingInputs, current: Evaluation) -> Suggestion | N
 def _multinode(stack: SizingInputs, current: Evaluation) -> Suggestion | None:
     """No layout fits one node: span nodes the way vLLM recommends, tensor parallel within a node and pipeline
     parallel across nodes (docs/multinode.md), with the fewest nodes that fit."""
-    if stack.target != "kubernetes" or stack.engine.nnodes != 1 or not supports_native_multinode(stack.vllm.version):
+    if stack.target != "kubernetes" or stack.engine.nnodes != 1 or not starts_native_multinode(stack.vllm.version):
         return None
     sizes = valid_tp_sizes(current.resolved.architecture, node_gpu_limit(stack.gpu))
     layers = current.resolved.architecture.num_hidden_layers

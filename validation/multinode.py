@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from catalog.vllm_releases import version_key
+from catalog.vllm_versions import MULTINODE_BROKEN_RELEASES, MULTINODE_START_FAILURE, SUPPORTED_VERSIONS
 from config.errors import ConfigIssue
-from config.multinode import supports_native_multinode
+from config.multinode import starts_native_multinode, supports_native_multinode
 from config.stack import StackConfig
 from validation.delivery import delivery_mode
 
@@ -32,6 +34,8 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
                 "use a vLLM release with --nnodes (vllm.version 0.33.0), or set engine.nnodes: 1.",
             )
         )
+    if cfg.vllm.version in MULTINODE_BROKEN_RELEASES:
+        issues.append(_broken_release_issue(cfg.vllm.version, nnodes))
     if cfg.monitoring.monitor_kind == "PodMonitor":
         issues.append(
             ConfigIssue(
@@ -42,6 +46,21 @@ def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
             )
         )
     return issues + _delivery_issues(cfg) + _scc_issues(cfg)
+
+
+def _broken_release_issue(version: str, nnodes: int) -> ConfigIssue:
+    """A release whose multi-node group stops at start (catalog/vllm_versions.py MULTINODE_BROKEN_RELEASES); the
+    fix names the first release after it whose group starts, and the last one before it."""
+    starting = [v for v in SUPPORTED_VERSIONS if starts_native_multinode(v)]
+    newer = next((v for v in starting if version_key(v) > version_key(version)), None)
+    older = [v for v in starting if version_key(v) < version_key(version)]
+    releases = [f"{newer} or newer"] if newer else []
+    releases += [f"{older[-1]} (the last release before the regression)"] if older else []
+    return ConfigIssue(
+        "vllm.version",
+        f"is {version}, but a multi-node group (engine.nnodes {nnodes}) cannot start on it: {MULTINODE_START_FAILURE}.",
+        f"set vllm.version: {', or '.join(releases)}; or set engine.nnodes: 1.",
+    )
 
 
 def _scc_issues(cfg: StackConfig) -> list[ConfigIssue]:
