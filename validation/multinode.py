@@ -52,10 +52,10 @@ def _broken_release_issue(version: str, nnodes: int) -> ConfigIssue:
     """A release whose multi-node group stops at start (catalog/vllm_versions.py MULTINODE_BROKEN_RELEASES); the
     fix names the first release after it whose group starts, and the last one before it."""
     starting = [v for v in SUPPORTED_VERSIONS if starts_native_multinode(v)]
-    newer = next((v for v in starting if version_key(v) > version_key(version)), None)
+    newer = [v for v in starting if version_key(v) > version_key(version)]
     older = [v for v in starting if version_key(v) < version_key(version)]
-    releases = [f"{newer} or newer"] if newer else []
-    releases += [f"{older[-1]} (the last release before the regression)"] if older else []
+    releases = [f"{min(newer, key=version_key)} or newer"] if newer else []
+    releases += [f"{max(older, key=version_key)} (the last release before the regression)"] if older else []
     return ConfigIssue(
         "vllm.version",
         f"is {version}, but a multi-node group (engine.nnodes {nnodes}) cannot start on it: {MULTINODE_START_FAILURE}.",
