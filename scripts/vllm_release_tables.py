@@ -58,7 +58,14 @@ SYMBOL_FILES = re.compile(
     r"|utils\.py|utils/__init__\.py|engine/arg_utils\.py)$"
 )
 BACKEND_FILES = re.compile(r"^vllm/(platforms/interface|attention/backends/registry|v1/attention/backends/registry)\.py$")
-ENVS = ("VLLM_ATTENTION_BACKEND", "VLLM_ENGINE_READY_TIMEOUT_S", "VLLM_USE_V1", "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
+# VLLM_ENABLE_SCALE_OUT_ENDPOINTS: the render routes' switch before --enable-scale-out (catalog/vllm_flags.py).
+ENVS = (
+    "VLLM_ATTENTION_BACKEND",
+    "VLLM_ENGINE_READY_TIMEOUT_S",
+    "VLLM_USE_V1",
+    "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS",
+    "VLLM_ENABLE_SCALE_OUT_ENDPOINTS",
+)
 CHOICE_FLAGS = ("--dtype", "--kv-cache-dtype", "--quantization", "--block-size")
 SAMPLER_FILE = "vllm/v1/sample/ops/topk_topp_sampler.py"
 

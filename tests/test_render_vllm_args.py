@@ -8,6 +8,7 @@ import pytest
 
 from catalog.vllm_flags import FLAG_TABLES
 from plan.names import HF_HOME
+from plan.routing import resolve_scale_out
 from plan.vllm_args import vllm_env
 from tests.kubernetes_fixtures import configured, flag_value, plan_of, stack
 from validation.vllm import check_vllm_config
@@ -22,7 +23,7 @@ def args_for(**changes: object) -> list[str]:
 
 def env_for(startup: int = 900, **changes: object) -> dict[str, str]:
     cfg, report = configured(**changes)
-    return vllm_env(cfg, report.resolved, startup)
+    return vllm_env(cfg, report.resolved, startup, resolve_scale_out(cfg.routing, FLAG_TABLES[report.resolved.release.version]))
 
 
 def test_model_is_the_first_positional_argument():

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from catalog.vllm_flags import FLAG_TABLES, SCALE_OUT_FLAG
 from config.errors import ConfigIssue
 from config.stack import StackConfig
+from plan.routing import needs_render
 
 
 def cross_checks(cfg: StackConfig) -> list[ConfigIssue]:
-    issues = _endpoint_issues(cfg)
+    issues = _endpoint_issues(cfg) + _render_issues(cfg)
     if not cfg.routing.enabled:
         return issues
     if cfg.target != "kubernetes":
@@ -74,3 +76,22 @@ def _endpoint_issues(cfg: StackConfig) -> list[ConfigIssue]:
             )
         ]
     return []
+
+
+def _render_issues(cfg: StackConfig) -> list[ConfigIssue]:
+    """The router's policy tokenizes each prompt through the server's render routes; a release with no switch for
+    them (neither --enable-scale-out nor VLLM_ENABLE_SCALE_OUT_ENDPOINTS in its table) cannot be given them."""
+    version = cfg.vllm.version
+    if not needs_render(cfg.routing) or FLAG_TABLES[version].scale_out_switch is not None:
+        return []
+    return [
+        ConfigIssue(
+            "routing.policy",
+            f"is {cfg.routing.policy!r}, which asks each server for the prompt's token ids "
+            f"(/v1/completions/render), but vLLM {version} (vllm.version) has no switch for those routes in its "
+            f"table (neither {SCALE_OUT_FLAG} nor VLLM_ENABLE_SCALE_OUT_ENDPOINTS): every request would be routed "
+            "without its prefix (vllm-router counts it missing_tokens) to the least loaded server.",
+            f"set vllm.version to a release with {SCALE_OUT_FLAG} (0.30.0 or later), or routing.policy to one that "
+            "needs no token ids (round_robin, power_of_two, consistent_hash, random).",
+        )
+    ]

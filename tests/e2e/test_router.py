@@ -13,6 +13,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,12 @@ ROUTER_READY_S = 120  # it listens once both (already healthy) workers answered 
 MARKED_DOWN_S = 60  # health interval x failure threshold, plus the interval of the kill
 AFTER_MARK = 4  # requests sent after the router marked the killed server down
 PREFIX = "You are a meticulous assistant. " * 20  # ~640 characters every prompt of the prefix test shares
+# Two more long prefixes, distinct from PREFIX and from each other from their first token.
+HELD_PREFIX = "Alpha context. " + "The quick brown fox jumps over the lazy dog. " * 14
+NEW_PREFIX = "Bravo context. " + "Pack my box with five dozen liquor jugs, said the sphinx. " * 12
+# Long enough to keep its server busy (router load 1) across the few short requests sent meanwhile: some 20-60 s on
+# one core here. The tests check it is still running after each of them rather than trust a duration.
+HOLDING_TOKENS = 3000
 _SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][\w:]*)(?:\{(?P<labels>[^}]*)\})? (?P<value>\S+)$")
 
 
@@ -54,8 +61,8 @@ def per_worker(metrics_url: str, name: str, servers: list[Server]) -> list[float
     return [sum(v for labels, v in values.items() if f':{port}"' in labels) for port in ports]
 
 
-def completion(router: Server, model: str, api_key: str, prompt: str) -> int:
-    body = {"model": model, "prompt": prompt, "max_tokens": 4, "ignore_eos": True}
+def completion(router: Server, model: str, api_key: str, prompt: str, max_tokens: int = 4) -> int:
+    body = {"model": model, "prompt": prompt, "max_tokens": max_tokens, "ignore_eos": True}
     headers = {"Authorization": f"Bearer {api_key}"}
     return request(router.base_url + "/v1/completions", "POST", body, headers, timeout=120)[0]
 
@@ -164,6 +171,76 @@ def test_cache_aware_sends_prompts_sharing_a_long_prefix_to_one_server(
     after = per_worker(router.extra["metrics"], "vllm_router_processed_requests_total", workers)
     assert statuses == [200] * 6
     assert sorted(b - a for a, b in zip(before, after, strict=True)) == [0, 6], (before, after)
+
+
+def landed_on(router: Server, workers: list[Server], launch: rendered.RouterLaunch, api_key: str, prompt: str) -> int:
+    """The index of the server the router sent one completion to."""
+    before = per_worker(router.extra["metrics"], "vllm_router_processed_requests_total", workers)
+    assert completion(router, launch.server.served_model_name, api_key, prompt) == 200
+    after = per_worker(router.extra["metrics"], "vllm_router_processed_requests_total", workers)
+    moved = [index for index, (a, b) in enumerate(zip(before, after, strict=True)) if b > a]
+    assert len(moved) == 1, (before, after)
+    return moved[0]
+
+
+@dataclass
+class Holding:
+    """One long completion in flight on `server` (the server HELD_PREFIX was first routed to)."""
+
+    server: int
+    thread: threading.Thread
+
+    def still_running(self, router: Server, workers: list[Server]) -> bool:
+        running = per_worker(router.extra["metrics"], "vllm_router_running_requests", workers)
+        return self.thread.is_alive() and running[self.server] >= 1
+
+
+@pytest.fixture(scope="class")
+def holding(router: Server, workers: list[Server], launch: rendered.RouterLaunch, api_key: str) -> Iterator[Holding]:
+    server = landed_on(router, workers, launch, api_key, f"{HELD_PREFIX} question 1")
+    model = launch.server.served_model_name
+    thread = threading.Thread(
+        target=completion, args=(router, model, api_key, f"{HELD_PREFIX} long", HOLDING_TOKENS), daemon=True
+    )
+    thread.start()
+    held = Holding(server, thread)
+    while thread.is_alive() and not held.still_running(router, workers):
+        time.sleep(0.2)
+    assert held.still_running(router, workers), "the long completion ended before the router counted it"
+    yield held
+    thread.join(timeout=600)
+
+
+class TestWhileOneServerIsBusy:
+    """The router's cache_aware policy picks by the prompt's token ids, which it gets from the servers'
+    /v1/completions/render (on with --enable-scale-out, plan/routing.py): a prefix it has seen goes back to its
+    server though that server is the busier one (below --balance-abs-threshold), a prefix it has not seen goes to
+    the least loaded server. Without the render routes every request is the second kind (docs/routing.md)."""
+
+    def test_a_prompt_repeating_a_cached_prefix_goes_to_that_busy_server(
+        self, router: Server, workers: list[Server], launch: rendered.RouterLaunch, api_key: str, holding: Holding
+    ) -> None:
+        server = landed_on(router, workers, launch, api_key, f"{HELD_PREFIX} question 2")
+        assert holding.still_running(router, workers), "the long completion ended: the server was not busy"
+        assert server == holding.server
+
+    def test_a_prompt_with_a_new_prefix_goes_to_the_idle_server(
+        self, router: Server, workers: list[Server], launch: rendered.RouterLaunch, api_key: str, holding: Holding
+    ) -> None:
+        server = landed_on(router, workers, launch, api_key, f"{NEW_PREFIX} question 1")
+        assert holding.still_running(router, workers), "the long completion ended: the server was not busy"
+        assert server != holding.server
+
+
+def test_the_router_had_every_prompts_token_ids_from_the_servers(router: Server) -> None:
+    """After the prefix tests: vllm-router counts a request whose render call failed as missing_tokens."""
+    decisions = samples(get(router.extra["metrics"])[1].decode(), "vllm_router_prefix_routing_decisions_total")
+    outcomes: dict[str, float] = {}
+    for labels, value in decisions.items():
+        if match := re.search(r'outcome="([^"]*)"', labels):
+            outcomes[match[1]] = outcomes.get(match[1], 0) + value
+    assert outcomes.get("missing_tokens", 0) == 0, decisions
+    assert outcomes.get("prefix_hit", 0) > 0, decisions
 
 
 class Burst:
