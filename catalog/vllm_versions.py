@@ -14,6 +14,7 @@ import operator
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
+from functools import cache
 from typing import Any
 
 from catalog.vllm_releases import ReleaseTable, available_versions, release_table, version_key
@@ -186,6 +187,13 @@ def _evaluate(node: ast.AST, names: dict[str, Any]) -> Any:
     raise ValueError(f"unsupported condition: {ast.unparse(node)}")
 
 
+@cache
+def _condition(text: str) -> ast.expr:
+    """A branch condition, parsed once a process: every sizing (a preflight sizes each layout it suggests) asks
+    the same few branches, and parsing them again was a fifth of assessing prod's stack."""
+    return ast.parse(text, mode="eval").body
+
+
 def _int_default(table: ReleaseTable, key: str) -> int | None:
     text = table.defaults.get(key, "").split(" (")[0]
     return int(text) if text.isdigit() else None
@@ -242,7 +250,7 @@ def _table_batch_limits(table: ReleaseTable, gpu_memory_gib: float, device_name:
     tokens = 2048
     for branch in table.batch_defaults:
         try:
-            holds = _evaluate(ast.parse(branch["condition"], mode="eval").body, names)
+            holds = _evaluate(_condition(branch["condition"]), names)
         except (KeyError, ValueError):
             continue
         if holds:

@@ -9,8 +9,10 @@ Every problem names the line and column. The same bounds apply to values the Pul
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +138,17 @@ def read_stack_text(file: Path) -> str:
 
 
 def parse_stack_yaml(text: str) -> Any:
-    """The document in `text`. Raises yaml.YAMLError (with a mark) on bad syntax, a limit or a duplicate key."""
+    """The document in `text`. Raises yaml.YAMLError (with a mark) on bad syntax, a limit or a duplicate key.
+
+    A text read before gives a copy of its document (the caller may change it): PyYAML's pure-Python parser
+    takes milliseconds a file, and one process may read the same file many times (a render reads Pulumi.yaml
+    and the stack file, the test suite reads each shipped stack hundreds of times). A text that fails is
+    parsed again each time, so each error is a fresh one."""
+    return copy.deepcopy(_parsed_stack_yaml(text))
+
+
+@lru_cache(maxsize=256)  # a stack file is at most MAX_FILE_BYTES: the cache stays under 16 MB
+def _parsed_stack_yaml(text: str) -> Any:
     _refuse_deep_brackets(text)
     loader = BoundedLoader(text)
     try:

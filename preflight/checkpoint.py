@@ -55,24 +55,30 @@ def storage_format(tensor: Tensor) -> str:
 
 def checkpoint_bytes(tensors: Iterable[Tensor], num_hidden_layers: int) -> CheckpointBytes:
     """The checkpoint's bytes by stage part, from its headers."""
-    layers = [StageBytes()] * num_hidden_layers
-    first, last = StageBytes(), StageBytes()
+    # [split, replicated] sums, made StageBytes once at the end: a large MoE checkpoint has tens of thousands
+    # of tensors, and a frozen dataclass a tensor was most of a Hub model's sizing.
+    layers = [[0, 0] for _ in range(num_hidden_layers)]
+    first, last = [0, 0], [0, 0]
     formats: dict[str, int] = {}
     for tensor in tensors:
-        formats[storage_format(tensor)] = formats.get(storage_format(tensor), 0) + tensor.nbytes
+        label = storage_format(tensor)
+        formats[label] = formats.get(label, 0) + tensor.nbytes
         whole = (len(tensor.shape) <= 1 and "norm" in tensor.name) or bool(_ROUTER.search(tensor.name))
-        part = StageBytes(0, tensor.nbytes) if whole else StageBytes(tensor.nbytes, 0)
-        match = _LAYER.search(tensor.name)
-        if any(word in tensor.name for word in _VISION):
-            first += part
-        elif match and int(match.group(1)) < num_hidden_layers:
-            layers[int(match.group(1))] += part
-        elif tensor.name.startswith(_OUTPUT) or _FINAL_NORM.search(tensor.name) or ".lm_head." in tensor.name:
-            last += part
-        else:  # embeddings, and anything outside the decoder layers
-            first += part
+        _stage_sums(tensor.name, num_hidden_layers, layers, first, last)[1 if whole else 0] += tensor.nbytes
     shown = tuple(f"{label}: {size / 1024**3:.2f} GiB" for label, size in sorted(formats.items(), key=lambda kv: -kv[1]))
-    return CheckpointBytes(tuple(layers), first, last, shown)
+    return CheckpointBytes(tuple(StageBytes(*sums) for sums in layers), StageBytes(*first), StageBytes(*last), shown)
+
+
+def _stage_sums(name: str, num_hidden_layers: int, layers: list[list[int]], first: list[int], last: list[int]) -> list[int]:
+    """Which part's sums a tensor adds to: its decoder layer's, the first stage's or the last stage's."""
+    match = _LAYER.search(name)
+    if any(word in name for word in _VISION):
+        return first
+    if match and int(match.group(1)) < num_hidden_layers:
+        return layers[int(match.group(1))]
+    if name.startswith(_OUTPUT) or _FINAL_NORM.search(name) or ".lm_head." in name:
+        return last
+    return first  # embeddings, and anything outside the decoder layers
 
 
 def pp_layer_counts(num_layers: int, pp: int) -> list[int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import runpy
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,15 @@ def run_stack_file(
         stack=path.name.removeprefix("Pulumi.").removesuffix(".yaml"),
         mocks=mocks,
     )
+
+
+@cache
+def run_repository_stack(path: Path) -> tuple[Registered, BaseException | None]:
+    """run_stack_file(path) with an api_key set, once a process: the tests that only read what a stack file of
+    the repository registers share one run (prod's alone was made by nine tests). No test changes a file in
+    the repository or what a run registered; a test that changes what the program reads (a monkeypatched
+    cluster read, failing mocks) or that compares two runs calls run_stack_file itself."""
+    return run_stack_file(path, extra={"api_key": "sk-test"})
 
 
 def pulumi_config(path: Path) -> tuple[dict[str, Any], tuple[str, ...]] | None:

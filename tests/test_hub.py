@@ -48,12 +48,19 @@ def popular_repos() -> dict[str, Repo]:
     return {repo: Repo(hub_checkpoints.repository_files(repo), gated=model["gated"]) for repo, model in POPULAR.items()}
 
 
-@pytest.fixture
-def hub(popular_repos: dict[str, Repo], hub_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Repo]]:
+@pytest.fixture(scope="module")
+def hub_endpoint(popular_repos: dict[str, Repo]) -> Iterator[str]:
+    """One local Hub for the module: it serves popular_repos as they are at each request (a test's monkeypatch
+    of a repository included), and stopping a server after each test waited out its poll interval."""
     with serving(popular_repos) as endpoint:
-        monkeypatch.setenv("HF_ENDPOINT", endpoint)
-        monkeypatch.setenv("HF_TOKEN", "hf_test_token")
-        yield popular_repos
+        yield endpoint
+
+
+@pytest.fixture
+def hub(popular_repos: dict[str, Repo], hub_endpoint: str, hub_cache: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Repo]:
+    monkeypatch.setenv("HF_ENDPOINT", hub_endpoint)
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+    return popular_repos
 
 
 def test_the_data_holds_at_least_ten_models_each_with_its_sources() -> None:

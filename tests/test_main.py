@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 
 from tests.factories import STACKS
-from tests.program import run_main, run_stack_file, stack_file_config
+from tests.program import run_main, run_repository_stack, run_stack_file, stack_file_config
 
 
 def test_a_blocked_stack_stops_with_the_shortfall_in_gib_and_registers_nothing() -> None:
@@ -36,7 +36,7 @@ def test_a_required_api_key_that_is_not_set_stops_the_program_and_registers_noth
 
 
 def test_the_prod_stack_exports_the_preflight_report_and_the_service() -> None:
-    registered, error = run_stack_file(STACKS / "Pulumi.prod.yaml", extra={"api_key": "sk-test"})
+    registered, error = run_repository_stack(STACKS / "Pulumi.prod.yaml")
     assert error is None
     assert registered.exports["preflight"]["verdict"]["fits"] is True
     assert registered.exports["preflight"]["memory"]["kv_cache_gib_per_gpu"] == 34.377
@@ -44,14 +44,14 @@ def test_the_prod_stack_exports_the_preflight_report_and_the_service() -> None:
 
 
 def test_the_prod_stack_exports_its_monthly_cost_at_both_replica_bounds() -> None:
-    registered, error = run_stack_file(STACKS / "Pulumi.prod.yaml", extra={"api_key": "sk-test"})
+    registered, error = run_repository_stack(STACKS / "Pulumi.prod.yaml")
     cost = registered.exports["cost"]
     assert error is None and cost["price"]["instance"] == "p4de.24xlarge"
     assert (cost["min_replicas"]["replicas"], cost["max_replicas"]["replicas"]) == (2, 4)
 
 
 def test_the_prod_stack_registers_the_whole_kubernetes_target() -> None:
-    registered, _ = run_stack_file(STACKS / "Pulumi.prod.yaml", extra={"api_key": "sk-test"})
+    registered, _ = run_repository_stack(STACKS / "Pulumi.prod.yaml")
     assert {
         "kubernetes:apps/v1:Deployment",
         "kubernetes:core/v1:Service",
@@ -72,7 +72,7 @@ def test_a_docker_stack_registers_no_kubernetes_object() -> None:
 
 
 def test_the_prod_alerts_wait_out_the_computed_rollout_budget_before_paging() -> None:
-    registered, _ = run_stack_file(STACKS / "Pulumi.prod.yaml", extra={"api_key": "sk-test"})
+    registered, _ = run_repository_stack(STACKS / "Pulumi.prod.yaml")
     rules = registered.one("kubernetes:monitoring.coreos.com/v1:PrometheusRule")["spec"]["groups"]
     found = {r["alert"]: r for g in rules for r in g["rules"]}
     probe = registered.one("kubernetes:apps/v1:Deployment")["spec"]["template"]["spec"]["containers"][0]["startupProbe"]

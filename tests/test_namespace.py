@@ -16,7 +16,7 @@ from plan.names import instance_name, namespace_name
 from tests.factories import STACKS, load_stack_file, make_config
 from tests.harness import Registered, run_program
 from tests.kubernetes_fixtures import configured, manifests, of_kind, plan_of
-from tests.program import run_stack_file
+from tests.program import run_repository_stack
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
 
@@ -31,7 +31,7 @@ def namespaced(registered: Registered) -> set[str]:
 
 
 def shipped(name: str) -> Registered:
-    registered, error = run_stack_file(STACKS / f"Pulumi.{name}.yaml", extra={"api_key": "sk-test"})
+    registered, error = run_repository_stack(STACKS / f"Pulumi.{name}.yaml")
     assert error is None
     return registered
 

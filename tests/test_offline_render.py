@@ -17,7 +17,7 @@ from cli.render import rendered_objects
 from components.render.manifests import SECRET_PLACEHOLDER
 from config.errors import ConfigError
 from tests.factories import REPO
-from tests.test_validation import program_run
+from tests.test_validation import repository_program_run
 from validation import Outcome, assess
 from validation.sources import load_stack_file_with_secrets
 
@@ -58,7 +58,7 @@ def key(obj: dict[str, Any]) -> tuple[str, str, str]:
 
 
 def kubernetes_objects(path: Path) -> dict[tuple[str, str, str], Any]:
-    outcome, registered = program_run(path)
+    outcome, registered = repository_program_run(path)
     assert outcome == Outcome.FITS
     found = {}
     for resource in registered.resources:
@@ -73,7 +73,7 @@ def kubernetes_objects(path: Path) -> dict[tuple[str, str, str], Any]:
 def offline_objects(path: Path) -> list[dict[str, Any]]:
     cfg, _ = load_stack_file_with_secrets(path)
     stack = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
-    plan = assess(cfg, stack=stack, hf_token=True).plan  # program_run sets both secrets
+    plan = assess(cfg, stack=stack, hf_token=True).plan  # repository_program_run sets both secrets
     assert plan is not None
     return rendered_objects(plan)
 
@@ -100,7 +100,7 @@ def camel(value: Any) -> Any:
 
 @pytest.mark.parametrize("path", DOCKER, ids=[p.stem for p in DOCKER])
 def test_the_offline_docker_container_is_what_the_program_registers(path: Path) -> None:
-    _, registered = program_run(path)
+    _, registered = repository_program_run(path)
     container = plain(dict(registered.named(f"vllm-{path.stem.removeprefix('Pulumi.')}-server").inputs))
     container["envs"] = [env for env in container["envs"] if not str(env).startswith("VLLM_API_KEY=")]
     document = camel({k: v for k, v in offline_objects(path)[0].items() if k not in ("kind", "metadata", "image")})

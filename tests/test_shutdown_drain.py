@@ -8,7 +8,7 @@ from typing import Any
 
 from plan.vllm_args import ENGINE_TEARDOWN_SECONDS, drain_seconds
 from tests.factories import make_config
-from tests.program import run_stack_file
+from tests.program import run_repository_stack
 
 STACKS = Path(__file__).resolve().parent.parent / "stacks"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
@@ -19,7 +19,7 @@ def _flag(args: list[str], flag: str) -> str | None:
 
 
 def _server_pod(path: Path) -> dict[str, Any]:
-    registered, error = run_stack_file(path, extra={"api_key": "sk-test"})
+    registered, error = run_repository_stack(path)
     assert error is None, error
     return registered.one(DEPLOYMENT)["spec"]["template"]["spec"]
 
@@ -38,7 +38,7 @@ def test_a_release_without_the_flag_renders_no_shutdown_timeout() -> None:
 
 
 def test_the_docker_container_is_stopped_after_the_grace_period_and_drains_inside_it() -> None:
-    registered, error = run_stack_file(STACKS / "Pulumi.docker-8b.yaml", extra={"api_key": "sk-test"})
+    registered, error = run_repository_stack(STACKS / "Pulumi.docker-8b.yaml")
     assert error is None, error
     container = registered.named("vllm-docker-8b-server").inputs
     drain = int(_flag(container["command"], "--shutdown-timeout") or 0)
@@ -51,7 +51,7 @@ def test_a_grace_period_with_no_room_left_still_drains_for_a_second_instead_of_a
 
 
 def _group_templates(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    registered, error = run_stack_file(path, extra={"api_key": "sk-test"})
+    registered, error = run_repository_stack(path)
     assert error is None, error
     group = registered.one("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")["spec"]["leaderWorkerTemplate"]
     return group["leaderTemplate"]["spec"], group["workerTemplate"]["spec"]

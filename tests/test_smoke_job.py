@@ -18,7 +18,7 @@ from plan.traffic import TrafficPlan, smoke_script
 from tests.factories import REPO, STACKS, make_config
 from tests.harness import PROJECT
 from tests.kubernetes_fixtures import plan_of, run_recording
-from tests.program import run_stack_file, stack_file_config
+from tests.program import run_repository_stack, run_stack_file, stack_file_config
 
 INSTANCE = "prod"
 
@@ -216,7 +216,7 @@ def test_prod_exports_the_client_url_and_a_curl(prod_with_gateway: Any) -> None:
 
 
 def test_prod_without_a_gateway_registers_no_route_or_ingress() -> None:
-    registered, error = run_stack_file(STACKS / "Pulumi.prod.yaml", extra={"api_key": "sk-test"})
+    registered, error = run_repository_stack(STACKS / "Pulumi.prod.yaml")
     assert error is None, error
     assert [r.typ for r in registered.resources if r.typ.endswith((":HTTPRoute", ":Ingress", ":InferencePool"))] == []
 
