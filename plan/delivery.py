@@ -140,6 +140,8 @@ class DeliveryPlan:
     # program renders it exactly when this is set.
     hf_token_secret: str | None
     hub_env: dict[str, str]  # vllm.extra_env's mirror and proxy variables, on every container fetching from the Hub
+    # hf_xet's buffers within cache.download_memory_gib and its chunk cache off, on the same containers
+    xet_env: dict[str, str]
     warnings: tuple[str, ...]  # the page-cache warning of a shared network volume
     node_local: NodeLocalMedium | None  # delivery.node_local: each claim lives on one node's disk (per_replica_volume)
     # The groups the delivery renderers read as they are (components/render/cache.py, bucket_copy.py, probes.py)
@@ -402,6 +404,7 @@ def resolve_delivery(
         budget=budget,
         hf_token_secret=hf_token_secret if reads_hub else None,
         hub_env=hub_access_env(cfg.vllm.extra_env),
+        xet_env=cache.xet_download_env(store.download_memory_gib),
         vllm=cfg.vllm,
         cache_config=store,
         probes=cfg.probes,

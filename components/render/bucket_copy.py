@@ -108,8 +108,8 @@ def _copy_env(delivery: DeliveryPlan, cache: CacheConfig, with_token: bool) -> l
         "COPY_FILE_MIN_SECONDS": str(FILE_MIN_SECONDS),
         "HF_HUB_DOWNLOAD_TIMEOUT": "60",
         "HF_HUB_DISABLE_TELEMETRY": "1",
-        "HF_XET_CHUNK_CACHE_SIZE_BYTES": "0",
     }
+    env |= delivery.xet_env  # hf_xet's buffers within the container's memory, no chunk cache in the scratch
     if bucket and bucket.endpoint_url:
         env["AWS_ENDPOINT_URL"] = bucket.endpoint_url
     if delivery.sts_endpoint_url:  # the copy's boto3 exchanges IRSA's token too (plan/delivery.py sts_endpoint_url)

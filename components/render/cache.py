@@ -181,11 +181,10 @@ def _download_env(delivery: DeliveryPlan, cache: CacheConfig, with_token: bool) 
         "PRUNE_OTHER_REVISIONS": "1" if delivery.mode == "per_replica_volume" else "0",
         "HF_HUB_DOWNLOAD_TIMEOUT": "60",  # a stalled connection errors and the Job retries (resumes)
         "HF_HUB_DISABLE_TELEMETRY": "1",
-        # hf_xet keeps a 10 GB chunk cache in $HF_HOME/xet by default: on the shared volume it would eat the
-        # headroom (more than all of it for an 8B model). Off, and its small metadata kept in HOME.
-        "HF_XET_CACHE": f"{HOME}/.cache/xet",
-        "HF_XET_CHUNK_CACHE_SIZE_BYTES": "0",
     }
+    # hf_xet's buffers within the container's memory, and no chunk cache: hf_xet 1.2.0 and earlier keep 10 GB in
+    # $HF_HOME/xet, on the shared volume it would eat the headroom (more than all of it for an 8B model).
+    env |= delivery.xet_env
     if with_token:
         env["HF_TOKEN_PATH"] = f"{HF_TOKEN_DIR}/{HF_TOKEN_KEY}"  # a file, never an env var
     env |= delivery.hub_env  # the mirror or proxy the policy admits (plan/egress.py)

@@ -91,6 +91,7 @@ def adapter_fetch(delivery: DeliveryPlan, lora: LoraPlan) -> dict[str, Any]:
     mounts = cache.download_mounts(delivery.hf_token_secret)
     adapters = [{"name": a.name, "path": a.path, "repo": a.repo, "revision": a.revision, "uri": a.uri} for a in lora.adapters]
     env = {"HOME": HOME, "HF_HOME": HF_HOME, "ADAPTERS": json.dumps(adapters), "HF_HUB_DISABLE_TELEMETRY": "1"}
+    env |= delivery.xet_env  # hf_xet's buffers within the container's memory, no chunk cache in the emptyDir
     env |= server_env(delivery)
     if delivery.hf_token_secret:
         env["HF_TOKEN_PATH"] = f"{HF_TOKEN_DIR}/{HF_TOKEN_KEY}"
