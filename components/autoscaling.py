@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import pulumi
 
+from catalog import keda_http
 from components.kube import register
 from components.render.keda import render_autoscaler
 from plan.scaling import ScalingPlan, hpa_name
@@ -35,6 +36,7 @@ class KedaAutoscaler(pulumi.ComponentResource):
         resources: what it registered, the ScaledObject (or HTTPScaledObject) last.
         scaled_object: the keda.sh/v1alpha1 ScaledObject, or the http.keda.sh/v1alpha1 HTTPScaledObject.
         scaled_object_name: its Kubernetes name.
+        routes: with the add-on, the HTTPScaledObject or InterceptorRoute its interceptor routes by; else none.
         hpa_name: the HPA KEDA creates for it (the at-max-replicas alert watches it).
     """
 
@@ -43,14 +45,20 @@ class KedaAutoscaler(pulumi.ComponentResource):
         self.scaled_object_name = args.scaling.scaled_object_name
         self.hpa_name = hpa_name(self.scaled_object_name)
         registered: list[pulumi.Resource] = []
-        for manifest in render_autoscaler(args.scaling, args.zero):  # OpenShift: the Thanos token first
+        manifests = render_autoscaler(args.scaling, args.zero)
+        for manifest in manifests:  # OpenShift: the Thanos token first
             suffix = _SUFFIX.get(manifest["kind"], manifest["kind"].lower())
             options = pulumi.ResourceOptions(parent=self, depends_on=[*args.wait_for, *registered])
             registered.append(register(f"{name}-{suffix}", manifest, options, namespace=args.namespace))
         self.resources = registered
+        self.routes = [r for m, r in zip(manifests, registered, strict=True) if m["kind"] in ROUTE_KINDS]
         self.scaled_object = registered[-1]
         self.register_outputs({"scaledObjectName": self.scaled_object_name, "hpaName": self.hpa_name})
 
+
+# What the add-on's interceptor routes by: its routing table is rebuilt from an informer on each kind, and a host
+# not in it gets 404 (kedacore/http-add-on interceptor/main.go@4dd989f1:112-125, middleware/routing.go@088c6646:38-44).
+ROUTE_KINDS = (keda_http.HTTP_SCALED_OBJECT, keda_http.INTERCEPTOR_ROUTE)
 
 # Pulumi resource names per kind (`<component>-<suffix>`): part of every URN, so they never change.
 _SUFFIX = {

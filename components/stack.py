@@ -61,32 +61,38 @@ def build_kubernetes_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
         front = (router.deployment, router.service)
     exposure = Exposure(f"{name}-exposure", ExposureArgs(identity, traffic, serving.namespace, depends_on=front), child)
     started: list[pulumi.Output[Any]] = [serving.server.deployment_name]  # resolves once the rollout is awaited
+    autoscaler = _autoscaler(plan, serving, child)
     if traffic.smoke is not None:  # after the rollout: the server, its Service and the policies that admit the Job
-        wait_for = (serving.server.deployment, serving.server.service, *front, *policies.all)
+        # With the add-on, also after what the interceptor routes the Job's Host by: created together, the Job's
+        # request could reach the interceptor before the HTTPScaledObject exists and get 404 (docs/scale-to-zero.md).
+        routes = autoscaler.routes if autoscaler is not None else []
+        wait_for = (serving.server.deployment, serving.server.service, *front, *policies.all, *routes)
         smoke = SmokeTest(
             f"{name}-smoke-test", SmokeTestArgs(identity, traffic, traffic.smoke, serving.namespace, wait_for), child
         )
         started.append(smoke.job_name)
     direct = not traffic.exposed and bool(traffic.network_policy.client_namespaces)
     (pulumi.log.warn if direct else pulumi.log.info)(how_clients_reach_it(identity, traffic))
-    _observability(plan, serving, child)
+    _monitoring(plan, serving, child)
     outputs = {**serving.outputs(), "clientUrl": exposure.client_url, "curl": exposure.curl}
     phases = startup_phases_output(plan, serving.namespace, started)
     return outputs if phases is None else {**outputs, "startupPhases": phases}
 
 
-def _observability(plan: Plan, serving: ServingStack, child: pulumi.ResourceOptions) -> None:
-    """KEDA (when on) and monitoring read one workload and one set of thresholds from the plan: the queue alert
-    fires where the scaler acts."""
-    scaling, workload = plan.scaling, (serving.server.deployment,)
-    if scaling.enabled:
-        KedaAutoscaler(
-            f"{scaling.scaled_object_name}-autoscaler",
-            KedaAutoscalerArgs(scaling, serving.namespace, workload, plan.zero),
-            child,
-        )
+def _autoscaler(plan: Plan, serving: ServingStack, child: pulumi.ResourceOptions) -> KedaAutoscaler | None:
+    """KEDA (when on) and monitoring (_monitoring) read one workload and one set of thresholds from the plan: the
+    queue alert fires where the scaler acts."""
+    scaling = plan.scaling
+    if not scaling.enabled:
+        return None
+    args = KedaAutoscalerArgs(scaling, serving.namespace, (serving.server.deployment,), plan.zero)
+    return KedaAutoscaler(f"{scaling.scaled_object_name}-autoscaler", args, child)
+
+
+def _monitoring(plan: Plan, serving: ServingStack, child: pulumi.ResourceOptions) -> None:
     if plan.monitoring.enabled:
-        args = MonitoringArgs(plan.monitoring, scaling.workload, serving.namespace, workload, plan.zero)
+        workload = (serving.server.deployment,)
+        args = MonitoringArgs(plan.monitoring, plan.scaling.workload, serving.namespace, workload, plan.zero)
         Monitoring(plan.monitoring.name, args, child)
 
 

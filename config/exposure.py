@@ -153,6 +153,13 @@ class IngressConfig(ConfigGroup):
         "answer that sends nothing for longer, such as a completion that is not streamed, is cut; other "
         "controllers ignore them and need a setting of their own.",
     )
+    max_request_body_mib: PositiveInt | None = Field(
+        None,
+        description="ingress-nginx's proxy-body-size annotation: the largest request body it forwards (1 MiB "
+        "otherwise; a larger one is answered 413 and never reaches vLLM). Unset: room for a prompt that fills "
+        "max_model_len, 16 bytes a token, and at least 1 MiB. A multimodal model's clients send images or audio "
+        "inline (base64): set it to their largest request.",
+    )
     controller_pod_selector: dict[str, str] = Field(
         default_factory=dict,
         description="Labels of the controller pods (e.g. app.kubernetes.io/name: ingress-nginx); "

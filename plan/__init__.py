@@ -25,7 +25,7 @@ from plan.scaling import ScalingPlan
 from plan.security import PodSecurityLevel, pod_security_level
 from plan.server import ServerPlan, resolve_server
 from plan.sizing import resolve_sizing
-from plan.traffic import TrafficPlan, launch_of, resolve_traffic
+from plan.traffic import TrafficPlan, inline_media_warnings, launch_of, request_body_mib, resolve_traffic
 from plan.upgrades import budget_hold, upgrade_warnings
 from plan.vllm_args import drain_seconds
 from plan.zero import ZeroPlan, resolve_zero
@@ -73,7 +73,9 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
         budget_hold(delivery.budget, placement.several_replicas),
         cfg.server.termination_grace_period_seconds,
     )
-    verdict = replace(sizing.verdict, warnings=sizing.verdict.warnings + delivery.warnings + upgrades)
+    body_mib = request_body_mib(cfg.exposure.ingress, sizing.resolved.max_model_len)
+    media = inline_media_warnings(cfg.exposure.ingress, body_mib, sizing.resolved.architecture.multimodal)
+    verdict = replace(sizing.verdict, warnings=sizing.verdict.warnings + delivery.warnings + upgrades + media)
     sizing = replace(sizing, verdict=verdict, startup=delivery.budget)
     scaling, monitoring = resolve_observability(cfg, identity, sizing, delivery)
     drain = drain_seconds(cfg.server, cfg.target)
@@ -96,7 +98,13 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
         multinode=multinode,
         pod_security=pod_security_level(ranks_lock_memory),
         traffic=resolve_traffic(
-            cfg, identity, delivery, launch_of(server.args, server.env), zero, scaling.enabled and scaling.thanos is not None
+            cfg,
+            identity,
+            delivery,
+            launch_of(server.args, server.env),
+            body_mib,
+            zero,
+            scaling.enabled and scaling.thanos is not None,
         ),
         routing=routing,
         lora=resolve_lora(cfg.lora, cfg.delivery.mode),

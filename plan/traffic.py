@@ -5,12 +5,13 @@ may reach it (the network-policy inputs) and the post-deploy smoke test. Pure.
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from config.delivery import ObjectStorageConfig
-from config.exposure import ExposureConfig, GatewayConfig
+from config.exposure import ExposureConfig, GatewayConfig, IngressConfig
 from config.network import NetworkPolicyConfig
 from config.routing import RoutingConfig
 from config.stack import StackConfig
@@ -63,7 +64,7 @@ class TrafficPlan:
     health_check_policy: bool  # GKE Gateway: a HealthCheckPolicy points the load balancer's check at /health
     route_timeout_seconds: int | None  # the HTTPRoute rule's timeouts.request, where the Gateway accepts the field
     backend_timeout_seconds: int | None  # GKE Gateway: the GCPBackendPolicy's timeoutSec, which bounds a request there
-    ingress_annotations: dict[str, str]  # the Ingress's: ingress-nginx's proxy timeouts
+    ingress_annotations: dict[str, str]  # the Ingress's: ingress-nginx's proxy timeouts and request body bound
     flows: FlowsPlan  # every flow the NetworkPolicies admit (plan/flows.py)
     smoke: SmokePlan | None  # None when smoke_test.enabled is false
 
@@ -183,11 +184,47 @@ def gateway_timeouts(
 INGRESS_NGINX_TIMEOUTS = ("nginx.ingress.kubernetes.io/proxy-read-timeout", "nginx.ingress.kubernetes.io/proxy-send-timeout")
 
 
-def ingress_annotations(exposure: ExposureConfig) -> dict[str, str]:
-    """exposure.ingress.request_timeout_seconds, in the one place the Ingress reads it."""
-    if exposure.ingress is None:
+# ingress-nginx forwards a request body of at most 1 MiB (nginx's client_max_body_size: kubernetes/ingress-nginx
+# internal/ingress/controller/config/config.go@003f04ca:38 bodySize "1m") and answers a larger one 413. A value
+# its SizeRegex refuses (internal/ingress/annotations/parser/validators.go@3146b86a:55) leaves that default.
+INGRESS_NGINX_BODY_SIZE = "nginx.ingress.kubernetes.io/proxy-body-size"
+INGRESS_NGINX_DEFAULT_BODY_MIB = 1
+# The most JSON one prompt token takes: a token id of a large vocabulary with json.dumps' separator ("262143, ") is
+# 8 bytes; a CJK character escaped as json.dumps does by default (\u4e2d) is 6, and one token often holds two.
+PROMPT_BYTES_PER_TOKEN = 16
+
+
+def request_body_mib(ingress: IngressConfig | None, max_model_len: int) -> int | None:
+    """The largest request body the Ingress forwards: exposure.ingress.max_request_body_mib, else room for a prompt
+    that fills max_model_len (vLLM answers a longer one 400 itself), never below ingress-nginx's own 1 MiB. None
+    without an Ingress."""
+    if ingress is None:
+        return None
+    if ingress.max_request_body_mib is not None:
+        return ingress.max_request_body_mib
+    return max(INGRESS_NGINX_DEFAULT_BODY_MIB, math.ceil(max_model_len * PROMPT_BYTES_PER_TOKEN / 2**20))
+
+
+def ingress_annotations(exposure: ExposureConfig, body_mib: int | None) -> dict[str, str]:
+    """exposure.ingress.request_timeout_seconds and the request body bound (request_body_mib), in the one place
+    the Ingress reads them."""
+    if exposure.ingress is None or body_mib is None:
         return {}
-    return {key: str(exposure.ingress.request_timeout_seconds) for key in INGRESS_NGINX_TIMEOUTS}
+    timeouts = {key: str(exposure.ingress.request_timeout_seconds) for key in INGRESS_NGINX_TIMEOUTS}
+    return timeouts | {INGRESS_NGINX_BODY_SIZE: f"{body_mib}m"}
+
+
+def inline_media_warnings(ingress: IngressConfig | None, body_mib: int | None, multimodal: bool) -> tuple[str, ...]:
+    """A multimodal model behind an Ingress sized for text alone (request_body_mib): an image sent inline is
+    answered 413."""
+    if ingress is None or body_mib is None or not multimodal or ingress.max_request_body_mib is not None:
+        return ()
+    return (
+        f"exposure.ingress: the model takes images or audio, and the Ingress forwards at most {body_mib} MiB a request "
+        "(room for a text prompt of max_model_len): ingress-nginx answers a larger one, such as a photo sent inline "
+        "as base64, with 413. Fix: set exposure.ingress.max_request_body_mib to the largest request your clients "
+        "send.",
+    )
 
 
 def interceptor_peer(zero: ZeroPlan | None) -> Interceptor | None:
@@ -208,10 +245,12 @@ def resolve_traffic(
     identity: Identity,
     delivery: DeliveryPlan,
     launch: tuple[str, ...],
+    body_mib: int | None,
     zero: ZeroPlan | None = None,
     keda_queries_thanos: bool = False,
 ) -> TrafficPlan:
-    """`launch`: the server's command line and environment (launch_of), which the smoke test's key covers; `zero`:
+    """`launch`: the server's command line and environment (launch_of), which the smoke test's key covers;
+    `body_mib`: the largest request body the Ingress forwards (request_body_mib); `zero`:
     the add-on's interceptor, which then receives the route, the clients and the smoke test;
     `keda_queries_thanos`: KEDA's triggers query OpenShift's Thanos Querier (plan/scaling.py ThanosAccess)."""
     port, routing = cfg.server.port, cfg.routing
@@ -239,7 +278,7 @@ def resolve_traffic(
         and bool(cfg.cluster.defaults.load_balancer_probe_cidrs),
         route_timeout_seconds=route_timeout,
         backend_timeout_seconds=backend_timeout,
-        ingress_annotations=ingress_annotations(cfg.exposure),
+        ingress_annotations=ingress_annotations(cfg.exposure, body_mib),
         flows=resolve_flows(
             namespace=identity.namespace,
             port=port,

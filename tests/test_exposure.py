@@ -26,6 +26,7 @@ GATEWAY = {
     "hostnames": ["llm.example.com"],
 }
 POOL = {"backend": "InferencePool", "endpoint_picker": {"service": "prod-epp"}}
+TIMEOUTS = ("nginx.ingress.kubernetes.io/proxy-read-timeout", "nginx.ingress.kubernetes.io/proxy-send-timeout")
 UNGUARDED = ("/invocations", "/tokenize", "/detokenize", "/metrics", "/pooling", "/score", "/rerank", "/health")
 
 
@@ -159,14 +160,16 @@ def test_the_ingress_uses_the_class_host_and_tls_secret() -> None:
 
 def test_the_ingress_gives_ingress_nginx_the_request_timeout_for_reads_and_sends() -> None:
     annotations = ingress(request_timeout_seconds=900)["metadata"]["annotations"]
-    assert annotations == {
-        "nginx.ingress.kubernetes.io/proxy-read-timeout": "900",
-        "nginx.ingress.kubernetes.io/proxy-send-timeout": "900",
-    }
+    assert {key: annotations[key] for key in TIMEOUTS} == dict.fromkeys(TIMEOUTS, "900")
 
 
 def test_the_ingress_timeout_defaults_to_five_minutes_not_ingress_nginxs_minute() -> None:
-    assert set(ingress()["metadata"]["annotations"].values()) == {"300"}
+    annotations = ingress()["metadata"]["annotations"]
+    assert {annotations[key] for key in TIMEOUTS} == {"300"}
+
+
+def test_the_ingress_carries_only_the_timeouts_and_the_body_bound() -> None:
+    assert set(ingress()["metadata"]["annotations"]) == {*TIMEOUTS, "nginx.ingress.kubernetes.io/proxy-body-size"}
 
 
 def test_the_ingress_forwards_exactly_the_guarded_paths_to_the_service() -> None:
