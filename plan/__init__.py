@@ -86,7 +86,15 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
         cfg.autoscaling, cfg.exposure, identity, scaling.workload, server.port, scaling.thresholds.running, delivery.budget
     )
     cost = resolve_cost(cfg.cost, cfg.gpu, sizing.resolved, bounds, cfg.cluster.profile)
-    routing = resolve_routing(cfg.routing, identity, cfg.security, delivery.security, server.port, server.startup_seconds)
+    routing = resolve_routing(
+        cfg.routing,
+        identity,
+        cfg.security,
+        delivery.security,
+        server.port,
+        server.startup_seconds,
+        server.pre_stop_sleep_seconds,
+    )
     return Plan(
         target=cfg.target,
         identity=identity,

@@ -78,8 +78,12 @@ class RoutingPlan:
     memory_gib: float
     api_key_secret: str | None  # the server's API-key Secret, read into ROUTER_API_KEY, when keys are required
     startup_seconds: int  # the router waits for its workers before it listens: the servers' startup budget
-    # At SIGTERM the router stops accepting and finishes the requests it proxies (tests/e2e/test_router_shutdown.py);
-    # the kubelet's default 30 s would cut them: its own request bound, and a few seconds to exit.
+    # At SIGTERM the router stops accepting at once and finishes the requests it proxies
+    # (tests/e2e/test_router_shutdown.py). So its preStop sleeps first, as the server's does, while the Service's
+    # endpoints and the Gateway drop the pod; a connection made in that time would otherwise be refused.
+    pre_stop_sleep_seconds: int
+    # The kubelet's default 30 s would cut the answers in flight: the sleep, its own request bound, a few seconds to
+    # exit.
     termination_grace_period_seconds: int
     security: PodSecurity  # the pods' IDs as the profile admits them (plan/security.py)
     server_selector: dict[str, str]  # the server pods the router discovers and may reach
@@ -150,8 +154,10 @@ def resolve_routing(
     pod_security: PodSecurity,
     server_port: int,
     startup_seconds: int,
+    pre_stop_sleep_seconds: int,
 ) -> RoutingPlan | None:
-    """None when routing.enabled is false."""
+    """None when routing.enabled is false. `pre_stop_sleep_seconds`: the server's (server.pre_stop_sleep_seconds),
+    the time the cluster takes to drop a terminating pod from its endpoints, the same for the router's pods."""
     if not routing.enabled:
         return None
     endpoint = routing.endpoint
@@ -172,7 +178,8 @@ def resolve_routing(
         memory_gib=routing.memory_gib,
         api_key_secret=api_key,
         startup_seconds=startup_seconds,
-        termination_grace_period_seconds=routing.request_timeout_secs + ROUTER_EXIT_SECONDS,
+        pre_stop_sleep_seconds=pre_stop_sleep_seconds,
+        termination_grace_period_seconds=pre_stop_sleep_seconds + routing.request_timeout_secs + ROUTER_EXIT_SECONDS,
         security=pod_security,
         server_selector=server_selector,
         server_port=server_port,

@@ -257,6 +257,22 @@ def test_without_api_server_cidrs_the_router_reaches_the_api_server_at_any_addre
     assert allowed(policies, source, Host("kube-apiserver", address), 443)
 
 
-def test_the_router_pod_is_given_its_request_bound_to_finish_what_it_proxies_before_the_kubelet_kills_it() -> None:
+def test_the_router_pod_is_given_its_sleep_and_request_bound_to_finish_what_it_proxies_before_the_kubelet_kills_it() -> None:
     (deployment,) = by_kind(objects_of(routing={"enabled": True, "request_timeout_secs": 900}), "Deployment")
-    assert deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] == 900 + 5
+    assert deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] == 10 + 900 + 5
+
+
+def router_container(**changes: Any) -> dict[str, Any]:
+    (deployment,) = by_kind(objects_of(**{**ROUTED, **changes}), "Deployment")
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    return dict(container)
+
+
+def test_the_router_sleeps_before_sigterm_so_the_endpoints_drop_it_before_it_stops_accepting() -> None:
+    assert router_container()["lifecycle"] == {"preStop": {"exec": {"command": ["sleep", "10"]}}}
+
+
+def test_the_router_sleeps_as_long_as_the_server_does() -> None:
+    server = {"pre_stop_sleep_seconds": 25}
+    assert router_container(server=server)["lifecycle"]["preStop"]["exec"]["command"] == ["sleep", "25"]
+    assert routed(server=server).termination_grace_period_seconds == 25 + 1800 + 5

@@ -88,6 +88,8 @@ def render_container(routing: RoutingPlan) -> dict[str, Any]:
         "resources": container_resources(routing.cpu, routing.memory_gib),
         "securityContext": container_security_context(),
         "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+        # Endpoints drop the pod while it sleeps; then SIGTERM stops the listener and the answers in flight finish.
+        "lifecycle": {"preStop": {"exec": {"command": ["sleep", str(routing.pre_stop_sleep_seconds)]}}},
         **render_probes(routing),
     }
 
