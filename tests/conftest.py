@@ -6,15 +6,19 @@ tests, and the reason says how to enable them (VLLM_SERVING_CRDS, tests/promtool
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import gc
 import itertools
+import json
+import os
 
 import kubernetes_validate.utils
 import pytest
 
 from cluster import live, pod_start
 from tests.harness import collect_quietly
+from tests.promtool import run_unit_tests
 
 # kubernetes_validate.validate parses the kind's schema and the 1.8 MB _definitions.json from disk at every call
 # (utils.schema_contents, kubernetes-validate 1.37.0): 50 ms an object, 5 ms once parsed. The files never change
@@ -58,3 +62,20 @@ def _no_hub(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFa
     monkeypatch.setenv("PREFLIGHT_HUB_CACHE", str(cache))
     monkeypatch.delenv("HF_TOKEN", raising=False)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+
+
+@pytest.fixture(scope="module")
+def promtool_batch(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The promtool sections of the module's promtool_scenario tests, all run at once (tests/promtool/__init__.py).
+    Under xdist the first worker to need a module's run does it and leaves it in the run's shared folder for the
+    others (the recipe of pytest-xdist's docs, "Making session-scoped fixtures execute only once"): each worker
+    collects every test, so each would otherwise evaluate all of the module's scenarios."""
+    items = [i for i in request.session.items if i.module is request.module and hasattr(i.function, "build")]  # type: ignore[attr-defined]
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return run_unit_tests(tmp_path_factory.mktemp("promtool"), items)
+    shared = tmp_path_factory.getbasetemp().parent / f"promtool-{request.module.__name__}.json"
+    with open(f"{shared}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not shared.exists():
+            shared.write_text(json.dumps(run_unit_tests(tmp_path_factory.mktemp("promtool"), items)), encoding="utf-8")
+        return json.loads(shared.read_text(encoding="utf-8"))  # type: ignore[no-any-return]

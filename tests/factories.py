@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import subprocess
 import sys
 from functools import cache
@@ -69,10 +70,16 @@ def example_stack(name: str) -> StackConfig:
 
 def preflight_imports(module: str, *args: str) -> bool:
     """Whether `python -m preflight ARGS` (run from the repository, in a fresh interpreter) imports `module`."""
+    return module in preflight_modules(*args)
+
+
+@cache  # one interpreter for the tests asking about the same arguments (each run is a full preflight)
+def preflight_modules(*args: str) -> frozenset[str]:
+    """The modules `python -m preflight ARGS` has imported when it ends, in a fresh interpreter."""
     code = (
-        f"import sys, runpy; sys.argv = ['preflight', *{list(args)!r}]\n"
+        f"import json, sys, runpy; sys.argv = ['preflight', *{list(args)!r}]\n"
         "try:\n    runpy.run_module('preflight', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-        f"print({module!r} in sys.modules)"
+        "print(json.dumps(sorted(sys.modules)))"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
-    return result.stdout.strip().splitlines()[-1] == "True"
+    return frozenset(json.loads(result.stdout.strip().splitlines()[-1]))

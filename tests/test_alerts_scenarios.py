@@ -5,7 +5,6 @@ given minute and that no other critical alert does."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from catalog.vllm_metrics import VERSIONS
@@ -13,7 +12,7 @@ from components.render.alerts import render_rule_groups
 from config.observability import MonitoringConfig
 from plan.monitoring import AlertThresholds
 from plan.scaling import Workload
-from tests.promtool import expected_alert, run_promtool, write_yaml
+from tests.promtool import UnitTest, expected_alert, promtool_scenario
 
 PROD = AlertThresholds(queue_per_replica=26, gpu_memory_used_fraction=0.95, rollout_seconds=3380)
 WORKLOAD = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-server", hpa_name="keda-hpa-llama")
@@ -34,7 +33,7 @@ def labels(values: dict[str, str]) -> str:
     return "{" + ",".join(f'{key}="{value}"' for key, value in values.items()) + "}"
 
 
-def assert_alerts(tmp_path: Path, series: Series, expected: dict[str, Firing], workload: Workload = WORKLOAD) -> None:
+def unit_test(series: Series, expected: dict[str, Firing], workload: Workload = WORKLOAD) -> UnitTest:
     """At each eval time, exactly the `expected` alerts fire among those named, and no critical one besides."""
     rendered = rules(workload)
     by_name = {rule["alert"]: rule for rule in rendered}
@@ -48,9 +47,7 @@ def assert_alerts(tmp_path: Path, series: Series, expected: dict[str, Firing], w
         for eval_time, firing in expected.items()
         for name in dict.fromkeys([*firing, *critical])
     ]
-    write_yaml(tmp_path / "rules.yaml", {"groups": [{"name": "all", "rules": rendered}]})
     test = {
-        "rule_files": ["rules.yaml"],
         "evaluation_interval": "1m",
         "tests": [
             {
@@ -60,8 +57,7 @@ def assert_alerts(tmp_path: Path, series: Series, expected: dict[str, Firing], w
             }
         ],
     }
-    result = run_promtool("test", "rules", write_yaml(tmp_path / "test.yaml", test))
-    assert result.returncode == 0, result.stdout + result.stderr
+    return [{"name": "all", "rules": rendered}], test
 
 
 def deployment(wanted: str, available: str, created: str = LONG_AGO) -> Series:
@@ -86,23 +82,27 @@ def serving_pods(minutes: int) -> Series:
     return [item for pod in PODS for item in [vllm(pod, f"3x{minutes}"), *container(pod, f"0x{minutes}", f"1x{minutes}")]]
 
 
-def test_a_total_outage_of_prod_pages_within_five_minutes(tmp_path: Path) -> None:
+@promtool_scenario
+def test_a_total_outage_of_prod_pages_within_five_minutes() -> UnitTest:
     # Both replicas fail at minute 10; kube-state-metrics shows it from minute 11 (readiness probe, scrape).
     series = deployment("2x40", "2x10 0x30") + [vllm(pod, "3x9") for pod in PODS]
-    assert_alerts(tmp_path, series, {"13m": {}, "15m": {"VllmNoReplicaAvailable": [DEPLOYMENT]}})
+    return unit_test(series, {"13m": {}, "15m": {"VllmNoReplicaAvailable": [DEPLOYMENT]}})
 
 
-def test_a_scale_up_from_two_to_four_waiting_for_gpus_pages_nothing(tmp_path: Path) -> None:
+@promtool_scenario
+def test_a_scale_up_from_two_to_four_waiting_for_gpus_pages_nothing() -> UnitTest:
     series = deployment("2x10 4x110", "2x120") + serving_pods(120)
-    assert_alerts(tmp_path, series, {"20m": {}, "60m": {}, "110m": {}})
+    return unit_test(series, {"20m": {}, "60m": {}, "110m": {}})
 
 
-def test_a_scale_up_still_short_after_the_new_replica_window_is_a_warning(tmp_path: Path) -> None:
+@promtool_scenario
+def test_a_scale_up_still_short_after_the_new_replica_window_is_a_warning() -> UnitTest:
     series = deployment("2x10 4x110", "2x120") + serving_pods(120)
-    assert_alerts(tmp_path, series, {"70m": {}, "80m": {"VllmReplicasNotReady": [DEPLOYMENT]}})
+    return unit_test(series, {"70m": {}, "80m": {"VllmReplicasNotReady": [DEPLOYMENT]}})
 
 
-def test_a_rolling_update_of_two_replicas_pages_nothing(tmp_path: Path) -> None:
+@promtool_scenario
+def test_a_rolling_update_of_two_replicas_pages_nothing() -> UnitTest:
     # maxSurge 0, maxUnavailable 1: each replica is replaced in turn, 56 minutes each (pull + load).
     series = [
         *deployment("2x130", "2x10 1x56 2x1 1x56 2x10"),
@@ -111,7 +111,7 @@ def test_a_rolling_update_of_two_replicas_pages_nothing(tmp_path: Path) -> None:
         vllm(NEW_POD, "_x66 3x66"),
         *container(NEW_POD, "_x10 0x120", "_x10 0x56 1x66"),
     ]
-    assert_alerts(tmp_path, series, {minute: {} for minute in ("15m", "40m", "66m", "70m", "100m", "122m", "130m")})
+    return unit_test(series, {minute: {} for minute in ("15m", "40m", "66m", "70m", "100m", "122m", "130m")})
 
 
 def keda_errors(metric: str, extra: dict[str, str], values: str) -> tuple[str, str]:
@@ -131,11 +131,11 @@ def keda_outage(errors_from: int, minutes: int) -> Series:
     ]
 
 
-def test_a_keda_outage_raises_the_scaler_error_and_fallback_alerts(tmp_path: Path) -> None:
+@promtool_scenario
+def test_a_keda_outage_raises_the_scaler_error_and_fallback_alerts() -> UnitTest:
     series = deployment("2x30", "2x30") + serving_pods(30) + keda_outage(10, 30)
     trigger = {"scaledObject": "llama", "scaler": "prometheusScaler", "metric": "s0-prometheus"}
-    assert_alerts(
-        tmp_path,
+    return unit_test(
         series,
         {
             "9m": {"VllmAutoscalerScalerErrors": [], "VllmAutoscalerFallbackActive": []},
@@ -144,10 +144,10 @@ def test_a_keda_outage_raises_the_scaler_error_and_fallback_alerts(tmp_path: Pat
     )
 
 
-def test_keda_errors_while_no_replica_serves_leave_the_page_to_the_outage_alert(tmp_path: Path) -> None:
+@promtool_scenario
+def test_keda_errors_while_no_replica_serves_leave_the_page_to_the_outage_alert() -> UnitTest:
     series = deployment("2x30", "0x30") + keda_outage(0, 30)
-    assert_alerts(
-        tmp_path,
+    return unit_test(
         series,
         {"15m": {"VllmNoReplicaAvailable": [DEPLOYMENT], "VllmAutoscalerScalerErrors": [], "VllmAutoscalerFallbackActive": []}},
     )
@@ -173,17 +173,19 @@ KEDA_QUIET: Firing = {"VllmAutoscalerScalerErrors": [], "VllmAutoscalerFallbackA
 OUTAGE_ENDS = 20
 
 
-def test_keda_errors_left_from_an_outage_raise_no_keda_alert_once_the_replicas_serve_again(tmp_path: Path) -> None:
+@promtool_scenario
+def test_keda_errors_left_from_an_outage_raise_no_keda_alert_once_the_replicas_serve_again() -> UnitTest:
     series = [
         *deployment("2x40", "2x9 0x9 2x20"),
         *[vllm(pod, "3x9 _x11 3x20") for pod in PODS],
         *keda_failing(((10, OUTAGE_ENDS + 1),), 40),
     ]
     # 30m: the failures of 20m-21m are still in the 10-minute increase() although a replica was available all along it.
-    assert_alerts(tmp_path, series, {minute: KEDA_QUIET for minute in ("21m", "23m", "26m", "30m", "31m", "33m", "40m")})
+    return unit_test(series, {minute: KEDA_QUIET for minute in ("21m", "23m", "26m", "30m", "31m", "33m", "40m")})
 
 
-def test_keda_errors_of_a_first_install_loading_its_model_raise_no_keda_alert_once_it_serves(tmp_path: Path) -> None:
+@promtool_scenario
+def test_keda_errors_of_a_first_install_loading_its_model_raise_no_keda_alert_once_it_serves() -> UnitTest:
     # The ScaledObject and the Deployment land together (a rendered folder applied at once); the queries fail while
     # the model loads, until a minute after the replicas are available at minute 20.
     series = [
@@ -191,10 +193,11 @@ def test_keda_errors_of_a_first_install_loading_its_model_raise_no_keda_alert_on
         *[vllm(pod, "_x20 3x20") for pod in PODS],
         *keda_failing(((0, 21),), 40),
     ]
-    assert_alerts(tmp_path, series, {minute: KEDA_QUIET for minute in ("19m", "21m", "25m", "30m", "31m", "33m")})
+    return unit_test(series, {minute: KEDA_QUIET for minute in ("19m", "21m", "25m", "30m", "31m", "33m")})
 
 
-def test_keda_errors_that_begin_while_the_replicas_serve_after_a_recovery_still_raise_both_alerts(tmp_path: Path) -> None:
+@promtool_scenario
+def test_keda_errors_that_begin_while_the_replicas_serve_after_a_recovery_still_raise_both_alerts() -> UnitTest:
     series = [
         *deployment("2x60", "2x9 0x9 2x40"),
         *[vllm(pod, "3x9 _x11 3x40") for pod in PODS],
@@ -202,43 +205,47 @@ def test_keda_errors_that_begin_while_the_replicas_serve_after_a_recovery_still_
     ]
     trigger = {"scaledObject": "llama", "scaler": "prometheusScaler", "metric": "s0-prometheus"}
     firing: Firing = {"VllmAutoscalerScalerErrors": [trigger], "VllmAutoscalerFallbackActive": [{"scaledObject": "llama"}]}
-    assert_alerts(tmp_path, series, {"40m": KEDA_QUIET, "45m": firing, "55m": firing})
+    return unit_test(series, {"40m": KEDA_QUIET, "45m": firing, "55m": firing})
 
 
-def test_a_startup_probe_kill_loop_is_seen_where_the_restart_alert_is_blind(tmp_path: Path) -> None:
+@promtool_scenario
+def test_a_startup_probe_kill_loop_is_seen_where_the_restart_alert_is_blind() -> UnitTest:
     # A new replica killed every 40 minutes (2,360 s startup budget plus backoff), never ready.
     series = deployment("2x5 3x125", "2x130") + serving_pods(130) + container(NEW_POD, "_x5 0x40 1x40 2x40 3x5", "_x5 0x125")
     pod = {"namespace": "llm", "pod": NEW_POD, "container": "vllm"}
     loop: Firing = {"VllmStartupFailing": [pod], "VllmContainerRestarting": []}
-    assert_alerts(tmp_path, series, {"40m": {"VllmStartupFailing": []}, "50m": loop, "90m": loop, "128m": loop})
+    return unit_test(series, {"40m": {"VllmStartupFailing": []}, "50m": loop, "90m": loop, "128m": loop})
 
 
-def test_a_replica_that_crashed_once_and_reloaded_is_not_a_startup_failure(tmp_path: Path) -> None:
+@promtool_scenario
+def test_a_replica_that_crashed_once_and_reloaded_is_not_a_startup_failure() -> UnitTest:
     series = [
         *deployment("2x90", "2x30 1x30 2x30"),
         vllm(PODS[0], "3x30 _x30 3x30"),
         vllm(PODS[1], "3x90"),
         *container(PODS[0], "0x30 1x60", "1x30 0x30 1x30"),
     ]
-    assert_alerts(tmp_path, series, {"40m": {"VllmStartupFailing": []}, "80m": {"VllmStartupFailing": []}})
+    return unit_test(series, {"40m": {"VllmStartupFailing": []}, "80m": {"VllmStartupFailing": []}})
 
 
-def test_a_first_install_loading_its_model_pages_nothing(tmp_path: Path) -> None:
+@promtool_scenario
+def test_a_first_install_loading_its_model_pages_nothing() -> UnitTest:
     series = deployment("2x100", "0x58 2x42", created="0x100") + [vllm(pod, "_x58 3x42") for pod in PODS]
-    assert_alerts(tmp_path, series, {"30m": {}, "57m": {}, "90m": {}})
+    return unit_test(series, {"30m": {}, "57m": {}, "90m": {}})
 
 
-def test_a_first_install_that_never_comes_up_pages_after_the_new_replica_window(tmp_path: Path) -> None:
+@promtool_scenario
+def test_a_first_install_that_never_comes_up_pages_after_the_new_replica_window() -> UnitTest:
     series = deployment("2x100", "0x100", created="0x100")
     model = {"namespace": "llm", "model_name": "llama-8b"}
-    assert_alerts(
-        tmp_path,
+    return unit_test(
         series,
         {"61m": {}, "70m": {"VllmNoReplicaAvailable": [DEPLOYMENT], "VllmMetricsAbsent": [model]}},
     )
 
 
-def test_a_leaderworkerset_with_no_ready_group_pages_within_five_minutes(tmp_path: Path) -> None:
+@promtool_scenario
+def test_a_leaderworkerset_with_no_ready_group_pages_within_five_minutes() -> UnitTest:
     lws = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-group", kind="LeaderWorkerSet")
     leader = {"namespace": "llm", "statefulset": "llama-group"}
     match = labels(leader)
@@ -247,7 +254,7 @@ def test_a_leaderworkerset_with_no_ready_group_pages_within_five_minutes(tmp_pat
         (f"kube_statefulset_status_replicas_ready{match}", "2x10 0x30"),
         (f"kube_statefulset_created{match}", LONG_AGO),
     ]
-    assert_alerts(tmp_path, series, {"15m": {"VllmNoReplicaAvailable": [leader]}}, workload=lws)
+    return unit_test(series, {"15m": {"VllmNoReplicaAvailable": [leader]}}, workload=lws)
 
 
 LWS = Workload(namespace="llm", model_name="llama-8b", deployment_name="llama-group", kind="LeaderWorkerSet")
@@ -286,13 +293,15 @@ def labels_of(metric: str, pod: str, uid: str) -> str:
     return metric + labels({"namespace": "llm", "pod": pod, "uid": uid})
 
 
-def test_a_group_recreated_by_a_failing_rank_raises_the_group_alert(tmp_path: Path) -> None:
+@promtool_scenario
+def test_a_group_recreated_by_a_failing_rank_raises_the_group_alert() -> UnitTest:
     # Each pod restarts once before LWS deletes it, so no pod reaches restarts_threshold (2 in 30m), and the worker
     # is ready while it runs, so VllmStartupFailing stays quiet too: only the leader's re-creations show the loop.
     series = recreated_group(lives=5, minutes=8)
     recreating: Firing = {"VllmGroupRecreating": [{"namespace": "llm", "pod": "llama-group-1"}], "VllmStartupFailing": []}
-    assert_alerts(tmp_path, series, {"10m": {"VllmGroupRecreating": []}, "20m": recreating, "35m": recreating}, workload=LWS)
+    return unit_test(series, {"10m": {"VllmGroupRecreating": []}, "20m": recreating, "35m": recreating}, workload=LWS)
 
 
-def test_a_group_rolled_once_by_an_update_raises_no_group_alert(tmp_path: Path) -> None:
-    assert_alerts(tmp_path, recreated_group(lives=2, minutes=20), {"25m": {"VllmGroupRecreating": []}}, workload=LWS)
+@promtool_scenario
+def test_a_group_rolled_once_by_an_update_raises_no_group_alert() -> UnitTest:
+    return unit_test(recreated_group(lives=2, minutes=20), {"25m": {"VllmGroupRecreating": []}}, workload=LWS)

@@ -5,14 +5,13 @@ interceptor gives up, and the metrics-absent page back once a replica has long b
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from components.render.alerts import render_rule_groups
 from plan import Plan
-from tests.promtool import expected_alert, run_promtool, write_yaml
+from tests.promtool import UnitTest, expected_alert, promtool_scenario
 from tests.test_scale_to_zero import example_plan
 
 Series = list[tuple[str, str]]
@@ -71,9 +70,8 @@ def cold_start(zero_minutes: int, starting_minutes: int) -> Series:
     ]
 
 
-def promtool_test(tmp_path: Path, series: Series, checks: dict[str, list[dict[str, str]]], eval_time: str) -> None:
-    """Feed `series` (one sample a minute) and assert exactly the alerts in `checks` at `eval_time`."""
-    write_yaml(tmp_path / "rules.yaml", {"groups": rules()})
+def unit_test(series: Series, checks: dict[str, list[dict[str, str]]], eval_time: str) -> UnitTest:
+    """Feed `series` (one sample a minute) and expect exactly the alerts in `checks` at `eval_time`."""
     tests = [
         {
             "eval_time": eval_time,
@@ -83,46 +81,50 @@ def promtool_test(tmp_path: Path, series: Series, checks: dict[str, list[dict[st
         for alert, fired in checks.items()
     ]
     test = {
-        "rule_files": ["rules.yaml"],
         "evaluation_interval": "1m",
         "tests": [
             {"interval": "1m", "input_series": [{"series": n, "values": v} for n, v in series], "alert_rule_test": tests}
         ],
     }
-    result = run_promtool("test", "rules", write_yaml(tmp_path / "test.yaml", test))
-    assert result.returncode == 0, result.stdout + result.stderr
+    return rules(), test
 
 
 REPLICA_PAGES = ("VllmMetricsAbsent", "VllmNoReplicaAvailable", "VllmReplicasNotReady", "VllmColdStartTooLong")
 
 
-def test_no_replica_or_metrics_page_while_the_stack_is_at_zero_by_design(tmp_path: Path) -> None:
-    promtool_test(tmp_path, at_zero(180), {alert: [] for alert in REPLICA_PAGES}, "170m")
+@promtool_scenario
+def test_no_replica_or_metrics_page_while_the_stack_is_at_zero_by_design() -> UnitTest:
+    return unit_test(at_zero(180), {alert: [] for alert in REPLICA_PAGES}, "170m")
 
 
-def test_no_page_during_a_cold_start_within_its_budget(tmp_path: Path) -> None:
+@promtool_scenario
+def test_no_page_during_a_cold_start_within_its_budget() -> UnitTest:
     budget_minutes = plan().zero.cold_start.budget_seconds // 60  # type: ignore[union-attr]
     series = cold_start(60, budget_minutes + 30)
-    promtool_test(tmp_path, series, {alert: [] for alert in REPLICA_PAGES}, f"{60 + budget_minutes - 1}m")
+    return unit_test(series, {alert: [] for alert in REPLICA_PAGES}, f"{60 + budget_minutes - 1}m")
 
 
-def test_requests_held_longer_than_the_cold_starts_budget_page(tmp_path: Path) -> None:
+@promtool_scenario
+def test_requests_held_longer_than_the_cold_starts_budget_page() -> UnitTest:
     budget_minutes = -(-plan().zero.cold_start.budget_seconds // 60)  # type: ignore[operator,union-attr]
     series = cold_start(60, budget_minutes + 30)
-    promtool_test(tmp_path, series, {"VllmColdStartTooLong": [{}]}, f"{60 + budget_minutes + 2}m")
+    return unit_test(series, {"VllmColdStartTooLong": [{}]}, f"{60 + budget_minutes + 2}m")
 
 
-def test_the_interceptor_giving_up_on_requests_pages(tmp_path: Path) -> None:
+@promtool_scenario
+def test_the_interceptor_giving_up_on_requests_pages() -> UnitTest:
     series = [*at_zero(30), answered("504", "0x10 1+1x20")]
-    promtool_test(tmp_path, series, {"VllmInterceptorGaveUp": [{}]}, "20m")
+    return unit_test(series, {"VllmInterceptorGaveUp": [{}]}, "20m")
 
 
-def test_answered_requests_do_not_page_as_given_up(tmp_path: Path) -> None:
+@promtool_scenario
+def test_answered_requests_do_not_page_as_given_up() -> UnitTest:
     series = [*at_zero(30), answered("200", "0+5x30")]
-    promtool_test(tmp_path, series, {"VllmInterceptorGaveUp": []}, "20m")
+    return unit_test(series, {"VllmInterceptorGaveUp": []}, "20m")
 
 
-def test_the_metrics_absent_page_returns_once_a_replica_has_long_been_wanted(tmp_path: Path) -> None:
+@promtool_scenario
+def test_the_metrics_absent_page_returns_once_a_replica_has_long_been_wanted() -> UnitTest:
     w = plan().scaling.workload
     series = [
         deployment("kube_deployment_spec_replicas", "1x120"),
@@ -130,7 +132,7 @@ def test_the_metrics_absent_page_returns_once_a_replica_has_long_been_wanted(tmp
         deployment("kube_deployment_created", "0x120"),
     ]
     fired = [{"namespace": w.namespace, "model_name": w.model_name}]
-    promtool_test(tmp_path, series, {"VllmMetricsAbsent": fired}, "110m")
+    return unit_test(series, {"VllmMetricsAbsent": fired}, "110m")
 
 
 @pytest.mark.parametrize("alert", ["VllmColdStartTooLong", "VllmInterceptorGaveUp"])
