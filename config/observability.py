@@ -36,6 +36,18 @@ def _fraction(value: float, key: str, example: float) -> float:
     return value
 
 
+def _whole_requests(value: float | None, key: str) -> float | None:
+    """KEDA's fallback truncates a trigger's threshold to an integer (docs/sources.md §D.4): 2.5 waiting requests
+    per replica would make the fallback ask for 80 % of fallback_replicas while Prometheus is down."""
+    if value is not None and not value.is_integer():
+        raise ValueError(
+            f"{value:g} is not a whole number of requests: KEDA's fallback truncates {key} to "
+            f"{int(value)}, so while Prometheus is unreachable the HPA would want fewer than "
+            f"autoscaling.fallback_replicas. Fix: write {int(value)} or {int(value) + 1}."
+        )
+    return value
+
+
 class HttpAddOnConfig(ConfigGroup):
     """The KEDA HTTP add-on, installed in the cluster: its interceptor holds requests while the server scales from
     zero (docs/scale-to-zero.md). Setting this group is what allows autoscaling.min_replica_count: 0."""
@@ -132,22 +144,27 @@ class AutoscalingConfig(ConfigGroup):
         description="Which Prometheus triggers to create: queue, running, kv_cache, latency (p95 time to first token).",
     )
     queue_threshold: PositiveFloat | None = Field(
-        None, description="Waiting requests per replica (AverageValue); derived from capacity when unset."
+        None, description="Waiting requests per replica (AverageValue, a whole number); derived from capacity when unset."
     )
     queue_fraction: float = Field(
         0.1, gt=0, le=1, description="Derived queue threshold = ceil(queue_fraction x per-replica concurrency)."
     )
     running_threshold: PositiveFloat | None = Field(
-        None, description="Running requests per replica (AverageValue); derived from capacity when unset."
+        None, description="Running requests per replica (AverageValue, a whole number); derived from capacity when unset."
     )
     running_headroom: float = Field(
         0.8, gt=0, le=1, description="Derived running threshold = floor(running_headroom x per-replica concurrency)."
     )
     kv_cache_usage_threshold: float = Field(
-        0.85, gt=0, description="Average KV-cache usage (0..1 fraction, metricType Value) to scale on."
+        0.85,
+        gt=0,
+        description="Average KV-cache usage per replica (0..1 fraction) to scale on; the trigger counts it in "
+        "thousandths (0.85 renders as 850).",
     )
     latency_threshold_seconds: PositiveFloat = Field(
-        2.0, description="p95 time to first token (seconds, metricType Value) for the latency trigger."
+        2.0,
+        description="p95 time to first token (seconds) for the latency trigger; the trigger counts it in "
+        "milliseconds (2 renders as 2000).",
     )
     fallback_failure_threshold: PositiveInt = Field(
         3, description="KEDA fallback.failureThreshold: failed queries before the fallback applies."
@@ -170,6 +187,16 @@ class AutoscalingConfig(ConfigGroup):
     )
     scale_down_pods: PositiveInt = Field(1, description="HPA scaleDown policy: remove at most this many pods per period.")
     scale_down_period_seconds: int = Field(300, gt=0, le=1800, description="HPA scaleDown policy periodSeconds.")
+
+    @field_validator("queue_threshold")
+    @classmethod
+    def _queue_is_whole(cls, value: float | None) -> float | None:
+        return _whole_requests(value, "autoscaling.queue_threshold")
+
+    @field_validator("running_threshold")
+    @classmethod
+    def _running_is_whole(cls, value: float | None) -> float | None:
+        return _whole_requests(value, "autoscaling.running_threshold")
 
     @field_validator("kv_cache_usage_threshold")
     @classmethod

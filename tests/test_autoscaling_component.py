@@ -84,4 +84,5 @@ def test_registered_scaled_object_matches_the_crd_schema() -> None:
 def test_vllm_0_7_2_scales_on_its_cache_gauge() -> None:
     triggers = build(args(version="0.7.2")).one(SCALED_OBJECT)["spec"]["triggers"]
     kv = next(t for t in triggers if t["name"] == "kv_cache")
-    assert kv["metadata"]["query"] == 'sum(avg by (pod) (vllm:gpu_cache_usage_perc{namespace="llm",model_name="llama-8b"}))'
+    gauge = 'vllm:gpu_cache_usage_perc{namespace="llm",model_name="llama-8b"}'
+    assert kv["metadata"]["query"] == f"(sum(avg by (pod) ({gauge}))) * 1000"

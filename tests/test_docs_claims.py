@@ -272,9 +272,15 @@ CLAIMS: list[tuple[str, str, str, Callable[[Stack], float]]] = [
     ("model-delivery.md", r"first-start sum plus 120 s \((\d+) s\)", PROD_ON_EFS, COMPUTED["progress_deadline_seconds"]),
     (
         "autoscaling-and-monitoring.md",
-        r"KV-cache usage: ([\d.]+)\.",
+        r"KV-cache usage: [\d.]+ \((\d+) on the trigger\)",
         PROD,
         lambda s: float(s.trigger("kv_cache")["metadata"]["threshold"]),
+    ),
+    (
+        "autoscaling-and-monitoring.md",
+        r"KV-cache usage: ([\d.]+) \(",
+        PROD,
+        lambda s: default_of("autoscaling.kv_cache_usage_threshold"),
     ),
     (
         "autoscaling-and-monitoring.md",

@@ -179,28 +179,30 @@ def test_running_trigger_sums_running_requests_against_the_derived_threshold() -
     assert trigger("running")["metricType"] == "AverageValue"
 
 
-def test_kv_cache_trigger_sums_each_pods_usage_against_a_per_replica_fraction() -> None:
+def test_kv_cache_trigger_sums_each_pods_usage_in_thousandths_against_a_per_replica_threshold() -> None:
     kv = trigger("kv_cache")
     assert kv["metricType"] == "AverageValue"
-    assert kv["metadata"]["query"] == ('sum(avg by (pod) (vllm:kv_cache_usage_perc{namespace="llm",model_name="llama-8b"}))')
-    assert kv["metadata"]["threshold"] == "0.85"
+    assert kv["metadata"]["query"] == (
+        '(sum(avg by (pod) (vllm:kv_cache_usage_perc{namespace="llm",model_name="llama-8b"}))) * 1000'
+    )
+    assert kv["metadata"]["threshold"] == "850"
 
 
 def test_kv_cache_trigger_uses_the_v0_gauge_on_vllm_0_7_2() -> None:
     query = trigger("kv_cache", "0.7.2")["metadata"]["query"]
-    assert query == 'sum(avg by (pod) (vllm:gpu_cache_usage_perc{namespace="llm",model_name="llama-8b"}))'
+    assert query == '(sum(avg by (pod) (vllm:gpu_cache_usage_perc{namespace="llm",model_name="llama-8b"}))) * 1000'
 
 
 def test_latency_trigger_reads_p95_ttft_and_treats_an_idle_but_reporting_server_as_zero() -> None:
     latency = trigger("latency")
     assert latency["metricType"] == "AverageValue"
     assert latency["metadata"]["query"] == (
-        "((histogram_quantile(0.95, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket"
+        "(((histogram_quantile(0.95, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket"
         '{namespace="llm",model_name="llama-8b"}[2m]))) > 0) * on () count(count by (pod) '
         '(vllm:num_requests_running{namespace="llm",model_name="llama-8b"}))) or '
-        '(sum(vllm:num_requests_running{namespace="llm",model_name="llama-8b"}) * 0)'
+        '(sum(vllm:num_requests_running{namespace="llm",model_name="llama-8b"}) * 0)) * 1000'
     )
-    assert latency["metadata"]["threshold"] == "2"
+    assert latency["metadata"]["threshold"] == "2000"
 
 
 @pytest.mark.parametrize("name", ALL_TRIGGERS)

@@ -63,11 +63,11 @@ def test_running_query_is_one_sum_over_pods(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("version", sorted(VERSIONS))
-def test_kv_cache_query_is_one_sum_of_pod_fractions(tmp_path: Path, version: str) -> None:
-    # AverageValue 0.85: ceil(1.4 / 0.85) = 2 replicas, as Value over the 0.7 average would give ceil(2 x 0.7 / 0.85).
+def test_kv_cache_query_is_one_sum_of_pod_fractions_in_thousandths(tmp_path: Path, version: str) -> None:
+    # AverageValue 850: ceil(1400 / 850) = 2 replicas, as Value over the 0.7 average would give ceil(2 x 0.7 / 0.85).
     metric = VERSIONS[version].kv_cache_usage
     series = [(vllm(metric, PODS[0]), "0.9x15"), (vllm(metric, PODS[1]), "0.5x15")]
-    evaluate(tmp_path, series, query("kv_cache", version), [1.4])
+    evaluate(tmp_path, series, query("kv_cache", version), [1400])
 
 
 def test_kv_cache_query_counts_a_pod_with_two_engines_once(tmp_path: Path) -> None:
@@ -77,7 +77,7 @@ def test_kv_cache_query_counts_a_pod_with_two_engines_once(tmp_path: Path) -> No
         (vllm(metric, PODS[0], engine="1"), "1x15"),
         (vllm(metric, PODS[1]), "0.5x15"),
     ]
-    evaluate(tmp_path, series, query("kv_cache"), [1.4])
+    evaluate(tmp_path, series, query("kv_cache"), [1400])
 
 
 @pytest.mark.parametrize("name", ["queue", "running", "kv_cache"])
@@ -98,19 +98,19 @@ def ttft_buckets(per_minute_in_5s_bucket: int) -> Series:
     ]
 
 
-def test_latency_query_is_one_p95_over_pods(tmp_path: Path) -> None:
+def test_latency_query_is_one_p95_over_pods_in_milliseconds(tmp_path: Path) -> None:
     series = [*ttft_buckets(10), (vllm("vllm:num_requests_running", PODS[0]), "4x15")]
-    evaluate(tmp_path, series, query("latency"), [4.875])
+    evaluate(tmp_path, series, query("latency"), [4875])
 
 
 def test_latency_query_multiplies_the_p95_by_the_pods_reporting(tmp_path: Path) -> None:
-    # AverageValue 2 s: ceil(9.75 / 2) = 5 replicas, as Value over the 4.875 s p95 would give ceil(2 x 4.875 / 2).
+    # AverageValue 2000 ms: ceil(9750 / 2000) = 5 replicas, as Value over the 4.875 s p95 would give ceil(2 x 4.875 / 2).
     series = [
         *ttft_buckets(10),
         (vllm("vllm:num_requests_running", PODS[0]), "4x15"),
         (vllm("vllm:num_requests_running", PODS[1]), "0x15"),
     ]
-    evaluate(tmp_path, series, query("latency"), [9.75])
+    evaluate(tmp_path, series, query("latency"), [9750])
 
 
 def test_latency_query_reads_zero_for_an_idle_server_that_still_reports(tmp_path: Path) -> None:

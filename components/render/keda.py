@@ -24,6 +24,10 @@ KIND = "ScaledObject"
 LATENCY_QUANTILE = 0.95
 LATENCY_WINDOW = "2m"  # short, so the trigger follows load; alerts use 5m
 DEFAULT_FALLBACK_BEHAVIOR = "currentReplicasIfHigher"  # never scale down because Prometheus is unreachable
+# KEDA's fallback reports int64(threshold) x replicas for a failing trigger (docs/sources.md §D.4): a fractional
+# threshold is truncated, a KV-cache usage of 0.85 to 0, and the HPA then wants no replicas while Prometheus is
+# down. So the fractional triggers count in thousandths: the query times 1000, the threshold a whole number.
+TRIGGER_SCALE = {"queue": 1, "running": 1, "kv_cache": 1000, "latency": 1000}
 
 
 def trigger_queries(metrics: VersionMetrics, workload: Workload) -> dict[str, tuple[str, str]]:
@@ -36,6 +40,11 @@ def trigger_queries(metrics: VersionMetrics, workload: Workload) -> dict[str, tu
     match = workload.vllm
     latency = quantile(LATENCY_QUANTILE, "vllm:time_to_first_token_seconds", match, window=LATENCY_WINDOW)
     running = f"vllm:num_requests_running{match}"
+    queries = _unscaled_queries(metrics, match, latency, running)
+    return {name: (_scaled(query, TRIGGER_SCALE[name]), kind) for name, (query, kind) in queries.items()}
+
+
+def _unscaled_queries(metrics: VersionMetrics, match: str, latency: str, running: str) -> dict[str, tuple[str, str]]:
     return {
         # Sums over every pod (and V1 engine).
         "queue": (f"sum(vllm:num_requests_waiting{match})", "AverageValue"),
@@ -50,6 +59,17 @@ def trigger_queries(metrics: VersionMetrics, workload: Workload) -> dict[str, tu
         # silent scale-down that ignoreNullValues "false" is there to prevent.
         "latency": (f"(({latency} > 0) * on () count(count by (pod) ({running}))) or (sum({running}) * 0)", "AverageValue"),
     }
+
+
+def _scaled(query: str, scale: int) -> str:
+    return query if scale == 1 else f"({query}) * {scale}"
+
+
+def scaled_threshold(name: str, value: float) -> int | float:
+    """The trigger's threshold in its query's unit (TRIGGER_SCALE), a whole number for the scaled ones (at least 1,
+    so that no stack's threshold renders as 0)."""
+    scale = TRIGGER_SCALE[name]
+    return value if scale == 1 else max(1, round(value * scale))
 
 
 def render_triggers(scaling: ScalingPlan) -> list[dict[str, Any]]:
@@ -70,7 +90,7 @@ def render_triggers(scaling: ScalingPlan) -> list[dict[str, Any]]:
             "metadata": {
                 "serverAddress": scaling.server_address,
                 "query": queries[name][0],
-                "threshold": number(values[name]),
+                "threshold": number(scaled_threshold(name, values[name])),
                 "ignoreNullValues": "false",
                 **auth,
             },

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from components.render.keda import TRIGGER_SCALE
 from tests.e2e import prometheus
 from tests.e2e.processes import Server, chat, get
 from tests.e2e.rendered import MAX_NUM_SEQS, Monitoring
@@ -100,9 +101,9 @@ def test_running_trigger_sees_at_most_max_num_seqs(burst: Burst) -> None:
     assert 0 < max(running) <= MAX_NUM_SEQS, running
 
 
-def test_kv_cache_trigger_stays_a_fraction_between_zero_and_one(burst: Burst) -> None:
+def test_kv_cache_trigger_of_the_one_server_stays_between_zero_and_a_thousand_thousandths(burst: Burst) -> None:
     values = _values(burst, "kv_cache")
-    assert values and all(0 <= value <= 1 for value in values), values
+    assert values and all(0 <= value <= TRIGGER_SCALE["kv_cache"] for value in values), values
 
 
 def _evaluated_rules(prom: Server, after: float) -> list[dict[str, Any]]:
