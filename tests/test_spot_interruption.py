@@ -139,12 +139,6 @@ def test_pinning_on_demand_in_gpu_node_selector_still_matches_a_karpenter_pool_a
     assert not [line for line in lines if "spot" in line]
 
 
-def test_a_spot_only_pool_does_not_match_an_on_demand_pin(capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    stack = with_node_selector(with_profile(tmp_path, "prod", "eks-karpenter"), CAPACITY_TYPE, "on-demand")
-    lines = disruption_lines(capsys, stack, karpenter_snapshot(["spot"]), tmp_path)
-    assert [line for line in lines if line.startswith("  [block] gpu: no node and no node pool matches")]
-
-
 def test_a_grace_longer_than_the_two_minute_notice_warns_even_with_a_long_termination_grace_period() -> None:
     (finding,) = check_karpenter_spot(spot_fits(karpenter_pool("1h")), grace_seconds=180, do_not_disrupt=True)
     assert "the server gets 0 s" in finding.message
