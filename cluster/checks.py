@@ -87,7 +87,7 @@ def check_gpu(
     rules = list(tolerations)
     wanted = describe_terms(terms)
     matching = [n for n in facts.nodes if matches_terms(n.labels, terms) and not n.unschedulable]
-    fit = [n for n in matching if _gpus(n, vendor) >= gpus_per_replica and not tolerated(n.taints, rules)]
+    fit = nodes_that_fit(facts, terms, gpus_per_replica, rules, vendor)
     if fit:
         return [
             Finding(
@@ -115,6 +115,27 @@ def check_gpu(
     return [_gpu_block(facts, matching, terms, gpus_per_replica, rules, label_fix, vendor)]
 
 
+def nodes_that_fit(
+    facts: ClusterFacts, terms: list[Term], need: int, tolerations: Iterable[Mapping[str, str]], vendor: GpuVendor
+) -> list[Node]:
+    """The schedulable nodes that take one replica: they match the terms, offer `need` GPUs and carry no taint the
+    pods do not tolerate."""
+    rules = list(tolerations)
+    return [
+        n
+        for n in facts.nodes
+        if matches_terms(n.labels, terms) and not n.unschedulable
+        if _gpus(n, vendor) >= need and not tolerated(n.taints, rules)
+    ]
+
+
+def candidates_that_fit(
+    pools: Iterable[NodePool], terms: list[Term], need: int, tolerations: Iterable[Mapping[str, str]]
+) -> list[tuple[NodePool, Candidate]]:
+    """Each pool with each node it can create for one replica (a Karpenter pool: per instance and capacity type)."""
+    return _fits(pools, terms, need, list(tolerations))
+
+
 def _pool_that_fits(
     pools: Iterable[NodePool], terms: list[Term], need: int, rules: list[Mapping[str, str]]
 ) -> tuple[NodePool, Candidate] | None:
@@ -122,11 +143,9 @@ def _pool_that_fits(
     return min(_fits(pools, terms, need, rules), key=lambda found: len(found[1].unknown), default=None)
 
 
-def pools_that_fit(
-    pools: Iterable[NodePool], terms: list[Term], need: int, tolerations: Iterable[Mapping[str, str]]
-) -> list[NodePool]:
-    """Each pool that can create a node for one replica, once, in the order given."""
-    fitting = [pool for pool, _ in _fits(pools, terms, need, list(tolerations))]
+def pools_of(fits: Iterable[tuple[NodePool, Candidate]]) -> list[NodePool]:
+    """Each pool of candidates_that_fit, once, in the order given."""
+    fitting = [pool for pool, _ in fits]
     return [pool for i, pool in enumerate(fitting) if pool not in fitting[:i]]
 
 

@@ -7,6 +7,14 @@ aws/karpenter-provider-aws website/content/en/docs/reference/instance-types.md) 
 `karpenter.sh/capacity-type` (spot, on-demand, reserved) is chosen per offering, not per instance type. A
 requirement on any other key (a zone, instance-size, -hypervisor, ...) is not modelled: its outcome is
 unknown, so the candidate carries the key and the check warns instead of assuming it met.
+
+So one candidate per capacity type the pool allows, labelled with it as Karpenter labels the node it launches
+(`karpenter.sh/capacity-type: spot`, concepts/scheduling "Well-Known Labels"): a pod's nodeSelector on it
+(gpu.node_selector) then matches only the offerings it names, and the spot check (cluster/disruption.py) sees
+which pools can put the server on spot. A pool without the requirement allows every type, "any value available
+to the cloud provider may be chosen", and Karpenter "prioritizes Spot offerings if the NodePool allows Spot and
+on-demand instances" (aws/karpenter-provider-aws website/content/en/docs/concepts/nodepools.md@05b8ebd0,
+"Capacity Type"; docs/sources.md §S14).
 """
 
 from __future__ import annotations
@@ -65,19 +73,17 @@ def candidate_nodes(pool: NodePool) -> list[Candidate]:
         return [Candidate(dict(pool.labels), pool.gpus_per_node)]
     out = []
     for instance in INSTANCE_TYPES:
-        labels = {**karpenter_labels(instance), **pool.labels}
-        verdicts = [_requirement(labels, r) for r in pool.requirements]
-        if False not in verdicts:
-            unknown = tuple(str(r.get("key")) for r, v in zip(pool.requirements, verdicts, strict=True) if v is None)
-            out.append(Candidate(labels, instance.gpu_count, instance.cpu, dict(instance.resources), unknown))
+        for capacity_type in CAPACITY_TYPES:
+            labels = {**karpenter_labels(instance), CAPACITY_TYPE: capacity_type, **pool.labels}
+            verdicts = [_requirement(labels, r) for r in pool.requirements]
+            if False not in verdicts:
+                unknown = tuple(str(r.get("key")) for r, v in zip(pool.requirements, verdicts, strict=True) if v is None)
+                out.append(Candidate(labels, instance.gpu_count, instance.cpu, dict(instance.resources), unknown))
     return out
 
 
 def _requirement(labels: Mapping[str, str], requirement: Mapping[str, Any]) -> bool | None:
     """True/False when the instance's labels decide it; None when the key is not modelled."""
-    key = requirement.get("key")
-    if key == CAPACITY_TYPE:  # met when some offering's capacity type is allowed
-        return any(matches_expression({CAPACITY_TYPE: c}, requirement) for c in CAPACITY_TYPES)
-    if key in labels:
+    if requirement.get("key") in labels:
         return matches_expression(labels, requirement)
     return None

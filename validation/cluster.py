@@ -16,7 +16,7 @@ from catalog.vllm_images import image_cuda_major
 from cluster import capacity, checks
 from cluster.capacity import Requirements
 from cluster.checks import ReplicaClaims
-from cluster.disruption import check_karpenter_termination
+from cluster.disruption import check_gke_spot, check_karpenter_spot, check_karpenter_termination
 from cluster.dns import check_dns
 from cluster.facts import ClaimTemplate, ClusterFacts, NodePool
 from cluster.findings import Finding
@@ -105,10 +105,7 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
     terms = gpu_terms(plan.placement)
     vendor = plan.engine.gpu.vendor
     found = checks.check_gpu(facts, terms, gpus, plan.placement.tolerations, label_fix(plan.cluster), vendor)
-    # What Karpenter does to a node under the server pods depends on the annotation they are rendered with.
-    if plan.placement.pod_annotations.items() >= DO_NOT_EVICT["karpenter"].items():
-        pools = checks.pools_that_fit(facts.node_pools or (), terms, gpus, plan.placement.tolerations)
-        found += check_karpenter_termination(pools, plan.server.termination_grace_period_seconds)
+    found += _disruption(plan, facts, terms)
     needs = capacity_needs(plan)
     found += capacity.check_capacity(facts, terms, plan.placement.tolerations, needs) + capacity.check_multinode(facts, needs)
     found += checks.check_driver(
@@ -165,6 +162,21 @@ def _findings(plan: Plan, facts: ClusterFacts) -> list[Finding]:
         opened = store.ports if flows.enabled else None
         found += check_bucket_store(facts, store.host, store.namespace, store.url_port, opened)
     return found
+
+
+def _disruption(plan: Plan, facts: ClusterFacts, terms: list[dict[str, list[dict[str, Any]]]]) -> list[Finding]:
+    """Karpenter's node replacement and a spot node's reclaim, against the server's grace (cluster/disruption.py)."""
+    gpus, tolerations = plan.server.resources.gpus, plan.placement.tolerations
+    grace = plan.server.termination_grace_period_seconds
+    fits = checks.candidates_that_fit(facts.node_pools or (), terms, gpus, tolerations)
+    # What Karpenter does to a node under the server pods depends on the annotation they are rendered with.
+    do_not_disrupt = plan.placement.pod_annotations.items() >= DO_NOT_EVICT["karpenter"].items()
+    found = []
+    if do_not_disrupt:
+        found += check_karpenter_termination(checks.pools_of(fits), grace)
+    found += check_karpenter_spot(fits, grace, do_not_disrupt)
+    nodes = checks.nodes_that_fit(facts, terms, gpus, tolerations, plan.engine.gpu.vendor)
+    return found + check_gke_spot(nodes, fits, grace)
 
 
 def _namespace_labels(facts: ClusterFacts, name: str) -> dict[str, str]:
