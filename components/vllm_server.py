@@ -82,8 +82,8 @@ class VllmServer(pulumi.ComponentResource):
 
 def _fingerprint(args: VllmServerArgs) -> pulumi.Output[str] | None:
     """The API key's fingerprint (plan/security.py api_key_revision), without the key's secret mark: a secret
-    annotation would hide the whole pod template's diff from the preview and mark the workload's outputs secret
-    (pulumi/pulumi-kubernetes#1464), and the fingerprint is plain on the cluster anyway."""
+    value inside the pod template marks what holds it secret and hides its diff from the preview
+    (pulumi/pulumi-kubernetes#1464), and the fingerprint is plain on the cluster anyway (docs/security.md)."""
     server = args.plan.server
     if server.api_key_secret is None or args.api_key is None:
         return None
