@@ -64,5 +64,17 @@ def register(
     return kind(resource_name, opts=opts, **fields)
 
 
+def fill(value: Any, placeholder: str, replacement: pulumi.Input[str] | None) -> Any:
+    """The rendered object with every string equal to `placeholder` replaced (an Output the renderers cannot
+    know, such as the API key's fingerprint); unchanged when there is no replacement."""
+    if replacement is None:
+        return value
+    if isinstance(value, dict):
+        return {key: fill(item, placeholder, replacement) for key, item in value.items()}
+    if isinstance(value, list):
+        return [fill(item, placeholder, replacement) for item in value]
+    return replacement if value == placeholder else value
+
+
 def _snake(key: str) -> str:
     return re.sub(r"(?<!^)([A-Z])", lambda found: "_" + found.group(1).lower(), key)

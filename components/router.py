@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 import pulumi
 
-from components.kube import register, timeouts
+from components.kube import fill, register, timeouts
 from components.render.router import router_objects
+from components.render.security import API_KEY_REVISION_PLACEHOLDER
 from plan.monitoring import MonitoringPlan
 from plan.routing import RoutingPlan
 
@@ -21,6 +22,7 @@ class RouterArgs:
     monitoring: MonitoringPlan  # the ServiceMonitor's labels and interval, when monitoring is on
     namespace: pulumi.Input[str]  # ServingStack.namespace
     depends_on: Sequence[pulumi.Resource] = field(default_factory=tuple)  # the server: the router waits for it
+    api_key_revision: pulumi.Input[str] | None = None  # VllmServer.api_key_revision: a rotated key rolls the router
 
 
 class Router(pulumi.ComponentResource):
@@ -41,6 +43,7 @@ class Router(pulumi.ComponentResource):
                 child = pulumi.ResourceOptions.merge(
                     child, pulumi.ResourceOptions(custom_timeouts=timeouts(args.routing.startup_seconds + 600))
                 )
+            manifest = fill(manifest, API_KEY_REVISION_PLACEHOLDER, args.api_key_revision)
             created[kind] = register(f"{name}-{kind.lower()}", manifest, child, namespace=args.namespace)
         self.deployment = created["Deployment"]
         self.service = created["Service"]

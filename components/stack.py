@@ -57,7 +57,9 @@ def build_kubernetes_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
     front: tuple[pulumi.Resource, ...] = (serving.server.service,)  # what callers reach: the router when on
     if plan.routing is not None:
         server = (serving.server.deployment, serving.server.service)
-        router = Router(f"{name}-router", RouterArgs(plan.routing, plan.monitoring, serving.namespace, server), child)
+        revision = serving.server.api_key_revision
+        router_args = RouterArgs(plan.routing, plan.monitoring, serving.namespace, server, api_key_revision=revision)
+        router = Router(f"{name}-router", router_args, child)
         front = (router.deployment, router.service)
     exposure = Exposure(f"{name}-exposure", ExposureArgs(identity, traffic, serving.namespace, depends_on=front), child)
     started: list[pulumi.Output[Any]] = [serving.server.deployment_name]  # resolves once the rollout is awaited

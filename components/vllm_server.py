@@ -9,10 +9,12 @@ from typing import Any
 
 import pulumi
 
-from components.kube import register, timeouts
+from components.kube import fill, register, timeouts
 from components.render import manifests
+from components.render.security import API_KEY_REVISION_PLACEHOLDER
 from plan import Plan
 from plan.names import PORT_NAME, service_host
+from plan.security import api_key_revision
 
 TYPE_TOKEN = "vllm-serving:index:VllmServer"
 
@@ -32,16 +34,18 @@ class VllmServer(pulumi.ComponentResource):
 
     deployment: Any
     service: Any
+    api_key_revision: pulumi.Output[str] | None  # the key's fingerprint on the pod templates; the router's too
 
     def __init__(self, name: str, args: VllmServerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
         done, port = dict[str, Any](), args.plan.server.port
+        self.api_key_revision = _fingerprint(args)
         for obj in manifests.server_objects(args.plan):  # the rendered list, dependencies first
             role = WORKLOAD if obj["kind"] in _WORKLOAD_SUFFIX else obj["kind"]
             suffix = _WORKLOAD_SUFFIX.get(obj["kind"]) or _SUFFIX[role]
             done[role] = register(
                 f"{name}-{suffix}",
-                obj,
+                fill(obj, API_KEY_REVISION_PLACEHOLDER, self.api_key_revision),
                 self._options(role, args, done),
                 namespace=args.namespace,
                 secret=args.api_key if role == "Secret" else None,
@@ -74,6 +78,18 @@ class VllmServer(pulumi.ComponentResource):
         if kind == "Service":
             return pulumi.ResourceOptions(parent=self, depends_on=[done[WORKLOAD]])
         return pulumi.ResourceOptions(parent=self)
+
+
+def _fingerprint(args: VllmServerArgs) -> pulumi.Output[str] | None:
+    """The API key's fingerprint (plan/security.py api_key_revision), without the key's secret mark: a secret
+    value inside the pod template marks what holds it secret and hides its diff from the preview
+    (pulumi/pulumi-kubernetes#1464), and the fingerprint is plain on the cluster anyway (docs/security.md)."""
+    server = args.plan.server
+    if server.api_key_secret is None or args.api_key is None:
+        return None
+    namespace, secret_name = server.namespace, server.api_key_secret
+    fingerprint = pulumi.Output.from_input(args.api_key).apply(lambda key: api_key_revision(key, namespace, secret_name))
+    return pulumi.Output.unsecret(fingerprint)
 
 
 # Pulumi resource names per kind (`<component>-<suffix>`): part of every URN, so they never change.

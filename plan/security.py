@@ -8,6 +8,7 @@ must then be writable). A value the stack sets explicitly is kept: the operator 
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from catalog.profiles import Profile
@@ -64,3 +65,18 @@ def resolve_server_security(security: SecurityConfig, profile: Profile, ipc_lock
     if not (ipc_lock and profile.assigns_uids):
         return resolve_pod_security(security, profile)
     return PodSecurity(security.run_as_user, security.run_as_group, None)
+
+
+# PBKDF2 rounds of the API key's fingerprint: each guess at a weak key costs this many HMAC-SHA256.
+API_KEY_REVISION_ROUNDS = 100_000
+API_KEY_REVISION_HEX = 16  # 64 bits: two keys of one stack never share a fingerprint in practice
+
+
+def api_key_revision(key: str, namespace: str, secret_name: str) -> str:
+    """The fingerprint of the API key on the pod templates that read it: a rotated key changes the templates, so
+    `pulumi up` rolls the pods (they read VLLM_API_KEY at start only). Anyone who may read the workload reads it,
+    so it is a stretched hash, salted with the Secret's namespace and name (one key in two stacks gives two
+    fingerprints), truncated: never the key, and nothing a strong key can be recovered from."""
+    salt = f"{namespace}/{secret_name}".encode()
+    digest = hashlib.pbkdf2_hmac("sha256", key.encode(), salt, API_KEY_REVISION_ROUNDS)
+    return digest.hex()[:API_KEY_REVISION_HEX]

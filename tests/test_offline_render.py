@@ -15,6 +15,7 @@ import yaml
 from cli.render import main as render_main
 from cli.render import rendered_objects
 from components.render.manifests import SECRET_PLACEHOLDER
+from components.render.security import API_KEY_REVISION_ANNOTATION, API_KEY_REVISION_PLACEHOLDER
 from config.errors import ConfigError
 from tests.factories import REPO
 from tests.test_validation import repository_program_run
@@ -52,6 +53,17 @@ def plain(value: Any) -> Any:
     return value
 
 
+def offline_fingerprint(value: Any) -> Any:
+    """The API key's fingerprint, which the program fills in on the pod templates, as the offline placeholder."""
+    if isinstance(value, dict) and API_KEY_REVISION_ANNOTATION in value:
+        return {**value, API_KEY_REVISION_ANNOTATION: API_KEY_REVISION_PLACEHOLDER}
+    if isinstance(value, dict):
+        return {key: offline_fingerprint(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [offline_fingerprint(item) for item in value]
+    return value
+
+
 def key(obj: dict[str, Any]) -> tuple[str, str, str]:
     metadata = obj.get("metadata", {})
     return obj["kind"], metadata.get("namespace", ""), metadata.get("name", "")
@@ -63,7 +75,7 @@ def kubernetes_objects(path: Path) -> dict[tuple[str, str, str], Any]:
     found = {}
     for resource in registered.resources:
         if resource.typ.startswith("kubernetes:") and not resource.typ.startswith("pulumi:"):
-            obj = plain(dict(resource.inputs))
+            obj = offline_fingerprint(plain(dict(resource.inputs)))
             if "stringData" in obj:
                 obj["stringData"] = dict.fromkeys(obj["stringData"], SECRET_PLACEHOLDER)
             found[key(obj)] = obj

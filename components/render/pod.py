@@ -8,7 +8,12 @@ from typing import Any
 
 from components.render import scheduling
 from components.render.resources import memory_quantity, render_server_resources
-from components.render.security import api_key_env, container_security_context, pod_security_context
+from components.render.security import (
+    api_key_annotations,
+    api_key_env,
+    container_security_context,
+    pod_security_context,
+)
 from plan.names import HF_HOME, HOME, PORT_NAME
 from plan.placement import Placement
 from plan.server import ServerPlan as ServerPlan  # components/render/delivery.py reads it from here
@@ -103,10 +108,12 @@ def render_pod_spec(server: ServerPlan, placement: Placement, delivery: PodDeliv
 
 
 def pod_metadata(server: ServerPlan, placement: Placement, delivery: PodDelivery) -> dict[str, Any]:
-    """The pod template's labels (with the identity webhook's) and the profile's GPU pod annotations."""
+    """The pod template's labels (with the identity webhook's), the profile's GPU pod annotations and the API key's
+    fingerprint (a LeaderWorkerSet copies this template to its leaders and workers)."""
     metadata: dict[str, Any] = {"labels": {**server.labels, **delivery.pod_labels}}
-    if placement.pod_annotations:
-        metadata["annotations"] = dict(placement.pod_annotations)
+    annotations = {**placement.pod_annotations, **api_key_annotations(server.api_key_secret)}
+    if annotations:
+        metadata["annotations"] = annotations
     return metadata
 
 

@@ -15,7 +15,12 @@ from components.render.alerts import render_prometheus_rule
 from components.render.pod import kubelet_literal
 from components.render.resources import container_resources
 from components.render.scheduling import render_pdb_spec
-from components.render.security import API_KEY_KEY, container_security_context, pod_security_context
+from components.render.security import (
+    API_KEY_KEY,
+    api_key_annotations,
+    container_security_context,
+    pod_security_context,
+)
 from plan.monitoring import MonitoringPlan
 from plan.names import PORT_NAME
 from plan.routing import API_KEY_ENV, METRICS_PORT_NAME, RoutingPlan
@@ -129,9 +134,15 @@ def render_deployment(routing: RoutingPlan) -> dict[str, Any]:
         "selector": {"matchLabels": dict(routing.selector)},
         "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}},
         "revisionHistoryLimit": 3,
-        "template": {"metadata": {"labels": dict(routing.labels)}, "spec": pod_spec},
+        "template": {"metadata": _pod_metadata(routing), "spec": pod_spec},
     }
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": _metadata(routing), "spec": spec}
+
+
+def _pod_metadata(routing: RoutingPlan) -> dict[str, Any]:
+    """The router's pods carry the API key's fingerprint too: it reads `--api-key` at start only."""
+    annotations = api_key_annotations(routing.api_key_secret)
+    return {"labels": dict(routing.labels), **({"annotations": annotations} if annotations else {})}
 
 
 def render_service(routing: RoutingPlan) -> dict[str, Any]:

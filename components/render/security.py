@@ -12,6 +12,10 @@ HF_TOKEN_KEY = "token"
 API_KEY_KEY = "api-key"
 HF_TOKEN_DIR = "/var/run/secrets/huggingface"  # HF_TOKEN_PATH = HF_TOKEN_DIR/token
 RESTRICTED_SECCOMP = {"type": "RuntimeDefault"}
+# On each pod template that reads the API key: its fingerprint (plan/security.py api_key_revision), filled in by
+# the components (components/kube.py fill); offline it stays this placeholder, like the Secret's value.
+API_KEY_REVISION_ANNOTATION = "vllm-serving.io/api-key-revision"
+API_KEY_REVISION_PLACEHOLDER = "<api_key fingerprint>"
 
 
 def pod_security_context(security: PodSecurity) -> dict[str, Any]:
@@ -82,6 +86,12 @@ def render_secret(name: str, namespace: str, labels: dict[str, str], key: str, v
         "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
         "stringData": {key: value},
     }
+
+
+def api_key_annotations(secret_name: str | None) -> dict[str, str]:
+    """The pod template's annotation for the API key it reads (none without one): vLLM and the router read the
+    key at start only, so a rotated key must change the template for the pods to roll (docs/security.md)."""
+    return {API_KEY_REVISION_ANNOTATION: API_KEY_REVISION_PLACEHOLDER} if secret_name else {}
 
 
 def api_key_env(secret_name: str) -> dict[str, Any]:
