@@ -108,6 +108,7 @@ RUNTIME_LORA_SINCE = "0.6.1"
 # `api_key: Optional[list[str]]`, 0.10.0's :88 `Optional[str]`), but the `non-default args` line of the start-up log
 # prints the keys in plain text until 0.28.0 (wheel entrypoints/serve/utils/api_utils.py:272); 0.29.0 redacts
 # api_key there (api_utils.py:271-286, `_SENSITIVE_ARG_FIELDS`). Keys on the command line only from 0.29.0.
+API_KEY_LIST_SINCE = "0.10.1"
 SEVERAL_API_KEYS_SINCE = "0.29.0"
 
 

@@ -95,7 +95,6 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False, api_key_pre
         server.port,
         server.startup_seconds,
         server.pre_stop_sleep_seconds,
-        server.api_key_previous,
     )
     return Plan(
         target=cfg.target,

@@ -92,9 +92,6 @@ class RoutingPlan:
     api_server_ports: tuple[int, ...]
     error_alert_ratio: float = 0.05  # the share of failed requests VllmRouterRequestErrors fires on
     endpoint: str | None = None  # routing.endpoint: the router serves every stack's servers labelled with it
-    # While the api_key_previous secret is set the router calls the servers with it: in both rolls of a rotation
-    # (docs/security.md) every server pod, replaced or not, accepts the previous key.
-    api_key_previous: bool = False
 
     @property
     def url(self) -> str:
@@ -158,11 +155,9 @@ def resolve_routing(
     server_port: int,
     startup_seconds: int,
     pre_stop_sleep_seconds: int,
-    api_key_previous: bool = False,
 ) -> RoutingPlan | None:
     """None when routing.enabled is false. `pre_stop_sleep_seconds`: the server's (server.pre_stop_sleep_seconds),
-    the time the cluster takes to drop a terminating pod from its endpoints, the same for the router's pods;
-    `api_key_previous`: the server's (server.api_key_previous)."""
+    the time the cluster takes to drop a terminating pod from its endpoints, the same for the router's pods."""
     if not routing.enabled:
         return None
     endpoint = routing.endpoint
@@ -192,5 +187,4 @@ def resolve_routing(
         api_server_ports=routing.api_server_ports,
         error_alert_ratio=routing.error_alert_ratio,
         endpoint=endpoint,
-        api_key_previous=api_key is not None and api_key_previous,
     )

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from catalog.models import Architecture, gated_on_hub
-from catalog.vllm_flags import FLAG_TABLES, SEVERAL_API_KEYS_SINCE
+from catalog.vllm_flags import API_KEY_LIST_SINCE, FLAG_TABLES, SEVERAL_API_KEYS_SINCE
+from catalog.vllm_releases import version_key
 from config.errors import ConfigIssue
 from config.stack import StackConfig
 
@@ -59,11 +60,12 @@ def previous_api_key_issues(cfg: StackConfig, version: str) -> list[ConfigIssue]
             )
         ]
     if not FLAG_TABLES[version].several_api_keys:
+        takes_one = version_key(version) < version_key(API_KEY_LIST_SINCE)
+        why = "takes one --api-key only" if takes_one else "prints the keys of its command line in its start-up log"
         return [
             ConfigIssue(
                 "api_key_previous",
-                f"is set, but vLLM {version} either takes one --api-key only or prints the keys of its command line "
-                f"in its start-up log; several keys are safe from {SEVERAL_API_KEYS_SINCE} on.",
+                f"is set, but vLLM {version} {why}; several keys are safe from {SEVERAL_API_KEYS_SINCE} on.",
                 f"set vllm.version to {SEVERAL_API_KEYS_SINCE} or newer, or {fix} (a rotation then refuses the old "
                 "key on each pod as it is replaced).",
             )

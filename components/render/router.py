@@ -17,7 +17,6 @@ from components.render.resources import container_resources
 from components.render.scheduling import render_pdb_spec
 from components.render.security import (
     API_KEY_KEY,
-    API_KEY_PREVIOUS_KEY,
     api_key_annotations,
     container_security_context,
     pod_security_context,
@@ -73,13 +72,12 @@ def render_role_binding(routing: RoutingPlan) -> dict[str, Any]:
 
 def render_container(routing: RoutingPlan) -> dict[str, Any]:
     """`--api-key $(ROUTER_API_KEY)`: the router takes the key only as an argument, so the kubelet expands it
-    from the Secret (the previous key while it is set: plan/routing.py); every other `$(` of the command line stays
-    literal."""
+    from the Secret; every other `$(` of the command line stays literal. Always api_key, never api_key_previous:
+    the router rolls after the servers (components/router.py), so it takes a new key once they all accept it."""
     env: list[dict[str, Any]] = [{"name": "PYTHONDONTWRITEBYTECODE", "value": "1"}]
     args = kubelet_literal(list(routing.args))
     if routing.api_key_secret is not None:
-        key = API_KEY_PREVIOUS_KEY if routing.api_key_previous else API_KEY_KEY
-        key_ref = {"secretKeyRef": {"name": routing.api_key_secret, "key": key}}
+        key_ref = {"secretKeyRef": {"name": routing.api_key_secret, "key": API_KEY_KEY}}
         env.append({"name": API_KEY_ENV, "valueFrom": key_ref})
         args[args.index("--api-key") + 1] = f"$({API_KEY_ENV})"
     ports = [
