@@ -19,6 +19,8 @@ from cli.render import main as render_main
 from components.router import Router, RouterArgs
 from config.sources import read_stack_file
 from config.stack import StackConfig
+from tests.admission import plain as as_admitted
+from tests.admission import secret_key_problems, stack_problems
 from tests.factories import REPO
 from tests.program import run_stack_file
 from validation import Outcome, assess
@@ -103,6 +105,18 @@ def test_every_server_container_takes_both_keys_from_the_secret_onto_its_command
         assert key_refs(container) == {"VLLM_API_KEY": "api-key", "API_KEY_PREVIOUS": "api-key-previous"}
         start = container["args"].index("--api-key")
         assert container["args"][start : start + 3] == SERVER_ARGS_TAIL
+
+
+@pytest.mark.parametrize("stack", [ROUTED, GROUPS])
+def test_the_objects_mid_rotation_are_what_the_api_server_and_the_kubelet_admit(stack: str) -> None:
+    assert stack_problems([as_admitted(obj) for obj in registered(stack)]) == []
+
+
+def test_a_server_reading_a_key_its_secret_lacks_is_caught_before_the_kubelet_would_refuse_it() -> None:
+    objects = [as_admitted(obj) for obj in registered(ROUTED)]
+    secret = next(o for o in objects if o.get("kind") == "Secret" and o["metadata"]["name"].endswith("-api-key"))
+    del secret["stringData"]["api-key-previous"]
+    assert [problem for problem in secret_key_problems(objects) if "API_KEY_PREVIOUS" in problem] != []
 
 
 def test_a_stack_with_one_key_keeps_it_off_the_command_line() -> None:
