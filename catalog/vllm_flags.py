@@ -29,6 +29,7 @@ class FlagTable:
     engine_ready_timeout_env: bool  # VLLM_ENGINE_READY_TIMEOUT_S exists
     runtime_lora_updating: bool = False  # VLLM_ALLOW_RUNTIME_LORA_UPDATING and /v1/load_lora_adapter exist
     scale_out_switch: str | None = None  # SCALE_OUT_FLAG or SCALE_OUT_ENV: what turns the render routes on
+    several_api_keys: bool = False  # `--api-key` takes several keys and the start-up log redacts them
     choices: Mapping[str, tuple[object, ...]] = field(default_factory=dict)  # values of --dtype, ...
 
 
@@ -103,6 +104,12 @@ def scale_out_switch(flags: frozenset[str], env: frozenset[str]) -> str | None:
 # Loading and unloading adapters at run time (/v1/load_lora_adapter, VLLM_ALLOW_RUNTIME_LORA_UPDATING): vLLM PR
 # #6566, merged 2024-09-05, the day after 0.6.0 was tagged; first released in 0.6.1.
 RUNTIME_LORA_SINCE = "0.6.1"
+# `--api-key A B`: a list from 0.10.1 (vLLM PR #18548; the 0.10.1 wheel's entrypoints/openai/cli_args.py:90
+# `api_key: Optional[list[str]]`, 0.10.0's :88 `Optional[str]`), but the `non-default args` line of the start-up log
+# prints the keys in plain text until 0.28.0 (wheel entrypoints/serve/utils/api_utils.py:272); 0.29.0 redacts
+# api_key there (api_utils.py:271-286, `_SENSITIVE_ARG_FIELDS`). Keys on the command line only from 0.29.0.
+API_KEY_LIST_SINCE = "0.10.1"
+SEVERAL_API_KEYS_SINCE = "0.29.0"
 
 
 def flag_table(release: ReleaseTable) -> FlagTable:
@@ -123,6 +130,7 @@ def flag_table(release: ReleaseTable) -> FlagTable:
         engine_ready_timeout_env="VLLM_ENGINE_READY_TIMEOUT_S" in release.env,
         runtime_lora_updating=version_key(release.version) >= version_key(RUNTIME_LORA_SINCE),
         scale_out_switch=scale_out_switch(flags, release.env),
+        several_api_keys=version_key(release.version) >= version_key(SEVERAL_API_KEYS_SINCE),
         choices=release.choices,
     )
 

@@ -143,9 +143,10 @@ def _run(args: argparse.Namespace) -> int:
         cfg, secrets = load_stack_file_with_secrets(args.stack_file)
     except ConfigError as error:
         return _config_error(args, error)
-    try:  # secrets unknown offline: they may come from a Pulumi ESC environment or CI
+    try:  # a secret missing from the file is not an error offline (ESC or CI may set it); one it holds is known
         stack = stack_name_of(args.stack_file)
-        verdict = assess(cfg, cluster_check=_snapshot_check(args.cluster), stack=stack)
+        check = _snapshot_check(args.cluster)
+        verdict = assess(cfg, cluster_check=check, stack=stack, api_key_previous="api_key_previous" in secrets)
     except ConfigError as error:  # a --cluster file that is not a snapshot
         return _config_error(args, error)
     if verdict.outcome is Outcome.CONFIG_ERROR:

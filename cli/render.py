@@ -60,7 +60,7 @@ def _run(stack_file: str, out_dir: Path) -> int:
         print(error.render(), file=sys.stderr)
         return Outcome.CONFIG_ERROR.value
     stack = Path(stack_file).name.removeprefix("Pulumi.").removesuffix(".yaml")
-    verdict = assess(cfg, stack=stack, hf_token="hf_token" in secrets)
+    verdict = assess(cfg, stack=stack, hf_token="hf_token" in secrets, api_key_previous="api_key_previous" in secrets)
     if verdict.issues:
         print(ConfigError(list(verdict.issues)).render(), file=sys.stderr)
         return verdict.outcome.value

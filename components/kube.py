@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
@@ -47,15 +48,16 @@ def register(
     manifest: dict[str, Any],
     opts: pulumi.ResourceOptions,
     namespace: pulumi.Input[str] | None = None,
-    secret: pulumi.Input[str] | None = None,
+    secrets: Mapping[str, pulumi.Input[str] | None] | None = None,
 ) -> Any:
     """Register one rendered object as it is, by apiVersion/kind. `namespace` replaces the rendered one with an
-    Output (so the Namespace is created first); `secret` replaces the placeholder values of stringData."""
+    Output (so the Namespace is created first); `secrets` gives the value of each key of stringData in place of
+    its placeholder."""
     fields = {_snake(key): value for key, value in manifest.items() if key not in ("apiVersion", "kind")}
     if namespace is not None:
         fields["metadata"] = with_namespace(manifest, namespace)
-    if secret is not None and "string_data" in fields:
-        fields["string_data"] = dict.fromkeys(fields["string_data"], secret)
+    if secrets is not None and "string_data" in fields:
+        fields["string_data"] = {key: secrets[key] for key in fields["string_data"]}
     kind = KINDS.get((manifest["apiVersion"], manifest["kind"]))
     if kind is None:
         return k8s.apiextensions.CustomResource(

@@ -11,6 +11,7 @@ import pulumi
 
 from components.kube import register, timeouts
 from components.render import manifests
+from components.render.security import HF_TOKEN_KEY
 from plan import Plan
 from plan.delivery import DeliveryPlan
 
@@ -59,7 +60,7 @@ class ModelCache(pulumi.ComponentResource):
                 obj,
                 self._options(delivery, obj, done),
                 namespace=None if kind == "StorageClass" else args.namespace,  # cluster-scoped
-                secret=args.hf_token if kind == "Secret" else None,
+                secrets={HF_TOKEN_KEY: args.hf_token} if kind == "Secret" else None,
             )
         job = done.get("Job")
         self.job = job if job is not None and delivery.needs_download and "PersistentVolumeClaim" in done else None

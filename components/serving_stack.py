@@ -58,6 +58,7 @@ class ServingStack(pulumi.ComponentResource):
                 plan=plan,
                 namespace=self.namespace,
                 api_key=args.secrets.api_key,
+                api_key_previous=args.secrets.api_key_previous,
                 wait_for=(account, *self.cache.ready),
             ),
             pulumi.ResourceOptions(parent=self),

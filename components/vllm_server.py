@@ -11,7 +11,7 @@ import pulumi
 
 from components.kube import fill, register, timeouts
 from components.render import manifests
-from components.render.security import API_KEY_REVISION_PLACEHOLDER
+from components.render.security import API_KEY_KEY, API_KEY_PREVIOUS_KEY, API_KEY_REVISION_PLACEHOLDER
 from plan import Plan
 from plan.names import PORT_NAME, service_host
 from plan.security import api_key_revision
@@ -24,6 +24,7 @@ class VllmServerArgs:
     plan: Plan  # plan.server and plan.placement; a per-replica download mounts plan.delivery.hf_token_secret
     namespace: pulumi.Input[str]
     api_key: pulumi.Input[str] | None = None  # required when security.require_api_key
+    api_key_previous: pulumi.Input[str] | None = None  # accepted beside api_key (plan.server.api_key_previous)
     wait_for: Sequence[pulumi.Resource] = field(default_factory=tuple)  # its ServiceAccount, the cache PVC and Job
 
 
@@ -48,7 +49,7 @@ class VllmServer(pulumi.ComponentResource):
                 fill(obj, API_KEY_REVISION_PLACEHOLDER, self.api_key_revision),
                 self._options(role, args, done),
                 namespace=args.namespace,
-                secret=args.api_key if role == "Secret" else None,
+                secrets={API_KEY_KEY: args.api_key, API_KEY_PREVIOUS_KEY: args.api_key_previous} if role == "Secret" else None,
             )
         self.deployment, self.service = done[WORKLOAD], done["Service"]
         self.deployment_name: pulumi.Output[str] = self.deployment.metadata.apply(lambda m: m["name"])
@@ -88,7 +89,10 @@ def _fingerprint(args: VllmServerArgs) -> pulumi.Output[str] | None:
     if server.api_key_secret is None or args.api_key is None:
         return None
     namespace, secret_name = server.namespace, server.api_key_secret
-    fingerprint = pulumi.Output.from_input(args.api_key).apply(lambda key: api_key_revision(key, namespace, secret_name))
+    previous = args.api_key_previous if server.api_key_previous else None
+    fingerprint = pulumi.Output.all(args.api_key, previous).apply(
+        lambda keys: api_key_revision(keys[0], namespace, secret_name, keys[1])
+    )
     return pulumi.Output.unsecret(fingerprint)
 
 

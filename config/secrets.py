@@ -9,13 +9,14 @@ if TYPE_CHECKING:  # the preflight imports config; only the Pulumi program holds
     import pulumi
 
 # Keys that hold credentials: only ever set with `pulumi config set --secret`.
-SECRET_KEYS: tuple[str, ...] = ("hf_token", "api_key")
+SECRET_KEYS: tuple[str, ...] = ("hf_token", "api_key", "api_key_previous")
 
 
 @dataclass(frozen=True)
 class StackSecrets:
     hf_token: pulumi.Output[str] | None = None  # Hugging Face token, for gated models
     api_key: pulumi.Output[str] | None = None  # OpenAI API key vLLM requires on /v1
+    api_key_previous: pulumi.Output[str] | None = None  # accepted beside api_key while clients move (a rotation)
 
     @property
     def present(self) -> frozenset[str]:

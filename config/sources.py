@@ -266,7 +266,7 @@ def load_pulumi_secrets() -> StackSecrets:
     import pulumi
 
     config = pulumi.Config()
-    return StackSecrets(hf_token=config.get_secret("hf_token"), api_key=config.get_secret("api_key"))
+    return StackSecrets(**{name: config.get_secret(name) for name in SECRET_KEYS})
 
 
 def _decode(value: Any) -> Any:

@@ -56,10 +56,11 @@ class Plan:
     render_yaml_to_directory: str | None  # manifests written to this folder instead of applied
 
 
-def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
+def resolve(cfg: StackConfig, instance: str, hf_token: bool = False, api_key_previous: bool = False) -> Plan:
     """The plan of a parsed stack for one instance (plan/names.py instance_name of the Pulumi stack). Raises
     ConfigError when the model cannot be sized (an unreadable model.config_json). `hf_token`: whether the
-    hf_token secret is set (the download Jobs mount it)."""
+    hf_token secret is set (the download Jobs mount it); `api_key_previous`: whether that secret is set (the server
+    accepts it beside api_key)."""
     sizing = resolve_sizing(cfg)
     identity = resolve_identity(cfg.namespace, instance)
     token_secret = identity.names.hf_token_secret if hf_token else None
@@ -81,7 +82,7 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False) -> Plan:
     drain = drain_seconds(cfg.server, cfg.target)
     multinode = resolve_multinode(cfg, drain)
     ranks_lock_memory = multinode is not None and multinode.ipc_lock
-    server = resolve_server(cfg, identity, sizing.resolved, delivery, bounds[0], ranks_lock_memory, drain)
+    server = resolve_server(cfg, identity, sizing.resolved, delivery, bounds[0], ranks_lock_memory, drain, api_key_previous)
     zero = resolve_zero(
         cfg.autoscaling, cfg.exposure, identity, scaling.workload, server.port, scaling.thresholds.running, delivery.budget
     )

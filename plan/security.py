@@ -72,11 +72,13 @@ API_KEY_REVISION_ROUNDS = 100_000
 API_KEY_REVISION_HEX = 16  # 64 bits: two keys of one stack never share a fingerprint in practice
 
 
-def api_key_revision(key: str, namespace: str, secret_name: str) -> str:
+def api_key_revision(key: str, namespace: str, secret_name: str, previous: str | None = None) -> str:
     """The fingerprint of the API key on the pod templates that read it: a rotated key changes the templates, so
     `pulumi up` rolls the pods (they read VLLM_API_KEY at start only). Anyone who may read the workload reads it,
     so it is a stretched hash, salted with the Secret's namespace and name (one key in two stacks gives two
-    fingerprints), truncated: never the key, and nothing a strong key can be recovered from."""
+    fingerprints), truncated: never the key, and nothing a strong key can be recovered from. `previous`: the
+    api_key_previous secret the pods accept too, so that setting, changing or dropping it rolls them as well."""
     salt = f"{namespace}/{secret_name}".encode()
-    digest = hashlib.pbkdf2_hmac("sha256", key.encode(), salt, API_KEY_REVISION_ROUNDS)
+    keys = key if previous is None else f"{key}\0{previous}"
+    digest = hashlib.pbkdf2_hmac("sha256", keys.encode(), salt, API_KEY_REVISION_ROUNDS)
     return digest.hex()[:API_KEY_REVISION_HEX]

@@ -57,6 +57,9 @@ class ServerPlan:
     selector: dict[str, str]
     service_account: str
     api_key_secret: str | None  # set when security.require_api_key
+    # The api_key_previous secret is set: the Secret holds it too and vLLM accepts both keys (validation refuses it
+    # without api_key_secret, on the docker target and before vllm_flags.SEVERAL_API_KEYS_SINCE).
+    api_key_previous: bool
     image: str
     image_pull_policy: str
     port: int
@@ -115,10 +118,11 @@ def resolve_server(
     replicas: int,
     ranks_lock_memory: bool,
     drain: int,
+    api_key_previous: bool = False,
 ) -> ServerPlan:
     """`replicas`: the count at creation, the fewest that run (plan/cost.py replica_bounds); `ranks_lock_memory`:
     the ranks of a multi-node group add IPC_LOCK as UID 0 (plan/multinode.py); `drain`: plan/vllm_args.py
-    drain_seconds."""
+    drain_seconds; `api_key_previous`: whether that secret is set."""
     names, budget = identity.names, delivery.budget
     resources = resolve_resources(cfg, engine)
     scale_out = resolve_scale_out(cfg.routing, FLAG_TABLES[engine.release.version])
@@ -130,6 +134,7 @@ def resolve_server(
         selector=identity.selector("server"),
         service_account=names.server,
         api_key_secret=names.api_key_secret if cfg.security.require_api_key else None,
+        api_key_previous=api_key_previous,
         image=cfg.vllm.image_ref,
         image_pull_policy=cfg.vllm.image_pull_policy,
         port=cfg.server.port,

@@ -1,12 +1,13 @@
 """What the Kubernetes API server would refuse in the objects a stack renders, beyond "it parses".
 
-Four checks, each returning a list of problems ([] when the API server admits the objects):
+Four kinds of check, each returning a list of problems ([] when the API server admits the objects):
 - `schema_problems`: built-in kinds against kubernetes-validate's strict OpenAPI schema (tests/test_k8s_schema.py),
   custom resources against the upstream CRDs (tests/promtool crd_errors, ../shared/crds);
 - `object_problems`: the API server's own validation of one object (k8s.io/apimachinery pkg/util/validation/
   validation.go, pkg/apis/core/validation/validation.go): names per kind, label keys and values, annotation keys
   and total size, int32 fields and port ranges, quantities, unique container, volume and port names, volume mounts;
-- `reference_problems`: every Secret, ConfigMap, claim and ServiceAccount a pod uses is rendered or provided;
+- `reference_problems`: every Secret, ConfigMap, claim and ServiceAccount a pod uses is rendered or provided, and
+  (`secret_key_problems`) every key a pod reads from a rendered Secret is in it;
 - `selector_problems`: every Service, NetworkPolicy, PodDisruptionBudget, ServiceMonitor, PodMonitor and
   InferencePool selects a rendered pod template, and every workload's selector matches its own template.
 
@@ -479,7 +480,31 @@ def reference_problems(objects: list[dict[str, Any]], provided: Iterable[tuple[s
     return problems
 
 
+def secret_key_problems(objects: list[dict[str, Any]]) -> list[str]:
+    """Every key an env var takes from a rendered Secret (secretKeyRef) is one of its keys: the kubelet does not
+    start a container whose required key is missing (CreateContainerConfigError, `couldn't find key`)."""
+    keys = {
+        (o["metadata"].get("namespace", ""), o["metadata"]["name"]): {*o.get("stringData", {}), *o.get("data", {})}
+        for o in objects
+        if o.get("kind") == "Secret"
+    }
+    problems = []
+    for obj in objects:
+        namespace = obj.get("metadata", {}).get("namespace", "")
+        for at, pod in pod_specs(obj):
+            for container in [*pod.get("initContainers", []), *pod.get("containers", [])]:
+                for entry in container.get("env", []):
+                    ref = entry.get("valueFrom", {}).get("secretKeyRef", {})
+                    held = keys.get((namespace, ref.get("name", "")))
+                    if held is not None and not ref.get("optional") and ref.get("key") not in held:
+                        problems.append(
+                            f"{_where(obj)} {at}: env {entry['name']} reads key {ref.get('key')!r}, "
+                            f"which Secret {ref['name']!r} does not hold ({sorted(held)})"
+                        )
+    return problems
+
+
 def stack_problems(objects: list[dict[str, Any]], provided: Iterable[tuple[str, str]] = ()) -> list[str]:
     """Everything above, over one stack's objects."""
     problems = [p for obj in objects for p in (*schema_problems(obj), *object_problems(obj))]
-    return problems + reference_problems(objects, provided) + selector_problems(objects)
+    return problems + reference_problems(objects, provided) + secret_key_problems(objects) + selector_problems(objects)

@@ -22,9 +22,9 @@ INSTANCE = "llama"
 SET_FIXED_TERMS = {"engine_start_seconds": 60, "per_gpu_start_seconds": 15, "cuda_graph_capture_seconds": 120}
 
 
-def plan_of(cfg: StackConfig, instance: str = INSTANCE, hf_token: bool = False) -> Plan:
+def plan_of(cfg: StackConfig, instance: str = INSTANCE, hf_token: bool = False, api_key_previous: bool = False) -> Plan:
     """The stack's plan (plan.resolve), for the instance the tests name their objects after."""
-    return resolve(cfg, instance, hf_token=hf_token)
+    return resolve(cfg, instance, hf_token=hf_token, api_key_previous=api_key_previous)
 
 
 def placement_of(cfg: StackConfig) -> Placement:

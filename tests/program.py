@@ -14,7 +14,8 @@ from config.sources import read_stack_file
 from tests.factories import REPO
 from tests.harness import RecordingMocks, Registered, run_program_catching
 
-SECRET_VALUES = {"hf_token": "hf_test_token", "api_key": "sk-test-key"}
+SECRET_VALUES = {"hf_token": "hf_test_token", "api_key": "sk-test-key"}  # the secrets a stack may require
+TEST_SECRETS = SECRET_VALUES | {"api_key_previous": "sk-test-previous-key"}  # every secret a stack file may hold
 
 
 def stack_file_config(path: Path) -> tuple[dict[str, Any], tuple[str, ...]]:
@@ -22,7 +23,7 @@ def stack_file_config(path: Path) -> tuple[dict[str, Any], tuple[str, ...]]:
     raw, secrets, _ = read_stack_file(path)
     config = dict(raw)
     for name in secrets:
-        config[name] = SECRET_VALUES[name]
+        config[name] = TEST_SECRETS[name]
     return config, tuple(sorted(secrets))
 
 
@@ -53,7 +54,7 @@ def run_stack_file(
     config.update(extra or {})
     return run_main(
         config,
-        secret_keys + tuple(k for k in (extra or {}) if k in SECRET_VALUES),
+        secret_keys + tuple(k for k in (extra or {}) if k in TEST_SECRETS),
         stack=path.name.removeprefix("Pulumi.").removesuffix(".yaml"),
         mocks=mocks,
     )

@@ -26,7 +26,7 @@ from validation.delivery import rollout_deadline_issues, startup_probe_issues
 from validation.kubernetes import check_kubernetes
 from validation.lora import module_issues
 from validation.observability import zero_issues
-from validation.secrets import missing_secrets
+from validation.secrets import missing_secrets, previous_api_key_issues
 from validation.values import check_token_budget
 from validation.vllm import check_rendered_args, check_vllm_config
 
@@ -61,6 +61,13 @@ def _secrets(subject: Subject) -> list[ConfigIssue]:
     return missing_secrets(subject.config, subject.secrets_present, subject.report.resolved.architecture)
 
 
+def _previous_api_key(subject: Subject) -> list[ConfigIssue]:
+    """The plan knows the api_key_previous secret is set from the stack's secrets, or from the stack file offline."""
+    if not subject.plan.server.api_key_previous:
+        return []
+    return previous_api_key_issues(subject.config, subject.plan.engine.release.version)
+
+
 def _startup_probe(subject: Subject) -> list[ConfigIssue]:
     return startup_probe_issues(subject.report.startup)
 
@@ -90,6 +97,7 @@ RULES: list[Rule] = [
     _kubernetes,
     _vllm,
     _secrets,
+    _previous_api_key,
     _startup_probe,
     _rollout_deadline,
     _command_line,
@@ -141,16 +149,22 @@ def assess(
     *,
     stack: str = "dev",
     hf_token: bool | None = None,
+    api_key_previous: bool | None = None,
 ) -> Verdict:
     """Plan the stack (plan.resolve, once), validate it for its target, then check it against the cluster when
     facts are at hand. A config error outranks a memory or cluster verdict; a cluster not checked never blocks.
-    `hf_token`: whether the hf_token secret is set; by default, whether secrets_present names it."""
-    token = bool(secrets_present and "hf_token" in secrets_present) if hf_token is None else hf_token
+    `hf_token`, `api_key_previous`: whether that secret is set; by default, whether secrets_present names it."""
+    token = _named(secrets_present, "hf_token") if hf_token is None else hf_token
+    previous = _named(secrets_present, "api_key_previous") if api_key_previous is None else api_key_previous
     try:
-        plan = resolve(cfg, instance_name(stack), hf_token=token)
+        plan = resolve(cfg, instance_name(stack), hf_token=token, api_key_previous=previous)
     except ConfigError as error:  # e.g. an unreadable model.config_json
         return Verdict(None, tuple(error.issues))
     issues = tuple(check_stack(cfg, plan, secrets_present)) + tuple(zero_issues(plan.zero))
     if issues or cluster_check is None or cfg.target != "kubernetes":
         return Verdict(plan, issues)
     return Verdict(plan, issues, cluster_check(plan))
+
+
+def _named(secrets_present: frozenset[str] | None, name: str) -> bool:
+    return bool(secrets_present and name in secrets_present)

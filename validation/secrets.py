@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from catalog.models import Architecture, gated_on_hub
+from catalog.vllm_flags import API_KEY_LIST_SINCE, FLAG_TABLES, SEVERAL_API_KEYS_SINCE
+from catalog.vllm_releases import version_key
 from config.errors import ConfigIssue
 from config.stack import StackConfig
 
@@ -33,6 +35,42 @@ def missing_secrets(cfg: StackConfig, secrets_present: frozenset[str], arch: Arc
             )
         )
     return issues
+
+
+def previous_api_key_issues(cfg: StackConfig, version: str) -> list[ConfigIssue]:
+    """Where the api_key_previous secret, once set, cannot be honoured: it is accepted beside api_key only by
+    the server pods of a Kubernetes roll, on a release that takes several keys on its command line and keeps them
+    out of its start-up log (catalog/vllm_flags.py SEVERAL_API_KEYS_SINCE)."""
+    fix = "pulumi config rm api_key_previous"
+    if not cfg.security.require_api_key:
+        return [
+            ConfigIssue(
+                "api_key_previous",
+                "is set, but security.require_api_key is false: no server checks a key.",
+                f"set security.require_api_key: true, or {fix}.",
+            )
+        ]
+    if cfg.target == "docker":
+        return [
+            ConfigIssue(
+                "api_key_previous",
+                "is set, but the docker target runs one container, which a rotation restarts: no pod that accepts "
+                "the old key keeps serving while clients move, so a second key gains nothing there.",
+                f"{fix}; rotate by setting api_key alone.",
+            )
+        ]
+    if not FLAG_TABLES[version].several_api_keys:
+        takes_one = version_key(version) < version_key(API_KEY_LIST_SINCE)
+        why = "takes one --api-key only" if takes_one else "prints the keys of its command line in its start-up log"
+        return [
+            ConfigIssue(
+                "api_key_previous",
+                f"is set, but vLLM {version} {why}; several keys are safe from {SEVERAL_API_KEYS_SINCE} on.",
+                f"set vllm.version to {SEVERAL_API_KEYS_SINCE} or newer, or {fix} (a rotation then refuses the old "
+                "key on each pod as it is replaced).",
+            )
+        ]
+    return []
 
 
 def _downloads_from_hub(cfg: StackConfig) -> bool:

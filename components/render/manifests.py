@@ -21,6 +21,7 @@ from components.render.probes import budget_annotations, render_probes
 from components.render.router import router_objects
 from components.render.security import (
     API_KEY_KEY,
+    API_KEY_PREVIOUS_KEY,
     HF_TOKEN_KEY,
     render_namespace,
     render_scc_use,
@@ -74,7 +75,7 @@ def cache_objects(plan: Plan) -> list[dict[str, Any]]:
     if delivery.storage_class is not None:  # before any claim of its class
         objects.append(cache.render_storage_class(delivery.storage_class, meta))
     if token_secret:  # set by the plan exactly when a pod of the stack mounts it
-        objects.append(render_secret(token_secret, ns, meta, HF_TOKEN_KEY, SECRET_PLACEHOLDER))
+        objects.append(render_secret(token_secret, ns, meta, {HF_TOKEN_KEY: SECRET_PLACEHOLDER}))
     if delivery.runs_fill_job:  # per-replica pods download into their own claims
         account = fill_job_account(plan)
         if account == identity.names.download_service_account:
@@ -150,7 +151,9 @@ def server_objects(plan: Plan) -> list[dict[str, Any]]:
     if multinode is not None and multinode.scc is not None:
         objects += render_scc_use(f"{server.name}-scc", server.namespace, server.labels, multinode.scc, server.service_account)
     if server.api_key_secret:
-        objects.append(render_secret(server.api_key_secret, server.namespace, server.labels, API_KEY_KEY, SECRET_PLACEHOLDER))
+        keys = (API_KEY_KEY, API_KEY_PREVIOUS_KEY) if server.api_key_previous else (API_KEY_KEY,)
+        data = dict.fromkeys(keys, SECRET_PLACEHOLDER)
+        objects.append(render_secret(server.api_key_secret, server.namespace, server.labels, data))
     objects += [render_workload(plan, server_delivery(plan)), render_server_service(plan), pod.render_pdb(server)]
     if server.prepull is not None:
         objects.append(render_prepull_daemonset(server.prepull, plan.placement))

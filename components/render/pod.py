@@ -10,6 +10,7 @@ from components.render import scheduling
 from components.render.resources import memory_quantity, render_server_resources
 from components.render.security import (
     api_key_annotations,
+    api_key_args,
     api_key_env,
     container_security_context,
     pod_security_context,
@@ -58,7 +59,7 @@ def render_env(server: ServerPlan, delivery: PodDelivery) -> list[dict[str, Any]
     values = server.env | delivery.env | server.extra_env  # the user's word stays last, as in plan/vllm_args.py
     env: list[dict[str, Any]] = [{"name": key, "value": value} for key, value in values.items()]
     if server.api_key_secret:
-        env.append(api_key_env(server.api_key_secret))
+        env += api_key_env(server.api_key_secret, server.api_key_previous)
     return env
 
 
@@ -68,7 +69,8 @@ def render_server_container(server: ServerPlan, delivery: PodDelivery) -> dict[s
         "image": server.image,
         "imagePullPolicy": server.image_pull_policy,
         "command": ["vllm", "serve"],  # explicit: the image ENTRYPOINT differs between releases (docs/sources.md §A.6)
-        "args": kubelet_literal(list(server.args)),
+        # After kubelet_literal: the keys' $(VAR) must expand.
+        "args": kubelet_literal(list(server.args)) + api_key_args(bool(server.api_key_secret) and server.api_key_previous),
         "ports": [{"name": PORT_NAME, "containerPort": server.port, "protocol": "TCP"}],
         "env": render_env(server, delivery),
         **delivery.env_from,

@@ -72,7 +72,8 @@ def render_role_binding(routing: RoutingPlan) -> dict[str, Any]:
 
 def render_container(routing: RoutingPlan) -> dict[str, Any]:
     """`--api-key $(ROUTER_API_KEY)`: the router takes the key only as an argument, so the kubelet expands it
-    from the Secret; every other `$(` of the command line stays literal."""
+    from the Secret; every other `$(` of the command line stays literal. Always api_key, never api_key_previous:
+    the router rolls after the servers (components/router.py), so it takes a new key once they all accept it."""
     env: list[dict[str, Any]] = [{"name": "PYTHONDONTWRITEBYTECODE", "value": "1"}]
     args = kubelet_literal(list(routing.args))
     if routing.api_key_secret is not None:

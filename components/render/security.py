@@ -10,6 +10,10 @@ from plan.security import PodSecurity
 # The key inside each Secret; the HF token is mounted as this file, VLLM_API_KEY reads the other.
 HF_TOKEN_KEY = "token"
 API_KEY_KEY = "api-key"
+# The api_key_previous secret, beside api_key in the same Secret, and the server's variable for it: not VLLM_*, which
+# vLLM warns of as an unknown setting of its own (envs.py).
+API_KEY_PREVIOUS_KEY = "api-key-previous"
+API_KEY_PREVIOUS_ENV = "API_KEY_PREVIOUS"
 HF_TOKEN_DIR = "/var/run/secrets/huggingface"  # HF_TOKEN_PATH = HF_TOKEN_DIR/token
 RESTRICTED_SECCOMP = {"type": "RuntimeDefault"}
 # On each pod template that reads the API key: its fingerprint (plan/security.py api_key_revision), filled in by
@@ -77,14 +81,15 @@ def render_service_account(name: str, namespace: str, labels: dict[str, str]) ->
     }
 
 
-def render_secret(name: str, namespace: str, labels: dict[str, str], key: str, value: Any) -> dict[str, Any]:
-    """`value` is normally a Pulumi secret Output; it is stored encrypted in state."""
+def render_secret(name: str, namespace: str, labels: dict[str, str], data: dict[str, Any]) -> dict[str, Any]:
+    """`data`: each key of the Secret and its value, normally a placeholder the components fill with a Pulumi secret
+    Output (stored encrypted in state)."""
     return {
         "apiVersion": "v1",
         "kind": "Secret",
         "type": "Opaque",
         "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
-        "stringData": {key: value},
+        "stringData": dict(data),
     }
 
 
@@ -94,10 +99,18 @@ def api_key_annotations(secret_name: str | None) -> dict[str, str]:
     return {API_KEY_REVISION_ANNOTATION: API_KEY_REVISION_PLACEHOLDER} if secret_name else {}
 
 
-def api_key_env(secret_name: str) -> dict[str, Any]:
+def api_key_env(secret_name: str, previous: bool) -> list[dict[str, Any]]:
     """vLLM reads the key from VLLM_API_KEY or --api-key only (no file option), so an env var from a
-    secretKeyRef is the least exposed form: it stays out of the pod spec and the process arguments."""
-    return {"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {"name": secret_name, "key": API_KEY_KEY}}}
+    secretKeyRef is the least exposed form: it stays out of the pod spec and the process arguments. With the
+    previous key as well, both are variables that `api_key_args` hands to --api-key."""
+    keys = [("VLLM_API_KEY", API_KEY_KEY)] + ([(API_KEY_PREVIOUS_ENV, API_KEY_PREVIOUS_KEY)] if previous else [])
+    return [{"name": env, "valueFrom": {"secretKeyRef": {"name": secret_name, "key": key}}} for env, key in keys]
+
+
+def api_key_args(previous: bool) -> list[str]:
+    """VLLM_API_KEY holds one key, so two go on the command line, expanded by the kubelet from the variables
+    (vllm_flags.SEVERAL_API_KEYS_SINCE: the release redacts them in its start-up log); none with one key."""
+    return ["--api-key", "$(VLLM_API_KEY)", f"$({API_KEY_PREVIOUS_ENV})"] if previous else []
 
 
 def render_restricted_job(

@@ -18,6 +18,7 @@ from typing import Any
 from catalog.vllm_metrics import VersionMetrics, metrics_for
 from components.render import docker as docker_render
 from components.render.manifests import stack_manifests
+from components.render.security import API_KEY_KEY, API_KEY_PREVIOUS_KEY
 from config.sources import read_stack_file
 from config.stack import StackConfig
 from plan.lora import hub_snapshot
@@ -71,10 +72,12 @@ def _merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def stack_for_tests(stack_file: str, changes: dict[str, Any]) -> tuple[StackConfig, PreflightReport]:
+def stack_for_tests(
+    stack_file: str, changes: dict[str, Any], secrets: frozenset[str] = frozenset({"api_key", "hf_token"})
+) -> tuple[StackConfig, PreflightReport]:
     raw, _, _ = read_stack_file(REPO / "stacks" / stack_file)
     cfg = validate_config(_merge(raw, {**CHANGES, **changes}))
-    verdict = assess(cfg, frozenset({"api_key", "hf_token"}))  # the program's own validation: the stack must deploy
+    verdict = assess(cfg, secrets)  # the program's own validation: the stack must deploy
     assert verdict.outcome is Outcome.FITS and verdict.report is not None, verdict.issues
     return cfg, verdict.report
 
@@ -87,9 +90,9 @@ def docker_stack() -> tuple[StackConfig, PreflightReport]:
     return stack_for_tests("Pulumi.docker-8b.yaml", {})
 
 
-def _objects(cfg: StackConfig, report: PreflightReport) -> list[dict[str, Any]]:
+def _objects(cfg: StackConfig, report: PreflightReport, api_key_previous: bool = False) -> list[dict[str, Any]]:
     """Every object the program registers for the stack (components/render/manifests.py stack_manifests)."""
-    return stack_manifests(plan_of(cfg, INSTANCE))
+    return stack_manifests(plan_of(cfg, INSTANCE, api_key_previous=api_key_previous))
 
 
 def _one(objects: list[dict[str, Any]], kind: str) -> dict[str, Any]:
@@ -101,16 +104,36 @@ def _deployment(cfg: StackConfig, report: PreflightReport) -> dict[str, Any]:
     return next(o for o in _objects(cfg, report) if o["kind"] in ("Deployment", "StatefulSet"))
 
 
-def _container_env(container: dict[str, Any], api_key: str) -> dict[str, str]:
+def _container_env(container: dict[str, Any], keys: dict[str, str]) -> dict[str, str]:
+    """`keys`: the API-key Secret's values by key; the kubelet resolves an env var's secretKeyRef from them."""
     env: dict[str, str] = {}
     for item in container["env"]:
+        ref = item.get("valueFrom", {}).get("secretKeyRef", {})
         if "value" in item:
             env[item["name"]] = item["value"]
-        elif item["name"] == "VLLM_API_KEY":  # valueFrom the API-key Secret: the kubelet resolves it
-            env[item["name"]] = api_key
+        elif ref.get("name", "").endswith("-api-key") and ref.get("key") in keys:
+            env[item["name"]] = keys[ref["key"]]
         else:
             raise AssertionError(f"the e2e tier cannot resolve env {item}")
     return env
+
+
+def kubelet_expand(arg: str, env: dict[str, str]) -> str:
+    """An argument as the kubelet hands it to the container: `$(NAME)` of a variable the container defines becomes
+    its value, `$$` a `$`, anything else stays (kubernetes third_party/forked/golang/expansion/expand.go)."""
+    out, at = [], 0
+    while at < len(arg):
+        if arg.startswith("$$", at):
+            out.append("$")
+            at += 2
+        elif arg.startswith("$(", at) and (end := arg.find(")", at)) != -1:
+            name = arg[at + 2 : end]
+            out.append(env.get(name, arg[at : end + 1]))
+            at = end + 1
+        else:
+            out.append(arg[at])
+            at += 1
+    return "".join(out)
 
 
 def kubernetes_launch(api_key: str) -> Launch:
@@ -239,13 +262,17 @@ def _server_launch(cfg: StackConfig, report: PreflightReport, api_key: str) -> L
     return _launch(_deployment(cfg, report)["spec"]["template"]["spec"]["containers"][0], cfg, report, api_key)
 
 
-def _launch(container: dict[str, Any], cfg: StackConfig, report: PreflightReport, api_key: str) -> Launch:
-    """How to run a rendered server container: its command line, env and startup budget."""
+def _launch(
+    container: dict[str, Any], cfg: StackConfig, report: PreflightReport, api_key: str, previous: str | None = None
+) -> Launch:
+    """How to run a rendered server container: its command line as the kubelet expands it, env and startup
+    budget. `previous`: the api_key_previous secret's value, where the stack sets it."""
     probe = container["startupProbe"]
+    env = _container_env(container, {API_KEY_KEY: api_key} | ({API_KEY_PREVIOUS_KEY: previous} if previous else {}))
     return Launch(
         command=list(container["command"]),
-        args=list(container["args"]),
-        env=_container_env(container, api_key),
+        args=[kubelet_expand(arg, env) for arg in container["args"]],
+        env=env,
         startup_budget_seconds=probe["failureThreshold"] * probe["periodSeconds"],
         port=cfg.server.port,
         served_model_name=report.resolved.served_model_name,
@@ -268,3 +295,10 @@ def object_storage_stack(endpoint_url: str, **credentials: Any) -> tuple[StackCo
 def object_storage_launch(api_key: str, endpoint_url: str, **credentials: Any) -> Launch:
     cfg, report = object_storage_stack(endpoint_url, **credentials)
     return _server_launch(cfg, report, api_key)
+
+
+def rotation_launch(api_key: str, previous: str) -> Launch:
+    """The Kubernetes test stack halfway through a rotation: api_key is the new key, api_key_previous the old one."""
+    cfg, report = stack_for_tests("Pulumi.dev.yaml", {}, frozenset({"api_key", "api_key_previous", "hf_token"}))
+    deployment = next(o for o in _objects(cfg, report, api_key_previous=True) if o["kind"] == "Deployment")
+    return _launch(deployment["spec"]["template"]["spec"]["containers"][0], cfg, report, api_key, previous)
