@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 import pulumi
 
-from components.kube import register, timeouts
+from components.kube import fill, register, timeouts
+from components.render.security import API_KEY_REVISION_PLACEHOLDER
 from components.render.smoke import render_smoke_configmap, render_smoke_job
 from plan.identity import Identity
 from plan.traffic import SmokePlan, TrafficPlan
@@ -23,6 +24,7 @@ class SmokeTestArgs:
     namespace: pulumi.Input[str]
     # The Deployment (Pulumi awaits its rollout), the Service, the API-key Secret and the NetworkPolicies.
     wait_for: Sequence[pulumi.Resource] = field(default_factory=tuple)
+    api_key_revision: pulumi.Input[str] | None = None  # VllmServer.api_key_revision: a rotated key reruns the check
 
 
 class SmokeTest(pulumi.ComponentResource):
@@ -31,7 +33,9 @@ class SmokeTest(pulumi.ComponentResource):
     def __init__(self, name: str, args: SmokeTestArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TOKEN, name, None, opts)
         configmap = render_smoke_configmap(args.identity, args.smoke)
-        job = render_smoke_job(args.identity, args.traffic, args.smoke)
+        job = fill(
+            render_smoke_job(args.identity, args.traffic, args.smoke), API_KEY_REVISION_PLACEHOLDER, args.api_key_revision
+        )
         script = register(f"{name}-script", configmap, pulumi.ResourceOptions(parent=self), namespace=args.namespace)
         self.job = register(
             f"{name}-job",
@@ -39,8 +43,10 @@ class SmokeTest(pulumi.ComponentResource):
             pulumi.ResourceOptions(
                 parent=self,
                 depends_on=[script, *args.wait_for],
-                # A new name per model/image (render/smoke.py): the old Job is deleted after the new one passed.
-                delete_before_replace=False,
+                # No delete_before_replace: the provider chooses. A new name (render/smoke.py) is created first and
+                # the old Job deleted after it passed; a change that keeps the name (a rotated key, the router
+                # turned on) deletes the Job first. False would force create-first there too, an apply to the
+                # existing Job whose template is immutable, and `pulumi up` would fail (docs/security.md).
                 custom_timeouts=timeouts(args.smoke.deadline_seconds + 60),
             ),
             namespace=args.namespace,

@@ -57,8 +57,9 @@ def build_kubernetes_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
     front: tuple[pulumi.Resource, ...] = (serving.server.service,)  # what callers reach: the router when on
     if plan.routing is not None:
         server = (serving.server.deployment, serving.server.service)
-        revision = serving.server.api_key_revision
-        router_args = RouterArgs(plan.routing, plan.monitoring, serving.namespace, server, api_key_revision=revision)
+        router_args = RouterArgs(
+            plan.routing, plan.monitoring, serving.namespace, server, api_key_revision=serving.server.api_key_revision
+        )
         router = Router(f"{name}-router", router_args, child)
         front = (router.deployment, router.service)
     exposure = Exposure(f"{name}-exposure", ExposureArgs(identity, traffic, serving.namespace, depends_on=front), child)
@@ -69,9 +70,9 @@ def build_kubernetes_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
         # request could reach the interceptor before the HTTPScaledObject exists and get 404 (docs/scale-to-zero.md).
         routes = autoscaler.routes if autoscaler is not None else []
         wait_for = (serving.server.deployment, serving.server.service, *front, *policies.all, *routes)
-        smoke = SmokeTest(
-            f"{name}-smoke-test", SmokeTestArgs(identity, traffic, traffic.smoke, serving.namespace, wait_for), child
-        )
+        revision = serving.server.api_key_revision
+        smoke_args = SmokeTestArgs(identity, traffic, traffic.smoke, serving.namespace, wait_for, revision)
+        smoke = SmokeTest(f"{name}-smoke-test", smoke_args, child)
         started.append(smoke.job_name)
     direct = not traffic.exposed and bool(traffic.network_policy.client_namespaces)
     (pulumi.log.warn if direct else pulumi.log.info)(how_clients_reach_it(identity, traffic))

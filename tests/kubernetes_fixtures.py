@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,9 +117,12 @@ class Registration:
     ignore_changes: list[str]
     timeouts: dict[str, str]
     aliases: list[Any]  # alias_pb2.Alias: a full URN, or a spec (name, type, parentUrn) the engine resolves
+    delete_before_replace: bool | None  # None: not set, so the provider's Diff decides
 
 
-def run_recording(build: Callable[[], Any]) -> tuple[Registered, dict[str, Registration]]:
+def run_recording(
+    build: Callable[[], Any], config: Mapping[str, Any] | None = None, secret_keys: tuple[str, ...] = ()
+) -> tuple[Registered, dict[str, Registration]]:
     """run_program, also keeping each RegisterResource request's options (the mocks only see inputs)."""
     requests: dict[str, Registration] = {}
     original = pulumi_mocks.MockMonitor.RegisterResource
@@ -133,12 +136,13 @@ def run_recording(build: Callable[[], Any]) -> tuple[Registered, dict[str, Regis
             list(request.ignoreChanges),
             {"create": timeouts.create, "update": timeouts.update},
             list(request.aliases),
+            request.deleteBeforeReplace if request.deleteBeforeReplaceDefined else None,
         )
         return original(monitor, request)
 
     pulumi_mocks.MockMonitor.RegisterResource = spy  # type: ignore[method-assign]
     try:
-        return run_program(build), requests
+        return run_program(build, config, secret_keys), requests
     finally:
         pulumi_mocks.MockMonitor.RegisterResource = original  # type: ignore[method-assign]
 

@@ -19,11 +19,15 @@ from tests.program import run_stack_file
 ANNOTATION = "vllm-serving.io/api-key-revision"
 KEY, ROTATED = "sk-before-rotation-0123456789", "sk-after-rotation-9876543210"
 
-# Each workload kind the server runs as, and the pod templates that take the key from the Secret.
+# Each workload kind the server runs as, and the pod templates that take the key from the Secret (the smoke test's
+# Job too: a rotation reruns it).
 STACKS = {
-    "Deployment-and-router": ("examples/Pulumi.router-two-replicas.yaml", ["router", "server"]),
-    "StatefulSet": ("examples/Pulumi.llama-70b-node-local-nvme.yaml", ["server"]),
-    "LeaderWorkerSet": ("examples/Pulumi.llama-405b-on-2x8-a100-80gb.yaml", ["server-leader", "server-worker"]),
+    "Deployment-and-router": ("examples/Pulumi.router-two-replicas.yaml", ["router", "server", "smoke-test"]),
+    "StatefulSet": ("examples/Pulumi.llama-70b-node-local-nvme.yaml", ["server", "smoke-test"]),
+    "LeaderWorkerSet": (
+        "examples/Pulumi.llama-405b-on-2x8-a100-80gb.yaml",
+        ["server-leader", "server-worker", "smoke-test"],
+    ),
 }
 CASES = pytest.mark.parametrize("stack", sorted(STACKS))
 
@@ -57,9 +61,11 @@ def pod_templates(value: Any, role: str = "") -> list[tuple[str, dict[str, Any]]
 
 
 def reads_the_key(template: dict[str, Any]) -> bool:
-    """A container takes the key from the Secret into its environment (VLLM_API_KEY, ROUTER_API_KEY)."""
+    """A container takes the key from the Secret into its environment (VLLM_API_KEY, ROUTER_API_KEY), or the pod
+    mounts the Secret (the smoke test's key file)."""
     refs = [env.get("valueFrom", {}).get("secretKeyRef", {}) for c in template["spec"]["containers"] for env in c["env"]]
-    return any(ref.get("name", "").endswith("-api-key") for ref in refs)
+    mounted = [volume.get("secret", {}).get("secretName", "") for volume in template["spec"].get("volumes", [])]
+    return any(name.endswith("-api-key") for name in [ref.get("name", "") for ref in refs] + mounted)
 
 
 def fingerprints(stack: str, key: str | None) -> dict[str, Any]:
@@ -94,7 +100,7 @@ def test_the_same_api_key_gives_the_same_fingerprint_so_an_unchanged_key_rolls_n
 
 def test_only_stacks_that_require_an_api_key_carry_its_fingerprint() -> None:
     with_key, without = fingerprints("Deployment-and-router", KEY), fingerprints("Deployment-and-router", None)
-    assert (sorted(with_key), without) == (["router", "server"], {})
+    assert (sorted(with_key), without) == (STACKS["Deployment-and-router"][1], {})
 
 
 @CASES
@@ -116,7 +122,7 @@ def test_the_key_reaches_no_object_but_its_secret(stack: str) -> None:
 def test_the_fingerprint_is_plain_so_the_preview_shows_the_pod_template_change() -> None:
     """A secret annotation would mark the whole template secret in the diff (pulumi/pulumi-kubernetes#1464)."""
     values = fingerprints("Deployment-and-router", KEY)
-    assert sorted(values) == ["router", "server"]
+    assert sorted(values) == STACKS["Deployment-and-router"][1]
     assert [name for name, value in values.items() if not isinstance(value, str) or SECRET_SIG in value] == []
 
 

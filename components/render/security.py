@@ -123,6 +123,7 @@ def render_restricted_job(
     deadline_seconds: int,
     service_account: str | None = None,
     pod_extra: dict[str, Any] | None = None,
+    pod_annotations: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """A one-shot Job under Pod Security "restricted": no retries in the pod, no API token, no Service
     variables; the download, bucket-copy and smoke-test Jobs are all this shape."""
@@ -144,6 +145,10 @@ def render_restricted_job(
         "spec": {
             "backoffLimit": backoff_limit,
             "activeDeadlineSeconds": deadline_seconds,
-            "template": {"metadata": {"labels": dict(metadata["labels"])}, "spec": pod_spec},
+            "template": {"metadata": _pod_metadata(metadata["labels"], pod_annotations or {}), "spec": pod_spec},
         },
     }
+
+
+def _pod_metadata(labels: dict[str, str], annotations: dict[str, str]) -> dict[str, Any]:
+    return {"labels": dict(labels), **({"annotations": dict(annotations)} if annotations else {})}

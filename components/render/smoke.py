@@ -14,7 +14,12 @@ from __future__ import annotations
 from typing import Any
 
 from components.render.resources import container_resources
-from components.render.security import API_KEY_KEY, container_security_context, render_restricted_job
+from components.render.security import (
+    API_KEY_KEY,
+    api_key_annotations,
+    container_security_context,
+    render_restricted_job,
+)
 from plan.identity import Identity
 from plan.traffic import RETRIES, SmokePlan, TrafficPlan, smoke_script
 
@@ -71,7 +76,9 @@ def _volumes(identity: Identity, smoke: SmokePlan) -> tuple[list[dict[str, Any]]
 
 
 def render_smoke_job(identity: Identity, traffic: TrafficPlan, smoke: SmokePlan) -> dict[str, Any]:
-    """One request per attempt; no ttlSecondsAfterFinished (Pulumi would see the Job vanish and recreate it)."""
+    """One request per attempt; no ttlSecondsAfterFinished (Pulumi would see the Job vanish and recreate it).
+    With a key, the pod template carries its fingerprint, as the server's does: a rotated key changes the
+    template, which replaces the Job (its template is immutable), so the check runs again with the new key."""
     volumes, mounts = _volumes(identity, smoke)
     container = {
         "name": "smoke-test",
@@ -86,7 +93,13 @@ def render_smoke_job(identity: Identity, traffic: TrafficPlan, smoke: SmokePlan)
     }
     metadata = {"name": smoke.name, "namespace": identity.namespace, "labels": identity.labels(COMPONENT)}
     return render_restricted_job(
-        smoke.security, metadata, [container], volumes, backoff_limit=RETRIES, deadline_seconds=smoke.deadline_seconds
+        smoke.security,
+        metadata,
+        [container],
+        volumes,
+        backoff_limit=RETRIES,
+        deadline_seconds=smoke.deadline_seconds,
+        pod_annotations=api_key_annotations(identity.names.api_key_secret if smoke.require_api_key else None),
     )
 
 

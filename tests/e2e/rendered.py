@@ -302,3 +302,25 @@ def rotation_launch(api_key: str, previous: str) -> Launch:
     cfg, report = stack_for_tests("Pulumi.dev.yaml", {}, frozenset({"api_key", "api_key_previous", "hf_token"}))
     deployment = next(o for o in _objects(cfg, report, api_key_previous=True) if o["kind"] == "Deployment")
     return _launch(deployment["spec"]["template"]["spec"]["containers"][0], cfg, report, api_key, previous)
+
+
+def rotation_smoke_command(base_url: str, mounted: dict[str, Path]) -> list[str]:
+    """The smoke Job's command of the stack mid-rotation, run here: each volume's mount path becomes the local folder
+    `mounted` names for the volume (what the kubelet would mount: the script's ConfigMap, the API-key Secret's keys as
+    files), and the in-cluster Service URL the server's `base_url`."""
+    cfg, report = stack_for_tests("Pulumi.dev.yaml", {}, frozenset({"api_key", "api_key_previous", "hf_token"}))
+    job = next(
+        o for o in _objects(cfg, report, api_key_previous=True) if o["kind"] == "Job" and "smoke" in o["metadata"]["name"]
+    )
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    paths = {mount["mountPath"]: str(mounted[mount["name"]]) for mount in container["volumeMounts"] if mount["name"] in mounted}
+    command = [_local_path(arg, paths) for arg in container["command"]]
+    command[command.index("--base-url") + 1] = base_url
+    return command
+
+
+def _local_path(arg: str, paths: dict[str, str]) -> str:
+    for mount_path, local in paths.items():
+        if arg.startswith(mount_path + "/"):
+            return local + arg[len(mount_path) :]
+    return arg

@@ -8,11 +8,15 @@ SEVERAL_API_KEYS_SINCE).
 from __future__ import annotations
 
 import secrets
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from components.render.security import API_KEY_KEY, API_KEY_PREVIOUS_KEY
+from plan.traffic import smoke_script
 from tests.e2e import cpu_backend, rendered
 from tests.e2e.processes import Server, free_port, get, request
 
@@ -70,3 +74,20 @@ def test_the_start_up_log_holds_neither_key(rotating: Server) -> None:
     log = rotating.log.read_text(errors="replace")
     assert "non-default args" in log, rotating.log_tail()  # the line that would print them
     assert NEW not in log and OLD not in log
+
+
+def test_the_smoke_check_a_rotation_reruns_passes_with_the_new_key_as_its_job_mounts_it(
+    rotating: Server, tmp_path: Path
+) -> None:
+    """The Job's own command, its volumes as the kubelet mounts them: the script from the ConfigMap, both keys of
+    the Secret as files (the check reads `api-key`, the new one)."""
+    script, keys = tmp_path / "script", tmp_path / "api-key"
+    script.mkdir()
+    keys.mkdir()
+    (script / "check.py").write_text(smoke_script())
+    (keys / API_KEY_KEY).write_text(NEW)
+    (keys / API_KEY_PREVIOUS_KEY).write_text(OLD)
+    command = rendered.rotation_smoke_command(rotating.base_url, {"script": script, "api-key": keys})
+    assert command[0] == "python3"
+    result = subprocess.run([sys.executable, *command[1:]], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
