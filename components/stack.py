@@ -56,20 +56,20 @@ def build_kubernetes_stack(plan: Plan, secrets: StackSecrets) -> dict[str, Any]:
     policies = NetworkPolicies(f"{name}-network", NetworkPoliciesArgs(identity, traffic, serving.namespace), child)
     front: tuple[pulumi.Resource, ...] = (serving.server.service,)  # what callers reach: the router when on
     if plan.routing is not None:
-        server = (serving.server.deployment, serving.server.service)
+        server = (serving.server.rolled_out, serving.server.service)  # the router moves after the servers did
         router_args = RouterArgs(
             plan.routing, plan.monitoring, serving.namespace, server, api_key_revision=serving.server.api_key_revision
         )
         router = Router(f"{name}-router", router_args, child)
         front = (router.deployment, router.service)
     exposure = Exposure(f"{name}-exposure", ExposureArgs(identity, traffic, serving.namespace, depends_on=front), child)
-    started: list[pulumi.Output[Any]] = [serving.server.deployment_name]  # resolves once the rollout is awaited
+    started: list[pulumi.Output[Any]] = [serving.server.rolled_out_name]  # resolves once the rollout is awaited
     autoscaler = _autoscaler(plan, serving, child)
     if traffic.smoke is not None:  # after the rollout: the server, its Service and the policies that admit the Job
         # With the add-on, also after what the interceptor routes the Job's Host by: created together, the Job's
         # request could reach the interceptor before the HTTPScaledObject exists and get 404 (docs/scale-to-zero.md).
         routes = autoscaler.routes if autoscaler is not None else []
-        wait_for = (serving.server.deployment, serving.server.service, *front, *policies.all, *routes)
+        wait_for = (serving.server.rolled_out, serving.server.service, *front, *policies.all, *routes)
         revision = serving.server.api_key_revision
         smoke_args = SmokeTestArgs(identity, traffic, traffic.smoke, serving.namespace, wait_for, revision)
         smoke = SmokeTest(f"{name}-smoke-test", smoke_args, child)

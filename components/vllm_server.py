@@ -12,6 +12,7 @@ import pulumi
 from components.kube import fill, register, timeouts
 from components.render import manifests
 from components.render.security import API_KEY_KEY, API_KEY_PREVIOUS_KEY, API_KEY_REVISION_PLACEHOLDER
+from components.rollout_gate import RolloutGate, RolloutGateArgs
 from plan import Plan
 from plan.names import PORT_NAME, service_host
 from plan.security import api_key_revision
@@ -35,13 +36,15 @@ class VllmServer(pulumi.ComponentResource):
 
     deployment: Any
     service: Any
+    rolled_out: Any  # ends when the rollout does: the workload, or a LeaderWorkerSet's rollout-gate Job
     api_key_revision: pulumi.Output[str] | None  # the key's fingerprint on the pod templates; the router's too
 
     def __init__(self, name: str, args: VllmServerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
         done, port = dict[str, Any](), args.plan.server.port
         self.api_key_revision = _fingerprint(args)
-        for obj in manifests.server_objects(args.plan):  # the rendered list, dependencies first
+        objects = manifests.server_objects(args.plan)
+        for obj in objects:  # the rendered list, dependencies first
             role = WORKLOAD if obj["kind"] in _WORKLOAD_SUFFIX else obj["kind"]
             suffix = _WORKLOAD_SUFFIX.get(obj["kind"]) or _SUFFIX[role]
             done[role] = register(
@@ -52,6 +55,8 @@ class VllmServer(pulumi.ComponentResource):
                 secrets={API_KEY_KEY: args.api_key, API_KEY_PREVIOUS_KEY: args.api_key_previous} if role == "Secret" else None,
             )
         self.deployment, self.service = done[WORKLOAD], done["Service"]
+        self.rolled_out = self._rollout_gate(name, args, objects)
+        self.rolled_out_name: pulumi.Output[str] = self.rolled_out.metadata.apply(lambda m: m["name"])
         self.deployment_name: pulumi.Output[str] = self.deployment.metadata.apply(lambda m: m["name"])
         self.service_name: pulumi.Output[str] = self.service.metadata.apply(lambda m: m["name"])
         self.url: pulumi.Output[str] = pulumi.Output.all(self.service_name, args.namespace).apply(
@@ -65,6 +70,16 @@ class VllmServer(pulumi.ComponentResource):
                 "url": self.url,
             }
         )
+
+    def _rollout_gate(self, name: str, args: VllmServerArgs, objects: list[dict[str, Any]]) -> pulumi.Resource:
+        """What ends when the server's rollout does: the workload itself, which Pulumi awaits, or for a
+        LeaderWorkerSet its rollout gate's Job."""
+        gate = args.plan.rollout_gate
+        if gate is None:
+            return self.deployment
+        gate_objects = manifests.rollout_gate_objects(args.plan, objects)
+        gate_args = RolloutGateArgs(gate, gate_objects, args.namespace, self.deployment, self.api_key_revision)
+        return RolloutGate(f"{name}-rollout-gate", gate_args, pulumi.ResourceOptions(parent=self)).job
 
     def _options(self, kind: str, args: VllmServerArgs, done: dict[str, Any]) -> pulumi.ResourceOptions:
         delivery = args.plan.delivery

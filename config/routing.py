@@ -65,8 +65,8 @@ class RoutingConfig(ConfigGroup):
     )
     api_server_cidrs: tuple[str, ...] = Field(
         (),
-        description="Addresses of the Kubernetes API server, for the router's NetworkPolicy egress (its pod "
-        "discovery); empty admits TCP api_server_ports to any address.",
+        description="Addresses of the Kubernetes API server, for the NetworkPolicy egress of the router (its pod "
+        "discovery) and of a multi-node stack's rollout gate; empty admits TCP api_server_ports to any address.",
     )
     api_server_ports: tuple[Port, ...] = Field((443, 6443), description="TCP ports of the Kubernetes API server.")
 

@@ -20,6 +20,7 @@ from plan.lora import LoraPlan, resolve_lora
 from plan.monitoring import MonitoringPlan, resolve_observability
 from plan.multinode import MultinodePlan, resolve_multinode
 from plan.placement import Placement, resolve_placement
+from plan.rollout_gate import RolloutGatePlan, gate_deadline_seconds, resolve_rollout_gate
 from plan.routing import RoutingPlan, resolve_routing
 from plan.scaling import ScalingPlan
 from plan.security import PodSecurityLevel, pod_security_level
@@ -43,6 +44,7 @@ class Plan:
     server: ServerPlan  # the vLLM server: command line, environment, resources, security
     placement: Placement  # where its pods run
     multinode: MultinodePlan | None  # None with one node per replica
+    rollout_gate: RolloutGatePlan | None  # the Job that awaits the LeaderWorkerSet's rollout; None without one
     pod_security: PodSecurityLevel  # the Pod Security level the pods meet, which their namespace must admit
     traffic: TrafficPlan  # exposure, client URL, network-policy inputs, smoke test
     routing: RoutingPlan | None  # vLLM's router in front of the replicas; None when routing.enabled is false
@@ -96,6 +98,7 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False, api_key_pre
         server.startup_seconds,
         server.pre_stop_sleep_seconds,
     )
+    groups_deadline = gate_deadline_seconds(delivery.most_replicas, delivery.budget, server.termination_grace_period_seconds)
     return Plan(
         target=cfg.target,
         identity=identity,
@@ -105,6 +108,7 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False, api_key_pre
         server=server,
         placement=placement,
         multinode=multinode,
+        rollout_gate=resolve_rollout_gate(multinode, identity, cfg.smoke_test.image, delivery.security, groups_deadline),
         pod_security=pod_security_level(ranks_lock_memory),
         traffic=resolve_traffic(
             cfg,

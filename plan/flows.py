@@ -26,6 +26,7 @@ MODEL_CACHE = "model-cache"  # the download Job's and the bucket copy Job's pods
 SMOKE_TEST = "smoke-test"  # the smoke-test Job's pods
 ROUTER = "router"  # vLLM's router pods (plan/routing.py), when routing is on
 IMAGE_PREPULL = "image-prepull"  # the image pre-pull DaemonSet's pods (server.prepull_image): no flow at all
+ROLLOUT_GATE = "rollout-gate"  # the Job that awaits a LeaderWorkerSet's rollout (plan/rollout_gate.py)
 
 
 @dataclass(frozen=True)
@@ -265,16 +266,23 @@ def smoke_flows(port: int, smoke_test: bool, entry: str = SERVER) -> list[Flow]:
     return [Flow(Own(SMOKE_TEST), Own(entry), (Port("TCP", port),), "the smoke test calls the API")] if smoke_test else []
 
 
-def router_flows(routing: RoutingConfig, server_port: int, prometheus: Pods | None, dns: DnsService) -> list[Flow]:
-    """The router's own flows: it calls the servers it discovers, watches their pods through the API server
-    (any address on its ports unless routing.api_server_cidrs names it), and is scraped by Prometheus."""
+def api_server_flow(component: str, routing: RoutingConfig, reason: str) -> Flow:
+    """To the Kubernetes API server: any address on its ports unless routing.api_server_cidrs names it. The pods
+    reach it at KUBERNETES_SERVICE_HOST, which a policy sees after the Service's translation, so as the API
+    server's own addresses."""
     # Any address of either family: an IPv6 cluster's API server answers on IPv6, which 0.0.0.0/0 never matches.
     api_server = tuple(Addresses(cidr) for cidr in routing.api_server_cidrs) or (Addresses("0.0.0.0/0"), Addresses("::/0"))
+    return Flow(Own(component), api_server, tuple(Port("TCP", p) for p in routing.api_server_ports), reason)
+
+
+def router_flows(routing: RoutingConfig, server_port: int, prometheus: Pods | None, dns: DnsService) -> list[Flow]:
+    """The router's own flows: it calls the servers it discovers, watches their pods through the API server, and
+    is scraped by Prometheus."""
     # On a shared endpoint the router forwards to every stack's servers; each admits it (endpoint_flows).
     servers = (pods(endpoint_selector(routing.endpoint, SERVER)),) if routing.endpoint else Own(SERVER)
     flows = [
         Flow(Own(ROUTER), servers, (Port("TCP", server_port),), "the router forwards each request to a server"),
-        Flow(Own(ROUTER), api_server, tuple(Port("TCP", p) for p in routing.api_server_ports), "pod discovery (watch)"),
+        api_server_flow(ROUTER, routing, "pod discovery (watch)"),
         *dns_flows(ROUTER, dns),
     ]
     if prometheus is not None:
@@ -354,6 +362,9 @@ def resolve_flows(
     if routing.enabled:
         components.append(ROUTER)
         flows += router_flows(routing, port, prometheus, dns)
+    if multinode:  # the rollout gate reads the LeaderWorkerSet at the API server's address, no name to resolve
+        components.append(ROLLOUT_GATE)
+        flows.append(api_server_flow(ROLLOUT_GATE, routing, "the rollout gate reads the LeaderWorkerSet's status"))
     if image_prepull:  # a policy and no flow: the sleeping pods send and accept nothing
         components.append(IMAGE_PREPULL)
     flows += keda_flows(profile, keda_queries_thanos)

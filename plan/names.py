@@ -28,6 +28,16 @@ class Names:
         return f"{self.instance}-server"
 
     @property
+    def group(self) -> str:
+        """The LeaderWorkerSet of engine.nnodes > 1, its leader StatefulSet and the headless Service LWS creates; it
+        differs from the server Service's name (`<instance>-server`)."""
+        return f"{self.instance}-group"
+
+    @property
+    def rollout_gate(self) -> str:  # the multi-node rollout gate's Job, ConfigMap, ServiceAccount, Role, RoleBinding
+        return f"{self.instance}-groups-rolled"
+
+    @property
     def image_prepull(self) -> str:  # the DaemonSet that keeps the vLLM image on the GPU nodes
         return f"{self.instance}-image-prepull"
 

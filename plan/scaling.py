@@ -195,8 +195,8 @@ def keda_features(cfg: AutoscalingConfig) -> frozenset[str]:
 
 def workload_name(names: Names, nnodes: int) -> str:
     """The server workload's name: the Deployment's or StatefulSet's, or with engine.nnodes > 1 the
-    LeaderWorkerSet's (components/render/leaderworkerset.py group_name spells the same name)."""
-    return f"{names.instance}-group" if nnodes > 1 else names.server
+    LeaderWorkerSet's."""
+    return names.group if nnodes > 1 else names.server
 
 
 def resolve_scaling(

@@ -19,14 +19,16 @@ from tests.program import run_stack_file
 ANNOTATION = "vllm-serving.io/api-key-revision"
 KEY, ROTATED = "sk-before-rotation-0123456789", "sk-after-rotation-9876543210"
 
-# Each workload kind the server runs as, and the pod templates that take the key from the Secret (the smoke test's
-# Job too: a rotation reruns it).
+# Each workload kind the server runs as, the pod templates that take the key from the Secret (the smoke test's Job
+# too: a rotation reruns it), and those that carry its fingerprint without reading it (the rollout gate, which
+# awaits the groups a rotation rolls).
 STACKS = {
-    "Deployment-and-router": ("examples/Pulumi.router-two-replicas.yaml", ["router", "server", "smoke-test"]),
-    "StatefulSet": ("examples/Pulumi.llama-70b-node-local-nvme.yaml", ["server", "smoke-test"]),
+    "Deployment-and-router": ("examples/Pulumi.router-two-replicas.yaml", ["router", "server", "smoke-test"], []),
+    "StatefulSet": ("examples/Pulumi.llama-70b-node-local-nvme.yaml", ["server", "smoke-test"], []),
     "LeaderWorkerSet": (
         "examples/Pulumi.llama-405b-on-2x8-a100-80gb.yaml",
         ["server-leader", "server-worker", "smoke-test"],
+        ["rollout-gate"],
     ),
 }
 CASES = pytest.mark.parametrize("stack", sorted(STACKS))
@@ -68,6 +70,11 @@ def reads_the_key(template: dict[str, Any]) -> bool:
     return any(name.endswith("-api-key") for name in [ref.get("name", "") for ref in refs] + mounted)
 
 
+def carriers(stack: str) -> list[str]:
+    """The pod templates that carry the fingerprint: every reader of the key, and what follows their rollout."""
+    return sorted(STACKS[stack][1] + STACKS[stack][2])
+
+
 def fingerprints(stack: str, key: str | None) -> dict[str, Any]:
     """The annotation's value on each pod template of the stack that carries it."""
     templates = [named for obj in registered(stack, key) for named in pod_templates(obj)]
@@ -79,13 +86,13 @@ def fingerprints(stack: str, key: str | None) -> dict[str, Any]:
 def test_every_pod_template_that_reads_the_api_key_carries_its_fingerprint(stack: str) -> None:
     templates = [named for obj in registered(stack, KEY) for named in pod_templates(obj)]
     readers = sorted(name for name, template in templates if reads_the_key(template))
-    assert (readers, sorted(fingerprints(stack, KEY))) == (STACKS[stack][1], STACKS[stack][1])
+    assert (readers, sorted(fingerprints(stack, KEY))) == (STACKS[stack][1], carriers(stack))
 
 
 @CASES
 def test_a_rotated_api_key_changes_the_fingerprint_on_every_pod_template_that_reads_it(stack: str) -> None:
     before, after = fingerprints(stack, KEY), fingerprints(stack, ROTATED)
-    assert sorted(before) == sorted(after) == STACKS[stack][1]
+    assert sorted(before) == sorted(after) == carriers(stack)
     assert all(before[name] != after[name] for name in before)
 
 
@@ -106,7 +113,7 @@ def test_only_stacks_that_require_an_api_key_carry_its_fingerprint() -> None:
 @CASES
 def test_the_fingerprint_is_a_short_salted_hash_never_the_key(stack: str) -> None:
     plain_sha256, values = hashlib.sha256(KEY.encode()).hexdigest(), fingerprints(stack, KEY)
-    assert sorted(values) == STACKS[stack][1]
+    assert sorted(values) == carriers(stack)
     for name, value in values.items():
         assert re.fullmatch(r"[0-9a-f]{16}", value), (name, value)
         assert value not in plain_sha256, name  # salted: not a prefix a lookup table of plain hashes holds

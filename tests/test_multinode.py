@@ -11,8 +11,8 @@ from catalog.vllm_metrics import metrics_for
 from cli.render import rendered_objects
 from components.render.alerts import render_rule_groups
 from components.render.keda import render_scaled_object
-from components.render.leaderworkerset import group_name
 from config.errors import ConfigError
+from plan.names import Names
 from plan.scaling import Workload, capacity_of
 from plan.sizing import resolve_sizing
 from tests.factories import STACKS, example_stack, make_config
@@ -370,7 +370,7 @@ def test_an_inference_pool_over_groups_admits_only_the_pods_that_serve_its_port(
 
 def test_the_leaderworkerset_name_differs_from_the_service_it_would_collide_with() -> None:
     service = one(example_objects(), "Service")["metadata"]["name"]
-    assert lws()["metadata"]["name"] == group_name(INSTANCE) != service
+    assert lws()["metadata"]["name"] == Names(INSTANCE).group != service
 
 
 def test_the_startup_budget_adds_the_group_join_time() -> None:
@@ -387,7 +387,7 @@ def lws_workload() -> Workload:
     return Workload(
         namespace="vllm",
         model_name="llama-405b",
-        deployment_name=group_name(INSTANCE),
+        deployment_name=Names(INSTANCE).group,
         hpa_name="keda-hpa-x",
         kind="LeaderWorkerSet",
     )

@@ -3,7 +3,7 @@ decided once, and equal to what the server and delivery renderers spell on their
 
 from __future__ import annotations
 
-from components.render.leaderworkerset import group_name
+from plan.names import Names
 from tests.factories import example_stack, make_config
 from tests.kubernetes_fixtures import INSTANCE, plan_of
 
@@ -26,7 +26,7 @@ def test_with_keda_the_workload_names_the_hpa_keda_creates() -> None:
 
 def test_the_queries_of_a_multinode_stack_are_about_its_leaderworkerset() -> None:
     workload = plan_of(example_stack(MULTINODE)).scaling.workload
-    assert (workload.deployment_name, workload.kind) == (group_name(INSTANCE), "LeaderWorkerSet")
+    assert (workload.deployment_name, workload.kind) == (Names(INSTANCE).group, "LeaderWorkerSet")
 
 
 def test_the_alerts_wait_as_long_as_a_new_replica_may_take() -> None:

@@ -12,6 +12,7 @@ import copy
 from typing import Any
 
 from plan.multinode import RANK_ROOT, MultinodePlan
+from plan.names import Names
 
 API_VERSION = "leaderworkerset.x-k8s.io/v1"
 KIND = "LeaderWorkerSet"
@@ -19,12 +20,6 @@ GROUP_KEY_LABEL = "leaderworkerset.sigs.k8s.io/group-key"  # one hash per group
 EXCLUSIVE_TOPOLOGY_ANNOTATION = "leaderworkerset.sigs.k8s.io/exclusive-topology"
 # pulumi-kubernetes >= 4.18 awaits a custom resource on this annotation (kubectl-wait syntax).
 WAIT_FOR_ANNOTATION = "pulumi.com/waitFor"
-
-
-def group_name(instance: str) -> str:
-    """The LWS, its leader StatefulSet and the headless Service LWS creates all take this name; it must differ
-    from the server Service's (`<instance>-server`)."""
-    return f"{instance}-group"
 
 
 def _network(container: dict[str, Any], multinode: MultinodePlan) -> None:
@@ -80,7 +75,7 @@ def render_leaderworkerset(multinode: MultinodePlan, deployment: dict[str, Any],
     template = deployment["spec"]["template"]
     vllm = template["spec"]["containers"][0]
     metadata: dict[str, Any] = {
-        "name": group_name(instance),
+        "name": Names(instance).group,
         "namespace": deployment["metadata"]["namespace"],
         "labels": dict(deployment["metadata"]["labels"]),
     }

@@ -18,6 +18,7 @@ from components.render.network_policy import render_network_policies
 from components.render.observability import monitoring_objects
 from components.render.prepull import render_prepull_daemonset
 from components.render.probes import budget_annotations, render_probes
+from components.render.rollout_gate import render_rollout_gate
 from components.render.router import router_objects
 from components.render.security import (
     API_KEY_KEY,
@@ -195,10 +196,19 @@ def namespace_manifest(identity: Identity, level: PodSecurityLevel) -> dict[str,
 
 def render_manifests(plan: Plan) -> list[dict[str, Any]]:
     """Namespace (when created), the server's ServiceAccount (the bucket-copy Job runs as it), cache objects, then
-    server objects."""
+    server objects and, with several nodes per replica, the rollout gate."""
     identity = plan.identity
     objects = [namespace_manifest(identity, plan.pod_security)] if identity.creates_namespace else []
-    return [*objects, server_service_account(plan), *cache_objects(plan), *server_objects(plan)]
+    server = server_objects(plan)
+    return [*objects, server_service_account(plan), *cache_objects(plan), *server, *rollout_gate_objects(plan, server)]
+
+
+def rollout_gate_objects(plan: Plan, server: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rollout gate of the LeaderWorkerSet among the server's objects (server_objects); none without one."""
+    if plan.rollout_gate is None:
+        return []
+    (workload,) = [obj for obj in server if obj["kind"] == leaderworkerset.KIND]
+    return render_rollout_gate(plan.rollout_gate, workload, plan.server.api_key_secret)
 
 
 def network_manifests(plan: Plan) -> list[dict[str, Any]]:

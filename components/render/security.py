@@ -58,8 +58,15 @@ SCC_GROUP, SCC_RESOURCE = "security.openshift.io", "securitycontextconstraints"
 
 def render_scc_use(name: str, namespace: str, labels: dict[str, str], scc: str, account: str) -> list[dict[str, Any]]:
     """A Role allowing `use` of one SCC and its RoleBinding to one ServiceAccount."""
-    metadata = {"name": name, "namespace": namespace, "labels": dict(labels)}
     rule = {"apiGroups": [SCC_GROUP], "resources": [SCC_RESOURCE], "resourceNames": [scc], "verbs": ["use"]}
+    return render_role_grant(name, namespace, labels, rule, account)
+
+
+def render_role_grant(
+    name: str, namespace: str, labels: dict[str, str], rule: dict[str, Any], account: str
+) -> list[dict[str, Any]]:
+    """A Role of one rule and its RoleBinding to one ServiceAccount of the namespace."""
+    metadata = {"name": name, "namespace": namespace, "labels": dict(labels)}
     role = {"apiVersion": RBAC_API, "kind": "Role", "metadata": metadata, "rules": [rule]}
     binding = {
         "apiVersion": RBAC_API,
@@ -125,8 +132,9 @@ def render_restricted_job(
     pod_extra: dict[str, Any] | None = None,
     pod_annotations: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """A one-shot Job under Pod Security "restricted": no retries in the pod, no API token, no Service
-    variables; the download, bucket-copy and smoke-test Jobs are all this shape."""
+    """A one-shot Job under Pod Security "restricted": no retries in the pod, no API token (unless `pod_extra`
+    asks: the rollout gate's), no Service variables; the download, bucket-copy, smoke-test and rollout-gate Jobs
+    are all this shape."""
     pod_spec: dict[str, Any] = {"restartPolicy": "Never"}
     if service_account is not None:
         pod_spec["serviceAccountName"] = service_account

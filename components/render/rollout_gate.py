@@ -1,0 +1,102 @@
+"""The rollout gate of a multi-node server (plan/rollout_gate.py): a ServiceAccount whose Role may `get` the one
+LeaderWorkerSet, a ConfigMap holding smoke/groups_rolled.py and a Job that runs it until every group is updated
+and ready. Pure.
+
+The Job keeps its name; its pod template carries a digest of the LeaderWorkerSet's spec (and the API key's
+fingerprint, which the groups' templates carry too), so whatever rolls the groups changes the template, and a
+Job's template is immutable: Pulumi replaces the Job, deleting the completed one first, and the gate runs again
+(docs/sources.md §S7.1). An unchanged stack keeps the completed Job.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from components.render.resources import container_resources
+from components.render.security import (
+    api_key_annotations,
+    container_security_context,
+    render_restricted_job,
+    render_role_grant,
+    render_service_account,
+)
+from plan.names import cache_key
+from plan.rollout_gate import LWS_GROUP, RolloutGatePlan, gate_script
+
+SCRIPT_DIR = "/opt/rollout-gate"
+GROUPS_REVISION_ANNOTATION = "vllm-serving.io/groups-revision"
+
+
+def groups_revision(leaderworkerset: dict[str, Any]) -> str:
+    """A digest of what the groups run: any change to the LeaderWorkerSet's spec rolls them."""
+    return cache_key(json.dumps(leaderworkerset["spec"], sort_keys=True))
+
+
+def _metadata(gate: RolloutGatePlan) -> dict[str, Any]:
+    return {"name": gate.name, "namespace": gate.namespace, "labels": dict(gate.labels)}
+
+
+def render_gate_access(gate: RolloutGatePlan) -> list[dict[str, Any]]:
+    """Its ServiceAccount (no token unless a pod asks: the Job's does) and `get` on the one LeaderWorkerSet."""
+    account = render_service_account(gate.name, gate.namespace, gate.labels)
+    rule = {
+        "apiGroups": [LWS_GROUP],
+        "resources": ["leaderworkersets"],
+        "resourceNames": [gate.leaderworkerset],
+        "verbs": ["get"],
+    }
+    return [account, *render_role_grant(gate.name, gate.namespace, gate.labels, rule, gate.name)]
+
+
+def render_gate_configmap(gate: RolloutGatePlan) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _metadata(gate), "data": {"groups_rolled.py": gate_script()}}
+
+
+def render_gate_job(gate: RolloutGatePlan, leaderworkerset: dict[str, Any], api_key_secret: str | None) -> dict[str, Any]:
+    """The Job, its token projected by automountServiceAccountToken (the API server's CA and a bound token)."""
+    container = {
+        "name": "rollout-gate",
+        "image": gate.image,
+        "imagePullPolicy": "IfNotPresent",
+        "command": [
+            "python3",
+            "-B",
+            f"{SCRIPT_DIR}/groups_rolled.py",
+            "--namespace",
+            gate.namespace,
+            "--name",
+            gate.leaderworkerset,
+            "--poll-seconds",
+            str(gate.poll_seconds),
+        ],
+        "env": [{"name": "PYTHONUNBUFFERED", "value": "1"}],
+        "volumeMounts": [{"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True}],
+        "resources": container_resources("50m", 0.125),
+        "securityContext": container_security_context(),
+        "terminationMessagePolicy": "FallbackToLogsOnError",  # how far the rollout got reaches `pulumi up`
+    }
+    volumes = [{"name": "script", "configMap": {"name": gate.name, "defaultMode": 0o444}}]
+    annotations = {GROUPS_REVISION_ANNOTATION: groups_revision(leaderworkerset), **api_key_annotations(api_key_secret)}
+    return render_restricted_job(
+        gate.security,
+        _metadata(gate),
+        [container],
+        volumes,
+        backoff_limit=1,  # one more pod if the first is evicted; a refusal fails at once and again
+        deadline_seconds=gate.deadline_seconds,
+        service_account=gate.name,
+        pod_extra={"automountServiceAccountToken": True},
+        pod_annotations=annotations,
+    )
+
+
+def render_rollout_gate(
+    gate: RolloutGatePlan, leaderworkerset: dict[str, Any], api_key_secret: str | None
+) -> list[dict[str, Any]]:
+    """The account, Role, RoleBinding, the script's ConfigMap, then the Job."""
+    return [
+        *render_gate_access(gate),
+        render_gate_configmap(gate),
+        render_gate_job(gate, leaderworkerset, api_key_secret),
+    ]

@@ -1,0 +1,166 @@
+"""A multi-node stack's `pulumi up` ends only when the LeaderWorkerSet's groups rolled: Pulumi's waitFor on the LWS
+is satisfied by the old groups' status right after an update, so a rollout gate Job (smoke/groups_rolled.py,
+tests/test_groups_rolled.py) reads the object until every group is updated and ready, and the smoke test and the
+startup report wait for it. The real program under Pulumi's mocks, its registrations read field by field
+(docs/multinode.md, "Readiness during `pulumi up`")."""
+
+from __future__ import annotations
+
+import math
+import runpy
+from functools import cache
+from typing import Any
+
+from plan import Plan
+from plan.rollout_gate import group_start_seconds
+from tests.admission import plain
+from tests.factories import REPO
+from tests.harness import Registered
+from tests.kubernetes_fixtures import Registration, run_recording
+from tests.program import SECRET_VALUES, stack_file_config
+from tests.reachability import Host, Pod, allowed
+from tests.replacement import replacement
+from validation import assess
+from validation.sources import load_stack_file_with_secrets
+
+GROUPS = REPO / "stacks" / "examples" / "Pulumi.llama-405b-on-2x8-a100-80gb.yaml"
+ONE_NODE = REPO / "stacks" / "Pulumi.dev.yaml"
+JOB = "kubernetes:batch/v1:Job"
+GATE = "-server-rollout-gate-job"
+API_SERVER = Host("kube-apiserver", "172.16.0.2")  # where KUBERNETES_SERVICE_HOST's ClusterIP is translated to
+
+
+def program(path: str, max_num_seqs: int | None = None) -> tuple[Registered, dict[str, Registration]]:
+    config, secret_keys = stack_file_config(REPO / path)
+    config |= {"hf_token": SECRET_VALUES["hf_token"]}
+    if max_num_seqs is not None:
+        config["engine"] = {**config.get("engine", {}), "max_num_seqs": max_num_seqs}
+    main = str(REPO / "__main__.py")
+    return run_recording(lambda: runpy.run_path(main, run_name="__main__"), config, (*secret_keys, "hf_token"))
+
+
+cached = cache(program)
+GROUPS_FILE, ONE_NODE_FILE = str(GROUPS.relative_to(REPO)), str(ONE_NODE.relative_to(REPO))
+
+
+def named(registered: Registered, suffix: str) -> Any:
+    (found,) = [r for r in registered.resources if r.name.endswith(suffix)]
+    return found
+
+
+def urn_of(requests: dict[str, Registration], suffix: str) -> str:
+    (name,) = [name for name in requests if name.endswith(suffix)]
+    return name
+
+
+def depends_on(requests: dict[str, Registration], resource: str, on: str) -> bool:
+    """Whether `resource` waits for `on` (its dependencies are URNs, which end in the resource's name)."""
+    return any(dep.endswith("::" + urn_of(requests, on)) for dep in requests[urn_of(requests, resource)].dependencies)
+
+
+def gate_job(run: Any = cached, max_num_seqs: int | None = None) -> dict[str, Any]:
+    return plain(dict(named(run(GROUPS_FILE, max_num_seqs)[0], GATE).inputs))
+
+
+def the_plan() -> Plan:
+    cfg, _ = load_stack_file_with_secrets(GROUPS)
+    plan = assess(cfg, stack=GROUPS.name.removeprefix("Pulumi.").removesuffix(".yaml"), hf_token=True).plan
+    assert plan is not None
+    return plan
+
+
+def test_a_multi_node_stack_awaits_its_gate_job_after_the_leaderworkerset() -> None:
+    _, requests = cached(GROUPS_FILE)
+    assert depends_on(requests, GATE, "-server-leaderworkerset")
+
+
+def test_the_gate_job_starts_after_its_role_binding_and_script() -> None:
+    _, requests = cached(GROUPS_FILE)
+    assert depends_on(requests, GATE, "-rollout-gate-role-binding") and depends_on(requests, GATE, "-rollout-gate-script")
+
+
+def test_the_smoke_test_waits_for_the_groups_to_roll_not_only_for_the_leaderworkerset() -> None:
+    _, requests = cached(GROUPS_FILE)
+    assert depends_on(requests, "-smoke-test-job", GATE)
+
+
+def test_a_single_node_stack_registers_no_gate() -> None:
+    registered, _ = cached(ONE_NODE_FILE)
+    assert [r.name for r in registered.resources if "rollout-gate" in r.name] == []
+
+
+def test_the_gates_role_may_only_get_its_one_leaderworkerset() -> None:
+    registered, _ = cached(GROUPS_FILE)
+    role = plain(dict(named(registered, "-rollout-gate-role").inputs))
+    lws = plain(dict(named(registered, "-server-leaderworkerset").inputs))
+    assert role["rules"] == [
+        {
+            "apiGroups": ["leaderworkerset.x-k8s.io"],
+            "resources": ["leaderworkersets"],
+            "resourceNames": [lws["metadata"]["name"]],
+            "verbs": ["get"],
+        }
+    ]
+
+
+def test_the_gates_pod_runs_as_its_account_with_a_token() -> None:
+    spec = gate_job()["spec"]["template"]["spec"]
+    account = plain(dict(named(cached(GROUPS_FILE)[0], "-rollout-gate-account").inputs))
+    assert (spec["serviceAccountName"], spec["automountServiceAccountToken"]) == (account["metadata"]["name"], True)
+
+
+def test_the_gate_reads_the_leaderworkerset_it_awaits() -> None:
+    registered, _ = cached(GROUPS_FILE)
+    lws = plain(dict(named(registered, "-server-leaderworkerset").inputs))
+    command = gate_job()["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert command[command.index("--name") + 1] == lws["metadata"]["name"]
+    assert command[command.index("--namespace") + 1] == lws["metadata"]["namespace"]
+
+
+def test_a_change_that_rolls_the_groups_changes_the_gates_template_and_keeps_its_name() -> None:
+    old, new = gate_job(), gate_job(max_num_seqs=32)  # the stack's is 64
+    assert replacement(old, new, None) == "delete-first"
+
+
+def test_the_gate_is_left_to_the_provider_to_delete_first() -> None:
+    _, requests = cached(GROUPS_FILE)
+    assert requests[urn_of(requests, GATE)].delete_before_replace is None
+
+
+def test_an_unchanged_stack_keeps_its_completed_gate() -> None:
+    old, new = gate_job(), gate_job(run=program)  # a second run of the program
+    assert replacement(old, new, None) is None
+
+
+def test_the_gates_deadline_lets_every_group_roll_in_turn() -> None:
+    plan = the_plan()
+    budget, groups = plan.delivery.budget, plan.delivery.most_replicas
+    expected = groups * (group_start_seconds(budget) + plan.server.termination_grace_period_seconds)
+    assert gate_job()["spec"]["activeDeadlineSeconds"] == expected
+
+
+def test_pulumi_awaits_the_gate_a_minute_past_its_deadline() -> None:
+    _, requests = cached(GROUPS_FILE)
+    deadline = gate_job()["spec"]["activeDeadlineSeconds"]
+    assert requests[urn_of(requests, GATE)].timeouts["create"] == f"{math.ceil((deadline + 60) / 60)}m"
+
+
+def gate_pod_and_policies() -> tuple[Pod, list[dict[str, Any]]]:
+    registered, _ = cached(GROUPS_FILE)
+    policies = [plain(dict(r.inputs)) for r in registered.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")]
+    job = gate_job()
+    pod = Pod("gate", job["metadata"]["namespace"], job["spec"]["template"]["metadata"]["labels"], "10.1.3.4")
+    return pod, policies
+
+
+def test_the_gate_reaches_the_api_server_through_the_stacks_network_policies() -> None:
+    pod, policies = gate_pod_and_policies()
+    assert policies and allowed(policies, pod, API_SERVER, 443)
+
+
+def test_the_gate_reaches_no_server_pod() -> None:
+    pod, policies = gate_pod_and_policies()
+    lws = plain(dict(named(cached(GROUPS_FILE)[0], "-server-leaderworkerset").inputs))
+    labels = lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["metadata"]["labels"]
+    leader = Pod("leader", pod.namespace, labels, "10.1.3.9", {"http": 8000})
+    assert not allowed(policies, pod, leader, 8000)
