@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.factories import REPO
+from tests.http_json import send_json
 
 SCRIPT = REPO / "smoke" / "groups_rolled.py"
 NAMESPACE, NAME, TOKEN = "vllm-405b", "vllm-405b-group", "gate-token"
@@ -55,12 +56,7 @@ class FakeApiServer:
                 code, body = fake.answers.pop(0) if len(fake.answers) > 1 else fake.answers[0]
                 if self.path != PATH or self.headers.get("Authorization") != f"Bearer {TOKEN}":
                     code, body = 401, {"kind": "Status", "message": "Unauthorized"}
-                data = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, code, json.dumps(body).encode())
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from tests.http_json import send_json
+
 SCRIPT = Path(__file__).resolve().parents[1] / "smoke" / "check.py"
 MODEL = "llama-70b"
 KEY = "sk-smoke"
@@ -42,11 +44,7 @@ class FakeVllm(BaseHTTPRequestHandler):
         time.sleep(delay)
         data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the timeout case has hung up
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, status, data)
 
     def log_message(self, *args: Any) -> None:
         pass
