@@ -22,7 +22,7 @@ class SmokeTestArgs:
     traffic: TrafficPlan
     smoke: SmokePlan  # plan.traffic.smoke: the component exists only when the smoke test is on
     namespace: pulumi.Input[str]
-    # The Deployment (Pulumi awaits its rollout), the Service, the API-key Secret and the NetworkPolicies.
+    # The server's rollout (VllmServer.rolled_out), the Service, the API-key Secret and the NetworkPolicies.
     wait_for: Sequence[pulumi.Resource] = field(default_factory=tuple)
     api_key_revision: pulumi.Input[str] | None = None  # VllmServer.api_key_revision: a rotated key reruns the check
 
@@ -46,7 +46,7 @@ class SmokeTest(pulumi.ComponentResource):
                 # No delete_before_replace: the provider chooses. A new name (render/smoke.py) is created first and
                 # the old Job deleted after it passed; a change that keeps the name (a rotated key, the router
                 # turned on) deletes the Job first. False would force create-first there too, an apply to the
-                # existing Job whose template is immutable, and `pulumi up` would fail (docs/security.md).
+                # existing Job whose template is immutable, and `pulumi up` would fail (docs/exposure.md, "Reruns").
                 custom_timeouts=timeouts(args.smoke.deadline_seconds + 60),
             ),
             namespace=args.namespace,
