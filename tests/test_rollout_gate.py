@@ -11,11 +11,14 @@ import runpy
 from functools import cache
 from typing import Any
 
+import pytest
+
+import components.stack
 from plan import Plan
 from plan.rollout_gate import group_start_seconds
 from tests.admission import plain
 from tests.factories import REPO
-from tests.harness import Registered
+from tests.harness import Registered, resolve
 from tests.kubernetes_fixtures import Registration, run_recording
 from tests.program import SECRET_VALUES, stack_file_config
 from tests.reachability import Host, Pod, allowed
@@ -164,3 +167,16 @@ def test_the_gate_reaches_no_server_pod() -> None:
     labels = lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["metadata"]["labels"]
     leader = Pod("leader", pod.namespace, labels, "10.1.3.9", {"http": 8000})
     assert not allowed(policies, pod, leader, 8000)
+
+
+def test_the_startup_report_reads_the_new_pods_only_after_the_gate_ended(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the report waits for (components/startup_report.py `after`) includes the gate Job's name."""
+    waited: list[Any] = []
+
+    def recording(plan: Plan, namespace: Any, after: list[Any]) -> None:
+        waited.extend(after)
+
+    monkeypatch.setattr(components.stack, "startup_phases_output", recording)
+    registered, _ = program(GROUPS_FILE)
+    gate = plain(dict(named(registered, GATE).inputs))["metadata"]["name"]
+    assert gate in [resolve(output) for output in waited]
