@@ -12,13 +12,13 @@ from functools import cache
 from pathlib import Path
 
 from plan.delivery import POD_START_SECONDS
+from plan.flows import ROLLOUT_GATE
 from plan.identity import Identity
 from plan.multinode import MultinodePlan
 from plan.security import PodSecurity
 from preflight.delivery import DeliveryBudget
 
 SCRIPT_PATH = Path(__file__).resolve().parents[1] / "smoke" / "groups_rolled.py"
-COMPONENT = "rollout-gate"  # app.kubernetes.io/component of its pods (plan/flows.py ROLLOUT_GATE)
 POLL_SECONDS = 10
 LWS_GROUP = "leaderworkerset.x-k8s.io"
 
@@ -65,7 +65,7 @@ def resolve_rollout_gate(
     return RolloutGatePlan(
         name=identity.names.rollout_gate,
         namespace=identity.namespace,
-        labels=identity.labels(COMPONENT),
+        labels=identity.labels(ROLLOUT_GATE),
         leaderworkerset=identity.names.group,
         image=image,
         poll_seconds=POLL_SECONDS,
