@@ -111,6 +111,17 @@ def unschedulable(pod: dict[str, Any]) -> str:
     return ""
 
 
+def waiting_on(container: dict[str, Any]) -> tuple[str, str]:
+    """The container's waiting reason and the tail of its message; empty while it runs or has ended."""
+    waiting = (container.get("state") or {}).get("waiting") or {}
+    return waiting.get("reason", ""), tail(waiting.get("message") or "")
+
+
+def identity(pod: dict[str, Any]) -> tuple[str, str, dict[str, str]]:
+    meta = pod.get("metadata") or {}
+    return meta.get("uid", ""), meta.get("name", "?"), meta.get("labels") or {}
+
+
 @dataclass
 class GroupWatch:
     """What the gate learns from the groups' pods across polls. A group fails when its leader pod was replaced
@@ -123,7 +134,7 @@ class GroupWatch:
     leaders: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (group, revision): leader pod UIDs
     stuck_since: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (pod UID, container, cause)
     said: set[tuple[str, str]] = field(default_factory=set)  # (pod UID, line): each news line once
-    exits: dict[str, str] = field(default_factory=dict)  # group: its latest exit seen
+    exits: dict[str, str] = field(default_factory=dict)  # group: the latest exit seen in it
 
     def observe(self, pods: list[dict[str, Any]], now: float) -> tuple[list[str], str]:
         """The news lines of this poll, and a failure line (empty while nothing failed)."""
@@ -131,46 +142,46 @@ class GroupWatch:
         failures: list[str] = []
         stuck: dict[tuple[str, str, str], float] = {}
         for pod in pods:
+            uid, name, labels = identity(pod)
+            if labels.get(WORKER_LABEL) == "0":
+                self.leaders.setdefault((labels.get(GROUP_LABEL, ""), labels.get(REVISION_LABEL, "")), set()).add(uid)
             news += self._news(pod)
-            failures += self._pod_failures(pod, now, stuck)
+            for container in container_statuses(pod):
+                failures += self._container_failures(uid, name, container, now, stuck)
         self.stuck_since = stuck  # a wait that has ended starts afresh if it comes back
         failures += self._recreation_failures()
         return news, (failures[0] if failures else "")
 
     def _news(self, pod: dict[str, Any]) -> list[str]:
-        meta = pod.get("metadata") or {}
-        uid, name = meta.get("uid", ""), meta.get("name", "?")
+        """Each exit, wait and scheduling failure of the pod, the first time a poll sees it."""
+        uid, name, labels = identity(pod)
         found = [unschedulable(pod)]
         for container in container_statuses(pod):
-            found.append(last_exit(container))
-            if exited := last_exit(container):
-                self.exits[(meta.get("labels") or {}).get(GROUP_LABEL, "")] = f"pod {name} {exited}"
-            waiting = (container.get("state") or {}).get("waiting") or {}
-            if waiting.get("reason") and waiting["reason"] not in QUIET_WAITING:
-                found.append(f"container {container.get('name')} waiting: {waiting['reason']}")
-        lines = [f"pod {name} {line}" for line in found if line and (uid, line) not in self.said]
-        self.said |= {(uid, line) for line in found if line}
-        return lines
+            exited, (reason, _) = last_exit(container), waiting_on(container)
+            if exited:
+                self.exits[labels.get(GROUP_LABEL, "")] = f"pod {name} {exited}"
+            if reason and reason not in QUIET_WAITING:
+                found.append(f"container {container.get('name')} waiting: {reason}")
+            found.append(exited)
+        fresh = [line for line in found if line and (uid, line) not in self.said]
+        self.said |= {(uid, line) for line in fresh}
+        return [f"pod {name} {line}" for line in fresh]
 
-    def _pod_failures(self, pod: dict[str, Any], now: float, stuck: dict[tuple[str, str, str], float]) -> list[str]:
-        meta = pod.get("metadata") or {}
-        labels, uid, name = meta.get("labels") or {}, meta.get("uid", ""), meta.get("name", "?")
-        if labels.get(WORKER_LABEL) == "0":
-            self.leaders.setdefault((labels.get(GROUP_LABEL, ""), labels.get(REVISION_LABEL, "")), set()).add(uid)
+    def _container_failures(
+        self, uid: str, name: str, container: dict[str, Any], now: float, stuck: dict[tuple[str, str, str], float]
+    ) -> list[str]:
+        where = f"pod {name} container {container.get('name')}"
+        reason, message = waiting_on(container)
         failures = []
-        for container in container_statuses(pod):
-            where = f"pod {name} container {container.get('name')}"
-            waiting = (container.get("state") or {}).get("waiting") or {}
-            reason, message = waiting.get("reason", ""), tail(waiting.get("message") or "")
-            if reason in NEVER_MENDS:
-                failures.append(f"{where} cannot start: {reason}: {message}")
-            elif reason in MAY_MEND:
-                key = (uid, str(container.get("name")), MAY_MEND[reason])
-                since = stuck[key] = self.stuck_since.get(key, now)
-                if now - since >= self.stuck_seconds:
-                    failures.append(f"{where} has waited {now - since:.0f} s on its {key[2]}: {reason}: {message}")
-            if container.get("restartCount", 0) >= self.restarts_limit:
-                failures.append(f"{where} restarted {container['restartCount']} times; last {last_exit(container)}")
+        if reason in NEVER_MENDS:
+            failures.append(f"{where} cannot start: {reason}: {message}")
+        elif reason in MAY_MEND:
+            key = (uid, str(container.get("name")), MAY_MEND[reason])
+            since = stuck[key] = self.stuck_since.get(key, now)
+            if now - since >= self.stuck_seconds:
+                failures.append(f"{where} has waited {now - since:.0f} s on its {key[2]}: {reason}: {message}")
+        if container.get("restartCount", 0) >= self.restarts_limit:
+            failures.append(f"{where} restarted {container['restartCount']} times; last {last_exit(container)}")
         return failures
 
     def _recreation_failures(self) -> list[str]:

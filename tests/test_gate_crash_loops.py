@@ -151,3 +151,14 @@ def test_the_limits_docs_multinode_states_are_the_scripts_defaults() -> None:
     page = " ".join((REPO / "docs" / "multinode.md").read_text(encoding="utf-8").split())
     assert f"replaced {module['RESTARTS_LIMIT']} times at one revision (`--restarts-limit`" in page
     assert f"for {module['STUCK_SECONDS']} s (`--stuck-seconds`)" in page
+
+
+def test_a_container_restarted_three_times_in_one_pod_fails_the_gate(token_file: Path) -> None:
+    """A LeaderWorkerSet that restarts containers in place (restartPolicy None) loops within one pod."""
+    looping = pod("vllm-405b-group-0-1", "w1", worker="1", exited=CRASHED)
+    looping["status"]["containerStatuses"][0]["restartCount"] = 3
+    result, _ = run_gate(ROLLING_FOREVER, token_file, [pod_list(looping)])
+    assert result.returncode == 1, result.stdout
+    assert fail_line(result.stdout).startswith(
+        "FAIL pod vllm-405b-group-0-1 container vllm restarted 3 times; last container vllm exited 1 (Error): "
+    )
