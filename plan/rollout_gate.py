@@ -28,7 +28,7 @@ class RolloutGatePlan:
     name: str  # the Job, its ConfigMap, ServiceAccount, Role and RoleBinding
     namespace: str
     labels: dict[str, str]
-    leaderworkerset: str  # the one object its Role may `get`
+    leaderworkerset: str  # the one object its Role may `get` (and whose pods it lists)
     image: str  # smoke_test.image: any image with python3 runs the stdlib script
     poll_seconds: int
     deadline_seconds: int  # activeDeadlineSeconds: every group in turn (gate_deadline_seconds)

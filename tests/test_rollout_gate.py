@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import runpy
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,11 +17,13 @@ import pytest
 import components.stack
 from plan import Plan
 from plan.rollout_gate import group_start_seconds
+from tests import lws_api
 from tests.admission import plain
 from tests.factories import REPO
 from tests.harness import Registered, resolve
 from tests.kubernetes_fixtures import Registration, run_recording
 from tests.program import SECRET_VALUES, stack_file_config
+from tests.rbac import request_of, role_allows
 from tests.reachability import Host, Pod, allowed
 from tests.replacement import replacement
 from validation import assess
@@ -92,7 +95,7 @@ def test_a_single_node_stack_registers_no_gate() -> None:
     assert [r.name for r in registered.resources if "rollout-gate" in r.name] == []
 
 
-def test_the_gates_role_may_only_get_its_one_leaderworkerset() -> None:
+def test_the_gates_role_may_only_get_its_one_leaderworkerset_and_list_pods() -> None:
     registered, _ = cached(GROUPS_FILE)
     role = plain(dict(named(registered, "-rollout-gate-role").inputs))
     lws = plain(dict(named(registered, "-server-leaderworkerset").inputs))
@@ -102,8 +105,33 @@ def test_the_gates_role_may_only_get_its_one_leaderworkerset() -> None:
             "resources": ["leaderworkersets"],
             "resourceNames": [lws["metadata"]["name"]],
             "verbs": ["get"],
-        }
+        },
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
     ]
+
+
+def test_the_gates_role_allows_every_request_its_script_makes_for_the_rendered_leaderworkerset(
+    tmp_path: Path,
+) -> None:
+    registered, _ = cached(GROUPS_FILE)
+    role = plain(dict(named(registered, "-rollout-gate-role").inputs))
+    command = gate_job()["spec"]["template"]["spec"]["containers"][0]["command"]
+    namespace, name = command[command.index("--namespace") + 1], command[command.index("--name") + 1]
+    token = tmp_path / "token"
+    token.write_text(lws_api.TOKEN)
+    _, seen = lws_api.run_gate(lws_api.ROLLING, token, lws_api.NO_PODS, namespace=namespace, name=name)
+    requests = {request_of("GET", path) for path, _ in seen}
+    assert {r.verb for r in requests} == {"get", "list"}
+    assert [r for r in requests if not role_allows(role, r)] == []
+
+
+def test_the_gates_role_is_bound_to_the_account_its_job_runs_as() -> None:
+    registered, _ = cached(GROUPS_FILE)
+    binding = plain(dict(named(registered, "-rollout-gate-role-binding").inputs))
+    role = plain(dict(named(registered, "-rollout-gate-role").inputs))
+    account = gate_job()["spec"]["template"]["spec"]["serviceAccountName"]
+    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role["metadata"]["name"]}
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account, "namespace": role["metadata"]["namespace"]}]
 
 
 def test_the_gates_pod_runs_as_its_account_with_a_token() -> None:

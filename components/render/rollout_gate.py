@@ -1,6 +1,6 @@
 """The rollout gate of a multi-node server (plan/rollout_gate.py): a ServiceAccount whose Role may `get` the one
-LeaderWorkerSet, a ConfigMap holding smoke/groups_rolled.py and a Job that runs it until every group is updated
-and ready. Pure.
+LeaderWorkerSet and `list` pods, a ConfigMap holding smoke/groups_rolled.py and a Job that runs it until every
+group is updated and ready, or a group cannot start. Pure.
 
 The Job keeps its name; its pod template carries a digest of the LeaderWorkerSet's spec (and the API key's
 fingerprint, which the groups' templates carry too), so whatever rolls the groups changes the template, and a
@@ -38,15 +38,20 @@ def _metadata(gate: RolloutGatePlan) -> dict[str, Any]:
 
 
 def render_gate_access(gate: RolloutGatePlan) -> list[dict[str, Any]]:
-    """Its ServiceAccount (no token unless a pod asks: the Job's does) and `get` on the one LeaderWorkerSet."""
+    """Its ServiceAccount (no token unless a pod asks: the Job's does), `get` on the one LeaderWorkerSet and
+    `list` on the namespace's pods: a Role cannot narrow a list to a label selector, and the groups' pods are how
+    the gate sees a crash loop (smoke/groups_rolled.py GroupWatch)."""
     account = render_service_account(gate.name, gate.namespace, gate.labels)
-    rule = {
-        "apiGroups": [LWS_GROUP],
-        "resources": ["leaderworkersets"],
-        "resourceNames": [gate.leaderworkerset],
-        "verbs": ["get"],
-    }
-    return [account, *render_role_grant(gate.name, gate.namespace, gate.labels, rule, gate.name)]
+    rules = [
+        {
+            "apiGroups": [LWS_GROUP],
+            "resources": ["leaderworkersets"],
+            "resourceNames": [gate.leaderworkerset],
+            "verbs": ["get"],
+        },
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
+    ]
+    return [account, *render_role_grant(gate.name, gate.namespace, gate.labels, rules, gate.name)]
 
 
 def render_gate_configmap(gate: RolloutGatePlan) -> dict[str, Any]:

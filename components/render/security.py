@@ -59,15 +59,15 @@ SCC_GROUP, SCC_RESOURCE = "security.openshift.io", "securitycontextconstraints"
 def render_scc_use(name: str, namespace: str, labels: dict[str, str], scc: str, account: str) -> list[dict[str, Any]]:
     """A Role allowing `use` of one SCC and its RoleBinding to one ServiceAccount."""
     rule = {"apiGroups": [SCC_GROUP], "resources": [SCC_RESOURCE], "resourceNames": [scc], "verbs": ["use"]}
-    return render_role_grant(name, namespace, labels, rule, account)
+    return render_role_grant(name, namespace, labels, [rule], account)
 
 
 def render_role_grant(
-    name: str, namespace: str, labels: dict[str, str], rule: dict[str, Any], account: str
+    name: str, namespace: str, labels: dict[str, str], rules: list[dict[str, Any]], account: str
 ) -> list[dict[str, Any]]:
-    """A Role of one rule and its RoleBinding to one ServiceAccount of the namespace."""
+    """A Role of these rules and its RoleBinding to one ServiceAccount of the namespace."""
     metadata = {"name": name, "namespace": namespace, "labels": dict(labels)}
-    role = {"apiVersion": RBAC_API, "kind": "Role", "metadata": metadata, "rules": [rule]}
+    role = {"apiVersion": RBAC_API, "kind": "Role", "metadata": metadata, "rules": rules}
     binding = {
         "apiVersion": RBAC_API,
         "kind": "RoleBinding",
