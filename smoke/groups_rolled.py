@@ -12,9 +12,9 @@ While it waits it reads the groups' pods, so a template that cannot start fails 
 loop never shows as a pod's restart count, only as the group's leader pod replaced again and again.
 
 Exit 0 when the rollout is done; 1 when the groups fail (the line names the pod and its last exit or wait),
-when the API server refuses the request (the line names the status and why) or a token or answer is beyond its
-bound; 2 on bad arguments. A rollout that never finishes is bounded by the Job's activeDeadlineSeconds: the last
-line then says how far it got.
+when the API server has given no usable answer for --unreachable-seconds, when it refuses the request (the
+line names the status and why) or when a token or answer is beyond its bound; 2 on bad arguments. A rollout
+that never finishes is bounded by the Job's activeDeadlineSeconds: the last line then says how far it got.
 """
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ MAY_MEND = {
 QUIET_WAITING = frozenset({"ContainerCreating", "PodInitializing"})
 RESTARTS_LIMIT = 3  # a rolling update replaces a group once; three more at one revision is a loop
 STUCK_SECONDS = 600
+# An API server restart or a token rotation passes in seconds; minutes without an answer is a blocked path.
+UNREACHABLE_SECONDS = 300
 MESSAGE_LINES, MESSAGE_CHARS = 3, 400
 
 
@@ -259,6 +261,7 @@ def wait(
     api: Api,
     watch: GroupWatch,
     poll_seconds: float,
+    unreachable_seconds: float = UNREACHABLE_SECONDS,
     say: Callable[[str], None] = print,
     clock: Callable[[], float] = time.monotonic,
 ) -> int:
@@ -266,7 +269,7 @@ def wait(
     exit or wait of a group's container once. Without `observedGeneration` a done status must hold at two polls
     in a row: the controller rewrites the status within moments of an update, so a status left from the
     previous generation does not outlast a poll interval while the controller runs."""
-    last, done_before = "", False
+    last, done_before, failing_since = "", False, None
     while True:
         news: list[str] = []
         failure = ""
@@ -282,6 +285,15 @@ def wait(
             return 1
         except (OSError, ValueError) as error:  # the API server restarting, a token being rotated
             settled, done_before, line = False, False, f"retrying: {error}"
+            failing_since = clock() if failing_since is None else failing_since
+            if clock() - failing_since >= unreachable_seconds:
+                say(
+                    f"FAIL no usable answer from the API server for {clock() - failing_since:.0f} s ({error}): is the gate's "
+                    "NetworkPolicy egress to it admitted? (docs/multinode.md)"
+                )
+                return 1
+        else:
+            failing_since = None
         for text in news:
             say(text)
         if failure:
@@ -303,6 +315,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--poll-seconds", type=float, default=10.0)
     parser.add_argument("--restarts-limit", type=int, default=RESTARTS_LIMIT, help="group recreations that fail")
     parser.add_argument("--stuck-seconds", type=float, default=STUCK_SECONDS, help="a failed pull's wait that fails")
+    parser.add_argument("--unreachable-seconds", type=float, default=UNREACHABLE_SECONDS, help="no answer that fails")
     parser.add_argument("--api-url", default=default_api_url(), help="default: the in-cluster API server")
     parser.add_argument("--token-file", default=f"{ACCOUNT_DIR}/token")
     parser.add_argument("--ca-file", default=f"{ACCOUNT_DIR}/ca.crt", help="for an https API URL")
@@ -321,7 +334,8 @@ def main(argv: list[str] | None = None) -> int:
     url = args.api_url.rstrip("/")
     context = ssl.create_default_context(cafile=args.ca_file) if url.startswith("https://") else None
     api = Api(url, args.namespace, args.name, args.token_file, context)
-    return wait(api, GroupWatch(args.restarts_limit, args.stuck_seconds), args.poll_seconds)
+    watch = GroupWatch(args.restarts_limit, args.stuck_seconds)
+    return wait(api, watch, args.poll_seconds, args.unreachable_seconds)
 
 
 if __name__ == "__main__":

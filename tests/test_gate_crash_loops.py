@@ -151,6 +151,7 @@ def test_the_limits_docs_multinode_states_are_the_scripts_defaults() -> None:
     page = " ".join((REPO / "docs" / "multinode.md").read_text(encoding="utf-8").split())
     assert f"replaced {module['RESTARTS_LIMIT']} times at one revision (`--restarts-limit`" in page
     assert f"for {module['STUCK_SECONDS']} s (`--stuck-seconds`)" in page
+    assert f"for {module['UNREACHABLE_SECONDS']} s (`--unreachable-seconds`)" in page
 
 
 def test_a_container_restarted_three_times_in_one_pod_fails_the_gate(token_file: Path) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.lws_api import NAME, NAMESPACE, PATH, PODS, ROLLING, SCRIPT, TOKEN, lws, object_reads, run_gate, token_file
+from tests.lws_api import NAME, NAMESPACE, NO_PODS, PATH, PODS, ROLLING, SCRIPT, TOKEN, lws, object_reads, run_gate, token_file
 
 __all__ = ["token_file"]  # the fixture, imported for pytest
 
@@ -109,3 +109,13 @@ def test_without_an_api_url_outside_a_pod_the_gate_exits_two_naming_the_flag() -
     command = [sys.executable, str(SCRIPT), "--namespace", NAMESPACE, "--name", NAME]
     result = subprocess.run(command, capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
     assert result.returncode == 2 and "--api-url is required" in result.stderr
+
+
+def test_an_api_server_that_gives_no_usable_answer_for_the_window_fails_the_gate_naming_the_policy(
+    token_file: Path,
+) -> None:
+    result, seen = run_gate([(503, {"message": "unavailable"})], token_file, NO_PODS, "--unreachable-seconds", "0.2")
+    assert result.returncode == 1 and len(seen) > 2, result.stdout
+    line = result.stdout.splitlines()[-1]
+    assert line.startswith("FAIL no usable answer from the API server for 0 s (HTTP Error 503")
+    assert "NetworkPolicy egress" in line
