@@ -115,7 +115,7 @@ def test_an_api_server_that_gives_no_usable_answer_for_the_window_fails_the_gate
     token_file: Path,
 ) -> None:
     result, seen = run_gate([(503, {"message": "unavailable"})], token_file, NO_PODS, "--unreachable-seconds", "0.2")
-    assert result.returncode == 1 and len(seen) > 2, result.stdout
+    assert result.returncode == 1 and len(seen) >= 2, result.stdout  # not at the first failure
     line = result.stdout.splitlines()[-1]
-    assert line.startswith("FAIL no usable answer from the API server for 0 s (HTTP Error 503")
-    assert "NetworkPolicy egress" in line
+    assert line.startswith("FAIL no usable answer from the API server for ")
+    assert "s (HTTP Error 503" in line and "NetworkPolicy egress" in line
