@@ -19,14 +19,14 @@ class Request:
     name: str  # empty for a collection
 
 
-def request_of(method: str, path: str) -> Request:
-    """`/api/v1/namespaces/NS/RESOURCE[/NAME]` or `/apis/GROUP/VERSION/namespaces/NS/RESOURCE[/NAME]`, query dropped."""
+def get_request(path: str) -> Request:
+    """A GET of `/api/v1/namespaces/NS/RESOURCE[/NAME]` or `/apis/GROUP/VERSION/namespaces/NS/RESOURCE[/NAME]`,
+    query dropped: `get` of one object, `list` of a collection."""
     parts = path.partition("?")[0].strip("/").split("/")
     group, rest = ("", parts[2:]) if parts[0] == "api" else (parts[1], parts[3:])
     assert rest[0] == "namespaces" and len(rest) in (3, 4), f"not a namespaced resource path: {path}"
     name = rest[3] if len(rest) == 4 else ""
-    verb = {"GET": "get" if name else "list", "DELETE": "delete", "PATCH": "patch", "PUT": "update"}[method]
-    return Request(verb, group, rest[1], rest[2], name)
+    return Request("get" if name else "list", group, rest[1], rest[2], name)
 
 
 def _matches(values: list[str], wanted: str) -> bool:

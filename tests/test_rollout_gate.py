@@ -23,7 +23,7 @@ from tests.factories import REPO
 from tests.harness import Registered, resolve
 from tests.kubernetes_fixtures import Registration, run_recording
 from tests.program import SECRET_VALUES, stack_file_config
-from tests.rbac import request_of, role_allows
+from tests.rbac import get_request, role_allows
 from tests.reachability import Host, Pod, allowed
 from tests.replacement import replacement
 from validation import assess
@@ -120,7 +120,7 @@ def test_the_gates_role_allows_every_request_its_script_makes_for_the_rendered_l
     token = tmp_path / "token"
     token.write_text(lws_api.TOKEN)
     _, seen = lws_api.run_gate(lws_api.ROLLING, token, lws_api.NO_PODS, namespace=namespace, name=name)
-    requests = {request_of("GET", path) for path, _ in seen}
+    requests = {get_request(path) for path, _ in seen}
     assert {r.verb for r in requests} == {"get", "list"}
     assert [r for r in requests if not role_allows(role, r)] == []
 
