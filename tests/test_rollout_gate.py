@@ -1,6 +1,6 @@
 """A multi-node stack's `pulumi up` ends only when the LeaderWorkerSet's groups rolled: Pulumi's waitFor on the LWS
-is satisfied by the old groups' status right after an update, so a rollout gate Job (smoke/groups_rolled.py,
-tests/test_groups_rolled.py) reads the object until every group is updated and ready, and the smoke test and the
+is satisfied by the old groups' status right after an update, so a rollout gate Job (smoke/rolled_out.py,
+tests/test_rolled_out.py) reads the object until every group is updated and ready, and the smoke test and the
 startup report wait for it. The real program under Pulumi's mocks, its registrations read field by field
 (docs/multinode.md, "Readiness during `pulumi up`")."""
 
@@ -17,7 +17,7 @@ import pytest
 import components.stack
 from plan import Plan
 from plan.rollout_gate import group_start_seconds
-from tests import lws_api
+from tests import gate_api
 from tests.admission import plain
 from tests.factories import REPO
 from tests.harness import Registered, resolve
@@ -118,8 +118,8 @@ def test_the_gates_role_allows_every_request_its_script_makes_for_the_rendered_l
     command = gate_job()["spec"]["template"]["spec"]["containers"][0]["command"]
     namespace, name = command[command.index("--namespace") + 1], command[command.index("--name") + 1]
     token = tmp_path / "token"
-    token.write_text(lws_api.TOKEN)
-    _, seen = lws_api.run_gate(lws_api.ROLLING, token, lws_api.NO_PODS, namespace=namespace, name=name)
+    token.write_text(gate_api.TOKEN)
+    _, seen = gate_api.run_gate(gate_api.ROLLING, token, gate_api.NO_PODS, namespace=namespace, name=name)
     requests = {get_request(path) for path, _ in seen}
     assert {r.verb for r in requests} == {"get", "list"}
     assert [r for r in requests if not role_allows(role, r)] == []
