@@ -321,9 +321,7 @@ class Kind:
 
 KINDS = {
     "Deployment": Kind("/apis/apps/v1/namespaces/{namespace}/deployments/{name}", deployment_progress, deployment_pods),
-    "StatefulSet": Kind(
-        "/apis/apps/v1/namespaces/{namespace}/statefulsets/{name}", statefulset_progress, statefulset_pods
-    ),
+    "StatefulSet": Kind("/apis/apps/v1/namespaces/{namespace}/statefulsets/{name}", statefulset_progress, statefulset_pods),
     "LeaderWorkerSet": Kind(
         "/apis/leaderworkerset.x-k8s.io/v1/namespaces/{namespace}/leaderworkersets/{name}",
         leaderworkerset_progress,

@@ -30,14 +30,14 @@ def deployment(observed: int, updated: int, total: int, available: int, timed_ou
     reason = "ProgressDeadlineExceeded" if timed_out else "ReplicaSetUpdated"
     condition = {"type": "Progressing", "status": "False" if timed_out else "True", "reason": reason}
     condition["message"] = f'ReplicaSet "{NAME}-new" has timed out progressing.' if timed_out else ""
-    status = {"observedGeneration": observed, "updatedReplicas": updated, "replicas": total}
+    status: dict[str, Any] = {"observedGeneration": observed, "updatedReplicas": updated, "replicas": total}
     status |= {"availableReplicas": available, "conditions": [condition]}
     meta = {"name": NAME, "uid": UID, "generation": 4, "annotations": {"deployment.kubernetes.io/revision": "7"}}
     return {"metadata": meta, "spec": {"replicas": 2, "selector": {"matchLabels": labels()}}, "status": status}
 
 
 def replicaset(template_hash: str, revision: str, owner: str = UID) -> dict[str, Any]:
-    meta = {"name": f"{NAME}-{template_hash}", "labels": {**labels(), "pod-template-hash": template_hash}}
+    meta: dict[str, Any] = {"name": f"{NAME}-{template_hash}", "labels": {**labels(), "pod-template-hash": template_hash}}
     meta |= {"annotations": {"deployment.kubernetes.io/revision": revision}, "ownerReferences": [{"uid": owner}]}
     return {"metadata": meta}
 
@@ -74,7 +74,7 @@ def deployment_routes(answers: list[tuple[int, Any]], pods: list[tuple[int, Any]
 def statefulset(ready: int, update_revision: str, current_revision: str, partition: int = 0) -> dict[str, Any]:
     strategy = {"type": "RollingUpdate", "rollingUpdate": {"partition": partition}}
     spec = {"replicas": 2, "selector": {"matchLabels": labels()}, "updateStrategy": strategy}
-    status = {"observedGeneration": 2, "readyReplicas": ready, "updatedReplicas": 1}
+    status: dict[str, Any] = {"observedGeneration": 2, "readyReplicas": ready, "updatedReplicas": 1}
     status |= {"updateRevision": update_revision, "currentRevision": current_revision}
     return {"metadata": {"name": NAME, "generation": 2}, "spec": spec, "status": status}
 

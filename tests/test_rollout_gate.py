@@ -2,7 +2,7 @@
 is satisfied by the old groups' status right after an update, so a rollout gate Job (smoke/rolled_out.py,
 tests/test_rolled_out.py) reads the object until every group is updated and ready, and the smoke test and the
 startup report wait for it. The real program under Pulumi's mocks, its registrations read field by field
-(docs/multinode.md, "Readiness during `pulumi up`")."""
+(docs/multinode.md, "Readiness during `pulumi up`"); a single-node stack's gate: tests/test_gate_rendered.py."""
 
 from __future__ import annotations
 
@@ -30,7 +30,6 @@ from validation import assess
 from validation.sources import load_stack_file_with_secrets
 
 GROUPS = REPO / "stacks" / "examples" / "Pulumi.llama-405b-on-2x8-a100-80gb.yaml"
-ONE_NODE = REPO / "stacks" / "Pulumi.dev.yaml"
 JOB = "kubernetes:batch/v1:Job"
 GATE = "-server-rollout-gate-job"
 API_SERVER = Host("kube-apiserver", "172.16.0.2")  # where KUBERNETES_SERVICE_HOST's ClusterIP is translated to
@@ -46,7 +45,7 @@ def program(path: str, max_num_seqs: int | None = None) -> tuple[Registered, dic
 
 
 cached = cache(program)
-GROUPS_FILE, ONE_NODE_FILE = str(GROUPS.relative_to(REPO)), str(ONE_NODE.relative_to(REPO))
+GROUPS_FILE = str(GROUPS.relative_to(REPO))
 
 
 def named(registered: Registered, suffix: str) -> Any:
@@ -88,11 +87,6 @@ def test_the_gate_job_starts_after_its_role_binding_and_script() -> None:
 def test_the_smoke_test_waits_for_the_groups_to_roll_not_only_for_the_leaderworkerset() -> None:
     _, requests = cached(GROUPS_FILE)
     assert depends_on(requests, "-smoke-test-job", GATE)
-
-
-def test_a_single_node_stack_registers_no_gate() -> None:
-    registered, _ = cached(ONE_NODE_FILE)
-    assert [r.name for r in registered.resources if "rollout-gate" in r.name] == []
 
 
 def test_the_gates_role_may_only_get_its_one_leaderworkerset_and_list_pods() -> None:
