@@ -31,12 +31,13 @@ class VllmServerArgs:
 
 class VllmServer(pulumi.ComponentResource):
     """Registers the rendered server objects. The workload (a Deployment; a StatefulSet for per-replica volumes;
-    a LeaderWorkerSet with engine.nnodes > 1) waits for the model cache, and Pulumi's await is stretched to the
-    computed first-start budget; the Service waits for the workload."""
+    a LeaderWorkerSet with engine.nnodes > 1) waits for the model cache; its rollout gate's Job, registered right
+    after it, ends when the rollout does (plan/rollout_gate.py); the Service waits for the gate: Pulumi awaits a
+    Service until it has endpoints."""
 
     deployment: Any
     service: Any
-    rolled_out: Any  # ends when the rollout does: the workload, or a LeaderWorkerSet's rollout-gate Job
+    rolled_out: Any  # the rollout gate's Job: ends when the rollout does
     api_key_revision: pulumi.Output[str] | None  # the key's fingerprint on the pod templates; the router's too
 
     def __init__(self, name: str, args: VllmServerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -54,8 +55,9 @@ class VllmServer(pulumi.ComponentResource):
                 namespace=args.namespace,
                 secrets={API_KEY_KEY: args.api_key, API_KEY_PREVIOUS_KEY: args.api_key_previous} if role == "Secret" else None,
             )
-        self.deployment, self.service = done[WORKLOAD], done["Service"]
-        self.rolled_out = self._rollout_gate(name, args, objects)
+            if role == WORKLOAD:
+                done[ROLLED_OUT] = self._rollout_gate(name, args, objects, done[WORKLOAD])
+        self.deployment, self.service, self.rolled_out = done[WORKLOAD], done["Service"], done[ROLLED_OUT]
         self.rolled_out_name: pulumi.Output[str] = self.rolled_out.metadata.apply(lambda m: m["name"])
         self.deployment_name: pulumi.Output[str] = self.deployment.metadata.apply(lambda m: m["name"])
         self.service_name: pulumi.Output[str] = self.service.metadata.apply(lambda m: m["name"])
@@ -71,28 +73,30 @@ class VllmServer(pulumi.ComponentResource):
             }
         )
 
-    def _rollout_gate(self, name: str, args: VllmServerArgs, objects: list[dict[str, Any]]) -> pulumi.Resource:
-        """What ends when the server's rollout does: the workload itself, which Pulumi awaits, or for a
-        LeaderWorkerSet its rollout gate's Job."""
+    def _rollout_gate(
+        self, name: str, args: VllmServerArgs, objects: list[dict[str, Any]], workload: pulumi.Resource
+    ) -> pulumi.Resource:
+        """The rollout gate's Job, which ends when the workload's rollout does."""
         gate = args.plan.rollout_gate
-        if gate is None:
-            return self.deployment
+        assert gate is not None, "a Kubernetes stack has a rollout gate"
         gate_objects = manifests.rollout_gate_objects(args.plan, objects)
-        gate_args = RolloutGateArgs(gate, gate_objects, args.namespace, self.deployment, self.api_key_revision)
+        gate_args = RolloutGateArgs(gate, gate_objects, args.namespace, workload, self.api_key_revision)
         return RolloutGate(f"{name}-rollout-gate", gate_args, pulumi.ResourceOptions(parent=self)).job
 
     def _options(self, kind: str, args: VllmServerArgs, done: dict[str, Any]) -> pulumi.ResourceOptions:
         delivery = args.plan.delivery
-        if kind == WORKLOAD:  # waits for its account, key and the model cache; await stretched to the budget
+        if kind == WORKLOAD:  # waits for its account, key and the model cache
+            # A Deployment or StatefulSet is not awaited (the rollout gate is); a LeaderWorkerSet's waitFor is.
+            awaited = args.plan.multinode is not None
             return pulumi.ResourceOptions(
                 parent=self,
                 depends_on=[*done.values(), *args.wait_for],
-                custom_timeouts=timeouts(delivery.rollout_seconds, delivery.pulumi_timeout_seconds),
+                custom_timeouts=timeouts(delivery.rollout_seconds, delivery.pulumi_timeout_seconds) if awaited else None,
                 # KEDA's HPA owns the replica count after creation; never send it back (pulumi-kubernetes#2491, #2258).
                 ignore_changes=["spec.replicas"] if args.plan.server.autoscaled else None,
             )
         if kind == "Service":
-            return pulumi.ResourceOptions(parent=self, depends_on=[done[WORKLOAD]])
+            return pulumi.ResourceOptions(parent=self, depends_on=[done[ROLLED_OUT]])
         return pulumi.ResourceOptions(parent=self)
 
 
@@ -122,3 +126,4 @@ _SUFFIX = {
 }
 _WORKLOAD_SUFFIX = {"Deployment": "deployment", "StatefulSet": "statefulset", "LeaderWorkerSet": "leaderworkerset"}
 WORKLOAD = "workload"  # the key of whichever kind the server runs as
+ROLLED_OUT = "rolled-out"  # the key of the rollout gate's Job

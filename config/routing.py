@@ -66,7 +66,7 @@ class RoutingConfig(ConfigGroup):
     api_server_cidrs: tuple[str, ...] = Field(
         (),
         description="Addresses of the Kubernetes API server, for the NetworkPolicy egress of the router (its pod "
-        "discovery) and of a multi-node stack's rollout gate; empty admits TCP api_server_ports to any address.",
+        "discovery) and of the rollout gate; empty admits TCP api_server_ports to any address.",
     )
     api_server_ports: tuple[Port, ...] = Field((443, 6443), description="TCP ports of the Kubernetes API server.")
 

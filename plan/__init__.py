@@ -44,7 +44,7 @@ class Plan:
     server: ServerPlan  # the vLLM server: command line, environment, resources, security
     placement: Placement  # where its pods run
     multinode: MultinodePlan | None  # None with one node per replica
-    rollout_gate: RolloutGatePlan | None  # the Job that awaits the LeaderWorkerSet's rollout; None without one
+    rollout_gate: RolloutGatePlan | None  # the Job that awaits the workload's rollout; None for the Docker target
     pod_security: PodSecurityLevel  # the Pod Security level the pods meet, which their namespace must admit
     traffic: TrafficPlan  # exposure, client URL, network-policy inputs, smoke test
     routing: RoutingPlan | None  # vLLM's router in front of the replicas; None when routing.enabled is false
@@ -98,7 +98,7 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False, api_key_pre
         server.startup_seconds,
         server.pre_stop_sleep_seconds,
     )
-    groups_deadline = gate_deadline_seconds(delivery.most_replicas, delivery.budget, server.termination_grace_period_seconds)
+    gate_deadline = gate_deadline_seconds(delivery, server.termination_grace_period_seconds)
     return Plan(
         target=cfg.target,
         identity=identity,
@@ -108,7 +108,7 @@ def resolve(cfg: StackConfig, instance: str, hf_token: bool = False, api_key_pre
         server=server,
         placement=placement,
         multinode=multinode,
-        rollout_gate=resolve_rollout_gate(multinode, identity, cfg.smoke_test.image, delivery.security, groups_deadline),
+        rollout_gate=resolve_rollout_gate(cfg.target, delivery, identity, cfg.smoke_test.image, gate_deadline),
         pod_security=pod_security_level(ranks_lock_memory),
         traffic=resolve_traffic(
             cfg,

@@ -26,7 +26,7 @@ MODEL_CACHE = "model-cache"  # the download Job's and the bucket copy Job's pods
 SMOKE_TEST = "smoke-test"  # the smoke-test Job's pods
 ROUTER = "router"  # vLLM's router pods (plan/routing.py), when routing is on
 IMAGE_PREPULL = "image-prepull"  # the image pre-pull DaemonSet's pods (server.prepull_image): no flow at all
-ROLLOUT_GATE = "rollout-gate"  # the Job that awaits a LeaderWorkerSet's rollout (plan/rollout_gate.py)
+ROLLOUT_GATE = "rollout-gate"  # the Job that awaits the workload's rollout (plan/rollout_gate.py)
 
 
 @dataclass(frozen=True)
@@ -324,6 +324,7 @@ def resolve_flows(
     smoke_test: bool,
     routing: RoutingConfig,
     image_prepull: bool,
+    rollout_gate: bool,
     bucket: BucketEndpoint | None = None,
     keda_queries_thanos: bool = False,
     interceptor: Interceptor | None = None,
@@ -362,9 +363,9 @@ def resolve_flows(
     if routing.enabled:
         components.append(ROUTER)
         flows += router_flows(routing, port, prometheus, dns)
-    if multinode:  # the rollout gate reads the LeaderWorkerSet at the API server's address, no name to resolve
+    if rollout_gate:  # it reads the workload and its pods at the API server's address: no name to resolve
         components.append(ROLLOUT_GATE)
-        flows.append(api_server_flow(ROLLOUT_GATE, routing, "the rollout gate reads the LeaderWorkerSet's status"))
+        flows.append(api_server_flow(ROLLOUT_GATE, routing, "the rollout gate reads the workload's status and pods"))
     if image_prepull:  # a policy and no flow: the sleeping pods send and accept nothing
         components.append(IMAGE_PREPULL)
     flows += keda_flows(profile, keda_queries_thanos)

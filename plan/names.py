@@ -34,8 +34,8 @@ class Names:
         return f"{self.instance}-group"
 
     @property
-    def rollout_gate(self) -> str:  # the multi-node rollout gate's Job, ConfigMap, ServiceAccount, Role, RoleBinding
-        return f"{self.instance}-groups-rolled"
+    def rollout_gate(self) -> str:  # the rollout gate's Job, ConfigMap, ServiceAccount, Role, RoleBinding
+        return f"{self.instance}-rolled-out"
 
     @property
     def image_prepull(self) -> str:  # the DaemonSet that keeps the vLLM image on the GPU nodes

@@ -1,8 +1,9 @@
-"""The rollout gate of a multi-node server: a Job that ends when every LeaderWorkerSet group runs the current
-template and is ready (smoke/groups_rolled.py), so what depends on the server (the router, the smoke test) moves
-only after the groups did. Pulumi awaits a Deployment's or a StatefulSet's rollout itself; a LeaderWorkerSet is a
-custom resource, and its `pulumi.com/waitFor` is satisfied by the old groups' status right after an update
-(docs/multinode.md, "Readiness during `pulumi up`"). Pure.
+"""The rollout gate of the server: a Job that ends when the workload has rolled out (smoke/rolled_out.py), so what
+depends on the server (its Service, the router, the smoke test) moves only after the pods did, and that fails in
+minutes when the rollout's pods crash. Pulumi's own await runs to the resource's timeout however early a
+Deployment's or a StatefulSet's pods fail (docs/kubernetes.md, "The rollout gate"), and a LeaderWorkerSet's
+`pulumi.com/waitFor` is satisfied by the old groups' status right after an update (docs/multinode.md, "Readiness
+during `pulumi up`"). Pure.
 """
 
 from __future__ import annotations
@@ -11,16 +12,14 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from plan.delivery import POD_START_SECONDS
+from plan.delivery import POD_START_SECONDS, DeliveryPlan
 from plan.flows import ROLLOUT_GATE
 from plan.identity import Identity
-from plan.multinode import MultinodePlan
 from plan.security import PodSecurity
 from preflight.delivery import DeliveryBudget
 
-SCRIPT_PATH = Path(__file__).resolve().parents[1] / "smoke" / "groups_rolled.py"
+SCRIPT_PATH = Path(__file__).resolve().parents[1] / "smoke" / "rolled_out.py"
 POLL_SECONDS = 10
-LWS_GROUP = "leaderworkerset.x-k8s.io"
 
 
 @dataclass(frozen=True)
@@ -28,10 +27,11 @@ class RolloutGatePlan:
     name: str  # the Job, its ConfigMap, ServiceAccount, Role and RoleBinding
     namespace: str
     labels: dict[str, str]
-    leaderworkerset: str  # the one object its Role may `get` (and whose pods it lists)
+    kind: str  # the workload's: Deployment, StatefulSet or LeaderWorkerSet
+    workload: str  # the one object its Role may `get` (and whose pods it lists)
     image: str  # smoke_test.image: any image with python3 runs the stdlib script
     poll_seconds: int
-    deadline_seconds: int  # activeDeadlineSeconds: every group in turn (gate_deadline_seconds)
+    deadline_seconds: int  # activeDeadlineSeconds: every replica in turn (gate_deadline_seconds)
     security: PodSecurity
 
 
@@ -46,29 +46,34 @@ def group_start_seconds(budget: DeliveryBudget) -> int:
     return budget.image_pull_seconds + budget.probe.total_seconds + POD_START_SECONDS
 
 
-def gate_deadline_seconds(most_groups: int, budget: DeliveryBudget, termination_grace_seconds: int) -> int:
-    """The LeaderWorkerSet replaces one group at a time (maxUnavailable 1, maxSurge 0: docs/multinode.md): each old
-    group drains for up to its grace period, then the new one starts."""
-    return max(most_groups, 1) * (group_start_seconds(budget) + termination_grace_seconds)
+def gate_deadline_seconds(delivery: DeliveryPlan, termination_grace_seconds: int) -> int:
+    """As long as Pulumi would have awaited the workload itself (DeliveryPlan.pulumi_timeout_seconds: a new pod's
+    first start per replica). A LeaderWorkerSet replaces one group at a time (maxUnavailable 1, maxSurge 0:
+    docs/multinode.md): each old group drains for up to its grace period, then the new one starts."""
+    if delivery.workload_kind != "LeaderWorkerSet":
+        return delivery.pulumi_timeout_seconds
+    return max(delivery.most_replicas, 1) * (group_start_seconds(delivery.budget) + termination_grace_seconds)
 
 
 def resolve_rollout_gate(
-    multinode: MultinodePlan | None,
+    target: str,
+    delivery: DeliveryPlan,
     identity: Identity,
     image: str,
-    security: PodSecurity,
     deadline_seconds: int,
 ) -> RolloutGatePlan | None:
-    """None with one node per replica: Pulumi awaits the Deployment or StatefulSet itself."""
-    if multinode is None:
+    """None for the Docker target: a container has no rollout to await."""
+    if target != "kubernetes":
         return None
+    multinode = delivery.workload_kind == "LeaderWorkerSet"
     return RolloutGatePlan(
         name=identity.names.rollout_gate,
         namespace=identity.namespace,
         labels=identity.labels(ROLLOUT_GATE),
-        leaderworkerset=identity.names.group,
+        kind=delivery.workload_kind,
+        workload=identity.names.group if multinode else identity.names.server,
         image=image,
         poll_seconds=POLL_SECONDS,
         deadline_seconds=deadline_seconds,
-        security=security,
+        security=delivery.security,
     )

@@ -296,6 +296,7 @@ def resolve_traffic(
             keda_queries_thanos=keda_queries_thanos,
             interceptor=interceptor_peer(zero),
             image_prepull=cfg.server.prepull_image and cfg.target == "kubernetes",
+            rollout_gate=cfg.target == "kubernetes",
             bucket=bucket_of(delivery.bucket, identity.namespace, cfg.network_policy.object_storage_ports),
         ),
         smoke=resolve_smoke(cfg, identity.instance, delivery.security, launch, zero) if cfg.smoke_test.enabled else None,

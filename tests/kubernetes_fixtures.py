@@ -11,6 +11,7 @@ from pulumi.runtime import mocks as pulumi_mocks
 from components.render.manifests import render_manifests
 from config.stack import StackConfig
 from plan import Plan, resolve
+from plan.flows import ROLLOUT_GATE
 from plan.placement import Placement
 from preflight.report import PreflightReport
 from tests.factories import make_config, shipped_stack
@@ -76,6 +77,19 @@ def of_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 def one(objects: list[dict[str, Any]], kind: str) -> dict[str, Any]:
     found = of_kind(objects, kind)
     assert len(found) == 1, f"expected one {kind}, found {len(found)}"
+    return found[0]
+
+
+def model_cache_jobs(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The Jobs that fill the model cache (download or bucket copy): every Job but the rollout gate's."""
+    return [
+        job for job in of_kind(objects, "Job") if job["metadata"]["labels"].get("app.kubernetes.io/component") != ROLLOUT_GATE
+    ]
+
+
+def model_cache_job(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    found = model_cache_jobs(objects)
+    assert len(found) == 1, f"expected one model-cache Job, found {len(found)}"
     return found[0]
 
 

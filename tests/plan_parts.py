@@ -71,6 +71,7 @@ def traffic_of(
             smoke_test=smoke_test,
             routing=RoutingConfig(),
             image_prepull=False,
+            rollout_gate=True,
         ),
         smoke=resolve_smoke(make_config(), instance, PodSecurity(10001, 10001, 10001), ()) if smoke_test else None,
     )

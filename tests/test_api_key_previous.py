@@ -129,7 +129,7 @@ def test_the_router_calls_the_servers_with_the_new_key_while_the_previous_one_is
 def test_the_router_rolls_only_after_the_server_workload_so_it_takes_the_new_key_once_every_server_accepts_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Pulumi updates a resource after what it depends on, and a Deployment's update ends when its rollout does."""
+    """Pulumi updates a resource after what it depends on, and the server's rollout gate ends when its rollout does."""
     waited_for: list[str] = []
 
     def recording_router(name: str, args: RouterArgs, opts: Any = None) -> Any:
@@ -139,7 +139,7 @@ def test_the_router_rolls_only_after_the_server_workload_so_it_takes_the_new_key
     monkeypatch.setattr(components.stack, "Router", recording_router)
     error = run_stack_file(REPO / "stacks" / ROUTED, extra={"api_key": NEW, "api_key_previous": OLD})[1]
     assert error is None, error
-    assert "vllm-router-two-replicas-server-deployment" in waited_for, waited_for
+    assert "vllm-router-two-replicas-server-rollout-gate-job" in waited_for, waited_for
 
 
 def test_setting_the_previous_key_changes_the_fingerprint_so_the_pods_roll() -> None:

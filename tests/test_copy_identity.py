@@ -47,12 +47,13 @@ def alias_urn(registration: Registration, name: str) -> str:
 
 def test_the_copy_jobs_pod_runs_as_the_servers_service_account() -> None:
     registered, _ = copying()
-    assert pod_account(registered, "kubernetes:batch/v1:Job") == pod_account(registered, "kubernetes:apps/v1:Deployment")
+    copy_job = registered.named("llama-cache-copy").inputs["spec"]["template"]["spec"]
+    assert copy_job["serviceAccountName"] == pod_account(registered, "kubernetes:apps/v1:Deployment")
 
 
-def test_a_bucket_copy_leaves_one_account_and_it_carries_the_identity() -> None:
+def test_a_bucket_copy_leaves_one_account_and_it_carries_the_identity_which_the_rollout_gates_own_does_not() -> None:
     registered, _ = copying()
-    assert accounts(registered) == {"llama-server": IDENTITY}
+    assert accounts(registered) == {"llama-server": IDENTITY, "llama-rolled-out": None}
 
 
 def test_the_hub_download_account_carries_no_workload_identity() -> None:

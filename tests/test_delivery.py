@@ -15,6 +15,8 @@ from tests.kubernetes_fixtures import (
     configured,
     env_of,
     manifests,
+    model_cache_job,
+    model_cache_jobs,
     of_kind,
     one,
     plan_of,
@@ -74,7 +76,11 @@ def test_per_replica_volumes_render_a_stateful_set_with_one_claim_template():
     objects = manifests(*per_replica_prod())
     template = one(objects, "StatefulSet")["spec"]["volumeClaimTemplates"][0]
     assert (template["metadata"]["name"], template["spec"]["accessModes"]) == ("model-cache", ["ReadWriteOnce"])
-    assert (of_kind(objects, "PersistentVolumeClaim"), of_kind(objects, "Job"), of_kind(objects, "Deployment")) == ([], [], [])
+    assert (of_kind(objects, "PersistentVolumeClaim"), model_cache_jobs(objects), of_kind(objects, "Deployment")) == (
+        [],
+        [],
+        [],
+    )
 
 
 def test_per_replica_claims_are_kept_when_the_set_scales_down():
@@ -149,12 +155,13 @@ def test_object_storage_puts_workload_identity_on_the_server_service_account():
         },
     }
     accounts = of_kind(manifests(*stack_with("prod-on-efs", delivery=bucket)), "ServiceAccount")
-    assert [a["metadata"].get("annotations") for a in accounts] == [{"iam.gke.io/gcp-service-account": "m@p.iam"}]
+    annotations = {a["metadata"]["name"]: a["metadata"].get("annotations") for a in accounts}
+    assert annotations == {"llama-server": {"iam.gke.io/gcp-service-account": "m@p.iam"}, "llama-rolled-out": None}
 
 
 def test_object_storage_renders_no_claim_and_no_download():
     objects = manifests(*stack_with("prod-on-efs", delivery=BUCKET))
-    assert (of_kind(objects, "PersistentVolumeClaim"), of_kind(objects, "Job")) == ([], [])
+    assert (of_kind(objects, "PersistentVolumeClaim"), model_cache_jobs(objects)) == ([], [])
     assert "initContainers" not in pod_spec(objects)
 
 
@@ -299,7 +306,7 @@ def copying_prod(revision: str = "aaaa111"):  # type: ignore[no-untyped-def]
 
 def test_copy_from_hub_renders_one_job_that_uploads_to_the_revision_folder():
     objects = manifests(*copying_prod())
-    container = one(objects, "Job")["spec"]["template"]["spec"]["containers"][0]
+    container = model_cache_job(objects)["spec"]["template"]["spec"]["containers"][0]
     assert (container["name"], env_of(container)["TARGET"]) == ("copy", "s3://models/llama-70b/aaaa111/")
     assert of_kind(objects, "PersistentVolumeClaim") == []
 
@@ -309,7 +316,7 @@ def test_the_server_streams_the_folder_the_copy_job_fills():
 
 
 def test_a_new_revision_is_copied_to_a_new_folder_by_a_new_job():
-    first, second = (one(manifests(*copying_prod(rev)), "Job") for rev in ("aaaa111", "bbbb222"))
+    first, second = (model_cache_job(manifests(*copying_prod(rev))) for rev in ("aaaa111", "bbbb222"))
     assert first["metadata"]["name"] != second["metadata"]["name"]
     assert env_of(second["spec"]["template"]["spec"]["containers"][0])["TARGET"].endswith("/bbbb222/")
 
@@ -323,8 +330,9 @@ def test_copy_from_hub_needs_a_pinned_revision():
 def test_the_copy_job_writes_with_the_workload_identity_of_the_servers_service_account():
     objects = manifests(*copying_prod())
     accounts = {a["metadata"]["name"]: a["metadata"].get("annotations") for a in of_kind(objects, "ServiceAccount")}
-    runs_as = one(objects, "Job")["spec"]["template"]["spec"]["serviceAccountName"]
-    assert (runs_as, accounts) == ("llama-server", {"llama-server": {"eks.amazonaws.com/role-arn": WRITER}})
+    runs_as = model_cache_job(objects)["spec"]["template"]["spec"]["serviceAccountName"]
+    identities = {"llama-server": {"eks.amazonaws.com/role-arn": WRITER}, "llama-rolled-out": None}
+    assert (runs_as, accounts) == ("llama-server", identities)
 
 
 def test_copy_from_hub_is_refused_for_a_gs_bucket():

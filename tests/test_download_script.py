@@ -13,7 +13,7 @@ import pytest
 
 from components.render.bucket_copy import COMPLETE_OBJECT, COPY_SCRIPT
 from components.render.cache import DOWNLOAD_SCRIPT
-from tests.kubernetes_fixtures import configured, manifests, of_kind, plan_of
+from tests.kubernetes_fixtures import configured, manifests, model_cache_jobs, plan_of
 
 
 @dataclass
@@ -223,7 +223,7 @@ def test_the_copy_job_passes_the_plans_rate_per_gib() -> None:
         delivery=bucket,
         model={"id": "meta-llama/Llama-3.1-8B-Instruct", "revision": "0e9e39f249a16976918f6564b8830bc894c89659"},
     )
-    job = of_kind(manifests(cfg, report), "Job")[0]
+    job = model_cache_jobs(manifests(cfg, report))[0]
     env = {e["name"]: e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
     rate = plan_of(cfg).delivery.copy_seconds_per_gib
     assert float(env["COPY_SECONDS_PER_GIB"]) == rate == 3 / cfg.cache.download_throughput_gib_per_s

@@ -1,8 +1,8 @@
 """The rollout gate fails in minutes when a group cannot start, not at its deadline (hours for a large model):
-smoke/groups_rolled.py reads the groups' pods at every poll. LeaderWorkerSet recreates the whole group when one
+smoke/rolled_out.py reads the groups' pods at every poll. LeaderWorkerSet recreates the whole group when one
 container restarts (kubernetes-sigs/lws pkg/controllers/pod_controller.go handleRestartPolicy), so a crash loop
 shows as the leader pod replaced again and again at one template revision, never as a restart count. The real
-script in a subprocess against tests/lws_api.py's stand-in API server, its pods as the kubelet reports them."""
+script in a subprocess against tests/gate_api.py's stand-in API server, its pods as the kubelet reports them."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.factories import REPO
-from tests.lws_api import ROLLING, SCRIPT, lws, pod_list, run_gate, token_file
+from tests.gate_api import ROLLING, SCRIPT, lws, pod_list, run_gate, token_file
 
 __all__ = ["token_file"]  # the fixture, imported for pytest
 
@@ -156,12 +156,23 @@ def test_the_limits_docs_multinode_states_are_the_scripts_defaults() -> None:
     assert f"for {module['UNREACHABLE_SECONDS']} s (`--unreachable-seconds`)" in page
 
 
-def test_a_container_restarted_three_times_in_one_pod_fails_the_gate(token_file: Path) -> None:
-    """A LeaderWorkerSet that restarts containers in place (restartPolicy None) loops within one pod."""
-    looping = pod("vllm-405b-group-0-1", "w1", worker="1", exited=CRASHED)
-    looping["status"]["containerStatuses"][0]["restartCount"] = 3
-    result, _ = run_gate(ROLLING_FOREVER, token_file, [pod_list(looping)])
+def restarted(times: int) -> dict[str, Any]:
+    """A worker of group 0 whose container restarted in place `times` times (a LeaderWorkerSet with restartPolicy
+    None loops within one pod)."""
+    worker = pod("vllm-405b-group-0-1", "w1", worker="1", exited=CRASHED)
+    worker["status"]["containerStatuses"][0]["restartCount"] = times
+    return worker
+
+
+def test_a_container_restarted_three_times_while_the_gate_watched_fails_the_gate(token_file: Path) -> None:
+    result, _ = run_gate(ROLLING_FOREVER, token_file, [pod_list(restarted(1)), pod_list(restarted(4))])
     assert result.returncode == 1, result.stdout
     assert fail_line(result.stdout).startswith(
-        "FAIL pod vllm-405b-group-0-1 container vllm restarted 3 times; last container vllm exited 1 (Error): "
+        "FAIL pod vllm-405b-group-0-1 container vllm restarted 3 times while the gate watched; "
+        "last container vllm exited 1 (Error): "
     )
+
+
+def test_restarts_a_pod_had_before_the_gate_first_saw_it_do_not_fail_the_gate(token_file: Path) -> None:
+    result, _ = run_gate(ROLLING, token_file, [pod_list(restarted(5))])
+    assert result.returncode == 0, result.stdout

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from catalog.aws_endpoints import s3_region, sts_endpoint
-from tests.kubernetes_fixtures import env_of, manifests, one, pod_spec, server, stack_with
+from tests.kubernetes_fixtures import env_of, manifests, model_cache_job, pod_spec, server, stack_with
 from tests.test_deployable import refusal, rendered
 from tests.test_landing import refusals, refused_key
 
@@ -84,7 +84,7 @@ def test_no_sts_endpoint_where_nothing_exchanges_a_token_through_the_endpoint(fi
 
 def test_the_copy_job_exchanges_the_token_at_the_same_sts() -> None:
     changes = bucket(service_account_annotations=ROLE, endpoint_url=VPCE, copy_from_hub=True)
-    job = one(manifests(*stack_with("prod", delivery=changes, model={"revision": "aaaa111"}, network_policy=VPC)), "Job")
+    job = model_cache_job(manifests(*stack_with("prod", delivery=changes, model={"revision": "aaaa111"}, network_policy=VPC)))
     assert env_of(job["spec"]["template"]["spec"]["containers"][0])[STS] == "https://sts.us-east-1.amazonaws.com"
 
 

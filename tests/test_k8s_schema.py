@@ -111,14 +111,19 @@ def test_strict_validation_rejects_an_unknown_field():
 def test_prod_on_efs_renders_every_expected_kind():
     kinds = sorted(obj["kind"] for obj in manifests(*stack("prod-on-efs"), with_token=True))
     assert kinds == [
+        "ConfigMap",
         "Deployment",
+        "Job",
         "Job",
         "Namespace",
         "PersistentVolumeClaim",
         "PodDisruptionBudget",
+        "Role",
+        "RoleBinding",
         "Secret",
         "Secret",
         "Service",
         "ServiceAccount",
         "ServiceAccount",
-    ]  # the HF token and the API key
+        "ServiceAccount",
+    ]  # the HF token and the API key; the download's and the rollout gate's Job, ConfigMap and account

@@ -15,6 +15,7 @@ from config.errors import ConfigError
 from config.exposure import ExposureConfig
 from config.messages import issue_from_pydantic
 from config.network import NetworkPolicyConfig
+from plan.flows import ROLLOUT_GATE
 from plan.names import labels, selector_labels
 from tests.harness import resolve, run_program
 from tests.plan_parts import model_cache_policy_of as render_model_cache_policy
@@ -60,6 +61,7 @@ def test_network_policies_are_on_by_default() -> None:
     assert [m["metadata"]["name"] for m in policies("ns", "prod", 8000, NetworkPolicyConfig())] == [
         "prod-server",
         "prod-model-cache",
+        "prod-rollout-gate",
     ]
 
 
@@ -174,12 +176,12 @@ def test_model_cache_egress_is_dns_only_without_hub_cidrs() -> None:
 
 def test_policies_select_pods_by_the_labels_the_deployment_and_job_selectors_use() -> None:
     selectors = [m["spec"]["podSelector"]["matchLabels"] for m in policies("ns", "prod", 8000, NetworkPolicyConfig())]
-    assert selectors == [selector_labels("prod", SERVER), selector_labels("prod", MODEL_CACHE)]
+    assert selectors == [selector_labels("prod", c) for c in (SERVER, MODEL_CACHE, ROLLOUT_GATE)]
 
 
 def test_policies_carry_the_stacks_common_labels() -> None:
     metadata = [m["metadata"]["labels"] for m in policies("ns", "prod", 8000, NetworkPolicyConfig())]
-    assert metadata == [labels("prod", SERVER), labels("prod", MODEL_CACHE)]
+    assert metadata == [labels("prod", c) for c in (SERVER, MODEL_CACHE, ROLLOUT_GATE)]
 
 
 @pytest.mark.parametrize(
@@ -239,7 +241,7 @@ def _register(fields: dict[str, Any]) -> tuple[list[Any], dict[str, NetworkPolic
 def test_component_registers_one_policy_per_pod_role_named_after_the_component() -> None:
     resources, _ = _register({})
     policies = sorted(r.name for r in resources if r.typ == "kubernetes:networking.k8s.io/v1:NetworkPolicy")
-    assert policies == ["vllm-model-cache", "vllm-server"]
+    assert policies == ["vllm-model-cache", "vllm-rollout-gate", "vllm-server"]
 
 
 def test_component_uses_its_own_type_token() -> None:

@@ -15,7 +15,7 @@ import yaml
 
 from components.render.manifests import stack_manifests
 from config.stack import StackConfig
-from plan.flows import Pods
+from plan.flows import ROLLOUT_GATE, Pods
 from tests.cluster_facts import crd, facts, prometheus
 from tests.factories import example_stack, make_config
 from tests.kubernetes_fixtures import plan_of
@@ -27,6 +27,7 @@ from validation.keys import validate_config
 THANOS = "https://thanos-querier.openshift-monitoring.svc.cluster.local:9092"
 AUTOSCALED = {"autoscaling": {"enabled": True, "min_replica_count": 1, "max_replica_count": 3}}
 RDMA_EXAMPLE = "llama-405b-on-2x8-a100-80gb"
+COMPONENT = "app.kubernetes.io/component"
 
 
 def objects_of(cfg: StackConfig) -> list[dict[str, Any]]:
@@ -34,7 +35,8 @@ def objects_of(cfg: StackConfig) -> list[dict[str, Any]]:
 
 
 def one(objects: list[dict[str, Any]], kind: str) -> dict[str, Any]:
-    (found,) = [o for o in objects if o["kind"] == kind]
+    """The one object of `kind` but the rollout gate's (its own account, Role and RoleBinding)."""
+    (found,) = [o for o in objects if o["kind"] == kind and o["metadata"].get("labels", {}).get(COMPONENT) != ROLLOUT_GATE]
     return found
 
 

@@ -6,11 +6,22 @@ import json
 
 from components.render.cache import DOWNLOAD_SCRIPT
 from plan.names import HF_HOME
-from tests.kubernetes_fixtures import configured, env_of, manifests, of_kind, one, plan_of, pod_spec, stack
+from tests.kubernetes_fixtures import (
+    configured,
+    env_of,
+    manifests,
+    model_cache_job,
+    model_cache_jobs,
+    of_kind,
+    one,
+    plan_of,
+    pod_spec,
+    stack,
+)
 
 
 def job_container(objects: list[dict]) -> dict:
-    return one(objects, "Job")["spec"]["template"]["spec"]["containers"][0]
+    return model_cache_job(objects)["spec"]["template"]["spec"]["containers"][0]
 
 
 def test_prod_cache_is_sized_from_the_weights_plus_headroom():
@@ -88,7 +99,7 @@ def test_download_job_writes_into_the_cache_volume_at_hf_home():
 def test_download_job_reads_the_token_from_a_mounted_file():
     objects = manifests(*stack("prod-on-efs"), with_token=True)
     container = job_container(objects)
-    volumes = one(objects, "Job")["spec"]["template"]["spec"]["volumes"]
+    volumes = model_cache_job(objects)["spec"]["template"]["spec"]["volumes"]
     assert env_of(container)["HF_TOKEN_PATH"] == "/var/run/secrets/huggingface/token"
     assert {"name": "hf-token", "secret": {"secretName": "llama-hf-token", "defaultMode": 0o440}} in volumes
 
@@ -110,19 +121,19 @@ def test_no_token_secret_or_mount_for_a_public_model():
 
 
 def test_download_job_has_one_writer_and_bounded_retries():
-    spec = one(manifests(*stack("prod-on-efs")), "Job")["spec"]
+    spec = model_cache_job(manifests(*stack("prod-on-efs")))["spec"]
     assert (spec.get("parallelism", 1), spec["backoffLimit"], spec["template"]["spec"]["restartPolicy"]) == (1, 4, "Never")
 
 
 def test_download_job_deadline_grows_with_the_weights():
-    prod = one(manifests(*stack("prod-on-efs")), "Job")["spec"]["activeDeadlineSeconds"]
-    dev = one(manifests(*stack("dev")), "Job")["spec"]["activeDeadlineSeconds"]
+    prod = model_cache_job(manifests(*stack("prod-on-efs")))["spec"]["activeDeadlineSeconds"]
+    dev = model_cache_job(manifests(*stack("dev")))["spec"]["activeDeadlineSeconds"]
     assert prod == 2934 and prod > dev  # 131.4 GiB / 0.1 GiB/s x 1.5 + 600 s bind + 242 s image pull + 120 s
 
 
 def test_download_job_deadline_includes_the_image_pull_allowance():
-    slow = one(manifests(*configured(server={"image_pull_seconds": 3600})), "Job")["spec"]["activeDeadlineSeconds"]
-    fast = one(manifests(*configured()), "Job")["spec"]["activeDeadlineSeconds"]
+    slow = model_cache_job(manifests(*configured(server={"image_pull_seconds": 3600})))["spec"]["activeDeadlineSeconds"]
+    fast = model_cache_job(manifests(*configured()))["spec"]["activeDeadlineSeconds"]
     assert slow - fast == 3600 - 242  # the 11.77 GiB image at 50 MiB/s
 
 
@@ -146,14 +157,14 @@ def test_pvc_name_changes_with_the_storage_class():
 def test_server_and_job_mount_the_created_pvc_by_its_name():
     objects = manifests(*stack("prod-on-efs"))
     claim = one(objects, "PersistentVolumeClaim")["metadata"]["name"]
-    job_volumes = one(objects, "Job")["spec"]["template"]["spec"]["volumes"]
+    job_volumes = model_cache_job(objects)["spec"]["template"]["spec"]["volumes"]
     assert {"name": "model-cache", "persistentVolumeClaim": {"claimName": claim}} in pod_spec(objects)["volumes"]
     assert {"name": "model-cache", "persistentVolumeClaim": {"claimName": claim}} in job_volumes
 
 
 def test_a_new_volume_gets_a_new_download_job_so_the_empty_volume_is_filled():
-    first = one(manifests(*configured(cache={"size_gib": 50})), "Job")["metadata"]["name"]
-    second = one(manifests(*configured(cache={"size_gib": 60})), "Job")["metadata"]["name"]
+    first = model_cache_job(manifests(*configured(cache={"size_gib": 50})))["metadata"]["name"]
+    second = model_cache_job(manifests(*configured(cache={"size_gib": 60})))["metadata"]["name"]
     assert first != second
 
 
@@ -164,7 +175,7 @@ def test_the_completion_marker_depends_on_the_content_not_the_volume():
 
 
 def test_read_write_many_download_job_may_run_on_any_node():
-    job = one(manifests(*stack("prod-on-efs")), "Job")["spec"]["template"]["spec"]
+    job = model_cache_job(manifests(*stack("prod-on-efs")))["spec"]["template"]["spec"]
     assert "affinity" not in job and "tolerations" not in job
 
 
@@ -172,24 +183,24 @@ def test_read_write_once_download_job_runs_on_the_server_gpu_nodes_so_the_volume
     objects = manifests(
         *configured(cache={"access_mode": "ReadWriteOnce"}, gpu={"product": "A100-SXM4-80GB", "node_selector": {"pool": "gpu"}})
     )
-    job, server_pod = one(objects, "Job")["spec"]["template"]["spec"], pod_spec(objects)
+    job, server_pod = model_cache_job(objects)["spec"]["template"]["spec"], pod_spec(objects)
     assert [job[key] for key in ("affinity", "tolerations", "nodeSelector")] == [
         server_pod[key] for key in ("affinity", "tolerations", "nodeSelector")
     ]
 
 
 def test_read_write_once_download_job_requests_no_gpu():
-    job = one(manifests(*configured(cache={"access_mode": "ReadWriteOnce"})), "Job")["spec"]["template"]["spec"]
+    job = model_cache_job(manifests(*configured(cache={"access_mode": "ReadWriteOnce"})))["spec"]["template"]["spec"]
     assert "nvidia.com/gpu" not in job["containers"][0]["resources"]["limits"]
 
 
 def test_download_job_is_not_garbage_collected_under_pulumi():
-    assert "ttlSecondsAfterFinished" not in one(manifests(*stack("prod-on-efs")), "Job")["spec"]
+    assert "ttlSecondsAfterFinished" not in model_cache_job(manifests(*stack("prod-on-efs")))["spec"]
 
 
 def test_download_job_name_changes_with_the_revision():
-    first = one(manifests(*configured()), "Job")["metadata"]["name"]
-    second = one(manifests(*configured(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "revision": "abc"})), "Job")
+    first = model_cache_job(manifests(*configured()))["metadata"]["name"]
+    second = model_cache_job(manifests(*configured(model={"id": "meta-llama/Llama-3.1-8B-Instruct", "revision": "abc"})))
     assert first != second["metadata"]["name"] and first.startswith("llama-model-download-")
 
 
@@ -216,4 +227,4 @@ def test_local_path_model_needs_no_download_job_and_no_wait():
             model={"id": "meta-llama/Llama-3.1-8B-Instruct", "local_path": "llama-8b"}, cache={"existing_claim": "models"}
         )
     )
-    assert of_kind(objects, "Job") == [] and "initContainers" not in pod_spec(objects)
+    assert model_cache_jobs(objects) == [] and "initContainers" not in pod_spec(objects)

@@ -5,7 +5,18 @@ from __future__ import annotations
 import pytest
 
 from plan.names import HF_HOME
-from tests.kubernetes_fixtures import SET_FIXED_TERMS, configured, env_of, manifests, one, pod_spec, server, stack, stack_with
+from tests.kubernetes_fixtures import (
+    SET_FIXED_TERMS,
+    configured,
+    env_of,
+    manifests,
+    model_cache_job,
+    one,
+    pod_spec,
+    server,
+    stack,
+    stack_with,
+)
 
 RESTRICTED_CONTAINER = {
     "allowPrivilegeEscalation": False,
@@ -18,7 +29,7 @@ RESTRICTED_CONTAINER = {
 
 def all_containers(objects: list[dict]) -> list[dict]:
     spec = pod_spec(objects)
-    job = one(objects, "Job")["spec"]["template"]["spec"]
+    job = model_cache_job(objects)["spec"]["template"]["spec"]
     return spec["containers"] + spec.get("initContainers", []) + job["containers"]
 
 
@@ -145,7 +156,7 @@ def test_pod_runs_as_a_fixed_non_root_user_with_fs_group():
 
 
 def test_download_job_pod_runs_as_the_same_non_root_user():
-    job = one(manifests(*stack("prod-on-efs")), "Job")["spec"]["template"]["spec"]
+    job = model_cache_job(manifests(*stack("prod-on-efs")))["spec"]["template"]["spec"]
     assert job["securityContext"] == pod_spec(manifests(*stack("prod-on-efs")))["securityContext"]
 
 
@@ -160,7 +171,7 @@ def test_pod_uses_its_own_service_account_without_a_token():
 
 def test_service_account_does_not_automount_a_token():
     accounts = [o for o in manifests(*stack("prod-on-efs")) if o["kind"] == "ServiceAccount"]
-    assert [a["automountServiceAccountToken"] for a in accounts] == [False, False]
+    assert accounts and [a["automountServiceAccountToken"] for a in accounts] == [False] * len(accounts)
 
 
 def test_shutdown_sleeps_before_sigterm_and_leaves_time_to_drain():

@@ -8,7 +8,7 @@ import pytest
 
 from config.errors import ConfigError
 from tests.factories import make_config
-from tests.kubernetes_fixtures import configured, manifests, one, pod_spec, stack
+from tests.kubernetes_fixtures import configured, manifests, model_cache_job, pod_spec, stack
 from tests.program import run_main
 
 SETTINGS: dict[str, Any] = {
@@ -19,7 +19,7 @@ PULL_SECRETS = [{"name": "registry-a"}, {"name": "registry-b"}]
 
 
 def job_pod_spec(objects: list[dict[str, Any]]) -> dict[str, Any]:
-    return one(objects, "Job")["spec"]["template"]["spec"]
+    return model_cache_job(objects)["spec"]["template"]["spec"]
 
 
 def test_the_server_pod_gets_the_priority_class():

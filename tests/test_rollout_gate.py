@@ -1,8 +1,8 @@
 """A multi-node stack's `pulumi up` ends only when the LeaderWorkerSet's groups rolled: Pulumi's waitFor on the LWS
-is satisfied by the old groups' status right after an update, so a rollout gate Job (smoke/groups_rolled.py,
-tests/test_groups_rolled.py) reads the object until every group is updated and ready, and the smoke test and the
+is satisfied by the old groups' status right after an update, so a rollout gate Job (smoke/rolled_out.py,
+tests/test_rolled_out.py) reads the object until every group is updated and ready, and the smoke test and the
 startup report wait for it. The real program under Pulumi's mocks, its registrations read field by field
-(docs/multinode.md, "Readiness during `pulumi up`")."""
+(docs/multinode.md, "Readiness during `pulumi up`"); a single-node stack's gate: tests/test_gate_rendered.py."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 import components.stack
 from plan import Plan
 from plan.rollout_gate import group_start_seconds
-from tests import lws_api
+from tests import gate_api
 from tests.admission import plain
 from tests.factories import REPO
 from tests.harness import Registered, resolve
@@ -30,7 +30,6 @@ from validation import assess
 from validation.sources import load_stack_file_with_secrets
 
 GROUPS = REPO / "stacks" / "examples" / "Pulumi.llama-405b-on-2x8-a100-80gb.yaml"
-ONE_NODE = REPO / "stacks" / "Pulumi.dev.yaml"
 JOB = "kubernetes:batch/v1:Job"
 GATE = "-server-rollout-gate-job"
 API_SERVER = Host("kube-apiserver", "172.16.0.2")  # where KUBERNETES_SERVICE_HOST's ClusterIP is translated to
@@ -46,7 +45,7 @@ def program(path: str, max_num_seqs: int | None = None) -> tuple[Registered, dic
 
 
 cached = cache(program)
-GROUPS_FILE, ONE_NODE_FILE = str(GROUPS.relative_to(REPO)), str(ONE_NODE.relative_to(REPO))
+GROUPS_FILE = str(GROUPS.relative_to(REPO))
 
 
 def named(registered: Registered, suffix: str) -> Any:
@@ -90,11 +89,6 @@ def test_the_smoke_test_waits_for_the_groups_to_roll_not_only_for_the_leaderwork
     assert depends_on(requests, "-smoke-test-job", GATE)
 
 
-def test_a_single_node_stack_registers_no_gate() -> None:
-    registered, _ = cached(ONE_NODE_FILE)
-    assert [r.name for r in registered.resources if "rollout-gate" in r.name] == []
-
-
 def test_the_gates_role_may_only_get_its_one_leaderworkerset_and_list_pods() -> None:
     registered, _ = cached(GROUPS_FILE)
     role = plain(dict(named(registered, "-rollout-gate-role").inputs))
@@ -118,8 +112,8 @@ def test_the_gates_role_allows_every_request_its_script_makes_for_the_rendered_l
     command = gate_job()["spec"]["template"]["spec"]["containers"][0]["command"]
     namespace, name = command[command.index("--namespace") + 1], command[command.index("--name") + 1]
     token = tmp_path / "token"
-    token.write_text(lws_api.TOKEN)
-    _, seen = lws_api.run_gate(lws_api.ROLLING, token, lws_api.NO_PODS, namespace=namespace, name=name)
+    token.write_text(gate_api.TOKEN)
+    _, seen = gate_api.run_gate(gate_api.ROLLING, token, gate_api.NO_PODS, namespace=namespace, name=name)
     requests = {get_request(path) for path, _ in seen}
     assert {r.verb for r in requests} == {"get", "list"}
     assert [r for r in requests if not role_allows(role, r)] == []

@@ -42,22 +42,29 @@ def test_shipped_stack_registers_namespace_cache_and_server(name: str):
     assert run_program(build_stack(*stack(name))).types == [
         DEPLOYMENT,
         "kubernetes:batch/v1:Job",
+        "kubernetes:batch/v1:Job",  # the download's and the rollout gate's
+        "kubernetes:core/v1:ConfigMap",
         "kubernetes:core/v1:Namespace",
         "kubernetes:core/v1:PersistentVolumeClaim",
         *api_key_secret,
         "kubernetes:core/v1:Service",
         "kubernetes:core/v1:ServiceAccount",
         "kubernetes:core/v1:ServiceAccount",
+        "kubernetes:core/v1:ServiceAccount",
         "kubernetes:policy/v1:PodDisruptionBudget",
+        "kubernetes:rbac.authorization.k8s.io/v1:Role",
+        "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
         "vllm-serving:index:ModelCache",
+        "vllm-serving:index:RolloutGate",
         "vllm-serving:index:ServingStack",
         "vllm-serving:index:VllmServer",
     ]
 
 
 def test_prod_streaming_from_its_bucket_registers_no_cache_claim_and_no_download_job():
-    types = set(run_program(build_stack(*stack("prod"))).types)
-    assert types & {"kubernetes:batch/v1:Job", "kubernetes:core/v1:PersistentVolumeClaim"} == set()
+    registered = run_program(build_stack(*stack("prod")))
+    jobs = [r.name for r in registered.of_type("kubernetes:batch/v1:Job")]
+    assert (jobs, registered.of_type("kubernetes:core/v1:PersistentVolumeClaim")) == (["llama-server-rollout-gate-job"], [])
 
 
 def test_prod_outputs_name_the_service_url_and_served_model():

@@ -238,7 +238,7 @@ def test_the_smoke_job_waits_for_the_rollout_the_service_and_the_network_policie
     (job,) = [r for name, r in requests.items() if name.endswith("-smoke-test-job")]
     waits_for = {dependency.rsplit("::", 1)[1] for dependency in job.dependencies}
     assert {
-        "vllm-test-server-deployment",
+        "vllm-test-server-rollout-gate-job",
         "vllm-test-server-service",
         "vllm-test-network-server",
         "vllm-test-network-smoke-test",

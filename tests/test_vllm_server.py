@@ -32,11 +32,17 @@ def build_server(cfg, report, api_key: str | None = None, keep: list | None = No
 def test_server_registers_its_objects():
     assert run_program(build_server(*stack("prod-on-efs"))).types == [
         DEPLOYMENT,
+        "kubernetes:batch/v1:Job",
+        "kubernetes:core/v1:ConfigMap",
         "kubernetes:core/v1:Secret",
         "kubernetes:core/v1:Service",
+        "kubernetes:core/v1:ServiceAccount",
         "kubernetes:policy/v1:PodDisruptionBudget",
+        "kubernetes:rbac.authorization.k8s.io/v1:Role",
+        "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
+        "vllm-serving:index:RolloutGate",
         "vllm-serving:index:VllmServer",
-    ]
+    ]  # the rollout gate's Job, script, account and Role
 
 
 def test_deployment_inputs_request_four_gpus_for_tensor_parallel_four():
@@ -50,15 +56,24 @@ def test_deployment_inputs_carry_the_startup_probe_budget():
     assert deployment["spec"]["template"]["spec"]["containers"][0]["startupProbe"]["failureThreshold"] == 842.0
 
 
-def test_service_is_registered_after_the_deployment():
+def test_service_is_registered_after_the_rollout_gate_so_pulumis_await_of_it_finds_endpoints():
     _, requests = run_recording(build_server(*stack("prod-on-efs")))
-    assert any(d.endswith("::llama-server-deployment") for d in requests["llama-server-service"].dependencies)
+    assert any(d.endswith("::llama-server-rollout-gate-job") for d in requests["llama-server-service"].dependencies)
 
 
-def test_deployment_timeouts_cover_one_pod_on_create_and_every_replica_on_update():
+def test_the_rollout_gate_is_awaited_long_enough_for_every_replica_to_roll_one_at_a_time():
     _, requests = run_recording(build_server(*stack_with("prod-on-efs", probes=SET_FIXED_TERMS)))
-    # first start 10634 s + 120 s; prod autoscales up to 4 replicas: an update may roll all four, one at a time
-    assert requests["llama-server-deployment"].timeouts == {"create": "180m", "update": "717m"}
+    # first start 10634 s + 120 s per replica; prod autoscales up to 4 replicas: 43016 s, and a minute more
+    assert requests["llama-server-rollout-gate-job"].timeouts == {"create": "718m", "update": "718m"}
+
+
+NO_TIMEOUTS = {"create": "", "update": ""}  # as the mocks record a resource without custom_timeouts
+
+
+def test_pulumi_does_not_await_the_deployment_the_rollout_gate_awaits():
+    registered, requests = run_recording(build_server(*stack("prod-on-efs")))
+    annotations = registered.one(DEPLOYMENT)["metadata"]["annotations"]
+    assert (annotations["pulumi.com/skipAwait"], requests["llama-server-deployment"].timeouts) == ("true", NO_TIMEOUTS)
 
 
 def test_replica_count_is_ignored_when_an_autoscaler_owns_it():

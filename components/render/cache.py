@@ -27,6 +27,8 @@ from plan.security import PodSecurity
 # (pulumi/pulumi-kubernetes#3134) and overrides the built-in await (#3344), which for a WaitForFirstConsumer
 # claim counts Pending as ready (#3130).
 WAIT_FOR = "pulumi.com/waitFor"
+# Not awaited: the annotation skips pulumi-kubernetes' await logic (pulumi/pulumi-kubernetes#417).
+SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
 
 # The causes no retry fixes, named for the operator: printed last (the container's terminationMessagePolicy
 # FallbackToLogsOnError makes the log tail its termination message, which `kubectl describe` and Pulumi's Job

@@ -163,7 +163,8 @@ def server_objects(plan: Plan) -> list[dict[str, Any]]:
 
 def render_workload(plan: Plan, pod_delivery: pod.PodDelivery) -> dict[str, Any]:
     """The Deployment, the StatefulSet when each replica owns its claim, or with engine.nnodes > 1 the
-    LeaderWorkerSet built from the Deployment."""
+    LeaderWorkerSet built from the Deployment. Pulumi does not await a Deployment or a StatefulSet: the rollout
+    gate does, and fails in minutes where Pulumi's await ran to its timeout (plan/rollout_gate.py)."""
     server, placement = plan.server, plan.placement
     if plan.multinode is not None:
         deployment = pod.render_deployment(server, placement, pod_delivery)
@@ -174,11 +175,13 @@ def render_workload(plan: Plan, pod_delivery: pod.PodDelivery) -> dict[str, Any]
             "name": server.name,
             "namespace": server.namespace,
             "labels": dict(server.labels),
-            "annotations": dict(pod_delivery.annotations),
+            "annotations": {**pod_delivery.annotations, **cache.SKIP_AWAIT},
         }
         template = {"metadata": pod.pod_metadata(server, placement, pod_delivery), "spec": pod_spec}
         return delivery_render.render_statefulset(plan.delivery, metadata, server.selector, template, server.replicas)
-    return pod.render_deployment(server, placement, pod_delivery)
+    deployment = pod.render_deployment(server, placement, pod_delivery)
+    deployment["metadata"]["annotations"] = {**deployment["metadata"].get("annotations", {}), **cache.SKIP_AWAIT}
+    return deployment
 
 
 def render_server_service(plan: Plan) -> dict[str, Any]:
@@ -196,7 +199,7 @@ def namespace_manifest(identity: Identity, level: PodSecurityLevel) -> dict[str,
 
 def render_manifests(plan: Plan) -> list[dict[str, Any]]:
     """Namespace (when created), the server's ServiceAccount (the bucket-copy Job runs as it), cache objects, then
-    server objects and, with several nodes per replica, the rollout gate."""
+    server objects and the rollout gate."""
     identity = plan.identity
     objects = [namespace_manifest(identity, plan.pod_security)] if identity.creates_namespace else []
     server = server_objects(plan)
@@ -204,11 +207,12 @@ def render_manifests(plan: Plan) -> list[dict[str, Any]]:
 
 
 def rollout_gate_objects(plan: Plan, server: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The rollout gate of the LeaderWorkerSet among the server's objects (server_objects); none without one."""
-    if plan.rollout_gate is None:
+    """The rollout gate of the workload among the server's objects (server_objects); none for the Docker target."""
+    gate = plan.rollout_gate
+    if gate is None:
         return []
-    (workload,) = [obj for obj in server if obj["kind"] == leaderworkerset.KIND]
-    return render_rollout_gate(plan.rollout_gate, workload, plan.server.api_key_secret)
+    (workload,) = [obj for obj in server if obj["kind"] == gate.kind]
+    return render_rollout_gate(gate, workload, plan.server.api_key_secret)
 
 
 def network_manifests(plan: Plan) -> list[dict[str, Any]]:

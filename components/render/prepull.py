@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.render.cache import SKIP_AWAIT
 from components.render.scheduling import render_gpu_node_placement
 from components.render.security import container_security_context, pod_security_context
 from plan.placement import Placement
 from plan.server import PrepullPlan
 
-# Not awaited: the annotation skips pulumi-kubernetes' await logic (pulumi/pulumi-kubernetes#417).
-SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
 RESOURCES = {"requests": {"cpu": "1m", "memory": "8Mi"}, "limits": {"cpu": "10m", "memory": "16Mi"}}
 
 

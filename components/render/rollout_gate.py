@@ -1,11 +1,11 @@
-"""The rollout gate of a multi-node server (plan/rollout_gate.py): a ServiceAccount whose Role may `get` the one
-LeaderWorkerSet and `list` pods, a ConfigMap holding smoke/groups_rolled.py and a Job that runs it until every
-group is updated and ready, or a group cannot start. Pure.
+"""The rollout gate of the server (plan/rollout_gate.py): a ServiceAccount whose Role may `get` the one workload
+and `list` pods (and a Deployment's ReplicaSets), a ConfigMap holding smoke/rolled_out.py and a Job that runs it
+until the workload has rolled out, or its pods cannot start. Pure.
 
-The Job keeps its name; its pod template carries a digest of the LeaderWorkerSet's spec (and the API key's
-fingerprint, which the groups' templates carry too), so whatever rolls the groups changes the template, and a
-Job's template is immutable: Pulumi replaces the Job, deleting the completed one first, and the gate runs again
-(docs/sources.md §S7.1). An unchanged stack keeps the completed Job.
+The Job keeps its name; its pod template carries a digest of the workload's spec (and the API key's fingerprint,
+which the server's templates carry too), so whatever rolls the pods changes the template, and a Job's template is
+immutable: Pulumi replaces the Job, deleting the completed one first, and the gate runs again (docs/sources.md
+§S7.1). An unchanged stack keeps the completed Job.
 """
 
 from __future__ import annotations
@@ -22,15 +22,22 @@ from components.render.security import (
     render_service_account,
 )
 from plan.names import cache_key
-from plan.rollout_gate import LWS_GROUP, RolloutGatePlan, gate_script
+from plan.rollout_gate import RolloutGatePlan, gate_script
 
 SCRIPT_DIR = "/opt/rollout-gate"
-GROUPS_REVISION_ANNOTATION = "vllm-serving.io/groups-revision"
+SCRIPT_NAME = "rolled_out.py"
+WORKLOAD_REVISION_ANNOTATION = "vllm-serving.io/workload-revision"
+# The API group and resource of each workload kind the gate reads.
+WORKLOAD_RESOURCES = {
+    "Deployment": ("apps", "deployments"),
+    "StatefulSet": ("apps", "statefulsets"),
+    "LeaderWorkerSet": ("leaderworkerset.x-k8s.io", "leaderworkersets"),
+}
 
 
-def groups_revision(leaderworkerset: dict[str, Any]) -> str:
-    """A digest of what the groups run: any change to the LeaderWorkerSet's spec rolls them."""
-    return cache_key(json.dumps(leaderworkerset["spec"], sort_keys=True))
+def workload_revision(workload: dict[str, Any]) -> str:
+    """A digest of what the pods run: any change to the workload's spec rolls them."""
+    return cache_key(json.dumps(workload["spec"], sort_keys=True))
 
 
 def _metadata(gate: RolloutGatePlan) -> dict[str, Any]:
@@ -38,27 +45,26 @@ def _metadata(gate: RolloutGatePlan) -> dict[str, Any]:
 
 
 def render_gate_access(gate: RolloutGatePlan) -> list[dict[str, Any]]:
-    """Its ServiceAccount (no token unless a pod asks: the Job's does), `get` on the one LeaderWorkerSet and
-    `list` on the namespace's pods: a Role cannot narrow a list to a label selector, and the groups' pods are how
-    the gate sees a crash loop (smoke/groups_rolled.py GroupWatch)."""
+    """Its ServiceAccount (no token unless a pod asks: the Job's does), `get` on the one workload and `list` on
+    the namespace's pods: a Role cannot narrow a list to a label selector, and the rollout's pods are how the gate
+    sees a crash loop (smoke/rolled_out.py PodWatch). A Deployment's gate lists ReplicaSets too: the one at the
+    Deployment's revision names its pods."""
     account = render_service_account(gate.name, gate.namespace, gate.labels)
+    group, resource = WORKLOAD_RESOURCES[gate.kind]
     rules = [
-        {
-            "apiGroups": [LWS_GROUP],
-            "resources": ["leaderworkersets"],
-            "resourceNames": [gate.leaderworkerset],
-            "verbs": ["get"],
-        },
+        {"apiGroups": [group], "resources": [resource], "resourceNames": [gate.workload], "verbs": ["get"]},
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
     ]
+    if gate.kind == "Deployment":
+        rules.append({"apiGroups": ["apps"], "resources": ["replicasets"], "verbs": ["list"]})
     return [account, *render_role_grant(gate.name, gate.namespace, gate.labels, rules, gate.name)]
 
 
 def render_gate_configmap(gate: RolloutGatePlan) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _metadata(gate), "data": {"groups_rolled.py": gate_script()}}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _metadata(gate), "data": {SCRIPT_NAME: gate_script()}}
 
 
-def render_gate_job(gate: RolloutGatePlan, leaderworkerset: dict[str, Any], api_key_secret: str | None) -> dict[str, Any]:
+def render_gate_job(gate: RolloutGatePlan, workload: dict[str, Any], api_key_secret: str | None) -> dict[str, Any]:
     """The Job, its token projected by automountServiceAccountToken (the API server's CA and a bound token)."""
     container = {
         "name": "rollout-gate",
@@ -67,11 +73,13 @@ def render_gate_job(gate: RolloutGatePlan, leaderworkerset: dict[str, Any], api_
         "command": [
             "python3",
             "-B",
-            f"{SCRIPT_DIR}/groups_rolled.py",
+            f"{SCRIPT_DIR}/{SCRIPT_NAME}",
             "--namespace",
             gate.namespace,
+            "--kind",
+            gate.kind,
             "--name",
-            gate.leaderworkerset,
+            gate.workload,
             "--poll-seconds",
             str(gate.poll_seconds),
         ],
@@ -82,7 +90,7 @@ def render_gate_job(gate: RolloutGatePlan, leaderworkerset: dict[str, Any], api_
         "terminationMessagePolicy": "FallbackToLogsOnError",  # how far the rollout got reaches `pulumi up`
     }
     volumes = [{"name": "script", "configMap": {"name": gate.name, "defaultMode": 0o444}}]
-    annotations = {GROUPS_REVISION_ANNOTATION: groups_revision(leaderworkerset), **api_key_annotations(api_key_secret)}
+    annotations = {WORKLOAD_REVISION_ANNOTATION: workload_revision(workload), **api_key_annotations(api_key_secret)}
     return render_restricted_job(
         gate.security,
         _metadata(gate),
@@ -96,12 +104,10 @@ def render_gate_job(gate: RolloutGatePlan, leaderworkerset: dict[str, Any], api_
     )
 
 
-def render_rollout_gate(
-    gate: RolloutGatePlan, leaderworkerset: dict[str, Any], api_key_secret: str | None
-) -> list[dict[str, Any]]:
+def render_rollout_gate(gate: RolloutGatePlan, workload: dict[str, Any], api_key_secret: str | None) -> list[dict[str, Any]]:
     """The account, Role, RoleBinding, the script's ConfigMap, then the Job."""
     return [
         *render_gate_access(gate),
         render_gate_configmap(gate),
-        render_gate_job(gate, leaderworkerset, api_key_secret),
+        render_gate_job(gate, workload, api_key_secret),
     ]

@@ -1,8 +1,9 @@
-"""A stand-in API server for smoke/groups_rolled.py, the rollout gate's script: it answers for one
-LeaderWorkerSet as the LWS controller updates its status during a rolling update (kubernetes-sigs/lws
-updateStatus / updateConditions: observedGeneration, updatedReplicas, readyReplicas and the Available condition
-are written together), and lists the groups' pods as the kubelet and the LWS pod controller leave them. It
-checks the paths, the label selector and the Bearer token; `run_gate` runs the real script against it."""
+"""A stand-in API server for smoke/rolled_out.py, the rollout gate's script: it answers for one workload as its
+controller updates the status during a rolling update (for a LeaderWorkerSet kubernetes-sigs/lws updateStatus /
+updateConditions: observedGeneration, updatedReplicas, readyReplicas and the Available condition are written
+together), and lists pods (and ReplicaSets) as the kubelet and the controllers leave them. It checks the paths,
+the label selectors and the Bearer token; `run_gate` (a LeaderWorkerSet) and `run_workload_gate` (any kind) run
+the real script against it."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import pytest
 from tests.factories import REPO
 from tests.http_json import send_json
 
-SCRIPT = REPO / "smoke" / "groups_rolled.py"
+SCRIPT = REPO / "smoke" / "rolled_out.py"
 NAMESPACE, NAME, TOKEN = "vllm-405b", "vllm-405b-group", "gate-token"
 
 
@@ -65,13 +66,16 @@ def next_answer(answers: list[tuple[int, Any]]) -> tuple[int, Any]:
     return answers.pop(0) if len(answers) > 1 else answers[0]
 
 
-class FakeApiServer:
-    """Answers each GET of the object with the next (status, body) of `answers`, and each list of the groups'
-    pods with the next of `pods`; each repeats its last one."""
+# A route: a path and the labelSelector its query must carry (None: no query), answered in turn by its list.
+Routes = dict[tuple[str, str | None], list[tuple[int, Any]]]
 
-    def __init__(self, answers: list[tuple[int, Any]], pods: list[tuple[int, Any]], namespace: str, name: str) -> None:
-        self.answers, self.pods = list(answers), list(pods)
-        obj, selector = object_path(namespace, name), [f"leaderworkerset.sigs.k8s.io/name={name}"]
+
+class FakeApiServer:
+    """Answers each GET of a route with the next (status, body) of its list, repeating the last one; 404 for any
+    other path or selector, 401 without the token."""
+
+    def __init__(self, routes: Routes) -> None:
+        self.routes = {route: list(answers) for route, answers in routes.items()}
         self.seen: list[tuple[str, str | None]] = []
         fake = self
 
@@ -79,10 +83,9 @@ class FakeApiServer:
             def do_GET(self) -> None:
                 fake.seen.append((self.path, self.headers.get("Authorization")))
                 path, _, query = self.path.partition("?")
-                if path == pods_path(namespace) and urllib.parse.parse_qs(query).get("labelSelector") == selector:
-                    code, body = next_answer(fake.pods)
-                else:
-                    code, body = next_answer(fake.answers) if self.path == obj else (404, {"kind": "Status"})
+                selector = urllib.parse.parse_qs(query).get("labelSelector", [None])[0] if query else None
+                answers = fake.routes.get((path, selector))
+                code, body = next_answer(answers) if answers else (404, {"kind": "Status"})
                 if self.headers.get("Authorization") != f"Bearer {TOKEN}":
                     code, body = 401, {"kind": "Status", "message": "Unauthorized"}
                 send_json(self, code, json.dumps(body).encode())
@@ -106,6 +109,18 @@ def token_file(tmp_path: Path) -> Path:
     return path
 
 
+def run_workload_gate(
+    kind: str, name: str, routes: Routes, token_file: Path, *flags: str, namespace: str = NAMESPACE
+) -> tuple[subprocess.CompletedProcess[str], list[Any]]:
+    fake = FakeApiServer(routes)
+    try:
+        command = [sys.executable, str(SCRIPT), "--namespace", namespace, "--kind", kind, "--name", name]
+        command += ["--poll-seconds", "0.01", "--api-url", fake.url, "--token-file", str(token_file), *flags]
+        return subprocess.run(command, capture_output=True, text=True, timeout=60), fake.seen
+    finally:
+        fake.close()
+
+
 def run_gate(
     answers: list[tuple[int, Any]],
     token_file: Path,
@@ -114,13 +129,12 @@ def run_gate(
     namespace: str = NAMESPACE,
     name: str = NAME,
 ) -> tuple[subprocess.CompletedProcess[str], list[Any]]:
-    fake = FakeApiServer(answers, pods, namespace, name)
-    try:
-        command = [sys.executable, str(SCRIPT), "--namespace", namespace, "--name", name, "--poll-seconds", "0.01"]
-        command += ["--api-url", fake.url, "--token-file", str(token_file), *flags]
-        return subprocess.run(command, capture_output=True, text=True, timeout=60), fake.seen
-    finally:
-        fake.close()
+    """The gate of the LeaderWorkerSet `name`: `answers` for the object, `pods` for its groups' pods."""
+    routes: Routes = {
+        (object_path(namespace, name), None): answers,
+        (pods_path(namespace), f"leaderworkerset.sigs.k8s.io/name={name}"): pods,
+    }
+    return run_workload_gate("LeaderWorkerSet", name, routes, token_file, *flags, namespace=namespace)
 
 
 def object_reads(seen: list[tuple[str, str | None]]) -> int:

@@ -1,5 +1,5 @@
-"""smoke/groups_rolled.py waits for a LeaderWorkerSet's rolling update: the real script in a subprocess against
-tests/lws_api.py's stand-in API server."""
+"""smoke/rolled_out.py waits for a LeaderWorkerSet's rolling update: the real script in a subprocess against
+tests/gate_api.py's stand-in API server."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.lws_api import NAME, NAMESPACE, NO_PODS, PATH, PODS, ROLLING, SCRIPT, TOKEN, lws, object_reads, run_gate, token_file
+from tests.gate_api import NAME, NAMESPACE, NO_PODS, PATH, PODS, ROLLING, SCRIPT, TOKEN, lws, object_reads, run_gate, token_file
 
 __all__ = ["token_file"]  # the fixture, imported for pytest
 
@@ -106,7 +106,7 @@ def test_an_oversized_token_file_fails_the_gate_unread(tmp_path: Path) -> None:
 
 
 def test_without_an_api_url_outside_a_pod_the_gate_exits_two_naming_the_flag() -> None:
-    command = [sys.executable, str(SCRIPT), "--namespace", NAMESPACE, "--name", NAME]
+    command = [sys.executable, str(SCRIPT), "--namespace", NAMESPACE, "--kind", "LeaderWorkerSet", "--name", NAME]
     result = subprocess.run(command, capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
     assert result.returncode == 2 and "--api-url is required" in result.stderr
 
