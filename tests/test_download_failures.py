@@ -38,7 +38,7 @@ def hub_answering(status: int) -> ThreadingHTTPServer:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     return server
 
 

@@ -188,3 +188,16 @@ def test_the_gate_reaches_no_server_pod(kind: str) -> None:
     pod, policies = gate_pod_and_policies(kind)
     labels = part(kind, WORKLOAD_SUFFIX[kind])["spec"]["template"]["metadata"]["labels"]
     assert not allowed(policies, pod, Pod("server", pod.namespace, labels, "10.1.3.9", {"http": 8000}), 8000)
+
+
+@KINDS
+def test_the_gates_first_failure_fails_pulumi_up_and_an_evicted_gate_pod_does_not_count(kind: str) -> None:
+    """Pulumi's Job await fails on BackoffLimitExceeded (docs/model-delivery.md), so at once with no retry; a second
+    pod would count the server's restarts afresh and take as long again."""
+    spec = part(kind, GATE)["spec"]
+    rule = {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}
+    assert (spec["backoffLimit"], spec["podFailurePolicy"], spec["template"]["spec"]["restartPolicy"]) == (
+        0,
+        {"rules": [rule]},
+        "Never",  # what a podFailurePolicy requires
+    )

@@ -161,3 +161,23 @@ def test_a_crash_loop_at_the_statefulsets_update_revision_fails_its_gate(token_f
     result, _ = run_workload_gate("StatefulSet", NAME, routes, token_file)
     assert result.returncode == 1, result.stdout
     assert fail_line(result.stdout).startswith(f"FAIL pod {NAME}-0 container vllm restarted 3 times while the gate")
+
+
+def test_a_crash_loop_in_the_old_replicasets_pods_does_not_fail_the_rollout_of_its_fix(token_file: Path) -> None:
+    routes = deployment_routes(ROLLING)
+    routes[(pods_path(), f"{SELECTOR},pod-template-hash=old")] = crash_loop(f"{NAME}-old-a", **{"pod-template-hash": "old"})
+    result, _ = run_workload_gate("Deployment", NAME, routes, token_file)
+    assert result.returncode == 0, result.stdout
+
+
+def test_a_deployment_scaled_to_zero_has_rolled_out_at_once(token_file: Path) -> None:
+    scaled = deployment(4, 0, 0, 0)
+    scaled["spec"]["replicas"] = 0
+    result, seen = run_workload_gate("Deployment", NAME, deployment_routes([(200, scaled)]), token_file)
+    assert (result.returncode, [path for path, _ in seen]) == (0, [DEPLOYMENT_PATH])
+
+
+def test_a_statefulset_with_a_partition_has_rolled_out_once_the_replicas_past_it_are_updated(token_file: Path) -> None:
+    answers = [(200, statefulset(2, "vllm-8b-new", "vllm-8b-old", partition=1))]
+    result, _ = run_workload_gate("StatefulSet", NAME, statefulset_routes(answers), token_file)
+    assert result.returncode == 0, result.stdout

@@ -497,3 +497,20 @@ def test_the_docs_state_the_add_ons_defaults_the_config_has() -> None:
         f"(`keda-add-ons-http-interceptor-proxy:{defaults.interceptor_port}` by default)",
     )
     assert [claim for claim in stated if claim not in page] == []
+
+
+def server_service(plan: Plan) -> dict[str, Any]:
+    (service,) = [s for s in objects(plan, "Service") if s["metadata"]["name"] == plan.identity.names.server]
+    return service
+
+
+def test_the_server_service_at_zero_is_not_awaited_since_pulumi_waits_for_a_pod_it_selects() -> None:
+    """pulumi-kubernetes awaits a ClusterIP Service until its Endpoints hold a pod (docs/sources.md §S8.2): at zero
+    replicas that is never, and every `pulumi up` would fail on it after ten minutes."""
+    plan = example_plan()
+    assert (plan.server.replicas, server_service(plan)["metadata"]["annotations"]) == (0, {"pulumi.com/skipAwait": "true"})
+
+
+def test_a_server_service_keeping_a_replica_behind_the_add_on_is_awaited() -> None:
+    plan = example_plan(autoscaling={**ZERO, "min_replica_count": 1})
+    assert "annotations" not in server_service(plan)["metadata"]

@@ -185,9 +185,13 @@ def render_workload(plan: Plan, pod_delivery: pod.PodDelivery) -> dict[str, Any]
 
 
 def render_server_service(plan: Plan) -> dict[str, Any]:
-    """The clients' Service on the pods that serve the API (the leaders only with several nodes per replica)."""
+    """The clients' Service on the pods that serve the API (the leaders only with several nodes per replica).
+    Pulumi awaits a Service until it selects a ready pod (docs/sources.md §S8.2); at zero replicas by design
+    (autoscaling's minimum 0) there is none, so that one is not awaited: the rollout gate awaits the pods."""
     service = pod.render_service(plan.server)
     service["spec"]["selector"] = dict(plan.traffic.api_selector)
+    if plan.server.replicas == 0:
+        service["metadata"]["annotations"] = dict(cache.SKIP_AWAIT)
     return service
 
 

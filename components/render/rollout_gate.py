@@ -96,7 +96,10 @@ def render_gate_job(gate: RolloutGatePlan, workload: dict[str, Any], api_key_sec
         _metadata(gate),
         [container],
         volumes,
-        backoff_limit=1,  # one more pod if the first is evicted; a refusal fails at once and again
+        # The first failure fails `pulumi up` (a second pod would count restarts afresh, as long again); an evicted
+        # gate pod is replaced without counting.
+        backoff_limit=0,
+        ignore_disruptions=True,
         deadline_seconds=gate.deadline_seconds,
         service_account=gate.name,
         pod_extra={"automountServiceAccountToken": True},

@@ -120,6 +120,12 @@ def api_key_args(previous: bool) -> list[str]:
     return ["--api-key", "$(VLLM_API_KEY)", f"$({API_KEY_PREVIOUS_ENV})"] if previous else []
 
 
+# A podFailurePolicy rule (batch/v1, GA in Kubernetes 1.31): the controller sets DisruptionTarget on a pod it
+# evicts, preempts or deletes with its node (kubernetes.io/docs/concepts/workloads/pods/disruptions, "Pod
+# disruption conditions"); such a pod's failure is not the program's.
+IGNORE_DISRUPTIONS = {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}
+
+
 def render_restricted_job(
     security: PodSecurity,
     metadata: dict[str, Any],
@@ -131,10 +137,12 @@ def render_restricted_job(
     service_account: str | None = None,
     pod_extra: dict[str, Any] | None = None,
     pod_annotations: dict[str, str] | None = None,
+    ignore_disruptions: bool = False,
 ) -> dict[str, Any]:
     """A one-shot Job under Pod Security "restricted": no retries in the pod, no API token (unless `pod_extra`
     asks: the rollout gate's), no Service variables; the download, bucket-copy, smoke-test and rollout-gate Jobs
-    are all this shape."""
+    are all this shape. `ignore_disruptions`: a pod that fails because it was disrupted (evicted, preempted, its
+    node drained: the DisruptionTarget condition) does not count against `backoff_limit`."""
     pod_spec: dict[str, Any] = {"restartPolicy": "Never"}
     if service_account is not None:
         pod_spec["serviceAccountName"] = service_account
@@ -146,16 +154,11 @@ def render_restricted_job(
         "volumes": volumes,
         **(pod_extra or {}),
     }
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": metadata,
-        "spec": {
-            "backoffLimit": backoff_limit,
-            "activeDeadlineSeconds": deadline_seconds,
-            "template": {"metadata": _pod_metadata(metadata["labels"], pod_annotations or {}), "spec": pod_spec},
-        },
-    }
+    spec: dict[str, Any] = {"backoffLimit": backoff_limit, "activeDeadlineSeconds": deadline_seconds}
+    if ignore_disruptions:
+        spec["podFailurePolicy"] = {"rules": [IGNORE_DISRUPTIONS]}
+    spec["template"] = {"metadata": _pod_metadata(metadata["labels"], pod_annotations or {}), "spec": pod_spec}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata, "spec": spec}
 
 
 def _pod_metadata(labels: dict[str, str], annotations: dict[str, str]) -> dict[str, Any]:
