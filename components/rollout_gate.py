@@ -38,7 +38,7 @@ class RolloutGate(pulumi.ComponentResource):
         for obj in args.objects:
             kind = obj["kind"]
             options = pulumi.ResourceOptions(parent=self)
-            if kind == "Job":  # no delete_before_replace: it keeps its name, so the provider deletes it first
+            if kind == "Job":  # no delete_before_replace: a new name goes create-first, a kept one delete-first
                 timeout = timeouts(args.gate.deadline_seconds + 60)
                 options = pulumi.ResourceOptions(parent=self, depends_on=before, custom_timeouts=timeout)
                 obj = fill(obj, API_KEY_REVISION_PLACEHOLDER, args.api_key_revision)

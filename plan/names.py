@@ -34,7 +34,7 @@ class Names:
         return f"{self.instance}-group"
 
     @property
-    def rollout_gate(self) -> str:  # the rollout gate's Job, ConfigMap, ServiceAccount, Role, RoleBinding
+    def rollout_gate(self) -> str:  # the rollout gate's ConfigMap, ServiceAccount, Role, RoleBinding; its Job's prefix
         return f"{self.instance}-rolled-out"
 
     @property

@@ -24,7 +24,7 @@ POLL_SECONDS = 10
 
 @dataclass(frozen=True)
 class RolloutGatePlan:
-    name: str  # the Job, its ConfigMap, ServiceAccount, Role and RoleBinding
+    name: str  # its ConfigMap, ServiceAccount, Role and RoleBinding; the Job's name starts with it
     namespace: str
     labels: dict[str, str]
     kind: str  # the workload's: Deployment, StatefulSet or LeaderWorkerSet

@@ -20,6 +20,7 @@ from tests.harness import Registered
 from tests.kubernetes_fixtures import Registration
 from tests.rbac import get_request, role_allows
 from tests.reachability import Host, Pod, allowed
+from tests.replacement import replacement
 from tests.test_rollout_gate import GATE, depends_on, named, program, urn_of
 from validation import assess
 from validation.sources import load_stack_file_with_secrets
@@ -34,12 +35,12 @@ KINDS = pytest.mark.parametrize("kind", sorted(STACKS))
 cached = cache(program)
 
 
-def rendered(kind: str) -> tuple[Registered, dict[str, Registration]]:
-    return cached(STACKS[kind])
+def rendered(kind: str, max_num_seqs: int | None = None) -> tuple[Registered, dict[str, Registration]]:
+    return cached(STACKS[kind], max_num_seqs)
 
 
-def part(kind: str, suffix: str) -> dict[str, Any]:
-    return plain(dict(named(rendered(kind)[0], suffix).inputs))
+def part(kind: str, suffix: str, max_num_seqs: int | None = None) -> dict[str, Any]:
+    return plain(dict(named(rendered(kind, max_num_seqs)[0], suffix).inputs))
 
 
 def gate_command(kind: str) -> list[str]:
@@ -201,3 +202,14 @@ def test_the_gates_first_failure_fails_pulumi_up_and_an_evicted_gate_pod_does_no
         {"rules": [rule]},
         "Never",  # what a podFailurePolicy requires
     )
+
+
+@KINDS
+def test_a_change_that_rolls_the_pods_runs_a_gate_job_of_a_new_name_created_before_the_old_one_goes(kind: str) -> None:
+    old, new = part(kind, GATE), part(kind, GATE, max_num_seqs=7)
+    assert (new["metadata"]["name"] != old["metadata"]["name"], replacement(old, new, None)) == (True, "create-first")
+
+
+@KINDS
+def test_an_unchanged_stack_keeps_its_completed_gate_job(kind: str) -> None:
+    assert replacement(part(kind, GATE), plain(dict(named(program(STACKS[kind])[0], GATE).inputs)), None) is None

@@ -142,9 +142,10 @@ def test_the_gate_reads_the_leaderworkerset_it_awaits() -> None:
     assert command[command.index("--namespace") + 1] == lws["metadata"]["namespace"]
 
 
-def test_a_change_that_rolls_the_groups_changes_the_gates_template_and_keeps_its_name() -> None:
+def test_a_change_that_rolls_the_groups_runs_a_new_gate_job_created_before_the_old_one_goes() -> None:
+    """A new name: a GitOps tool applies it as a new Job, where a changed template under the old name is refused."""
     old, new = gate_job(), gate_job(max_num_seqs=32)  # the stack's is 64
-    assert replacement(old, new, None) == "delete-first"
+    assert replacement(old, new, None) == "create-first"
 
 
 def test_the_gate_is_left_to_the_provider_to_delete_first() -> None:

@@ -2,10 +2,12 @@
 and `list` pods (and a Deployment's ReplicaSets), a ConfigMap holding smoke/rolled_out.py and a Job that runs it
 until the workload has rolled out, or its pods cannot start. Pure.
 
-The Job keeps its name; its pod template carries a digest of the workload's spec (and the API key's fingerprint,
-which the server's templates carry too), so whatever rolls the pods changes the template, and a Job's template is
-immutable: Pulumi replaces the Job, deleting the completed one first, and the gate runs again (docs/sources.md
-§S7.1). An unchanged stack keeps the completed Job.
+The Job's name ends in a digest of the workload's spec, so whatever rolls the pods creates a new Job, which runs,
+and the completed one goes after it (a GitOps tool prunes it; Pulumi replaces create-first): a Job's template is
+immutable, so one kept under its name could not be applied again. Its pod template carries the API key's
+fingerprint, which the server's templates carry too and the digest cannot see (it is filled in at deploy time), so
+a rotation replaces it under its name, deleted first (docs/sources.md §S7.1). An unchanged stack keeps the
+completed Job.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from plan.rollout_gate import RolloutGatePlan, gate_script
 
 SCRIPT_DIR = "/opt/rollout-gate"
 SCRIPT_NAME = "rolled_out.py"
-WORKLOAD_REVISION_ANNOTATION = "vllm-serving.io/workload-revision"
 # The API group and resource of each workload kind the gate reads.
 WORKLOAD_RESOURCES = {
     "Deployment": ("apps", "deployments"),
@@ -35,9 +36,9 @@ WORKLOAD_RESOURCES = {
 }
 
 
-def workload_revision(workload: dict[str, Any]) -> str:
-    """A digest of what the pods run: any change to the workload's spec rolls them."""
-    return cache_key(json.dumps(workload["spec"], sort_keys=True))
+def gate_job_name(gate: RolloutGatePlan, workload: dict[str, Any]) -> str:
+    """`<gate>-<digest of the workload's spec>`: any change to the spec rolls the pods, and runs a new gate."""
+    return f"{gate.name}-{cache_key(json.dumps(workload['spec'], sort_keys=True))}"
 
 
 def _metadata(gate: RolloutGatePlan) -> dict[str, Any]:
@@ -90,10 +91,9 @@ def render_gate_job(gate: RolloutGatePlan, workload: dict[str, Any], api_key_sec
         "terminationMessagePolicy": "FallbackToLogsOnError",  # how far the rollout got reaches `pulumi up`
     }
     volumes = [{"name": "script", "configMap": {"name": gate.name, "defaultMode": 0o444}}]
-    annotations = {WORKLOAD_REVISION_ANNOTATION: workload_revision(workload), **api_key_annotations(api_key_secret)}
     return render_restricted_job(
         gate.security,
-        _metadata(gate),
+        {**_metadata(gate), "name": gate_job_name(gate, workload)},
         [container],
         volumes,
         # The first failure fails `pulumi up` (a second pod would count restarts afresh, as long again); an evicted
@@ -103,7 +103,7 @@ def render_gate_job(gate: RolloutGatePlan, workload: dict[str, Any], api_key_sec
         deadline_seconds=gate.deadline_seconds,
         service_account=gate.name,
         pod_extra={"automountServiceAccountToken": True},
-        pod_annotations=annotations,
+        pod_annotations=api_key_annotations(api_key_secret),
     )
 
 
