@@ -24,7 +24,7 @@ TYPE_TOKEN = "vllm-serving:index:KedaAutoscaler"
 class KedaAutoscalerArgs:
     scaling: ScalingPlan  # thresholds, workload, Prometheus address and KEDA features, decided in the plan
     namespace: pulumi.Input[str]  # where the workload runs (ServingStack.namespace)
-    wait_for: Sequence[pulumi.Resource] = field(default_factory=tuple)  # the scale target
+    wait_for: Sequence[pulumi.Resource] = field(default_factory=tuple)  # the scale target's rollout (its gate)
     zero: ZeroPlan | None = None  # the KEDA HTTP add-on: its HTTPScaledObject replaces the ScaledObject
 
 

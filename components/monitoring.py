@@ -27,7 +27,7 @@ class MonitoringArgs:
     monitoring: MonitoringPlan  # wiring and alert limits, decided in the plan
     workload: Workload  # plan.scaling.workload: the alerts' and dashboard's queries; hpa_name when KEDA is on
     namespace: pulumi.Input[str]  # where the workload and Service run (ServingStack.namespace)
-    wait_for: Sequence[pulumi.Resource] = field(default_factory=tuple)  # the workload the objects watch
+    wait_for: Sequence[pulumi.Resource] = field(default_factory=tuple)  # the rollout of the workload they watch
     zero: ZeroPlan | None = None  # the KEDA HTTP add-on in front: its alerts and panel, quiet replica alerts at zero
 
 

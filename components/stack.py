@@ -88,14 +88,16 @@ def _autoscaler(plan: Plan, serving: ServingStack, child: pulumi.ResourceOptions
     scaling = plan.scaling
     if not scaling.enabled:
         return None
-    args = KedaAutoscalerArgs(scaling, serving.namespace, (serving.server.deployment,), plan.zero)
+    # After the rollout, as when Pulumi awaited the workload itself: KEDA takes the count from a settled workload.
+    args = KedaAutoscalerArgs(scaling, serving.namespace, (serving.server.rolled_out,), plan.zero)
     return KedaAutoscaler(f"{scaling.scaled_object_name}-autoscaler", args, child)
 
 
 def _monitoring(plan: Plan, serving: ServingStack, child: pulumi.ResourceOptions) -> None:
     if plan.monitoring.enabled:
-        workload = (serving.server.deployment,)
-        args = MonitoringArgs(plan.monitoring, plan.scaling.workload, serving.namespace, workload, plan.zero)
+        args = MonitoringArgs(
+            plan.monitoring, plan.scaling.workload, serving.namespace, (serving.server.rolled_out,), plan.zero
+        )
         Monitoring(plan.monitoring.name, args, child)
 
 

@@ -7,6 +7,7 @@ real script makes for the rendered workload."""
 from __future__ import annotations
 
 import math
+import runpy
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,8 @@ from tests import gate_api
 from tests.admission import plain
 from tests.factories import REPO
 from tests.harness import Registered
-from tests.kubernetes_fixtures import Registration
+from tests.kubernetes_fixtures import Registration, run_recording
+from tests.program import SECRET_VALUES, stack_file_config
 from tests.rbac import get_request, role_allows
 from tests.reachability import Host, Pod, allowed
 from tests.replacement import replacement
@@ -213,3 +215,19 @@ def test_a_change_that_rolls_the_pods_runs_a_gate_job_of_a_new_name_created_befo
 @KINDS
 def test_an_unchanged_stack_keeps_its_completed_gate_job(kind: str) -> None:
     assert replacement(part(kind, GATE), plain(dict(named(program(STACKS[kind])[0], GATE).inputs)), None) is None
+
+
+@cache
+def autoscaled() -> dict[str, Registration]:
+    """prod: KEDA on its Prometheus triggers, and monitoring."""
+    config, secret_keys = stack_file_config(REPO / "stacks" / "Pulumi.prod.yaml")
+    config |= {"api_key": "sk-test", "hf_token": SECRET_VALUES["hf_token"]}
+    main = str(REPO / "__main__.py")
+    return run_recording(lambda: runpy.run_path(main, run_name="__main__"), config, (*secret_keys, "api_key", "hf_token"))[1]
+
+
+@pytest.mark.parametrize(
+    "suffix", ["-autoscaler-scaledobject", "-monitoring-servicemonitor", "-monitoring-rules", "-monitoring-dashboard"]
+)
+def test_keda_and_the_monitoring_objects_follow_the_rollout_as_they_did_the_awaited_workload(suffix: str) -> None:
+    assert depends_on(autoscaled(), suffix, GATE)

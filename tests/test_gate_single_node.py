@@ -181,3 +181,10 @@ def test_a_statefulset_with_a_partition_has_rolled_out_once_the_replicas_past_it
     answers = [(200, statefulset(2, "vllm-8b-new", "vllm-8b-old", partition=1))]
     result, _ = run_workload_gate("StatefulSet", NAME, statefulset_routes(answers), token_file)
     assert result.returncode == 0, result.stdout
+
+
+def test_a_kind_the_gate_does_not_know_exits_two_naming_the_kinds_it_does(token_file: Path) -> None:
+    result, seen = run_workload_gate("DaemonSet", NAME, {}, token_file)
+    assert (result.returncode, seen) == (2, [])
+    assert "--kind: invalid choice: 'DaemonSet'" in result.stderr
+    assert all(kind in result.stderr for kind in ("Deployment", "LeaderWorkerSet", "StatefulSet"))
