@@ -1,6 +1,6 @@
-"""RolloutGate: the Job that ends when every LeaderWorkerSet group runs the current template and is ready
-(components/render/rollout_gate.py); what depends on the server waits for it, as it would for a Deployment's
-rollout, which Pulumi awaits itself."""
+"""RolloutGate: the Job that ends when the server's workload has rolled out, and fails when its pods cannot start
+(components/render/rollout_gate.py); what depends on the server waits for it, since Pulumi does not await the
+workload itself (plan/rollout_gate.py)."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ class RolloutGateArgs:
     gate: RolloutGatePlan
     objects: Sequence[dict[str, Any]]  # manifests.rollout_gate_objects: account, Role, RoleBinding, ConfigMap, Job
     namespace: pulumi.Input[str]
-    workload: pulumi.Resource  # the LeaderWorkerSet: the Job starts after its update was applied
-    api_key_revision: pulumi.Input[str] | None = None  # VllmServer.api_key_revision: a rotation rolls the groups
+    workload: pulumi.Resource  # the Deployment, StatefulSet or LeaderWorkerSet: the Job starts after its update
+    api_key_revision: pulumi.Input[str] | None = None  # VllmServer.api_key_revision: a rotation rolls the pods
 
 
 class RolloutGate(pulumi.ComponentResource):
