@@ -39,7 +39,7 @@ class RolloutGate(pulumi.ComponentResource):
             kind = obj["kind"]
             options = pulumi.ResourceOptions(parent=self)
             if kind == "Job":  # no delete_before_replace: a new name goes create-first, a kept one delete-first
-                timeout = timeouts(args.gate.deadline_seconds + 60)
+                timeout = timeouts(args.gate.pulumi_timeout_seconds)
                 options = pulumi.ResourceOptions(parent=self, depends_on=before, custom_timeouts=timeout)
                 obj = fill(obj, API_KEY_REVISION_PLACEHOLDER, args.api_key_revision)
             created = register(f"{name}-{_SUFFIX[kind]}", obj, options, namespace=args.namespace)

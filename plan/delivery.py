@@ -187,7 +187,8 @@ class DeliveryPlan:
     # already on the volume; on a node-local class a fresh node downloads them first). The not-ready alerts wait
     # this out.
     new_replica_seconds: int
-    # Pulumi waits for the whole rollout: with maxSurge 0 pods are replaced one after another.
+    # The whole rollout, pods replaced one after another (maxSurge 0): the rollout gate's deadline, and Pulumi's
+    # own update timeout of a LeaderWorkerSet (plan/rollout_gate.py).
     pulumi_timeout_seconds: int
     compile_cache_persists: bool  # vLLM's compile caches on the model volume (compile_cache_persists)
 

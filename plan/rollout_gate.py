@@ -20,6 +20,9 @@ from preflight.delivery import DeliveryBudget
 
 SCRIPT_PATH = Path(__file__).resolve().parents[1] / "smoke" / "rolled_out.py"
 POLL_SECONDS = 10
+# Pulumi awaits the Job this long past its activeDeadlineSeconds, so the Job controller's DeadlineExceeded (with the
+# gate's last line) reaches `pulumi up` rather than Pulumi's own timeout.
+AWAIT_MARGIN_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,11 @@ class RolloutGatePlan:
     poll_seconds: int
     deadline_seconds: int  # activeDeadlineSeconds: every replica in turn (gate_deadline_seconds)
     security: PodSecurity
+
+    @property
+    def pulumi_timeout_seconds(self) -> int:
+        """How long Pulumi awaits the Job: the longest `pulumi up` waits for the rollout."""
+        return self.deadline_seconds + AWAIT_MARGIN_SECONDS
 
 
 @cache

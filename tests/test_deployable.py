@@ -329,6 +329,14 @@ def test_an_autoscaled_rollout_longer_than_a_pulumi_timeout_holds_is_refused_at_
     )
 
 
+def test_a_rollout_within_a_pulumi_timeout_whose_gate_await_is_not_is_refused_at_the_replica_count() -> None:
+    """Five first starts of 1,844,674,403 s are 15 s under the bound; Pulumi awaits the gate's Job a minute longer."""
+    error, registered = refusal(
+        {"replicas": 5, "probes": {"startup_seconds": 1_844_674_121}, "server": {"image_pull_seconds": 1}}
+    )
+    assert ("vllm-serving:replicas: is 5" in error, "Pulumi timeout" in error, registered) == (True, True, 0)
+
+
 def test_the_kubernetes_page_states_the_pulumi_timeout_bound_the_validation_holds() -> None:
     assert f"{PULUMI_TIMEOUT_MAX_SECONDS:,} s" in (REPO / "docs" / "kubernetes.md").read_text()
 

@@ -73,8 +73,10 @@ def _startup_probe(subject: Subject) -> list[ConfigIssue]:
 
 
 def _rollout_deadline(subject: Subject) -> list[ConfigIssue]:
-    delivery = subject.plan.delivery
-    return rollout_deadline_issues(subject.config, delivery.budget, delivery.rollout_seconds, delivery.pulumi_timeout_seconds)
+    """The longest Pulumi wait: the rollout gate's Job, or a LeaderWorkerSet's own update."""
+    delivery, gate = subject.plan.delivery, subject.plan.rollout_gate
+    wait = max(delivery.pulumi_timeout_seconds, gate.pulumi_timeout_seconds if gate is not None else 0)
+    return rollout_deadline_issues(subject.config, delivery.budget, delivery.rollout_seconds, wait)
 
 
 def _command_line(subject: Subject) -> list[ConfigIssue]:

@@ -407,8 +407,8 @@ def startup_probe_issues(budget: DeliveryBudget | None) -> list[ConfigIssue]:
 # server, not by the preflight.
 def rollout_deadline_issues(cfg: StackConfig, budget: DeliveryBudget, deadline: int, wait: int) -> list[ConfigIssue]:
     """A first start too long for progressDeadlineSeconds, naming the key behind its largest term, or a whole
-    rollout too long for Pulumi's timeout. `deadline`, `wait`: the plan's DeliveryPlan.rollout_seconds and
-    pulumi_timeout_seconds."""
+    rollout too long for Pulumi's timeout. `deadline`: the plan's DeliveryPlan.rollout_seconds; `wait`: the longest
+    Pulumi wait (the rollout gate's RolloutGatePlan.pulumi_timeout_seconds, or a LeaderWorkerSet's own update)."""
     if cfg.target != "kubernetes":
         return []
     if deadline > INT32_MAX:
@@ -426,7 +426,8 @@ def rollout_deadline_issues(cfg: StackConfig, budget: DeliveryBudget, deadline: 
     return _pulumi_wait_issues(cfg, budget, wait)
 
 
-# Pulumi waits for the whole rollout (components/vllm_server.py), its timeout written in whole minutes. The engine reads
+# Pulumi waits for the whole rollout (the rollout gate's Job: components/rollout_gate.py), its timeout written in
+# whole minutes. The engine reads
 # a custom timeout with Go's time.ParseDuration (pulumi/pulumi pkg/resource/deploy/source_eval.go
 # @00cc158c0bad3e045c330061699e2b5cbda7680e generateTimeoutInSeconds), whose int64 of nanoseconds ends at 2^63-1.
 PULUMI_TIMEOUT_MAX_SECONDS = (2**63 - 1) // (60 * 10**9) * 60
